@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# LJ melt benchmark (the LAMMPS bench/in.lj problem): spotrun vs LAMMPS.
+#
+# Sizes: 32,000 atoms (fcc 20x20x20 cells) and 256,000 atoms (40x40x40),
+# 100 steps NVE, each at 1 and 2 MPI ranks. Prints one row per case:
+#   atoms ranks spotrun_atom_steps_per_s lammps_atom_steps_per_s ratio
+# with ratio = spotrun / lammps ("n/a" when LAMMPS was not run).
+#
+# Usage: bench/run_lj_bench.sh [--quick]
+#   --quick   32,000 atoms only
+# Environment:
+#   SPOTRUN            spotrun binary (default: build/launcher/spotrun)
+#   LMP                LAMMPS binary (default: lmp; LAMMPS runs only when
+#                      it is found on PATH)
+#   MPIRUN             MPI launcher (default: mpirun)
+#   RANKS              rank counts to run (default: "1 2")
+#   BENCH_LAMMPS_ONLY  =1: skip spotrun (its binary may be missing)
+#   KEEP_OUTPUT        =1: keep the scratch directory with all outputs
+# Exits non-zero when spotrun or LAMMPS fails.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+SPOTRUN="${SPOTRUN:-build/launcher/spotrun}"
+DECK="bench/lj-bench.toml"
+LMP_INPUT="bench/lammps/in.lj"
+LMP="${LMP:-lmp}"
+MPIRUN="${MPIRUN:-mpirun}"
+RANKS="${RANKS:-1 2}"
+LAMMPS_ONLY="${BENCH_LAMMPS_ONLY:-0}"
+
+# multiplier x of the 20-cell in.lj box -> 32,000 * x^3 atoms
+SIZES=(1 2)
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --quick) SIZES=(1); shift ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        *) echo "unknown option: $1" >&2; exit 2 ;;
+    esac
+done
+
+die() { echo "run_lj_bench: $*" >&2; exit 1; }
+
+# Open MPI refuses more ranks than detected slots without this flag.
+MPI_ARGS=()
+if "$MPIRUN" --version 2>/dev/null | grep -q "Open MPI"; then
+    MPI_ARGS+=(--oversubscribe)
+fi
+
+RUN_SPOTRUN=1
+if [[ "$LAMMPS_ONLY" == 1 ]]; then
+    RUN_SPOTRUN=0
+else
+    [[ -x "$SPOTRUN" ]] || die "spotrun binary '$SPOTRUN' not found (build it, set SPOTRUN=..., or BENCH_LAMMPS_ONLY=1)"
+    [[ -f "$DECK" ]] || die "deck '$DECK' not found"
+fi
+
+RUN_LAMMPS=0
+if command -v "$LMP" >/dev/null 2>&1; then
+    RUN_LAMMPS=1
+    [[ -f "$LMP_INPUT" ]] || die "LAMMPS input '$LMP_INPUT' not found"
+else
+    echo "run_lj_bench: '$LMP' not on PATH, LAMMPS column will be n/a" >&2
+fi
+[[ $RUN_SPOTRUN == 1 || $RUN_LAMMPS == 1 ]] || die "nothing to run (BENCH_LAMMPS_ONLY=1 but no LAMMPS)"
+
+TMP="$(mktemp -d "${TMPDIR:-/tmp}/lj-bench.XXXXXX")"
+if [[ "${KEEP_OUTPUT:-0}" == 1 ]]; then
+    echo "run_lj_bench: outputs kept in $TMP" >&2
+else
+    trap 'rm -rf "$TMP"' EXIT
+fi
+
+# spotrun_rate X R -> atom-steps/s from "Performance: <number> atom-steps/s"
+spotrun_rate() {
+    local x=$1 r=$2 cells=$((20 * $1))
+    local out="$TMP/spotrun-x$x-np$r"
+    local log="$out.log"
+    if ! "$MPIRUN" "${MPI_ARGS[@]}" -np "$r" "$SPOTRUN" run "$DECK" \
+            --set "md.lattice.cells=[$cells,$cells,$cells]" \
+            --output-dir "$out" >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        die "spotrun failed (x=$x, ranks=$r), log above"
+    fi
+    local rate
+    rate="$(awk '/Performance:/ && /atom-steps\/s/ {
+                     for (i = 1; i < NF; i++) if ($i == "Performance:") v = $(i + 1) }
+                 END { if (v != "") print v }' "$log")"
+    [[ -n "$rate" ]] || { tail -n 40 "$log" >&2; die "no 'Performance: ... atom-steps/s' line in spotrun output (x=$x, ranks=$r)"; }
+    echo "$rate"
+}
+
+# lammps_rate X R -> atom-steps/s = N * steps / T from
+# "Loop time of T on P procs for S steps with N atoms"
+lammps_rate() {
+    local x=$1 r=$2
+    local screen="$TMP/lammps-x$x-np$r.screen"
+    if ! "$MPIRUN" "${MPI_ARGS[@]}" -np "$r" "$LMP" -in "$LMP_INPUT" \
+            -var x "$x" -var y "$x" -var z "$x" \
+            -log none -screen "$screen" -nocite >"$screen.out" 2>&1; then
+        tail -n 40 "$screen" "$screen.out" >&2 || true
+        die "LAMMPS failed (x=$x, ranks=$r)"
+    fi
+    local rate
+    rate="$(awk '/^Loop time of/ { t = $4; s = $9; n = $12 }
+                 END { if (t > 0) printf "%.6g\n", n * s / t }' "$screen")"
+    [[ -n "$rate" ]] || { tail -n 40 "$screen" >&2; die "no 'Loop time of' line in LAMMPS output (x=$x, ranks=$r)"; }
+    echo "$rate"
+}
+
+row() { printf '%-8s %-5s %-24s %-23s %s\n' "$@"; }
+row atoms ranks spotrun_atom_steps_per_s lammps_atom_steps_per_s ratio
+for x in "${SIZES[@]}"; do
+    atoms=$((32000 * x * x * x))
+    for r in $RANKS; do
+        s="n/a"; l="n/a"; ratio="n/a"
+        [[ $RUN_SPOTRUN == 1 ]] && s="$(spotrun_rate "$x" "$r")"
+        [[ $RUN_LAMMPS == 1 ]] && l="$(lammps_rate "$x" "$r")"
+        if [[ $s != n/a && $l != n/a ]]; then
+            ratio="$(awk -v a="$s" -v b="$l" 'BEGIN { printf "%.3f", a / b }')"
+        fi
+        [[ $s != n/a ]] && s="$(awk -v v="$s" 'BEGIN { printf "%.4g", v }')"
+        [[ $l != n/a ]] && l="$(awk -v v="$l" 'BEGIN { printf "%.4g", v }')"
+        row "$atoms" "$r" "$s" "$l" "$ratio"
+    done
+done

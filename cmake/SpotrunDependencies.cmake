@@ -1,0 +1,68 @@
+# Finds every external dependency of spotrun and exposes each as a target.
+#
+# Kokkos: a Kokkos >= 4 found by find_package(Kokkos 4 CONFIG) (OpenMP or CUDA builds, via
+# CMAKE_PREFIX_PATH or Kokkos_ROOT); otherwise Debian's libtrilinos-kokkos-dev (Kokkos 3.4, Serial),
+# whose exported CMake target points at a wrong include directory, so spotrun builds its own target.
+
+find_package(MPI REQUIRED COMPONENTS C CXX)
+
+find_package(Kokkos 4 CONFIG QUIET)
+if(Kokkos_FOUND)
+  message(STATUS "spotrun: Kokkos ${Kokkos_VERSION} (find_package), devices: ${Kokkos_DEVICES}")
+  add_library(spotrun_kokkos INTERFACE)
+  target_link_libraries(spotrun_kokkos INTERFACE Kokkos::kokkos)
+  set(SPOTRUN_KOKKOS_SOURCE "Kokkos ${Kokkos_VERSION}")
+else()
+  find_path(SPOTRUN_TRILINOS_KOKKOS_INCLUDE Kokkos_Core.hpp PATHS /usr/include/trilinos NO_DEFAULT_PATH)
+  find_library(SPOTRUN_TRILINOS_KOKKOSCORE trilinos_kokkoscore)
+  find_library(SPOTRUN_TRILINOS_KOKKOSCONTAINERS trilinos_kokkoscontainers)
+  if(NOT SPOTRUN_TRILINOS_KOKKOS_INCLUDE OR NOT SPOTRUN_TRILINOS_KOKKOSCORE OR NOT SPOTRUN_TRILINOS_KOKKOSCONTAINERS)
+    message(FATAL_ERROR "spotrun: no Kokkos found. Either point CMAKE_PREFIX_PATH at a Kokkos >= 4 "
+                        "installation or install Debian's libtrilinos-kokkos-dev.")
+  endif()
+  message(STATUS "spotrun: Kokkos from Trilinos (${SPOTRUN_TRILINOS_KOKKOSCORE}), headers in ${SPOTRUN_TRILINOS_KOKKOS_INCLUDE}")
+  add_library(spotrun_kokkos INTERFACE)
+  target_include_directories(spotrun_kokkos SYSTEM INTERFACE ${SPOTRUN_TRILINOS_KOKKOS_INCLUDE})
+  target_link_libraries(spotrun_kokkos INTERFACE ${SPOTRUN_TRILINOS_KOKKOSCONTAINERS} ${SPOTRUN_TRILINOS_KOKKOSCORE} ${CMAKE_DL_LIBS})
+  set(SPOTRUN_KOKKOS_SOURCE "Trilinos Kokkos")
+endif()
+
+set(HDF5_PREFER_PARALLEL TRUE)
+find_package(HDF5 REQUIRED COMPONENTS C)
+if(NOT HDF5_IS_PARALLEL)
+  message(FATAL_ERROR "spotrun: HDF5 found at ${HDF5_INCLUDE_DIRS} is not parallel; install libhdf5-openmpi-dev")
+endif()
+add_library(spotrun_hdf5 INTERFACE)
+target_include_directories(spotrun_hdf5 SYSTEM INTERFACE ${HDF5_C_INCLUDE_DIRS} ${HDF5_INCLUDE_DIRS})
+target_link_libraries(spotrun_hdf5 INTERFACE ${HDF5_C_LIBRARIES} MPI::MPI_C)
+target_compile_definitions(spotrun_hdf5 INTERFACE ${HDF5_DEFINITIONS})
+
+find_package(CLI11 CONFIG REQUIRED)
+find_package(toml11 CONFIG REQUIRED)
+find_package(nlohmann_json CONFIG REQUIRED)
+find_package(spdlog CONFIG REQUIRED)
+
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(FFTW3 REQUIRED IMPORTED_TARGET fftw3)
+pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+
+# CUDA toolkit host APIs (cuFFT, cuBLAS, NCCL) compile with the host compiler; kernels stay in Kokkos.
+set(SPOTRUN_HAVE_CUDA_HOST OFF)
+if(SPOTRUN_ENABLE_CUDA_HOST)
+  find_package(CUDAToolkit QUIET)
+  if(CUDAToolkit_FOUND)
+    find_path(SPOTRUN_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+    find_library(SPOTRUN_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib /usr/local/cuda/lib64)
+    if(SPOTRUN_NCCL_INCLUDE AND SPOTRUN_NCCL_LIBRARY)
+      add_library(spotrun_nccl INTERFACE)
+      target_include_directories(spotrun_nccl SYSTEM INTERFACE ${SPOTRUN_NCCL_INCLUDE})
+      target_link_libraries(spotrun_nccl INTERFACE ${SPOTRUN_NCCL_LIBRARY} CUDA::cudart)
+      set(SPOTRUN_HAVE_CUDA_HOST ON)
+      message(STATUS "spotrun: CUDA toolkit ${CUDAToolkit_VERSION}, NCCL ${SPOTRUN_NCCL_LIBRARY}")
+    endif()
+  endif()
+endif()
+
+# Warnings for spotrun's own code.
+add_library(spotrun_warnings INTERFACE)
+target_compile_options(spotrun_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers>)

@@ -1,0 +1,81 @@
+// spotrun: the command line.
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <Kokkos_Core.hpp>
+#include <cstdio>
+#include <iostream>
+
+#include "comm/communicator.hpp"
+#include "comm/errors.hpp"
+#include "deck.hpp"
+#include "run.hpp"
+#include "spotrun/version.hpp"
+
+using namespace spotrun;
+
+namespace {
+
+int dispatch(int argc, char** argv, int world_rank) {
+  CLI::App app{"spotrun: distributed MD and pseudo-spectral fluid runs that survive preemption"};
+  app.set_version_flag("--version", std::string("spotrun ") + k_version + " (git " + k_git_hash + ")");
+  app.require_subcommand(1);
+
+  launcher::RunOptions run_opt;
+  auto* run = app.add_subcommand("run", "Run a deck");
+  run->add_option("deck", run_opt.deck_path, "Deck file (TOML)")->required();
+  run->add_option("--set", run_opt.sets, "Override a deck key: section.key=value (repeatable)");
+  run->add_option("--output-dir", run_opt.output_dir, "Output directory (default: run.output_dir or runs/<deck stem>)");
+
+  std::string validate_path;
+  std::vector<std::string> validate_sets;
+  auto* validate = app.add_subcommand("validate", "Check a deck and print it resolved, without running");
+  validate->add_option("deck", validate_path, "Deck file (TOML)")->required();
+  validate->add_option("--set", validate_sets, "Override a deck key: section.key=value (repeatable)");
+
+  auto* info = app.add_subcommand("info", "Print version, build and backend information");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = world_rank == 0 ? app.exit(e) : (e.get_exit_code() == 0 ? 0 : 1);
+    return code == 0 ? 0 : k_exit_bad_input;
+  }
+
+  comm::Communicator comm(MPI_COMM_WORLD);
+  if (*run) return launcher::run(comm, run_opt);
+  if (*validate) {
+    auto deck = launcher::load_deck(comm, validate_path, validate_sets);
+    if (comm.is_root()) std::printf("%s: valid\n%s", validate_path.c_str(), deck.resolved().c_str());
+    return 0;
+  }
+  if (*info) {
+    launcher::print_header(comm);
+    return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int code = 0;
+  Kokkos::initialize(argc, argv);
+  try {
+    code = dispatch(argc, argv, rank);
+  } catch (const CollectiveError& e) {
+    // Every rank reached this verdict together: report once and exit cleanly with its code.
+    if (rank == 0) std::fprintf(stderr, "ERROR: %s\n", e.what());
+    code = e.exit_code();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ERROR on rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, k_exit_failure);
+  }
+  Kokkos::finalize();
+  MPI_Finalize();
+  return code;
+}

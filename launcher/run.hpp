@@ -1,0 +1,26 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "deck.hpp"
+#include "solvers/md/md_config.hpp"
+
+namespace spotrun::launcher {
+
+struct RunOptions {
+  std::string deck_path;
+  std::vector<std::string> sets;
+  std::string output_dir;  // empty: from the deck or runs/<stem>
+};
+
+// Reads the deck on the root rank, broadcasts it, applies --set overrides and validates it on every
+// rank (so every rank reaches the same verdict). Throws InputError.
+Deck load_deck(const comm::Communicator& comm, const std::string& path, const std::vector<std::string>& sets);
+md::MdConfig md_config_from_deck(const Deck& deck);
+// Runs a deck to completion; returns the exit code.
+int run(const comm::Communicator& comm, const RunOptions& options);
+// Prints the run header (version, build, Kokkos, ranks, nodes) on the root rank.
+void print_header(const comm::Communicator& comm);
+
+}  // namespace spotrun::launcher

@@ -1,0 +1,67 @@
+#pragma once
+// Velocity Verlet (LAMMPS fix nve) and the Langevin thermostat (LAMMPS fix langevin, uniform noise)
+// as Kokkos kernels over owned atoms.
+#include "atoms.hpp"
+#include "random.hpp"
+
+#include <cmath>
+
+namespace spotrun::md {
+
+// v += dt/2 f/m; x += dt v. Returns the largest squared displacement since the last neighbour build.
+inline double initial_integrate(AtomStore& a, double dt) {
+  auto x = a.x, v = a.v, f = a.f, xb = a.x_build;
+  auto type = a.type;
+  auto mass = a.mass_by_type;
+  double maxsq = 0;
+  Kokkos::parallel_reduce(
+      "md::integrate::initial", Policy(0, a.nlocal),
+      KOKKOS_LAMBDA(int i, double& m) {
+        const double h = 0.5 * dt / mass(type(i));
+        double d2 = 0;
+        for (int c = 0; c < 3; ++c) {
+          v(i, c) += h * f(i, c);
+          x(i, c) += dt * v(i, c);
+          const double dx = x(i, c) - xb(i, c);
+          d2 += dx * dx;
+        }
+        if (d2 > m) m = d2;
+      },
+      Kokkos::Max<double>(maxsq));
+  return maxsq;
+}
+
+// v += dt/2 f/m
+inline void final_integrate(AtomStore& a, double dt) {
+  auto v = a.v, f = a.f;
+  auto type = a.type;
+  auto mass = a.mass_by_type;
+  Kokkos::parallel_for(
+      "md::integrate::final", Policy(0, a.nlocal), KOKKOS_LAMBDA(int i) {
+        const double h = 0.5 * dt / mass(type(i));
+        for (int c = 0; c < 3; ++c) v(i, c) += h * f(i, c);
+      });
+}
+
+// f += -m/damp v + sqrt(24 k_B T m / (damp dt)) (u - 1/2), u uniform keyed by (seed, id, step, c).
+inline void langevin_forces(AtomStore& a, double temperature, double damp, double dt, std::uint64_t seed,
+                            std::int64_t step) {
+  auto v = a.v, f = a.f;
+  auto type = a.type;
+  auto id = a.id;
+  auto mass = a.mass_by_type;
+  const double g2 = std::sqrt(24.0 * temperature / (damp * dt));
+  const std::uint64_t key = seed ^ (static_cast<std::uint64_t>(k_stream_langevin) << 40);
+  Kokkos::parallel_for(
+      "md::langevin::force", Policy(0, a.nlocal), KOKKOS_LAMBDA(int i) {
+        const double m = mass(type(i));
+        const double gamma1 = -m / damp;
+        const double gamma2 = ::sqrt(m) * g2;
+        for (int c = 0; c < 3; ++c) {
+          const double u = keyed_uniform(key, static_cast<std::uint64_t>(id(i)), static_cast<std::uint64_t>(step), c);
+          f(i, c) += gamma1 * v(i, c) + gamma2 * (u - 0.5);
+        }
+      });
+}
+
+}  // namespace spotrun::md

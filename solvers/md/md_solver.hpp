@@ -1,0 +1,86 @@
+#pragma once
+// Lennard-Jones molecular dynamics over a 3D spatial decomposition (LAMMPS `units lj` conventions).
+#include <memory>
+#include <optional>
+
+#include "atoms.hpp"
+#include "comm/communicator.hpp"
+#include "comm/process_grid.hpp"
+#include "comm/transport.hpp"
+#include "force.hpp"
+#include "halo.hpp"
+#include "io/lammps_data.hpp"
+#include "md_config.hpp"
+#include "neighbor.hpp"
+#include "pair.hpp"
+#include "solvers/solver.hpp"
+
+namespace spotrun::md {
+
+struct Thermo {
+  double temp, pe, ke, etotal, press;  // per-atom energies (thermo_modify norm yes)
+};
+
+class MdSolver final : public Solver {
+ public:
+  // data: atoms read from a LAMMPS data file (same on every rank; each keeps the ones in its sub-box),
+  // or nullptr to build the lattice of the configuration.
+  MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
+           const io::LammpsData* data);
+
+  std::string name() const override { return "md"; }
+  void setup() override;
+  void step(bool want_thermo) override;
+  std::int64_t step_index() const override { return m_step; }
+  double time() const override { return m_time; }
+  std::vector<std::string> thermo_columns() const override;
+  std::vector<double> thermo() override;
+  double work_per_step() const override { return static_cast<double>(m_natoms); }
+  std::string work_unit() const override { return "atom-steps"; }
+  std::vector<std::string> summary() override;
+
+  // For tests and diagnostics.
+  Thermo compute_thermo();
+  std::int64_t natoms() const { return m_natoms; }
+  const AtomStore& atoms() const { return m_atoms; }
+  AtomStore& atoms() { return m_atoms; }
+  const comm::ProcessGrid& grid() const { return *m_grid; }
+  long long dangerous_builds() const { return m_dangerous_builds; }
+  long long neighbor_builds() const { return m_neighbor.builds(); }
+  // Reverses every velocity (time-reversal tests).
+  void reverse_velocities();
+  // Recomputes forces (and energy/virial) for the current positions, rebuilding lists.
+  void recompute_forces();
+
+ private:
+  void create_lattice();
+  void load_data(const io::LammpsData& data);
+  void create_velocities(double temperature, std::uint64_t seed);
+  void rebuild();
+  void sort_owned_atoms();
+  void compute_forces(bool ev);
+  void check_atom_count(const char* where);
+  void check_close_atoms();
+
+  MdConfig m_cfg;
+  const comm::Communicator& m_comm;
+  comm::Transport& m_transport;
+  comm::Box3 m_box;
+  std::unique_ptr<comm::ProcessGrid> m_grid;
+  std::unique_ptr<Halo> m_halo;
+  AtomStore m_atoms;
+  NeighborList m_neighbor;
+  AnyPair m_pair;
+  ForceScatter m_scatter;
+  std::int64_t m_natoms = 0;
+  std::int64_t m_step = 0;
+  double m_time = 0;
+  int m_since_build = 0;
+  bool m_moved_too_far = false;  // an atom moved > skin/2 while the current list was in use
+  long long m_dangerous_builds = 0;
+  PairTally m_tally;
+  bool m_tally_valid = false;
+  bool m_setup_done = false;
+};
+
+}  // namespace spotrun::md

@@ -1,0 +1,49 @@
+#pragma once
+// Binned cell lists and half Verlet lists with skin. Owned-owned pairs are stored once (j > i);
+// owned-ghost pairs are stored on both ranks that see them (LAMMPS "half/bin/newtoff"), so no reverse
+// communication of forces is needed. Bin contents are ordered by atom index, so lists are reproducible.
+#include <array>
+
+#include "atoms.hpp"
+#include "comm/process_grid.hpp"
+
+namespace spotrun::md {
+
+class NeighborList {
+ public:
+  NeighborList() = default;
+  // cutneigh = cutoff + skin; the bin grid covers the sub-box extended by cutneigh.
+  void setup(const comm::Box3& sub_box, double cutneigh);
+  void build(const AtomStore& atoms);
+
+  // Bin index of a position (clamped to the grid): used to sort atoms spatially.
+  KOKKOS_INLINE_FUNCTION int bin_of(double x, double y, double z) const {
+    int ix = static_cast<int>((x - m_lo[0]) * m_inv_bin[0]);
+    int iy = static_cast<int>((y - m_lo[1]) * m_inv_bin[1]);
+    int iz = static_cast<int>((z - m_lo[2]) * m_inv_bin[2]);
+    ix = ix < 0 ? 0 : (ix >= m_nbin[0] ? m_nbin[0] - 1 : ix);
+    iy = iy < 0 ? 0 : (iy >= m_nbin[1] ? m_nbin[1] - 1 : iy);
+    iz = iz < 0 ? 0 : (iz >= m_nbin[2] ? m_nbin[2] - 1 : iz);
+    return (iz * m_nbin[1] + iy) * m_nbin[0] + ix;
+  }
+
+  IntView numneigh{"md::numneigh", 0};
+  Int2DView neighbors{"md::neighbors", 0, 0};
+  int max_neighbors() const { return static_cast<int>(neighbors.extent(1)); }
+  long long builds() const { return m_builds; }
+  long long total_pairs() const { return m_total_pairs; }
+
+ private:
+  double m_cutneighsq = 0;
+  double m_lo[3] = {0, 0, 0};
+  double m_inv_bin[3] = {1, 1, 1};
+  int m_nbin[3] = {1, 1, 1};
+  Int3View m_stencil{"md::stencil", 0};
+  IntView m_bincount{"md::bincount", 0};
+  Int2DView m_bins{"md::bins", 0, 0};
+  IntView m_atom_bin{"md::atom_bin", 0};
+  long long m_builds = 0;
+  long long m_total_pairs = 0;
+};
+
+}  // namespace spotrun::md

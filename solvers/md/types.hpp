@@ -1,0 +1,18 @@
+#pragma once
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+
+namespace spotrun::md {
+
+using ExecSpace = Kokkos::DefaultExecutionSpace;
+using MemSpace = ExecSpace::memory_space;
+using Policy = Kokkos::RangePolicy<ExecSpace>;
+
+using Vec3View = Kokkos::View<double* [3], Kokkos::LayoutRight, MemSpace>;
+using Int3View = Kokkos::View<int* [3], Kokkos::LayoutRight, MemSpace>;
+using IntView = Kokkos::View<int*, MemSpace>;
+using IdView = Kokkos::View<std::int64_t*, MemSpace>;
+using DoubleView = Kokkos::View<double*, MemSpace>;
+using Int2DView = Kokkos::View<int**, Kokkos::LayoutRight, MemSpace>;
+
+}  // namespace spotrun::md

@@ -1,0 +1,32 @@
+#pragma once
+// The interface every solver implements. Solvers own their Kokkos views; they never open files or read
+// the environment: the launcher hands them a typed configuration and any input data, and asks for
+// thermo rows between steps.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace spotrun {
+
+class Solver {
+ public:
+  virtual ~Solver() = default;
+  virtual std::string name() const = 0;
+  // Prepares the first step (neighbour lists, halos, initial forces). Collective.
+  virtual void setup() = 0;
+  // Advances one time step. want_thermo: the launcher will ask for thermo() after this step, so the
+  // solver computes the energy terms it otherwise skips. Collective.
+  virtual void step(bool want_thermo) = 0;
+  virtual std::int64_t step_index() const = 0;
+  virtual double time() const = 0;
+  // Thermo column names (without "step") and the values of the current step. thermo() is collective.
+  virtual std::vector<std::string> thermo_columns() const = 0;
+  virtual std::vector<double> thermo() = 0;
+  // Units of work per step for throughput (atoms for MD, grid points for fluid) and its name.
+  virtual double work_per_step() const = 0;
+  virtual std::string work_unit() const = 0;
+  // End-of-run statistics lines (collective; printed by the launcher on the root rank).
+  virtual std::vector<std::string> summary() = 0;
+};
+
+}  // namespace spotrun

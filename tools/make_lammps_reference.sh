@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Regenerates the LAMMPS reference files in tests/data/ from the LAMMPS
+# input scripts in tests/data/lammps/. The generated files are committed;
+# the tests do not need LAMMPS.
+#
+# Usage: tools/make_lammps_reference.sh [--check-np N]
+#   --check-np N   additionally rerun every reference case with
+#                  `mpirun -np N lmp` and compare it with the serial CSV
+#                  (max relative difference printed; nothing is written).
+# Environment: LMP (default: lmp), MPIRUN (default: mpirun).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DATA="$ROOT/tests/data"
+INPUTS="$DATA/lammps"
+LMP="${LMP:-lmp}"
+MPIRUN="${MPIRUN:-mpirun}"
+CHECK_NP=""
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --check-np) CHECK_NP="${2:?--check-np needs a rank count}"; shift 2 ;;
+        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        *) echo "unknown option: $1" >&2; exit 2 ;;
+    esac
+done
+
+command -v "$LMP" >/dev/null 2>&1 || { echo "error: '$LMP' not found (set LMP=...)" >&2; exit 1; }
+
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+# Thermo block of a LAMMPS log -> CSV with a fixed header.
+log_to_csv() {
+    awk 'BEGIN { print "step,time,temp,pe,ke,etotal,press" }
+         $1 == "Step"     { inblock = 1; next }
+         /^Loop time of/  { inblock = 0; next }
+         inblock && NF == 7 && $1 ~ /^[0-9]+$/ {
+             print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7 }' "$1"
+}
+
+# lmp_run LOG [mpirun prefix...] -- lmp args...
+run_lmp() {
+    local log="$1"; shift
+    "$@" -log "$log" -screen none -nocite
+    grep -q '^Loop time of' "$log" || { echo "error: LAMMPS run failed, see $log" >&2; cat "$log" >&2; exit 1; }
+}
+
+# Drop the image-flag columns of the Atoms section and the Velocities
+# section; keep everything else (including the "Atoms # atomic" header).
+strip_image_and_velocities() {
+    awk '
+        /^[A-Za-z]/ { sec = $1; skip = (sec == "Velocities") }
+        skip { next }
+        /^[[:space:]]*$/ { blank++; next }
+        {
+            while (blank > 0) { print ""; blank-- }
+            if (sec == "Atoms" && NF >= 8) print $1, $2, $3, $4, $5
+            else print
+        }' "$1"
+}
+
+HELP="$("$LMP" -h 2>&1 || true)"
+VERSION="$(awk '/Large-scale Atomic/ { sub(/^.*Simulator - /, ""); print; exit }' <<<"$HELP")"
+echo "LAMMPS: $VERSION"
+
+# 1. lj-small.data (serial: the data file is the input of every case).
+(cd "$TMP" && run_lmp "$TMP/log.make-data" "$LMP" -in "$INPUTS/in.make-data" -var out "$TMP/lj-small.data")
+cp "$TMP/lj-small.data" "$DATA/lj-small.data"
+strip_image_and_velocities "$DATA/lj-small.data" > "$DATA/lj-small-noimage.data"
+echo "wrote tests/data/lj-small.data, tests/data/lj-small-noimage.data"
+
+# 2. NVE thermo references: name data-file shift
+CASES=(
+    "lammps-lj-small-nve.csv        lj-small.data         no"
+    "lammps-lj-small-nve-shift.csv  lj-small.data         yes"
+    "lammps-lj-small-zero-v.csv     lj-small-noimage.data no"
+)
+for c in "${CASES[@]}"; do
+    read -r csv data shift <<<"$c"
+    log="$TMP/log.${csv%.csv}"
+    (cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.nve-ref" -var data "$DATA/$data" -var shift "$shift")
+    log_to_csv "$log" > "$DATA/$csv"
+    rows=$(( $(wc -l < "$DATA/$csv") - 1 ))
+    [[ $rows -eq 11 ]] || { echo "error: $csv has $rows rows, expected 11" >&2; exit 1; }
+    echo "wrote tests/data/$csv"
+
+    if [[ -n "$CHECK_NP" ]]; then
+        plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
+        (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.nve-ref" -var data "$DATA/$data" -var shift "$shift")
+        log_to_csv "$plog" > "$TMP/np.csv"
+        paste -d, "$DATA/$csv" "$TMP/np.csv" | awk -F, -v name="$csv" -v np="$CHECK_NP" '
+            NR > 1 { for (i = 3; i <= 7; i++) {
+                         a = $i; b = $(i + 7); d = a - b; if (d < 0) d = -d
+                         s = (a < 0 ? -a : a); if (s < 1) s = 1
+                         if (d / s > m) m = d / s } }
+            END { printf "  np=%s vs serial, %s: max rel diff %.3g\n", np, name, m }'
+    fi
+done
