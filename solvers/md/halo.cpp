@@ -65,9 +65,11 @@ void Halo::migrate(AtomStore& atoms) {
   Kokkos::deep_copy(himage, atoms.image);
   int nlocal = atoms.nlocal;
 
-  // Wrap into the periodic box.
+  // Dimensions with one rank: wrap into the periodic box here. Others wrap when an atom crosses the
+  // periodic boundary on its way to the neighbour (below), so the direction it moved is kept.
   for (int i = 0; i < nlocal; ++i)
     for (int d = 0; d < 3; ++d) {
+      if (m_grid.dims()[d] != 1) continue;
       double L = box.length(d);
       if (hx(i, d) < box.lo[d]) {
         hx(i, d) += L;
@@ -102,10 +104,18 @@ void Halo::migrate(AtomStore& atoms) {
         ++keep;
         continue;
       }
+      double p[3] = {hx(i, 0), hx(i, 1), hx(i, 2)};
+      int img[3] = {himage(i, 0), himage(i, 1), himage(i, 2)};
+      if (m_grid.at_boundary(d, dir)) {  // crossing the periodic boundary: wrap
+        const double L = box.length(d);
+        p[d] += dir == 0 ? L : -L;
+        img[d] += dir == 0 ? -1 : 1;
+        if (p[d] >= box.hi[d] || p[d] < box.lo[d]) p[d] = dir == 0 ? box.hi[d] - 1e-12 * L : box.lo[d];
+      }
       auto& o = out[dir];
-      o.insert(o.end(), {hx(i, 0), hx(i, 1), hx(i, 2), hv(i, 0), hv(i, 1), hv(i, 2), static_cast<double>(hid(i)),
-                         static_cast<double>(htype(i)), static_cast<double>(himage(i, 0)),
-                         static_cast<double>(himage(i, 1)), static_cast<double>(himage(i, 2))});
+      o.insert(o.end(), {p[0], p[1], p[2], hv(i, 0), hv(i, 1), hv(i, 2), static_cast<double>(hid(i)),
+                         static_cast<double>(htype(i)), static_cast<double>(img[0]), static_cast<double>(img[1]),
+                         static_cast<double>(img[2])});
     }
     nlocal = keep;
     for (int dir = 0; dir < 2; ++dir) {

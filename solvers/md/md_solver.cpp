@@ -1,6 +1,7 @@
 #include "md_solver.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -9,6 +10,20 @@
 
 namespace spotrun::md {
 namespace {
+
+// Adds the wall time of a scope to a phase counter (fenced, so device work is counted).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& acc) : m_acc(acc), m_t0(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() {
+    Kokkos::fence();
+    m_acc += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
+  }
+
+ private:
+  double& m_acc;
+  std::chrono::steady_clock::time_point m_t0;
+};
 
 std::string fmt(double v) {
   std::ostringstream s;
@@ -232,6 +247,7 @@ void MdSolver::sort_owned_atoms() {
 }
 
 void MdSolver::rebuild() {
+  PhaseTimer timer(m_phase_time[k_neigh]);
   m_halo->migrate(m_atoms);
   // One reduction serves the lost-atom check and the dangerous-build count.
   double counts[2] = {static_cast<double>(m_atoms.nlocal), m_moved_too_far ? 1.0 : 0.0};
@@ -288,6 +304,7 @@ void MdSolver::check_close_atoms() {
 }
 
 void MdSolver::compute_forces(bool ev) {
+  PhaseTimer timer(m_phase_time[k_pair]);
   Kokkos::deep_copy(Kokkos::subview(m_atoms.f, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL), 0.0);
   m_tally = std::visit(
       [&](const auto& pair) {
@@ -311,7 +328,11 @@ void MdSolver::recompute_forces() {
 }
 
 void MdSolver::step(bool want_thermo) {
-  const double maxsq = initial_integrate(m_atoms, m_cfg.dt);
+  double maxsq;
+  {
+    PhaseTimer timer(m_phase_time[k_integrate]);
+    maxsq = initial_integrate(m_atoms, m_cfg.dt);
+  }
   ++m_step;
   m_time += m_cfg.dt;
   ++m_since_build;
@@ -323,9 +344,11 @@ void MdSolver::step(bool want_thermo) {
     rebuild();
   } else {
     if (maxsq > half_skin_sq) m_moved_too_far = true;
+    PhaseTimer timer(m_phase_time[k_comm]);
     m_halo->update_positions(m_atoms);
   }
   compute_forces(want_thermo);
+  PhaseTimer timer(m_phase_time[k_integrate]);
   if (m_cfg.ensemble == Ensemble::Langevin)
     langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
   final_integrate(m_atoms, m_cfg.dt);
@@ -382,6 +405,12 @@ std::vector<std::string> MdSolver::summary() {
   out.push_back("Neighbors per atom (half list, with skin): " + fmt(s[0] / static_cast<double>(m_natoms)));
   out.push_back("Neighbor list builds = " + std::to_string(m_neighbor.builds()));
   out.push_back("Dangerous builds = " + std::to_string(m_dangerous_builds));
+  // Timing breakdown: slowest rank per phase (load imbalance shows as max > total/ranks).
+  const char* names[k_nphase] = {"Pair", "Neigh", "Comm", "Integrate"};
+  for (int p = 0; p < k_nphase; ++p) {
+    double tmax = m_comm.max(m_phase_time[p]);
+    out.push_back(std::string("Time ") + names[p] + ": " + fmt(tmax) + " s (slowest rank)");
+  }
   return out;
 }
 

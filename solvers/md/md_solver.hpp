@@ -78,6 +78,9 @@ class MdSolver final : public Solver {
   int m_since_build = 0;
   bool m_moved_too_far = false;  // an atom moved > skin/2 while the current list was in use
   long long m_dangerous_builds = 0;
+  // Wall time per phase (seconds), reported in summary() as LAMMPS reports its timing breakdown.
+  enum Phase { k_pair, k_neigh, k_comm, k_integrate, k_nphase };
+  double m_phase_time[k_nphase] = {0, 0, 0, 0};
   PairTally m_tally;
   bool m_tally_valid = false;
   bool m_setup_done = false;

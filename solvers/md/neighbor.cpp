@@ -9,36 +9,44 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh) {
   m_cutneighsq = cutneigh * cutneigh;
   const double target = 0.5 * cutneigh;
   double binsize[3];
+  int reach[3];
   for (int d = 0; d < 3; ++d) {
     double lo = sub.lo[d] - cutneigh, hi = sub.hi[d] + cutneigh;
-    m_nbin[d] = std::max(1, static_cast<int>(std::floor((hi - lo) / target)));
-    binsize[d] = (hi - lo) / m_nbin[d];
-    m_lo[d] = lo;
+    int n = std::max(1, static_cast<int>(std::floor((hi - lo) / target)));
+    binsize[d] = (hi - lo) / n;
+    // Pad the grid with `reach` empty bins on each side, so stencils never need bounds checks.
+    reach[d] = static_cast<int>(std::ceil(cutneigh / binsize[d]));
+    m_nbin[d] = n + 2 * reach[d];
+    m_lo[d] = lo - reach[d] * binsize[d];
     m_inv_bin[d] = 1.0 / binsize[d];
+    m_first[d] = reach[d];
+    m_last[d] = reach[d] + n - 1;
   }
-  // Stencil: every bin offset whose closest approach to the centre bin is below cutneigh.
+  // Stencil: every bin offset whose closest approach to the centre bin is below cutneigh, as a flat
+  // offset plus which half it lies in (1 upper, 0 the centre bin, -1 lower).
   std::vector<int> stencil;
-  int s[3];
-  for (int d = 0; d < 3; ++d) s[d] = static_cast<int>(std::ceil(cutneigh / binsize[d]));
-  for (int k = -s[2]; k <= s[2]; ++k)
-    for (int j = -s[1]; j <= s[1]; ++j)
-      for (int i = -s[0]; i <= s[0]; ++i) {
+  for (int k = -reach[2]; k <= reach[2]; ++k)
+    for (int j = -reach[1]; j <= reach[1]; ++j)
+      for (int i = -reach[0]; i <= reach[0]; ++i) {
         auto gap = [](int n, double b) { return n == 0 ? 0.0 : (std::abs(n) - 1) * b; };
         double dx = gap(i, binsize[0]), dy = gap(j, binsize[1]), dz = gap(k, binsize[2]);
-        if (dx * dx + dy * dy + dz * dz < m_cutneighsq) {
-          stencil.push_back(i);
-          stencil.push_back(j);
-          stencil.push_back(k);
-        }
+        if (dx * dx + dy * dy + dz * dz >= m_cutneighsq) continue;
+        const bool upper = k > 0 || (k == 0 && (j > 0 || (j == 0 && i > 0)));
+        stencil.push_back((k * m_nbin[1] + j) * m_nbin[0] + i);
+        stencil.push_back(i == 0 && j == 0 && k == 0 ? 0 : (upper ? 1 : -1));
       }
-  m_stencil = Int3View("md::stencil", stencil.size() / 3);
+  m_stencil = Int2DView("md::stencil", stencil.size() / 2, 2);
   auto h = Kokkos::create_mirror_view(m_stencil);
-  for (std::size_t n = 0; n < stencil.size() / 3; ++n)
-    for (int d = 0; d < 3; ++d) h(n, d) = stencil[3 * n + d];
+  for (std::size_t n = 0; n < stencil.size() / 2; ++n)
+    for (int d = 0; d < 2; ++d) h(n, d) = stencil[2 * n + d];
   Kokkos::deep_copy(m_stencil, h);
   int nbins = m_nbin[0] * m_nbin[1] * m_nbin[2];
   m_bincount = IntView("md::bincount", nbins);
+  m_bin_owned = IntView("md::bin_owned", nbins);
   if (m_bins.extent(0) != static_cast<std::size_t>(nbins)) m_bins = Int2DView("md::bins", nbins, 8);
+  // First guess of the row length: half of the atoms in a cutneigh sphere at the density of a liquid,
+  // plus margin (grown on demand).
+  m_initial_max_neighbors = static_cast<int>(0.5 * 4.18879 * cutneigh * cutneigh * cutneigh * 1.2) + 32;
 }
 
 void NeighborList::build(const AtomStore& atoms) {
@@ -72,8 +80,10 @@ void NeighborList::build(const AtomStore& atoms) {
     m_bins = Int2DView("md::bins", nbins, overflow + 4);
   }
   {
-    // Order each bin by atom index, so lists do not depend on thread scheduling.
+    // Order each bin by atom index (owned atoms first), so lists do not depend on thread scheduling,
+    // and count the owned atoms of each bin.
     auto bincount = m_bincount;
+    auto bin_owned = m_bin_owned;
     auto bins = m_bins;
     Kokkos::parallel_for(
         "md::neighbor::sort_bins", Policy(0, nbins), KOKKOS_LAMBDA(int b) {
@@ -86,15 +96,19 @@ void NeighborList::build(const AtomStore& atoms) {
             }
             bins(b, c + 1) = v;
           }
+          int owned = 0;
+          while (owned < n && bins(b, owned) < nlocal) ++owned;
+          bin_owned(b) = owned;
         });
   }
 
   // 2. Half lists for owned atoms, growing the row length until everything fits.
   if (numneigh.extent(0) < static_cast<std::size_t>(nlocal)) numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
   if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || neighbors.extent(1) == 0)
-    neighbors = Int2DView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(64, max_neighbors()));
+    neighbors = Int2DView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
   while (true) {
     auto bincount = m_bincount;
+    auto bin_owned = m_bin_owned;
     auto bins = m_bins;
     auto stencil = m_stencil;
     auto neigh = neighbors;
@@ -102,7 +116,6 @@ void NeighborList::build(const AtomStore& atoms) {
     const int maxn = static_cast<int>(neigh.extent(1));
     const int nstencil = static_cast<int>(stencil.extent(0));
     const double cutsq = m_cutneighsq;
-    const int nbx = m_nbin[0], nby = m_nbin[1], nbz = m_nbin[2];
     int needed = 0;
     long long pairs = 0;
     Kokkos::parallel_reduce(
@@ -110,16 +123,16 @@ void NeighborList::build(const AtomStore& atoms) {
         KOKKOS_LAMBDA(int i, int& need, long long& npairs) {
           const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
           const int bi = atom_bin(i);
-          const int bx = bi % nbx, by = (bi / nbx) % nby, bz = bi / (nbx * nby);
           int n = 0;
           for (int s = 0; s < nstencil; ++s) {
-            const int sx = bx + stencil(s, 0), sy = by + stencil(s, 1), sz = bz + stencil(s, 2);
-            if (sx < 0 || sx >= nbx || sy < 0 || sy >= nby || sz < 0 || sz >= nbz) continue;
-            const int b = (sz * nby + sy) * nbx + sx;
+            const int b = bi + stencil(s, 0);
             const int cnt = bincount(b);
-            for (int m = 0; m < cnt; ++m) {
+            // Owned-owned pairs once: from the lower bin of the two (upper half stencil), or j > i within
+            // a bin. Owned-ghost pairs always, from the owned side: lower-half bins give only their ghosts.
+            const int half = stencil(s, 1);
+            for (int m = half < 0 ? bin_owned(b) : 0; m < cnt; ++m) {
               const int j = bins(b, m);
-              if (j < nlocal && j <= i) continue;
+              if (half == 0 && j <= i) continue;
               const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
               if (dx * dx + dy * dy + dz * dz < cutsq) {
                 if (n < maxn) neigh(i, n) = j;

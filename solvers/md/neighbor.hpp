@@ -21,9 +21,9 @@ class NeighborList {
     int ix = static_cast<int>((x - m_lo[0]) * m_inv_bin[0]);
     int iy = static_cast<int>((y - m_lo[1]) * m_inv_bin[1]);
     int iz = static_cast<int>((z - m_lo[2]) * m_inv_bin[2]);
-    ix = ix < 0 ? 0 : (ix >= m_nbin[0] ? m_nbin[0] - 1 : ix);
-    iy = iy < 0 ? 0 : (iy >= m_nbin[1] ? m_nbin[1] - 1 : iy);
-    iz = iz < 0 ? 0 : (iz >= m_nbin[2] ? m_nbin[2] - 1 : iz);
+    ix = ix < m_first[0] ? m_first[0] : (ix > m_last[0] ? m_last[0] : ix);
+    iy = iy < m_first[1] ? m_first[1] : (iy > m_last[1] ? m_last[1] : iy);
+    iz = iz < m_first[2] ? m_first[2] : (iz > m_last[2] ? m_last[2] : iz);
     return (iz * m_nbin[1] + iy) * m_nbin[0] + ix;
   }
 
@@ -38,7 +38,11 @@ class NeighborList {
   double m_lo[3] = {0, 0, 0};
   double m_inv_bin[3] = {1, 1, 1};
   int m_nbin[3] = {1, 1, 1};
-  Int3View m_stencil{"md::stencil", 0};
+  int m_first[3] = {0, 0, 0};  // bins that may hold atoms; the rest is padding for the stencil
+  int m_last[3] = {0, 0, 0};
+  int m_initial_max_neighbors = 64;
+  Int2DView m_stencil{"md::stencil", 0, 2};  // flat bin offset, half (1 upper, 0 self, -1 lower)
+  IntView m_bin_owned{"md::bin_owned", 0};
   IntView m_bincount{"md::bincount", 0};
   Int2DView m_bins{"md::bins", 0, 0};
   IntView m_atom_bin{"md::atom_bin", 0};

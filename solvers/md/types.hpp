@@ -9,6 +9,7 @@ using MemSpace = ExecSpace::memory_space;
 using Policy = Kokkos::RangePolicy<ExecSpace>;
 
 using Vec3View = Kokkos::View<double* [3], Kokkos::LayoutRight, MemSpace>;
+using Int4View = Kokkos::View<int* [4], Kokkos::LayoutRight, MemSpace>;
 using Int3View = Kokkos::View<int* [3], Kokkos::LayoutRight, MemSpace>;
 using IntView = Kokkos::View<int*, MemSpace>;
 using IdView = Kokkos::View<std::int64_t*, MemSpace>;
