@@ -27,14 +27,17 @@ PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, 
   auto f = atoms.f;
   scatter.reset_except(f);
   PairTally t;
+  auto numghost = list.numghost;
+  const int maxn = list.max_neighbors();
   Kokkos::parallel_reduce(
       "md::pair::force", Policy(0, nlocal),
       KOKKOS_LAMBDA(int i, double& energy, double& virial) {
         auto fa = scatter.access();
         const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
         double fxi = 0, fyi = 0, fzi = 0;
-        const int n = numneigh(i);
-        for (int jj = 0; jj < n; ++jj) {
+        // Owned neighbours: the pair force acts on both atoms (Newton's third law).
+        const int nown = numneigh(i);
+        for (int jj = 0; jj < nown; ++jj) {
           const int j = neigh(i, jj);
           const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
           const double rsq = dx * dx + dy * dy + dz * dz;
@@ -47,16 +50,32 @@ PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, 
           fxi += dx * fpair;
           fyi += dy * fpair;
           fzi += dz * fpair;
-          const bool owned = j < nlocal;
-          if (owned) {
-            fa(j, 0) -= dx * fpair;
-            fa(j, 1) -= dy * fpair;
-            fa(j, 2) -= dz * fpair;
-          }
+          fa(j, 0) -= dx * fpair;
+          fa(j, 1) -= dy * fpair;
+          fa(j, 2) -= dz * fpair;
           if (EV) {
-            const double w = owned ? 1.0 : 0.5;
-            energy += w * e;
-            virial += w * rsq * fpair;
+            energy += e;
+            virial += rsq * fpair;
+          }
+        }
+        // Ghost neighbours: only the owned atom is updated here; the ghost's owner computes the pair too,
+        // so energy and virial count half.
+        for (int jj = maxn - numghost(i); jj < maxn; ++jj) {
+          const int j = neigh(i, jj);
+          const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
+          const double rsq = dx * dx + dy * dy + dz * dz;
+          if (rsq >= cutsq) continue;
+          double fpair, e = 0;
+          if (EV)
+            pair.compute(rsq, fpair, e);
+          else
+            pair.compute_force(rsq, fpair);
+          fxi += dx * fpair;
+          fyi += dy * fpair;
+          fzi += dz * fpair;
+          if (EV) {
+            energy += 0.5 * e;
+            virial += 0.5 * rsq * fpair;
           }
         }
         fa(i, 0) += fxi;

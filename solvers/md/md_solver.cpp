@@ -277,12 +277,15 @@ void MdSolver::check_close_atoms() {
   auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.x);
   auto hid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.id);
   auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_neighbor.numneigh);
+  auto hg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_neighbor.numghost);
+  const int maxn = m_neighbor.max_neighbors();
   auto hl = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_neighbor.neighbors);
   long long count = 0;
   double best = limit;
   std::int64_t bi = 0, bj = 0;
   for (int i = 0; i < m_atoms.nlocal; ++i)
-    for (int jj = 0; jj < hn(i); ++jj) {
+    for (int jj = 0; jj < maxn; ++jj) {
+      if (jj >= hn(i) && jj < maxn - hg(i)) continue;
       const int j = hl(i, jj);
       double r2 = 0;
       for (int d = 0; d < 3; ++d) r2 += (hx(i, d) - hx(j, d)) * (hx(i, d) - hx(j, d));

@@ -103,7 +103,10 @@ void NeighborList::build(const AtomStore& atoms) {
   }
 
   // 2. Half lists for owned atoms, growing the row length until everything fits.
-  if (numneigh.extent(0) < static_cast<std::size_t>(nlocal)) numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
+  if (numneigh.extent(0) < static_cast<std::size_t>(nlocal)) {
+    numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
+    numghost = IntView("md::numghost", nlocal + nlocal / 4 + 16);
+  }
   if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || neighbors.extent(1) == 0)
     neighbors = Int2DView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
   while (true) {
@@ -113,6 +116,7 @@ void NeighborList::build(const AtomStore& atoms) {
     auto stencil = m_stencil;
     auto neigh = neighbors;
     auto nn = numneigh;
+    auto ng = numghost;
     const int maxn = static_cast<int>(neigh.extent(1));
     const int nstencil = static_cast<int>(stencil.extent(0));
     const double cutsq = m_cutneighsq;
@@ -123,7 +127,7 @@ void NeighborList::build(const AtomStore& atoms) {
         KOKKOS_LAMBDA(int i, int& need, long long& npairs) {
           const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
           const int bi = atom_bin(i);
-          int n = 0;
+          int n = 0, g = 0;  // owned neighbours from the front of the row, ghosts from the back
           for (int s = 0; s < nstencil; ++s) {
             const int b = bi + stencil(s, 0);
             const int cnt = bincount(b);
@@ -135,14 +139,20 @@ void NeighborList::build(const AtomStore& atoms) {
               if (half == 0 && j <= i) continue;
               const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
               if (dx * dx + dy * dy + dz * dz < cutsq) {
-                if (n < maxn) neigh(i, n) = j;
-                ++n;
+                if (j < nlocal) {
+                  if (n + g < maxn) neigh(i, n) = j;
+                  ++n;
+                } else {
+                  if (n + g < maxn) neigh(i, maxn - 1 - g) = j;
+                  ++g;
+                }
               }
             }
           }
-          nn(i) = n < maxn ? n : maxn;
-          if (n > need) need = n;
-          npairs += n;
+          nn(i) = n;
+          ng(i) = g;
+          if (n + g > need) need = n + g;
+          npairs += n + g;
         },
         Kokkos::Max<int>(needed), pairs);
     if (needed <= maxn) {

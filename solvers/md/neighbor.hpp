@@ -27,7 +27,10 @@ class NeighborList {
     return (iz * m_nbin[1] + iy) * m_nbin[0] + ix;
   }
 
+  // Row i: owned neighbours in neighbors(i, 0 .. numneigh(i)-1), ghost neighbours at the end of the
+  // row, neighbors(i, max_neighbors()-numghost(i) .. max_neighbors()-1), so force loops need no branch.
   IntView numneigh{"md::numneigh", 0};
+  IntView numghost{"md::numghost", 0};
   Int2DView neighbors{"md::neighbors", 0, 0};
   int max_neighbors() const { return static_cast<int>(neighbors.extent(1)); }
   long long builds() const { return m_builds; }
