@@ -1,0 +1,53 @@
+#pragma once
+// A solver's state as decomposition-independent global arrays plus scalars: what a checkpoint holds.
+// Each array is a global dataset of `global_rows` rows (atoms sorted by id, or grid planes), each row
+// of shape `inner` (e.g. {3} for positions, {ny, nz, 3} for a velocity field). Every rank holds one
+// contiguous block of rows [first_row, first_row + rows); blocks of all ranks tile the dataset.
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace spotrun::io {
+
+struct StateArray {
+  std::string name;                  // dataset path in the file, e.g. "/md/x"
+  std::vector<std::uint64_t> inner;  // shape of one row ({} for a scalar per row)
+  bool is_integer = false;           // int64 data in i64, else float64 data in f64
+  std::uint64_t global_rows = 0;
+  std::uint64_t first_row = 0;
+  std::uint64_t rows = 0;
+  std::vector<double> f64;           // rows * prod(inner) values, row-major
+  std::vector<std::int64_t> i64;
+
+  std::uint64_t row_size() const {
+    std::uint64_t n = 1;
+    for (auto d : inner) n *= d;
+    return n;
+  }
+};
+
+struct SolverState {
+  std::string solver;                            // "md", "fluid"
+  std::vector<StateArray> arrays;
+  std::map<std::string, double> reals;           // e.g. "time", "box/lo_x"
+  std::map<std::string, std::int64_t> integers;  // e.g. "step", "md/since_build"
+  std::map<std::string, std::string> strings;
+
+  const StateArray* find(const std::string& name) const {
+    for (const auto& a : arrays)
+      if (a.name == name) return &a;
+    return nullptr;
+  }
+};
+
+// The block of rows rank r of nranks owns when `total` rows are split as evenly as possible.
+inline void block_of(std::uint64_t total, int nranks, int r, std::uint64_t& first, std::uint64_t& count) {
+  const std::uint64_t base = total / static_cast<std::uint64_t>(nranks);
+  const std::uint64_t extra = total % static_cast<std::uint64_t>(nranks);
+  const std::uint64_t ur = static_cast<std::uint64_t>(r);
+  first = ur * base + (ur < extra ? ur : extra);
+  count = base + (ur < extra ? 1 : 0);
+}
+
+}  // namespace spotrun::io
