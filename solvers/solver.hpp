@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "io/solver_state.hpp"
+
 namespace spotrun {
 
 class Solver {
@@ -27,6 +29,16 @@ class Solver {
   virtual std::string work_unit() const = 0;
   // End-of-run statistics lines (collective; printed by the launcher on the root rank).
   virtual std::vector<std::string> summary() = 0;
+
+  // Checkpoint support. state(): the full state as decomposition-independent arrays and scalars, each
+  // rank one even block of rows (io::block_of) of every array (collective). state_layout(): the arrays
+  // restore() needs, with inner shapes and global_rows (0: any). restore(): replaces the state with one
+  // read from a checkpoint, on any rank count, each rank holding its even block (collective); called
+  // instead of the fresh initial state, before setup(). A restored run continues bit-identically when
+  // the rank count is the same.
+  virtual io::SolverState state() = 0;
+  virtual std::vector<io::StateArray> state_layout() const = 0;
+  virtual void restore(const io::SolverState& state) = 0;
 };
 
 }  // namespace spotrun
