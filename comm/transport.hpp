@@ -20,6 +20,10 @@ class Transport {
                         int src, int tag) = 0;
   // Exchanges one count (e.g. number of items to send) with the partners of a sendrecv.
   virtual std::size_t sendrecv_count(std::size_t send_count, int dest, int src, int tag) = 0;
+  // All-to-all personalised exchange of bytes (the FFT transposes): rank r's block for rank q is
+  // send[send_displs[q] .. + send_bytes[q]) and arrives in recv[recv_displs[r] ..) on q. Collective.
+  virtual void alltoallv(const void* send, const std::size_t* send_bytes, const std::size_t* send_displs, void* recv,
+                         const std::size_t* recv_bytes, const std::size_t* recv_displs) = 0;
   // Whether buffers passed in must be host memory (staged) or may be device memory.
   virtual bool needs_host_buffers() const = 0;
 };

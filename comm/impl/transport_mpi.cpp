@@ -27,6 +27,23 @@ std::size_t TransportMpi::sendrecv_count(std::size_t send_count, int dest, int s
   return in;
 }
 
+void TransportMpi::alltoallv(const void* send, const std::size_t* send_bytes, const std::size_t* send_displs,
+                             void* recv, const std::size_t* recv_bytes, const std::size_t* recv_displs) {
+  const int n = m_comm.size();
+  const std::size_t* in[4] = {send_bytes, send_displs, recv_bytes, recv_displs};
+  for (int k = 0; k < 4; ++k) {
+    m_counts[k].resize(n);
+    for (int r = 0; r < n; ++r) {
+      // Counts and displacements of MPI_Alltoallv are int: larger exchanges need a chunked path.
+      if (in[k][r] > static_cast<std::size_t>(INT_MAX))
+        throw std::runtime_error("TransportMpi::alltoallv: block larger than 2 GiB");
+      m_counts[k][r] = static_cast<int>(in[k][r]);
+    }
+  }
+  SPOTRUN_MPI_CHECK(MPI_Alltoallv(send, m_counts[0].data(), m_counts[1].data(), MPI_BYTE, recv, m_counts[2].data(),
+                                  m_counts[3].data(), MPI_BYTE, m_comm.mpi()));
+}
+
 }  // namespace spotrun::comm::impl
 
 namespace spotrun::comm {
