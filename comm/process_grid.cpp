@@ -1,5 +1,7 @@
 #include "process_grid.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace spotrun::comm {
@@ -30,6 +32,23 @@ ProcessGrid::ProcessGrid(const Communicator& comm, const Box3& box)
 ProcessGrid::ProcessGrid(const Communicator& comm, const Box3& box, const std::array<int, 3>& dims)
     : m_box(box), m_dims(dims) {
   setup(comm);
+}
+
+int ProcessGrid::owner_of(const double p[3]) const {
+  int c[3];
+  for (int d = 0; d < 3; ++d) {
+    const double L = m_box.length(d);
+    double x = p[d] - L * std::floor((p[d] - m_box.lo[d]) / L);
+    if (x >= m_box.hi[d]) x = m_box.lo[d];
+    int k = static_cast<int>((x - m_box.lo[d]) / L * m_dims[d]);
+    k = std::min(std::max(k, 0), m_dims[d] - 1);
+    // The same boundary expressions as setup(), so ownership agrees bit for bit.
+    auto lo = [&](int q) { return m_box.lo[d] + L * q / m_dims[d]; };
+    while (k > 0 && x < lo(k)) --k;
+    while (k < m_dims[d] - 1 && x >= lo(k + 1)) ++k;
+    c[d] = k;
+  }
+  return (c[0] * m_dims[1] + c[1]) * m_dims[2] + c[2];
 }
 
 void ProcessGrid::setup(const Communicator& comm) {

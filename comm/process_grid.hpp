@@ -32,6 +32,8 @@ class ProcessGrid {
   const Box3& global_box() const { return m_box; }
   const Box3& sub_box() const { return m_sub; }
   // Whether this rank's sub-box touches the lower (dir 0) / upper (dir 1) global boundary in d.
+  // The rank whose sub-box contains position p (wrapped into the periodic box first).
+  int owner_of(const double p[3]) const;
   bool at_boundary(int d, int dir) const { return dir == 0 ? m_coords[d] == 0 : m_coords[d] == m_dims[d] - 1; }
 
  private:

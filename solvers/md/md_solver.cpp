@@ -35,7 +35,7 @@ std::string fmt(double v) {
 }  // namespace
 
 MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
-                   const io::LammpsData* data)
+                   const io::LammpsData* data, bool restoring)
     : m_cfg(config), m_comm(comm), m_transport(transport), m_pair([&] {
         try {
           return make_pair(config);
@@ -43,51 +43,55 @@ MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm:
           throw InputError(std::string("md.pair.style: ") + e.what());
         }
       }()) {
-  const double cutneigh = m_cfg.cutoff + m_cfg.skin;
-  int ntypes = 1;
+  if (restoring) return;  // restore() sets up the domain from the checkpoint
+  comm::Box3 box;
   std::vector<double> masses{1.0};
   if (data) {
-    m_box.lo = data->lo;
-    m_box.hi = data->hi;
-    ntypes = data->ntypes;
+    box.lo = data->lo;
+    box.hi = data->hi;
     masses = data->masses;
   } else {
     if (m_cfg.lattice_type != "fcc")
       throw InputError("md.lattice.type: '" + m_cfg.lattice_type + "' is not supported; allowed: \"fcc\"");
     const double a = std::cbrt(4.0 / m_cfg.density);
     for (int d = 0; d < 3; ++d) {
-      m_box.lo[d] = 0;
-      m_box.hi[d] = m_cfg.cells[d] * a;
+      box.lo[d] = 0;
+      box.hi[d] = m_cfg.cells[d] * a;
     }
   }
-  auto dims = comm::choose_grid(comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)}, cutneigh);
-  if (dims[0] == 0) {
-    auto any = comm::choose_grid(comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)});
-    std::ostringstream msg;
-    msg << "no grid of " << comm.size() << " ranks gives sub-boxes at least cutoff + skin = " << fmt(cutneigh)
-        << " sigma thick: box " << fmt(m_box.length(0)) << " x " << fmt(m_box.length(1)) << " x "
-        << fmt(m_box.length(2)) << " sigma";
-    msg << "; the best grid " << any[0] << "x" << any[1] << "x" << any[2] << " gives sub-boxes " << fmt(m_box.length(0) / any[0])
-        << " x " << fmt(m_box.length(1) / any[1]) << " x " << fmt(m_box.length(2) / any[2])
-        << " sigma. Use fewer ranks or a larger system.";
-    throw InputError(msg.str());
-  }
-  m_grid = std::make_unique<comm::ProcessGrid>(comm, m_box, dims);
-  m_halo = std::make_unique<Halo>(*m_grid, m_transport, cutneigh);
-  m_neighbor.setup(m_grid->sub_box(), cutneigh);
-
-  m_atoms.mass_by_type = DoubleView("md::mass", ntypes + 1);
-  auto hm = Kokkos::create_mirror_view(m_atoms.mass_by_type);
-  for (int t = 1; t <= ntypes; ++t) hm(t) = masses[t - 1];
-  Kokkos::deep_copy(m_atoms.mass_by_type, hm);
-
+  init_domain(box, masses);
   if (data)
     load_data(*data);
   else
     create_lattice();
   m_natoms = m_comm.sum(static_cast<std::int64_t>(m_atoms.nlocal));
   if (!data) create_velocities(m_cfg.lattice_temperature, m_cfg.lattice_seed);
-  m_scatter = ForceScatter(m_atoms.f);
+}
+
+void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& masses) {
+  m_box = box;
+  const double cutneigh = m_cfg.cutoff + m_cfg.skin;
+  auto dims = comm::choose_grid(m_comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)}, cutneigh);
+  if (dims[0] == 0) {
+    auto any = comm::choose_grid(m_comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)});
+    std::ostringstream msg;
+    msg << "no grid of " << m_comm.size() << " ranks gives sub-boxes at least cutoff + skin = " << fmt(cutneigh)
+        << " sigma thick: box " << fmt(m_box.length(0)) << " x " << fmt(m_box.length(1)) << " x "
+        << fmt(m_box.length(2)) << " sigma";
+    msg << "; the best grid " << any[0] << "x" << any[1] << "x" << any[2] << " gives sub-boxes "
+        << fmt(m_box.length(0) / any[0]) << " x " << fmt(m_box.length(1) / any[1]) << " x "
+        << fmt(m_box.length(2) / any[2]) << " sigma. Use fewer ranks or a larger system.";
+    throw InputError(msg.str());
+  }
+  m_grid = std::make_unique<comm::ProcessGrid>(m_comm, m_box, dims);
+  m_halo = std::make_unique<Halo>(*m_grid, m_transport, cutneigh);
+  m_neighbor.setup(m_grid->sub_box(), cutneigh);
+  m_masses = masses;
+  const int ntypes = static_cast<int>(masses.size());
+  m_atoms.mass_by_type = DoubleView("md::mass", ntypes + 1);
+  auto hm = Kokkos::create_mirror_view(m_atoms.mass_by_type);
+  for (int t = 1; t <= ntypes; ++t) hm(t) = masses[t - 1];
+  Kokkos::deep_copy(m_atoms.mass_by_type, hm);
 }
 
 void MdSolver::create_lattice() {
@@ -265,7 +269,8 @@ void MdSolver::rebuild() {
   sort_owned_atoms();
   m_halo->build(m_atoms);
   m_neighbor.build(m_atoms);
-  if (m_atoms.f.extent(0) != m_scatter.subview().extent(0)) m_scatter = ForceScatter(m_atoms.f);
+  if (m_atoms.f.extent(0) != m_scatter.subview().extent(0) || m_atoms.f.data() != m_scatter.subview().data())
+    m_scatter = ForceScatter(m_atoms.f);
   Kokkos::deep_copy(Kokkos::subview(m_atoms.x_build, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL),
                     Kokkos::subview(m_atoms.x, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL));
   m_since_build = 0;
@@ -319,6 +324,7 @@ void MdSolver::compute_forces(bool ev) {
 }
 
 void MdSolver::setup() {
+  if (m_restored) return;  // restore() left the state ready for the next step
   rebuild();
   if (!m_setup_done) check_close_atoms();
   compute_forces(true);

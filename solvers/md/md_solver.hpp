@@ -24,9 +24,9 @@ struct Thermo {
 class MdSolver final : public Solver {
  public:
   // data: atoms read from a LAMMPS data file (same on every rank; each keeps the ones in its sub-box),
-  // or nullptr to build the lattice of the configuration.
+  // or nullptr to build the lattice of the configuration. restoring: make no atoms; restore() follows.
   MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
-           const io::LammpsData* data);
+           const io::LammpsData* data, bool restoring = false);
 
   std::string name() const override { return "md"; }
   void setup() override;
@@ -38,6 +38,9 @@ class MdSolver final : public Solver {
   double work_per_step() const override { return static_cast<double>(m_natoms); }
   std::string work_unit() const override { return "atom-steps"; }
   std::vector<std::string> summary() override;
+  io::SolverState state() override;
+  std::vector<io::StateArray> state_layout() const override;
+  void restore(const io::SolverState& state) override;
 
   // For tests and diagnostics.
   Thermo compute_thermo();
@@ -53,6 +56,7 @@ class MdSolver final : public Solver {
   void recompute_forces();
 
  private:
+  void init_domain(const comm::Box3& box, const std::vector<double>& masses);
   void create_lattice();
   void load_data(const io::LammpsData& data);
   void create_velocities(double temperature, std::uint64_t seed);
@@ -84,6 +88,8 @@ class MdSolver final : public Solver {
   PairTally m_tally;
   bool m_tally_valid = false;
   bool m_setup_done = false;
+  bool m_restored = false;
+  std::vector<double> m_masses;  // by type - 1
 };
 
 }  // namespace spotrun::md
