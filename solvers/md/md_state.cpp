@@ -193,6 +193,7 @@ void MdSolver::restore(const io::SolverState& st) {
   const std::uint64_t rows = arr[0]->rows;
   std::vector<double> recs(rows * k_rec);
   std::vector<int> dest(rows);
+  std::string bad;  // checked collectively below: the blocks differ between ranks
   for (std::uint64_t k = 0; k < rows; ++k) {
     double* r = &recs[k * k_rec];
     r[0] = static_cast<double>(arr[0]->i64[k]);
@@ -204,11 +205,15 @@ void MdSolver::restore(const io::SolverState& st) {
       r[13 + d] = arr[5]->f64[3 * k + d];
     }
     r[16] = static_cast<double>(arr[6]->i64[k]);
-    if (r[16] < 1 || r[16] > static_cast<double>(ntypes))
-      throw InputError("checkpoint atom " + std::to_string(arr[0]->i64[k]) + " has type " +
-                       std::to_string(arr[6]->i64[k]) + " outside 1.." + std::to_string(ntypes));
-    dest[k] = m_grid->owner_of(&r[13]);
+    if ((r[16] < 1 || r[16] > static_cast<double>(ntypes)) && bad.empty())
+      bad = "checkpoint atom " + std::to_string(arr[0]->i64[k]) + " has type " + std::to_string(arr[6]->i64[k]) +
+            " outside 1.." + std::to_string(ntypes);
+    for (int d = 0; d < 3 && bad.empty(); ++d)
+      if (!std::isfinite(r[1 + d]) || !std::isfinite(r[4 + d]) || !std::isfinite(r[7 + d]) || !std::isfinite(r[13 + d]))
+        bad = "checkpoint atom " + std::to_string(arr[0]->i64[k]) + " has a non-finite position, velocity or force";
+    dest[k] = bad.empty() ? m_grid->owner_of(&r[13]) : 0;
   }
+  m_comm.agree<InputError>(bad.empty(), bad);
   std::vector<double> got = exchange_records(m_comm, m_transport, recs, dest);
   const int nl = static_cast<int>(got.size() / k_rec);
   m_atoms.reserve(nl);
