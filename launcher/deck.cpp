@@ -307,6 +307,19 @@ void Deck::validate() const {
   }
 }
 
+std::string Deck::physics() const {
+  std::vector<std::string> lines;
+  for (const auto& s : deck_schema()) {
+    if (s.resumable || !section_active(s.key)) continue;
+    if (!has(s.key) && s.default_value.empty()) continue;
+    lines.push_back(s.key + " = " + show(value_or_default(s.key)));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string out;
+  for (const auto& l : lines) out += l + "\n";
+  return out;
+}
+
 std::string Deck::resolved() const {
   std::ostringstream out;
   std::string section;

@@ -22,6 +22,7 @@ struct KeySpec {
   double min = -1e300, max = 1e300;   // allowed range of numbers (and of Int3 components)
   bool min_exclusive = false;
   std::vector<std::string> choices;   // allowed strings
+  bool resumable = false;             // may change between a checkpoint and its resume (not physics)
 };
 
 // Every deck key spotrun knows, in documentation order.
@@ -49,6 +50,8 @@ class Deck {
   double get_seconds(const std::string& key) const;
   // The resolved deck: every applicable key with its value (given or default), as TOML.
   std::string resolved() const;
+  // "key = value" lines of the applicable keys that define the physics (not resumable), sorted.
+  std::string physics() const;
   const std::string& name() const { return m_name; }
 
  private:

@@ -4,20 +4,48 @@
 namespace spotrun::launcher {
 
 const std::vector<KeySpec>& deck_schema() {
-  static const std::vector<KeySpec> schema = {
+  // resumable: keys that may change between a checkpoint and its resume (run length, output, checkpoint
+  // settings, neighbour list tuning); every other key defines the physics and must not change.
+  static const std::vector<KeySpec> schema = [] {
+    std::vector<KeySpec> s = {
       // [run]
       {"run.solver", KeyType::String, "\"md\"", "-", "Solver to run", -1e300, 1e300, false, {"md"}},
-      {"run.steps", KeyType::Int, "1000", "steps", "Number of time steps of the run", 0, 1e15},
-      {"run.thermo_every", KeyType::Int, "100", "steps", "Thermo output interval (stdout and OUTDIR/thermo.csv)", 1, 1e15},
+      {"run.steps", KeyType::Int, "1000", "steps", "Number of time steps of the run (total, counted from step 0)", 0,
+       1e15, false, {}, true},
+      {"run.thermo_every", KeyType::Int, "100", "steps", "Thermo output interval (stdout and OUTDIR/thermo.csv)", 1, 1e15,
+       false, {}, true},
       {"run.output_dir", KeyType::String, "", "path",
-       "Output directory (default: runs/<deck file stem>; --output-dir overrides)"},
+       "Output directory (default: runs/<deck file stem>; --output-dir overrides)", -1e300, 1e300, false, {}, true},
+      {"run.time_limit", KeyType::Duration, "0", "s or HH:MM:SS",
+       "Wall-clock limit of this run: stop with a checkpoint (exit 75) before it; 0 = none", 0, 1e300, false, {}, true},
+      // [checkpoint]
+      {"checkpoint.every_steps", KeyType::Int, "0", "steps", "Checkpoint every this many steps; 0 = off", 0, 1e15,
+       false, {}, true},
+      {"checkpoint.every_seconds", KeyType::Float, "900", "s",
+       "Checkpoint when this much wall-clock time passed since the last one; 0 = off", 0, 1e12, false, {}, true},
+      {"checkpoint.interval", KeyType::String, "\"fixed\"", "-",
+       "\"fixed\": every_steps/every_seconds as given; \"auto\": the Young/Daly interval sqrt(2 C mtbf) from the "
+       "measured checkpoint cost C replaces every_seconds",
+       -1e300, 1e300, false, {"fixed", "auto"}, true},
+      {"checkpoint.mtbf", KeyType::Float, "7200", "s",
+       "Mean time between failures (preemptions) assumed by interval = \"auto\"", 0, 1e12, true, {}, true},
+      {"checkpoint.keep", KeyType::Int, "2", "files", "Number of newest checkpoints kept in OUTDIR/checkpoints", 1, 1e6,
+       false, {}, true},
+      {"checkpoint.on_error", KeyType::String, "\"warn\"", "-",
+       "When writing a checkpoint fails: warn and retry at the next interval, or abort the run (exit 1)", -1e300,
+       1e300, false, {"warn", "abort"}, true},
+      {"checkpoint.safety_factor", KeyType::Float, "2.0", "-",
+       "Time-limit reserve: this factor times the measured checkpoint time, plus two steps", 1, 1e3, false, {}, true},
       // [md]
       {"md.dt", KeyType::Float, "0.005", "tau", "Time step", 0, 1e3, true},
       {"md.cutoff", KeyType::Float, "2.5", "sigma", "Pair cutoff radius", 0, 1e3, true},
-      {"md.skin", KeyType::Float, "0.3", "sigma", "Neighbour list skin (LAMMPS neighbor SKIN bin)", 0, 1e3},
-      {"md.neighbor_every", KeyType::Int, "1", "steps", "Consider a neighbour list rebuild every this many steps", 1, 1e9},
+      {"md.skin", KeyType::Float, "0.3", "sigma", "Neighbour list skin (LAMMPS neighbor SKIN bin)", 0, 1e3, false, {},
+       true},
+      {"md.neighbor_every", KeyType::Int, "1", "steps", "Consider a neighbour list rebuild every this many steps", 1, 1e9,
+       false, {}, true},
       {"md.neighbor_check", KeyType::Bool, "true", "-",
-       "Rebuild only if an atom moved more than skin/2 since the last build (LAMMPS neigh_modify check yes)"},
+       "Rebuild only if an atom moved more than skin/2 since the last build (LAMMPS neigh_modify check yes)", -1e300,
+       1e300, false, {}, true},
       {"md.ensemble", KeyType::String, "\"nve\"", "-", "Integrator: velocity Verlet (nve) or with a Langevin thermostat",
        -1e300, 1e300, false, {"nve", "langevin"}},
       {"md.temperature", KeyType::Float, "1.0", "epsilon/k_B", "Langevin target temperature", 0, 1e9},
@@ -38,7 +66,9 @@ const std::vector<KeySpec>& deck_schema() {
       // [md.initial]
       {"md.initial.lammps_data", KeyType::String, "", "path",
        "LAMMPS data file to start from (relative paths: to the deck's directory)"},
-  };
+    };
+    return s;
+  }();
   return schema;
 }
 

@@ -16,16 +16,25 @@ using namespace spotrun;
 
 namespace {
 
-int dispatch(int argc, char** argv, int world_rank) {
+int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   CLI::App app{"spotrun: distributed MD and pseudo-spectral fluid runs that survive preemption"};
   app.set_version_flag("--version", std::string("spotrun ") + k_version + " (git " + k_git_hash + ")");
   app.require_subcommand(1);
 
   launcher::RunOptions run_opt;
+  run_opt.start_wtime = start_wtime;
   auto* run = app.add_subcommand("run", "Run a deck");
   run->add_option("deck", run_opt.deck_path, "Deck file (TOML)")->required();
   run->add_option("--set", run_opt.sets, "Override a deck key: section.key=value (repeatable)");
   run->add_option("--output-dir", run_opt.output_dir, "Output directory (default: run.output_dir or runs/<deck stem>)");
+  run->add_option("--resume", run_opt.resume,
+                  "auto: resume from the newest valid checkpoint in the output directory (default); never: start "
+                  "fresh; or a checkpoint FILE")
+      ->default_str("auto");
+
+  std::string inspect_path;
+  auto* inspect = app.add_subcommand("inspect", "Print a checkpoint's metadata and verify every checksum");
+  inspect->add_option("file", inspect_path, "Checkpoint file (.h5)")->required();
 
   std::string validate_path;
   std::vector<std::string> validate_sets;
@@ -44,6 +53,7 @@ int dispatch(int argc, char** argv, int world_rank) {
 
   comm::Communicator comm(MPI_COMM_WORLD);
   if (*run) return launcher::run(comm, run_opt);
+  if (*inspect) return launcher::inspect(comm, inspect_path);
   if (*validate) {
     auto deck = launcher::load_deck(comm, validate_path, validate_sets);
     if (comm.is_root()) std::printf("%s: valid\n%s", validate_path.c_str(), deck.resolved().c_str());
@@ -63,9 +73,10 @@ int main(int argc, char** argv) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;
+  const double start = MPI_Wtime();
   Kokkos::initialize(argc, argv);
   try {
-    code = dispatch(argc, argv, rank);
+    code = dispatch(argc, argv, rank, start);
   } catch (const CollectiveError& e) {
     // Every rank reached this verdict together: report once and exit cleanly with its code.
     if (rank == 0) std::fprintf(stderr, "ERROR: %s\n", e.what());

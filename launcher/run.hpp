@@ -12,6 +12,8 @@ struct RunOptions {
   std::string deck_path;
   std::vector<std::string> sets;
   std::string output_dir;  // empty: from the deck or runs/<stem>
+  std::string resume = "auto";  // "auto" (newest valid checkpoint), "never", or a checkpoint file
+  double start_wtime = 0;       // MPI_Wtime() at program start (time limits count from it)
 };
 
 // Reads the deck on the root rank, broadcasts it, applies --set overrides and validates it on every
@@ -22,5 +24,7 @@ md::MdConfig md_config_from_deck(const Deck& deck);
 int run(const comm::Communicator& comm, const RunOptions& options);
 // Prints the run header (version, build, Kokkos, ranks, nodes) on the root rank.
 void print_header(const comm::Communicator& comm);
+// `spotrun inspect FILE`: prints the metadata and verifies every checksum; returns the exit code.
+int inspect(const comm::Communicator& comm, const std::string& path);
 
 }  // namespace spotrun::launcher

@@ -343,7 +343,7 @@ void MdSolver::step(bool want_thermo) {
     maxsq = initial_integrate(m_atoms, m_cfg.dt);
   }
   ++m_step;
-  m_time += m_cfg.dt;
+  m_time = m_time_origin + static_cast<double>(m_step - m_step_origin) * m_cfg.dt;  // no accumulated rounding
   ++m_since_build;
   const double half_skin_sq = 0.25 * m_cfg.skin * m_cfg.skin;
   bool rebuild_now = false;

@@ -79,6 +79,8 @@ class MdSolver final : public Solver {
   std::int64_t m_natoms = 0;
   std::int64_t m_step = 0;
   double m_time = 0;
+  std::int64_t m_step_origin = 0;  // time = m_time_origin + (step - m_step_origin) * dt
+  double m_time_origin = 0;
   int m_since_build = 0;
   bool m_moved_too_far = false;  // an atom moved > skin/2 while the current list was in use
   long long m_dangerous_builds = 0;

@@ -245,6 +245,8 @@ void MdSolver::restore(const io::SolverState& st) {
 
   m_step = need_int("step");
   m_time = need_real("time");
+  m_step_origin = m_step;
+  m_time_origin = m_time;
   m_dangerous_builds = need_int("md.dangerous_builds");
   m_moved_too_far = false;
   rebuild();

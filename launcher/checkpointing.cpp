@@ -1,0 +1,210 @@
+#include "checkpointing.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace spotrun::launcher {
+
+CheckpointSettings CheckpointSettings::from_deck(const Deck& d) {
+  CheckpointSettings s;
+  s.every_steps = d.get_int("checkpoint.every_steps");
+  s.every_seconds = d.get_float("checkpoint.every_seconds");
+  s.auto_interval = d.get_string("checkpoint.interval") == "auto";
+  s.mtbf = d.get_float("checkpoint.mtbf");
+  s.keep = static_cast<int>(d.get_int("checkpoint.keep"));
+  s.abort_on_error = d.get_string("checkpoint.on_error") == "abort";
+  s.safety_factor = d.get_float("checkpoint.safety_factor");
+  return s;
+}
+
+CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::string& outdir,
+                                     CheckpointSettings settings, io::CheckpointMeta base)
+    : m_comm(comm),
+      m_outdir(outdir),
+      m_dir((fs::path(outdir) / "checkpoints").string()),
+      m_settings(settings),
+      m_base(std::move(base)) {}
+
+std::vector<CheckpointFile> CheckpointManager::candidates() const {
+  std::string listing;
+  if (m_comm.is_root()) {
+    std::error_code ec;
+    std::vector<CheckpointFile> files;
+    if (fs::is_directory(m_dir, ec)) {
+      for (const auto& e : fs::directory_iterator(m_dir, ec)) {
+        const std::string name = e.path().filename().string();
+        // ckpt-<digits>.h5
+        if (name.size() < 9 || name.rfind("ckpt-", 0) != 0 || name.substr(name.size() - 3) != ".h5") continue;
+        const std::string digits = name.substr(5, name.size() - 8);
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
+        files.push_back({e.path().string(), std::stoll(digits)});
+      }
+    }
+    std::ostringstream out;
+    for (const auto& f : files) out << f.step << ' ' << f.path << '\n';
+    listing = out.str();
+  }
+  listing = m_comm.broadcast(listing);
+  std::vector<CheckpointFile> files;
+  std::istringstream in(listing);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto sp = line.find(' ');
+    files.push_back({line.substr(sp + 1), std::stoll(line.substr(0, sp))});
+  }
+  // final.h5 (a finished run, perhaps extended now) competes by the step in its metadata.
+  const fs::path final_path = fs::path(m_outdir) / "final.h5";
+  int exists = 0;
+  if (m_comm.is_root()) {
+    std::error_code ec;
+    exists = fs::exists(final_path, ec) ? 1 : 0;
+  }
+  SPOTRUN_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, m_comm.mpi()));
+  if (exists) {
+    std::int64_t step = -1;
+    try {
+      step = io::read_checkpoint_meta(m_comm, final_path.string()).step;
+    } catch (const InputError&) {
+      // damaged: tried last, where the reader reports why it is skipped
+    }
+    files.push_back({final_path.string(), step});
+  }
+  std::stable_sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.step > b.step; });
+  return files;
+}
+
+void CheckpointManager::remove_stale_temporaries() const {
+  if (!m_comm.is_root()) return;
+  std::error_code ec;
+  for (const auto& dir : {fs::path(m_dir), fs::path(m_outdir)}) {
+    if (!fs::is_directory(dir, ec)) continue;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() > 7 && name.substr(name.size() - 7) == ".h5.tmp") {
+        std::printf("Removing incomplete checkpoint %s (left by an interrupted write)\n", e.path().c_str());
+        fs::remove(e.path(), ec);
+      }
+    }
+  }
+}
+
+double CheckpointManager::interval_seconds() const {
+  if (m_settings.auto_interval && m_last_cost > 0) return std::sqrt(2.0 * m_last_cost * m_settings.mtbf);
+  return m_settings.every_seconds;
+}
+
+double CheckpointManager::reserve_seconds(double state_bytes) const {
+  // Before the first checkpoint, assume a pessimistic 50 MB/s and at least one second.
+  const double cost = m_last_cost > 0 ? m_last_cost : std::max(1.0, state_bytes / 50e6);
+  return m_settings.safety_factor * cost;
+}
+
+double CheckpointManager::write_file(Solver& solver, const std::string& path) {
+  const double t0 = MPI_Wtime();
+  io::SolverState state = solver.state();
+  io::CheckpointMeta meta = m_base;
+  meta.step = solver.step_index();
+  meta.time = solver.time();
+  meta.nranks = m_comm.size();
+  io::write_checkpoint(m_comm, path, meta, state);
+  return m_comm.max(MPI_Wtime() - t0);
+}
+
+bool CheckpointManager::write(Solver& solver, double now, const char* reason) {
+  std::string path = (fs::path(m_dir) / ("ckpt-" + std::to_string(solver.step_index()) + ".h5")).string();
+  std::string error;
+  if (m_comm.is_root()) {
+    std::error_code ec;
+    fs::create_directories(m_dir, ec);
+    if (ec) error = "cannot create checkpoint directory '" + m_dir + "': " + ec.message();
+  }
+  error = m_comm.broadcast(error);
+  double cost = 0;
+  if (error.empty()) {
+    try {
+      cost = write_file(solver, path);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  if (!error.empty()) {
+    ++m_failed;
+    m_last_wall = now;  // retry at the next interval, not at every step
+    if (m_settings.abort_on_error) throw RunError("checkpoint at step " + std::to_string(solver.step_index()) +
+                                                  " failed: " + error + " (checkpoint.on_error = \"abort\")");
+    if (m_comm.is_root())
+      std::fprintf(stderr, "WARNING: checkpoint at step %lld failed: %s; previous checkpoints are intact, retrying at "
+                           "the next interval\n",
+                   static_cast<long long>(solver.step_index()), error.c_str());
+    return false;
+  }
+  ++m_written;
+  m_total_seconds += cost;
+  m_last_cost = cost;
+  m_last_wall = now;
+  if (m_comm.is_root()) {
+    std::printf("Checkpoint %s at step %lld (%s): %.3g s\n", path.c_str(), static_cast<long long>(solver.step_index()),
+                reason, cost);
+    std::fflush(stdout);
+  }
+  apply_keep_policy();
+  return true;
+}
+
+void CheckpointManager::write_final(Solver& solver) {
+  const std::string path = (fs::path(m_outdir) / "final.h5").string();
+  const double cost = write_file(solver, path);
+  m_total_seconds += cost;
+  if (m_comm.is_root()) std::printf("Final state %s at step %lld: %.3g s\n", path.c_str(),
+                                    static_cast<long long>(solver.step_index()), cost);
+}
+
+void CheckpointManager::apply_keep_policy() const {
+  if (!m_comm.is_root()) return;
+  std::vector<std::pair<long long, fs::path>> files;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(m_dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("ckpt-", 0) != 0 || name.size() < 9 || name.substr(name.size() - 3) != ".h5") continue;
+    const std::string digits = name.substr(5, name.size() - 8);
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
+    files.push_back({std::stoll(digits), e.path()});
+  }
+  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t k = static_cast<std::size_t>(m_settings.keep); k < files.size(); ++k) fs::remove(files[k].second, ec);
+}
+
+std::string physics_changes(const std::string& before, const std::string& now) {
+  auto parse = [](const std::string& text) {
+    std::map<std::string, std::string> m;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      auto eq = line.find(" = ");
+      if (eq != std::string::npos) m[line.substr(0, eq)] = line.substr(eq + 3);
+    }
+    return m;
+  };
+  auto a = parse(before), b = parse(now);
+  std::ostringstream out;
+  for (const auto& [k, v] : a) {
+    auto it = b.find(k);
+    if (it == b.end())
+      out << "\n  " << k << ": " << v << " -> (not set)";
+    else if (it->second != v)
+      out << "\n  " << k << ": " << v << " -> " << it->second;
+  }
+  for (const auto& [k, v] : b)
+    if (!a.count(k)) out << "\n  " << k << ": (not set) -> " << v;
+  return out.str();
+}
+
+}  // namespace spotrun::launcher

@@ -1,0 +1,83 @@
+#pragma once
+// When and where checkpoints are written, which one a run resumes from, and what they cost.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "deck.hpp"
+#include "io/checkpoint.hpp"
+#include "solvers/solver.hpp"
+
+namespace spotrun::launcher {
+
+struct CheckpointSettings {
+  std::int64_t every_steps = 0;
+  double every_seconds = 900;
+  bool auto_interval = false;
+  double mtbf = 7200;
+  int keep = 2;
+  bool abort_on_error = false;
+  double safety_factor = 2.0;
+  static CheckpointSettings from_deck(const Deck& deck);
+};
+
+struct CheckpointFile {
+  std::string path;
+  std::int64_t step = -1;
+};
+
+class CheckpointManager {
+ public:
+  CheckpointManager(const comm::Communicator& comm, const std::string& outdir, CheckpointSettings settings,
+                    io::CheckpointMeta base);
+
+  const std::string& directory() const { return m_dir; }
+  // Checkpoints in OUTDIR/checkpoints and OUTDIR/final.h5, newest step first (same list on every rank).
+  std::vector<CheckpointFile> candidates() const;
+  // Removes *.tmp files left by a process killed while writing (root rank).
+  void remove_stale_temporaries() const;
+
+  bool due_by_steps(std::int64_t step) const {
+    return m_settings.every_steps > 0 && step % m_settings.every_steps == 0;
+  }
+  // Wall-clock interval now in force (every_seconds, or Young/Daly once a cost is measured); 0 = none.
+  double interval_seconds() const;
+  bool due_by_time(double now) const {
+    const double t = interval_seconds();
+    return t > 0 && now - m_last_wall >= t;
+  }
+  // Seconds to keep in reserve before a time limit: safety factor times the (estimated) checkpoint cost.
+  double reserve_seconds(double state_bytes) const;
+
+  // Writes OUTDIR/checkpoints/ckpt-<step>.h5 (collective). Returns false if it failed and on_error is
+  // "warn" (after warning); throws if it failed and on_error is "abort".
+  bool write(Solver& solver, double now, const char* reason);
+  // Writes OUTDIR/final.h5 (collective); throws on failure.
+  void write_final(Solver& solver);
+
+  int written() const { return m_written; }
+  int failed() const { return m_failed; }
+  double total_seconds() const { return m_total_seconds; }
+  double last_cost() const { return m_last_cost; }
+  void mark_started(double now) { m_last_wall = now; }
+
+ private:
+  double write_file(Solver& solver, const std::string& path);
+  void apply_keep_policy() const;
+  const comm::Communicator& m_comm;
+  std::string m_outdir;
+  std::string m_dir;
+  CheckpointSettings m_settings;
+  io::CheckpointMeta m_base;
+  double m_last_wall = 0;
+  double m_last_cost = -1;
+  double m_total_seconds = 0;
+  int m_written = 0;
+  int m_failed = 0;
+};
+
+// Compares the physics lines of a checkpoint with the deck's; returns "" or a list of the changes.
+std::string physics_changes(const std::string& checkpoint_physics, const std::string& deck_physics);
+
+}  // namespace spotrun::launcher
