@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -79,6 +80,35 @@ std::vector<CheckpointFile> CheckpointManager::candidates() const {
   }
   std::stable_sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.step > b.step; });
   return files;
+}
+
+std::string CheckpointManager::archive_previous_run() const {
+  std::string dest, error;
+  if (m_comm.is_root()) {
+    std::error_code ec;
+    const fs::path out(m_outdir);
+    std::vector<fs::path> items;
+    for (const char* name : {"checkpoints", "final.h5", "thermo.csv"})
+      if (fs::exists(out / name, ec)) items.push_back(out / name);
+    const bool has_state = fs::exists(out / "checkpoints", ec) || fs::exists(out / "final.h5", ec);
+    if (has_state) {
+      char stamp[32];
+      std::time_t t = std::time(nullptr);
+      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&t));
+      fs::path d = out / (std::string("previous-") + stamp);
+      for (int k = 1; fs::exists(d, ec); ++k) d = out / (std::string("previous-") + stamp + "-" + std::to_string(k));
+      fs::create_directories(d, ec);
+      if (ec) error = "cannot create " + d.string() + ": " + ec.message();
+      for (const auto& p : items) {
+        if (!error.empty()) break;
+        fs::rename(p, d / p.filename(), ec);
+        if (ec) error = "cannot move " + p.string() + " to " + d.string() + ": " + ec.message();
+      }
+      dest = d.string();
+    }
+  }
+  m_comm.agree<InputError>(error.empty(), error);
+  return m_comm.broadcast(dest);
 }
 
 void CheckpointManager::remove_stale_temporaries() const {

@@ -35,6 +35,10 @@ class CheckpointManager {
   const std::string& directory() const { return m_dir; }
   // Checkpoints in OUTDIR/checkpoints and OUTDIR/final.h5, newest step first (same list on every rank).
   std::vector<CheckpointFile> candidates() const;
+  // A fresh start (--resume=never) in a directory holding an earlier run: moves its checkpoints,
+  // final.h5 and thermo.csv into OUTDIR/previous-<UTC time>/ so that nothing is lost and a later resume
+  // cannot pick a checkpoint of the earlier run. Returns that directory, or "" (collective).
+  std::string archive_previous_run() const;
   // Removes *.tmp files left by a process killed while writing (root rank).
   void remove_stale_temporaries() const;
 

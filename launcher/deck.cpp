@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <set>
 #include <sstream>
@@ -37,8 +38,25 @@ std::string type_name(KeyType t) {
 
 std::string show(const toml::value& v) {
   std::ostringstream s;
-  if (v.is_string())
-    s << '"' << v.as_string().str << '"';
+  if (v.is_string()) {
+    // A TOML basic string: escape quotes, backslashes and control characters.
+    s << '"';
+    for (unsigned char c : v.as_string().str) {
+      if (c == '"' || c == '\\')
+        s << '\\' << c;
+      else if (c == '\n')
+        s << "\\n";
+      else if (c == '\t')
+        s << "\\t";
+      else if (c < 0x20 || c == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        s << buf;
+      } else
+        s << c;
+    }
+    s << '"';
+  }
   else if (v.is_floating()) {
     char buf[64];
     auto r = std::to_chars(buf, buf + sizeof buf, v.as_floating());
@@ -57,6 +75,11 @@ std::string show(const toml::value& v) {
       first = false;
     }
     s << ']';
+  } else if (v.is_local_time()) {
+    const auto& t = v.as_local_time();
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "\"%02d:%02d:%02d\"", t.hour, t.minute, t.second);
+    s << buf;
   } else if (v.is_table())
     s << "(a table)";
   else
@@ -215,6 +238,10 @@ std::array<int, 3> Deck::get_int3(const std::string& key) const {
 double Deck::get_seconds(const std::string& key) const {
   auto v = value_or_default(key);
   if (v.is_string()) return *parse_duration(v.as_string().str);
+  if (v.is_local_time()) {  // an unquoted 02:00:00 reads as a TOML time of day
+    const auto& t = v.as_local_time();
+    return t.hour * 3600.0 + t.minute * 60.0 + t.second + t.millisecond * 1e-3;
+  }
   return v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
 }
 
@@ -286,7 +313,9 @@ void Deck::validate() const {
           break;
         }
         case KeyType::Duration:
-          if (v.is_string()) {
+          if (v.is_local_time()) {
+            // HH:MM:SS without quotes: TOML reads it as a time of day, which is fine as a duration < 24 h.
+          } else if (v.is_string()) {
             if (!parse_duration(v.as_string().str)) bad("expected " + type_name(s->type));
           } else if (v.is_integer() || v.is_floating()) {
             double x = v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();

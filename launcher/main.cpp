@@ -5,12 +5,15 @@
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "comm/communicator.hpp"
 #include "comm/errors.hpp"
 #include "deck.hpp"
 #include "run.hpp"
 #include "spotrun/version.hpp"
+#include "submit.hpp"  // --- Slurm (spotrun submit) ---
 
 using namespace spotrun;
 
@@ -44,6 +47,13 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
 
   auto* info = app.add_subcommand("info", "Print version, build and backend information");
 
+  // --- Slurm: spotrun submit (launcher/submit.hpp) ---
+  launcher::SubmitOptions submit_opt;
+  auto* submit = app.add_subcommand(
+      "submit", "Submit a deck as a Slurm batch job that checkpoints, requeues itself and resumes (or print it)");
+  launcher::add_submit_options(*submit, submit_opt);
+  // --- end Slurm ---
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -54,6 +64,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   comm::Communicator comm(MPI_COMM_WORLD);
   if (*run) return launcher::run(comm, run_opt);
   if (*inspect) return launcher::inspect(comm, inspect_path);
+  if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
   if (*validate) {
     auto deck = launcher::load_deck(comm, validate_path, validate_sets);
     if (comm.is_root()) std::printf("%s: valid\n%s", validate_path.c_str(), deck.resolved().c_str());
@@ -74,9 +85,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;
   const double start = MPI_Wtime();
-  Kokkos::initialize(argc, argv);
+  // Kokkos sees only its own --kokkos-* options (so `spotrun --help` is spotrun's help); CLI11 the rest.
+  std::vector<char*> kokkos_argv{argv[0]}, app_argv{argv[0]};
+  for (int i = 1; i < argc; ++i) (std::string(argv[i]).rfind("--kokkos-", 0) == 0 ? kokkos_argv : app_argv).push_back(argv[i]);
+  int kokkos_argc = static_cast<int>(kokkos_argv.size());
+  kokkos_argv.push_back(nullptr);
+  Kokkos::initialize(kokkos_argc, kokkos_argv.data());
   try {
-    code = dispatch(argc, argv, rank, start);
+    code = dispatch(static_cast<int>(app_argv.size()), app_argv.data(), rank, start);
   } catch (const CollectiveError& e) {
     // Every rank reached this verdict together: report once and exit cleanly with its code.
     if (rank == 0) std::fprintf(stderr, "ERROR: %s\n", e.what());

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "checkpointing.hpp"
+#include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "comm/transport.hpp"
 #include "stop.hpp"
 #include "io/lammps_data.hpp"
@@ -171,7 +172,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   auto transport = comm::make_transport("mpi", comm);
   const std::int64_t steps = deck.get_int("run.steps");
   const std::int64_t thermo_every = deck.get_int("run.thermo_every");
-  const double time_limit = deck.get_seconds("run.time_limit");
+  // --- Slurm: under Slurm the job's end time (less a margin) is a time limit too (launcher/slurm_env.hpp) ---
+  const double time_limit = time_limit_with_slurm(comm, deck.get_seconds("run.time_limit"), opt.start_wtime);
 
   io::CheckpointMeta base;
   base.solver = solver_name;
@@ -186,10 +188,15 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   // Resume from the newest valid checkpoint, or start fresh.
   std::unique_ptr<Solver> solver;
   std::vector<CheckpointFile> candidates;
-  if (opt.resume == "auto")
+  if (opt.resume == "auto") {
     candidates = checkpoints.candidates();
-  else if (opt.resume != "never")
+  } else if (opt.resume == "never") {
+    const std::string moved = checkpoints.archive_previous_run();
+    if (comm.is_root() && !moved.empty())
+      std::printf("Starting fresh: the earlier run's checkpoints, final.h5 and thermo.csv moved to %s\n", moved.c_str());
+  } else {
     candidates.push_back({opt.resume, -1});
+  }
   std::string resumed_from;
   for (const auto& c : candidates) {
     try {

@@ -328,6 +328,8 @@ void MdSolver::setup() {
   rebuild();
   if (!m_setup_done) check_close_atoms();
   compute_forces(true);
+  if (m_cfg.ensemble == Ensemble::Langevin)  // as LAMMPS fix langevin in setup: the first half-kick feels it
+    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
   m_setup_done = true;
 }
 
