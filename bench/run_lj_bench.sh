@@ -35,17 +35,19 @@ SIZES=(1 2)
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) SIZES=(1); shift ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
 done
 
 die() { echo "run_lj_bench: $*" >&2; exit 1; }
 
-# Open MPI refuses more ranks than detected slots without this flag.
+# Open MPI refuses more ranks than detected slots without --oversubscribe, and refuses to run as
+# root without --allow-run-as-root.
 MPI_ARGS=()
 if "$MPIRUN" --version 2>/dev/null | grep -q "Open MPI"; then
     MPI_ARGS+=(--oversubscribe)
+    if [[ $(id -u) -eq 0 ]]; then MPI_ARGS+=(--allow-run-as-root); fi
 fi
 
 RUN_SPOTRUN=1
