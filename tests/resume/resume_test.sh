@@ -84,11 +84,11 @@ bitwise)
 ranks)
   [ "$(run "$NP" "$WORK/r" --set run.steps=150)" = 0 ] || fail "first leg failed"
   prev=$NP
-  for np in 1 3 "$NP"; do
-    steps=$(( $(grep -c . "$WORK/r/thermo.csv") * 0 + 150 + 80 * (np == 1 ? 1 : (np == 3 ? 2 : 3)) ))
-    [ "$np" = "$NP" ] && steps=400
-    [ "$(run "$np" "$WORK/r" --set run.steps=$steps)" = 0 ] || fail "resume $prev -> $np failed: $(tail -5 "$WORK/r.log")"
-    prev=$np
+  for leg in "1 230" "3 310" "$NP 400"; do
+    set -- $leg
+    [ "$(run "$1" "$WORK/r" --set run.steps=$2)" = 0 ] || fail "resume $prev -> $1 ranks failed: $(tail -5 "$WORK/r.log")"
+    grep -q "Resuming from" "$WORK/r.log" || fail "leg on $1 ranks did not resume"
+    prev=$1
   done
   n=$(h5dump -d /md/id -y -w 0 "$WORK/r/final.h5" | grep -o "[0-9]\+" | wc -l)
   want=$(h5dump -d /md/id -y -w 0 "$WORK/ref/final.h5" | grep -o "[0-9]\+" | wc -l)
