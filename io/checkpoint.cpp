@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -27,6 +26,10 @@
 #include <sstream>
 #include <stdexcept>
 #include <utility>
+
+// xxHash inlined: the per-row hashes of short rows are dominated by call overhead otherwise.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "comm/errors.hpp"
 #include "spotrun/version.hpp"
@@ -44,6 +47,8 @@ constexpr const char* k_text_algorithm = "xxh64";
 // Bytes of one dataset one rank moves in one collective transfer (keeps every MPI count far below 2^31
 // and bounds the memory verify_checkpoint uses).
 constexpr std::uint64_t k_round_bytes = std::uint64_t(256) << 20;
+// Scratch bytes per rank for reading a new checkpoint back before it is committed.
+constexpr std::uint64_t k_verify_bytes = std::uint64_t(4) << 20;
 // Longest fixed-length string attribute read back (the deck and physics texts are datasets).
 constexpr std::uint64_t k_max_string_attribute = std::uint64_t(1) << 20;
 // Depth and object count bounds for walking the groups of a (possibly crafted) file.
@@ -554,12 +559,59 @@ void write_text(const comm::Communicator& comm, TextDataset& t, const std::strin
   });
 }
 
+// Bytes a rank wrote at `offset` of the file, to be read back before the file is committed.
+struct ReadBack {
+  std::string name;
+  std::uint64_t offset;
+  const void* data;
+  std::uint64_t bytes;
+};
+
+std::uint64_t dataset_offset(hid_t dset, const std::string& file) {
+  const haddr_t offset = H5Dget_offset(dset);
+  if (offset == HADDR_UNDEF) throw std::runtime_error("H5Dget_offset on '" + file + "' failed: " + hdf5_error_text());
+  return offset;
+}
+
+// Reads every item back with POSIX reads and compares it bitwise; throws naming the first that differs.
+void read_back(const std::string& file, const std::vector<ReadBack>& items) {
+  if (items.empty()) return;
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  if (fd < 0) throw std::runtime_error("cannot open '" + file + "' to read it back: " + errno_text(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::uint64_t largest = 0;
+  for (const auto& it : items) largest = std::max(largest, it.bytes);
+  std::vector<unsigned char> scratch(std::min(largest, k_verify_bytes));
+  for (const auto& it : items) {
+    for (std::uint64_t done = 0; done < it.bytes;) {
+      const std::uint64_t want = std::min<std::uint64_t>(scratch.size(), it.bytes - done);
+      std::uint64_t got = 0;
+      while (got < want) {
+        const ssize_t n = ::pread(fd, scratch.data() + got, want - got, static_cast<off_t>(it.offset + done + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw std::runtime_error("reading '" + file + "' back failed: " + errno_text(errno));
+        if (n == 0) break;
+        got += static_cast<std::uint64_t>(n);
+      }
+      if (got < want || std::memcmp(scratch.data(), static_cast<const unsigned char*>(it.data) + done, want) != 0)
+        throw std::runtime_error("'" + it.name +
+                                 "': the data read back differs from the data written (lost writes: is the file system full?)");
+      done += want;
+    }
+  }
+}
+
 // Creates and fills `tmp` (collective). Every failure is agreed, so every rank throws together.
 //
-// Order matters when the file system fills up: HDF5 1.10 cannot close a file whose metadata it failed
-// to flush (the identifier stays behind and crashes the library at MPI_Finalize). So every object and
-// attribute is created first and flushed (the file then has its final size, sparse), and only then is
-// the bulk data written; a failed data write leaves no dirty metadata and the file closes cleanly.
+// Order matters when the file system fills up. HDF5 1.10 cannot close a file whose metadata it failed
+// to flush (the identifier stays behind and crashes the library at MPI_Finalize), and a metadata flush
+// that fails on rank 0 only hangs in HDF5's own MPI_File_sync. So every object and attribute is created
+// and flushed first (the file then has its final size, sparse; the free-space check of
+// write_checkpoint makes this small flush fail only in a race with another writer), and only then is
+// the bulk data written: a failed data write leaves no dirty metadata and the file closes cleanly.
 void write_file(const comm::Communicator& comm, const std::string& tmp, const CheckpointMeta& meta,
                 const SolverState& state, const std::vector<std::uint64_t>& checksums, const std::string& prefix) {
   H5Handle file;
@@ -617,13 +669,31 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
     transfer_rows<std::runtime_error>(comm, prefix, tmp, datasets[i], a.is_integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE,
                                       true, const_cast<void*>(data), a.first_row, a.rows, a.inner, a.row_size(), 8);
   }
+  // MPI_File_sync on every rank (HDF5 syncs on flush, not on close).
+  agreed_step<std::runtime_error>(comm, prefix, [&] { SPOTRUN_H5_CALL(tmp, H5Fflush, file, H5F_SCOPE_GLOBAL); });
+  // Read back what was written before trusting it: some MPI-IO layers report success for collective
+  // writes that failed (Open MPI 4.1's OMPIO on a full file system), which would commit a file with
+  // holes. Each rank reads its own rows with pread (after the MPI_File_sync above) and compares them.
+  std::vector<ReadBack> items;
+  agreed_step<std::runtime_error>(comm, prefix, [&] {
+    if (comm.is_root())
+      for (TextDataset* t : {&deck, &physics})
+        items.push_back({"/meta/" + std::string(t == &deck ? "deck" : "physics"), dataset_offset(t->dset, tmp),
+                         t->text->c_str(), t->text->size() + 1});
+    for (std::size_t i = 0; i < state.arrays.size(); ++i) {
+      const StateArray& a = state.arrays[i];
+      const std::uint64_t row_bytes = a.row_size() * 8;
+      if (a.rows * row_bytes == 0) continue;
+      const void* data = a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data());
+      items.push_back({a.name, dataset_offset(datasets[i], tmp) + a.first_row * row_bytes, data, a.rows * row_bytes});
+    }
+    read_back(tmp, items);
+  });
   agreed_step<std::runtime_error>(comm, prefix, [&] {
     deck.dset.close("H5Dclose", tmp);
     physics.dset.close("H5Dclose", tmp);
     for (auto& d : datasets) d.close("H5Dclose", tmp);
   });
-  // MPI_File_sync on every rank (HDF5 syncs on flush, not on close), then the collective close.
-  agreed_step<std::runtime_error>(comm, prefix, [&] { SPOTRUN_H5_CALL(tmp, H5Fflush, file, H5F_SCOPE_GLOBAL); });
   agreed_step<std::runtime_error>(comm, prefix, [&] { file.close("H5Fclose", tmp); });
 }
 
@@ -997,9 +1067,9 @@ void write_checkpoint(const comm::Communicator& comm, const std::string& path, c
     // `path` is untouched. MPI-IO seldom says why a write failed: add what the file system says.
     std::string hint;
     if (comm.is_root()) {
-      if (tmp_may_exist) ::unlink(tmp.c_str());
       const std::int64_t have = writing ? free_bytes(dir) : -1;
       if (have >= 0) hint = " (the file system of '" + dir + "' has " + std::to_string(have) + " bytes free)";
+      if (tmp_may_exist) ::unlink(tmp.c_str());
     }
     hint = comm.broadcast(hint);
     throw CollectiveError(prefix + e.what() + hint, k_exit_failure);

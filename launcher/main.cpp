@@ -12,6 +12,7 @@
 #include "comm/errors.hpp"
 #include "deck.hpp"
 #include "run.hpp"
+#include "stop.hpp"
 #include "spotrun/version.hpp"
 #include "submit.hpp"  // --- Slurm (spotrun submit) ---
 
@@ -81,6 +82,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
+  launcher::install_stop_handlers();  // as early as possible: a stop signal during start-up is kept
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;

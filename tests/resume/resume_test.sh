@@ -60,12 +60,12 @@ bitwise)
   # SIGTERM at random moments, each followed by the same command.
   for attempt in 1 2 3; do
     out="$WORK/t$attempt"
-    timeout 300 mpirun -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" --set run.steps=4000 >>"$out.log" 2>&1 &
+    mpirun -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" --set run.steps=4000 >>"$out.log" 2>&1 &
     pid=$!
-    sleep "0.$((RANDOM % 9 + 1))"
-    for wait in $(seq 1 50); do pgrep -x spotrun >/dev/null && break; sleep 0.1; done
-    sleep "0.$((RANDOM % 9))"
-    pkill -TERM -x spotrun
+    # Signal only this run's processes (children of this mpirun), once spotrun has started its run.
+    for wait in $(seq 1 300); do grep -q "^Deck:" "$out.log" 2>/dev/null && break; sleep 0.1; done
+    sleep "0.$((RANDOM % 9))$((RANDOM % 10))"
+    pkill -TERM -P "$pid" -x spotrun
     wait $pid
     code=$?
     [ "$code" = 75 ] || [ "$code" = 0 ] || fail "SIGTERM gave exit $code: $(tail -5 "$out.log")"
@@ -109,11 +109,11 @@ kill)
     "$WORK/deck.toml" >"$big"
   timeout 300 mpirun -np "$NP" "$SPOTRUN" run "$big" --output-dir "$WORK/kref" >"$WORK/kref.log" 2>&1 || fail "reference failed"
   for attempt in 1 2 3 4 5 6; do
-    timeout 300 mpirun -np "$NP" "$SPOTRUN" run "$big" --output-dir "$WORK/k" >>"$WORK/k.log" 2>&1 &
+    mpirun -np "$NP" "$SPOTRUN" run "$big" --output-dir "$WORK/k" >>"$WORK/k.log" 2>&1 &
     pid=$!
-    for wait in $(seq 1 50); do pgrep -x spotrun >/dev/null && break; sleep 0.1; done
+    for wait in $(seq 1 50); do pgrep -P "$pid" -x spotrun >/dev/null && break; sleep 0.1; done
     sleep "$((RANDOM % 3)).$((RANDOM % 10))"
-    pkill -KILL -x spotrun
+    pkill -KILL -P "$pid" -x spotrun
     wait $pid
     ls "$WORK/k/checkpoints" 2>/dev/null | tr '\n' ' '
     echo

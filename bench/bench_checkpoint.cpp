@@ -1,0 +1,225 @@
+// Checkpoint throughput: io::write_checkpoint and io::read_checkpoint of an MD-like state (the /md/
+// layout of docs/checkpoint-format.md: id, x, v, f, image, x_build = 16 values of 8 bytes per atom), and
+// in the same run two raw writes of the same number of bytes into the same directory:
+//   raw mpi-io : every rank writes its contiguous share with MPI_File_write_at_all, MPI_File_sync, close
+//   raw posix  : rank 0 alone writes all bytes with fwrite, fflush, fsync (no gather: a lower bound)
+// The ratio is write_checkpoint against the faster raw write (target >= 0.7). Every time is the
+// median of the repetitions, measured between barriers, so it is the slowest rank's time. The read
+// follows a write of the same file, so it is served mostly from the page cache.
+// The benchmark checks its own result: the state read back must equal the state written, bitwise,
+// else it prints ERROR and exits 1.
+//
+//   mpirun -np N build-dir/bench/bench_checkpoint [DIR=/tmp] [REPS=5] [ATOMS...=32000 256000 2048000]
+#include <mpi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "io/checkpoint.hpp"
+
+namespace {
+
+using namespace spotrun;
+
+struct Spec {
+  const char* name;
+  std::uint64_t width;  // values per atom
+  bool is_integer;
+};
+constexpr Spec k_md[] = {{"/md/id", 1, true},      {"/md/x", 3, false},     {"/md/v", 3, false},
+                         {"/md/f", 3, false},      {"/md/image", 3, true},  {"/md/x_build", 3, false}};
+
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+io::SolverState md_state(const comm::Communicator& comm, std::uint64_t natoms) {
+  io::SolverState s;
+  s.solver = "md";
+  std::uint64_t first = 0, count = 0;
+  io::block_of(natoms, comm.size(), comm.rank(), first, count);
+  for (const Spec& spec : k_md) {
+    io::StateArray a;
+    a.name = spec.name;
+    if (spec.width > 1) a.inner = {spec.width};
+    a.is_integer = spec.is_integer;
+    a.global_rows = natoms;
+    a.first_row = first;
+    a.rows = count;
+    const std::uint64_t n = count * spec.width;
+    if (spec.is_integer) {
+      a.i64.resize(n);
+      for (std::uint64_t i = 0; i < n; ++i)
+        a.i64[i] = std::string(spec.name) == "/md/id" ? static_cast<std::int64_t>(first + i + 1)
+                                                      : static_cast<std::int64_t>(mix(first * spec.width + i) % 5) - 2;
+    } else {
+      a.f64.resize(n);
+      for (std::uint64_t i = 0; i < n; ++i) a.f64[i] = static_cast<double>(mix(first * spec.width + i + n) >> 11) * 0x1p-40;
+    }
+    s.arrays.push_back(std::move(a));
+  }
+  s.reals["time"] = 1.0;
+  s.integers["step"] = 1000;
+  return s;
+}
+
+std::vector<io::StateArray> md_layout(std::uint64_t natoms) {
+  std::vector<io::StateArray> out;
+  for (const Spec& spec : k_md) {
+    io::StateArray a;
+    a.name = spec.name;
+    if (spec.width > 1) a.inner = {spec.width};
+    a.is_integer = spec.is_integer;
+    a.global_rows = natoms;
+    out.push_back(a);
+  }
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+template <class F>
+double timed(const comm::Communicator& comm, F&& f) {
+  comm.barrier();
+  const double t0 = MPI_Wtime();
+  f();
+  comm.barrier();
+  return MPI_Wtime() - t0;
+}
+
+void check(int rc, const char* what) {
+  if (rc != MPI_SUCCESS) {
+    std::fprintf(stderr, "ERROR: %s failed\n", what);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+// Every rank writes its contiguous share of `bytes` bytes, syncs, closes (collective).
+void raw_mpiio(const comm::Communicator& comm, const std::string& path, const std::vector<char>& buffer,
+               std::uint64_t first_byte) {
+  MPI_File fh;
+  check(MPI_File_open(comm.mpi(), path.c_str(), MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh), "MPI_File_open");
+  check(MPI_File_set_size(fh, 0), "MPI_File_set_size");
+  // In pieces of at most 1 GiB (int counts).
+  const std::uint64_t piece = std::uint64_t(1) << 30;
+  std::uint64_t mine = (buffer.size() + piece - 1) / piece, rounds = 0;
+  MPI_Allreduce(&mine, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm.mpi());
+  for (std::uint64_t r = 0; r < rounds; ++r) {
+    const std::uint64_t off = r * piece;
+    const int n = off < buffer.size() ? static_cast<int>(std::min<std::uint64_t>(piece, buffer.size() - off)) : 0;
+    check(MPI_File_write_at_all(fh, static_cast<MPI_Offset>(first_byte + off), buffer.data() + (n ? off : 0), n, MPI_BYTE,
+                                MPI_STATUS_IGNORE),
+          "MPI_File_write_at_all");
+  }
+  check(MPI_File_sync(fh), "MPI_File_sync");
+  check(MPI_File_close(&fh), "MPI_File_close");
+}
+
+// Rank 0 writes all bytes with stdio and fsync.
+void raw_posix(const comm::Communicator& comm, const std::string& path, const std::vector<char>& all) {
+  if (!comm.is_root()) return;
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f || std::fwrite(all.data(), 1, all.size(), f) != all.size() || std::fflush(f) != 0 || ::fsync(fileno(f)) != 0) {
+    std::fprintf(stderr, "ERROR: raw write of %s failed\n", path.c_str());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  std::fclose(f);
+}
+
+bool same_state(const io::SolverState& a, const io::SolverState& b) {
+  if (a.arrays.size() != b.arrays.size()) return false;
+  for (std::size_t i = 0; i < a.arrays.size(); ++i) {
+    const auto& x = a.arrays[i];
+    const auto& y = b.arrays[i];
+    if (x.name != y.name || x.first_row != y.first_row || x.rows != y.rows || x.i64 != y.i64 || x.f64.size() != y.f64.size() ||
+        std::memcmp(x.f64.data(), y.f64.data(), x.f64.size() * sizeof(double)) != 0)
+      return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  {
+    comm::Communicator comm(MPI_COMM_WORLD);
+    const std::string dir = argc > 1 ? argv[1] : "/tmp";
+    const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
+    std::vector<std::uint64_t> sizes;
+    for (int i = 3; i < argc; ++i) sizes.push_back(std::strtoull(argv[i], nullptr, 10));
+    if (sizes.empty()) sizes = {32000, 256000, 2048000};
+    const std::string tag = comm.broadcast(std::to_string(::getpid()));
+    const std::string ckpt = dir + "/bench_checkpoint." + tag + ".h5";
+    const std::string raw = dir + "/bench_checkpoint." + tag + ".raw";
+
+    io::CheckpointMeta meta;
+    meta.solver = "md";
+    meta.step = 1000;
+    meta.time = 1.0;
+    meta.units = "lj";
+    meta.deck = "[run]\nsolver = \"md\"\n";
+    meta.physics = "md.cutoff = 2.5\n";
+
+    if (comm.is_root()) {
+      std::printf("# checkpoint benchmark: %d ranks, directory %s, median of %d repetitions, MB = 1e6 bytes of array data\n",
+                  comm.size(), dir.c_str(), reps);
+      std::printf("# %9s %9s %12s %12s %14s %14s %11s  %s\n", "atoms", "MB", "write MB/s", "read MB/s", "raw mpiio MB/s",
+                  "raw posix MB/s", "write/raw", "baseline");
+      std::fflush(stdout);
+    }
+    for (const std::uint64_t natoms : sizes) {
+      const io::SolverState state = md_state(comm, natoms);
+      std::uint64_t my_bytes = 0;
+      for (const auto& a : state.arrays) my_bytes += (a.f64.size() + a.i64.size()) * 8;
+      std::uint64_t total = 0, first_byte = 0;
+      MPI_Allreduce(&my_bytes, &total, 1, MPI_UINT64_T, MPI_SUM, comm.mpi());
+      MPI_Exscan(&my_bytes, &first_byte, 1, MPI_UINT64_T, MPI_SUM, comm.mpi());
+      if (comm.is_root()) first_byte = 0;
+      std::vector<char> mine(my_bytes, 7), all(comm.is_root() ? total : 0, 7);
+
+      std::vector<double> t_write, t_read, t_mpiio, t_posix;
+      bool ok = true;
+      for (int r = 0; r < reps; ++r) {
+        t_write.push_back(timed(comm, [&] { io::write_checkpoint(comm, ckpt, meta, state); }));
+        io::SolverState back;
+        t_read.push_back(timed(comm, [&] { back = io::read_checkpoint(comm, ckpt, md_layout(natoms)); }));
+        ok = ok && same_state(back, state);
+        t_mpiio.push_back(timed(comm, [&] { raw_mpiio(comm, raw, mine, first_byte); }));
+        t_posix.push_back(timed(comm, [&] { raw_posix(comm, raw, all); }));
+        comm.barrier();
+        if (comm.is_root()) {
+          std::remove(ckpt.c_str());
+          std::remove(raw.c_str());
+        }
+      }
+      ok = !comm.any(!ok);
+      const double mb = static_cast<double>(total) / 1e6;
+      const double w = mb / median(t_write), rd = mb / median(t_read), m = mb / median(t_mpiio), p = mb / median(t_posix);
+      const double base = std::max(m, p);
+      if (comm.is_root()) {
+        std::printf("  %9llu %9.1f %12.1f %12.1f %14.1f %14.1f %11.2f  %s%s\n", static_cast<unsigned long long>(natoms), mb, w,
+                    rd, m, p, w / base, m >= p ? "raw mpi-io" : "raw posix", ok ? "" : "   ERROR: state read back differs");
+        std::fflush(stdout);
+      }
+      if (!ok) rc = 1;
+    }
+  }
+  MPI_Finalize();
+  return rc;
+}
