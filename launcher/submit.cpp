@@ -55,6 +55,7 @@ deliver() {
         kill -s USR1 "$step_pid" 2>/dev/null ;;
   esac
 }
+# shellcheck disable=SC2317  # runs from the traps below
 on_signal() {
   signals=$((signals + 1))
   [ -n "$stop_signal" ] || stop_signal=$1
