@@ -38,8 +38,9 @@ int ProcessGrid::owner_of(const double p[3]) const {
   int c[3];
   for (int d = 0; d < 3; ++d) {
     const double L = m_box.length(d);
-    double x = p[d] - L * std::floor((p[d] - m_box.lo[d]) / L);
-    if (x >= m_box.hi[d]) x = m_box.lo[d];
+    double x = p[d];
+    int image = 0;
+    wrap_periodic(x, m_box.lo[d], m_box.hi[d], image);
     int k = static_cast<int>((x - m_box.lo[d]) / L * m_dims[d]);
     k = std::min(std::max(k, 0), m_dims[d] - 1);
     // The same boundary expressions as setup(), so ownership agrees bit for bit.

@@ -2,6 +2,7 @@
 // A 3D Cartesian grid of ranks over a periodic orthogonal box: which rank owns which sub-box and who
 // its six neighbours are. Geometry only; no physics.
 #include <array>
+#include <cmath>
 
 #include "communicator.hpp"
 
@@ -13,6 +14,31 @@ struct Box3 {
   double length(int d) const { return hi[d] - lo[d]; }
   double volume() const { return length(0) * length(1) * length(2); }
 };
+
+// Wraps coordinate x into the periodic interval [lo, hi), counting box crossings in image, so that
+// x + image * (hi - lo) is unchanged. A value a rounding error below lo whose image would round to hi
+// becomes lo with the image unchanged (it is at lo to within an ulp).
+inline void wrap_periodic(double& x, double lo, double hi, int& image) {
+  if (x >= lo && x < hi) return;
+  const double L = hi - lo;
+  const double shift = std::floor((x - lo) / L);
+  double y = x - shift * L;
+  int img = image + static_cast<int>(shift);
+  if (y >= hi) {  // (x - lo) / L rounded down across an integer
+    y -= L;
+    ++img;
+  }
+  if (y < lo) {
+    y += L;
+    --img;
+    if (y >= hi) {
+      y = lo;
+      ++img;
+    }
+  }
+  x = y;
+  image = img;
+}
 
 // Chooses px*py*pz == nranks minimising the surface of a sub-box of a box with lengths L (the rule of
 // LAMMPS's processors * * *): less halo for the same work. Ties go to the larger px.

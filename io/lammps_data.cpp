@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "comm/errors.hpp"
+#include "comm/process_grid.hpp"
 
 namespace spotrun::io {
 namespace {
@@ -154,14 +155,11 @@ class Parser {
           for (int k = 0; k < 3; ++k) {
             double x = to_double(r[2 + k], ln, "a coordinate");
             int img = r.size() == 8 ? static_cast<int>(to_int(r[5 + k], ln, "an image flag")) : 0;
-            double L = d.hi[k] - d.lo[k];
-            // Wrap into the periodic box, keeping track of the image.
-            double shift = std::floor((x - d.lo[k]) / L);
-            if (std::abs(shift) > 1e6) fail(ln, "coordinate " + r[2 + k] + " is absurdly far outside the box");
-            x -= shift * L;
-            if (x >= d.hi[k]) x = d.lo[k];
+            if (std::abs(x - d.lo[k]) > 1e6 * (d.hi[k] - d.lo[k]))
+              fail(ln, "coordinate " + r[2 + k] + " is absurdly far outside the box");
+            comm::wrap_periodic(x, d.lo[k], d.hi[k], img);
             d.x.push_back(x);
-            d.image.push_back(img + static_cast<int>(shift));
+            d.image.push_back(img);
           }
         });
         have_atoms = true;

@@ -69,17 +69,15 @@ void Halo::migrate(AtomStore& atoms) {
   // periodic boundary on its way to the neighbour (below), so the direction it moved is kept.
   for (int i = 0; i < nlocal; ++i)
     for (int d = 0; d < 3; ++d) {
-      if (m_grid.dims()[d] != 1) continue;
-      double L = box.length(d);
-      if (hx(i, d) < box.lo[d]) {
-        hx(i, d) += L;
-        himage(i, d) -= 1;
-        if (hx(i, d) >= box.hi[d]) hx(i, d) = box.lo[d];
-      } else if (hx(i, d) >= box.hi[d]) {
-        hx(i, d) -= L;
-        himage(i, d) += 1;
-        if (hx(i, d) < box.lo[d]) hx(i, d) = box.lo[d];
+      double x = hx(i, d);
+      int img = himage(i, d);
+      if (m_grid.dims()[d] == 1) {
+        comm::wrap_periodic(x, box.lo[d], box.hi[d], img);
+      } else if (x < box.lo[d] && x + box.length(d) >= box.hi[d]) {
+        x = box.lo[d];  // below lo by a rounding error only: it stays on this side, image unchanged
       }
+      hx(i, d) = x;
+      himage(i, d) = img;
     }
 
   std::vector<double> out[2];
@@ -106,12 +104,7 @@ void Halo::migrate(AtomStore& atoms) {
       }
       double p[3] = {hx(i, 0), hx(i, 1), hx(i, 2)};
       int img[3] = {himage(i, 0), himage(i, 1), himage(i, 2)};
-      if (m_grid.at_boundary(d, dir)) {  // crossing the periodic boundary: wrap
-        const double L = box.length(d);
-        p[d] += dir == 0 ? L : -L;
-        img[d] += dir == 0 ? -1 : 1;
-        if (p[d] >= box.hi[d] || p[d] < box.lo[d]) p[d] = dir == 0 ? box.hi[d] - 1e-12 * L : box.lo[d];
-      }
+      if (m_grid.at_boundary(d, dir)) comm::wrap_periodic(p[d], box.lo[d], box.hi[d], img[d]);  // crossing it
       auto& o = out[dir];
       o.insert(o.end(), {p[0], p[1], p[2], hv(i, 0), hv(i, 1), hv(i, 2), static_cast<double>(hid(i)),
                          static_cast<double>(htype(i)), static_cast<double>(img[0]), static_cast<double>(img[1]),

@@ -136,13 +136,9 @@ void MdSolver::create_lattice() {
 }
 
 void MdSolver::load_data(const io::LammpsData& data) {
-  const auto& sub = m_grid->sub_box();
   std::vector<std::size_t> mine;
-  for (std::size_t a = 0; a < data.natoms(); ++a) {
-    bool in = true;
-    for (int d = 0; d < 3; ++d) in = in && data.x[3 * a + d] >= sub.lo[d] && data.x[3 * a + d] < sub.hi[d];
-    if (in) mine.push_back(a);
-  }
+  for (std::size_t a = 0; a < data.natoms(); ++a)
+    if (m_grid->owner_of(&data.x[3 * a]) == m_comm.rank()) mine.push_back(a);
   const int nl = static_cast<int>(mine.size());
   m_atoms.reserve(nl);
   m_atoms.nlocal = nl;
