@@ -166,7 +166,21 @@ Deck Deck::parse(const std::string& text, const std::string& name) {
     d.m_root = toml::parse(in, name);
   } catch (const toml::syntax_error& e) {
     const auto& loc = e.location();
-    throw InputError(name + ":" + std::to_string(loc.line()) + ":" + std::to_string(loc.column()) +
+    // toml11 reports the start of the region; its message marks the exact column with a caret
+    // under the quoted source line ("  4 | dt = = 0.1" / "    |      ^--- ...").
+    std::size_t column = loc.column();
+    std::istringstream lines(e.what());
+    std::string prev, line;
+    while (std::getline(lines, line)) {
+      const auto caret = line.find('^');
+      const auto bar = line.find("| ");
+      if (caret != std::string::npos && bar != std::string::npos && caret > bar && prev.find("| ") == bar) {
+        column = caret - (bar + 2) + 1;
+        break;
+      }
+      prev = line;
+    }
+    throw InputError(name + ":" + std::to_string(loc.line()) + ":" + std::to_string(column) +
                      ": malformed TOML:\n" + e.what());
   } catch (const std::exception& e) {
     throw InputError(name + ": malformed TOML: " + e.what());
