@@ -265,6 +265,7 @@ bool Deck::section_active(const std::string& key) const {
   if (key.rfind("md.lattice.", 0) == 0) return !from_data;
   if (key.rfind("md.initial.", 0) == 0) return from_data;
   if (key.rfind("md.", 0) == 0) return get_string("run.solver") == "md";
+  if (key.rfind("fluid.", 0) == 0) return get_string("run.solver") == "fluid";
   return true;
 }
 

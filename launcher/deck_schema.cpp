@@ -1,5 +1,6 @@
 // The schema of every deck key. docs/decks.md documents the same keys (a test checks that it does).
 #include "deck.hpp"
+#include "fluid_config.hpp"
 
 namespace spotrun::launcher {
 
@@ -9,7 +10,7 @@ const std::vector<KeySpec>& deck_schema() {
   static const std::vector<KeySpec> schema = [] {
     std::vector<KeySpec> s = {
       // [run]
-      {"run.solver", KeyType::String, "\"md\"", "-", "Solver to run", -1e300, 1e300, false, {"md"}},
+      {"run.solver", KeyType::String, "\"md\"", "-", "Solver to run", -1e300, 1e300, false, {"md", "fluid"}},
       {"run.steps", KeyType::Int, "1000", "steps", "Number of time steps of the run (total, counted from step 0)", 0,
        1e15, false, {}, true},
       {"run.thermo_every", KeyType::Int, "100", "steps", "Thermo output interval (stdout and OUTDIR/thermo.csv)", 1, 1e15,
@@ -67,6 +68,8 @@ const std::vector<KeySpec>& deck_schema() {
       {"md.initial.lammps_data", KeyType::String, "", "path",
        "LAMMPS data file to start from (relative paths: to the deck's directory)"},
     };
+    const auto& fluid = fluid_deck_schema();
+    s.insert(s.end(), fluid.begin(), fluid.end());
     return s;
   }();
   return schema;

@@ -15,7 +15,9 @@
 #include "stop.hpp"
 #include "io/lammps_data.hpp"
 #include "io/thermo_writer.hpp"
+#include "solvers/fluid/fluid_solver.hpp"
 #include "solvers/md/md_solver.hpp"
+#include "fluid_config.hpp"
 #include "spotrun/version.hpp"
 
 namespace fs = std::filesystem;
@@ -105,6 +107,12 @@ std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transp
       data = std::make_unique<io::LammpsData>(io::parse_lammps_data(text, p.string()));
     }
     return std::make_unique<md::MdSolver>(cfg, comm, transport, data.get(), restoring);
+  }
+  if (name == "fluid") {
+    auto solver = std::make_unique<fluid::FluidSolver>(fluid_config_from_deck(deck), comm, transport, restoring);
+    if (comm.is_root())
+      for (const auto& w : solver->warnings()) std::fprintf(stderr, "WARNING: %s\n", w.c_str());
+    return solver;
   }
   throw InputError(deck.name() + ": run.solver '" + name + "' is not compiled into this spotrun");
 }
@@ -238,6 +246,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns());
     solver->setup();
     thermo->write(solver->step_index(), solver->thermo());
+    solver->write_outputs(outdir, solver->step_index());
   }
 
   comm.barrier();
@@ -248,12 +257,14 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   double max_step_time = 0;
   const double state_bytes = solver->work_per_step() * 17 * 8;
   const char* stop_reason = nullptr;
-  while (solver->step_index() < steps) {
+  while (solver->step_index() < steps && !solver->finished()) {
     const double ts = MPI_Wtime();
     const std::int64_t next = solver->step_index() + 1;
     const bool want_thermo = next % thermo_every == 0 || next == steps;
     solver->step(want_thermo);
-    if (want_thermo) thermo->write(solver->step_index(), solver->thermo());
+    // A solver that reached its own end (fluid.time_end) prints its last row too.
+    if (want_thermo || solver->finished()) thermo->write(solver->step_index(), solver->thermo());
+    solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);
     int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
@@ -261,7 +272,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
                                                      2 * max_step_time >= time_limit};
     int agreed[k_nflags];
     agreement.exchange(local, agreed);
-    if (solver->step_index() >= steps) break;
+    if (solver->step_index() >= steps || solver->finished()) break;
     if (agreed[k_flag_signal] || agreed[k_flag_time_limit]) {
       stop_reason = agreed[k_flag_signal] ? "signal" : "time limit";
       break;

@@ -29,6 +29,11 @@ class Solver {
   virtual std::string work_unit() const = 0;
   // End-of-run statistics lines (collective; printed by the launcher on the root rank).
   virtual std::vector<std::string> summary() = 0;
+  // True when the solver's own end condition is reached (e.g. fluid.time_end) before run.steps.
+  virtual bool finished() const { return false; }
+  // Periodic outputs besides thermo (fields, spectra), written through io/; called after setup() and
+  // after every step with the step index. Collective.
+  virtual void write_outputs(const std::string& outdir, std::int64_t step) {}
 
   // Checkpoint support. state(): the full state as decomposition-independent arrays and scalars, each
   // rank one even block of rows (io::block_of) of every array (collective). state_layout(): the arrays

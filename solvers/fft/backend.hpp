@@ -1,0 +1,65 @@
+#pragma once
+// Local (on-rank) FFT backends, chosen by a tag type: backend::Fftw (host memory, FFTW3) and
+// backend::Cufft (device memory, cuFFT; compiled only when the CUDA toolkit is found). The distributed
+// transform (distributed_fft.hpp) is one code path for both: packing, transposes and the order of the
+// stages are the same, only the batched 1D/2D transforms on each rank differ.
+#include <memory>
+#include <string>
+
+namespace spotrun::fft {
+
+namespace backend {
+struct Fftw {};
+struct Cufft {};
+}  // namespace backend
+
+// How much effort FFTW spends choosing an algorithm when a plan is made (once, at setup):
+// Estimate picks by heuristics, so the plan, and with it every rounding, is the same in every run (the
+// default: bitwise-reproducible runs and restarts). Measure times candidate algorithms (FFTW_MEASURE):
+// faster transforms, but the choice, and so the last bits of the results, may differ between runs.
+enum class PlanRigor { Estimate, Measure };
+PlanRigor parse_plan_rigor(const std::string& name);  // "estimate" | "measure"; throws InputError
+std::string to_string(PlanRigor r);
+
+// Whether the cuFFT backend is compiled into this build.
+bool cufft_compiled();
+
+namespace impl {
+
+enum class TransformKind { R2C, C2R, C2CForward, C2CBackward };
+
+// A batch of `howmany` contiguous transforms of rank 1 or 2 (sizes n[0] (x n[1]), the last the fastest).
+// Real arrays hold prod(n) values per transform; complex ones prod(n) with the last size n/2 + 1 for
+// r2c/c2r, prod(n) for c2c. Transforms are unnormalised; forward is exp(-i k x).
+struct BatchSpec {
+  TransformKind kind = TransformKind::C2CForward;
+  int rank = 1;
+  int n[2] = {1, 1};
+  int howmany = 1;
+  bool in_place = false;
+};
+
+class LocalPlan {
+ public:
+  virtual ~LocalPlan() = default;
+  // Runs the transform on in -> out (in == out exactly when the plan is in place). c2r overwrites in.
+  virtual void execute(void* in, void* out) = 0;
+};
+
+class LocalBackend {
+ public:
+  virtual ~LocalBackend() = default;
+  virtual std::string name() const = 0;
+  // True when the arrays must be device memory (cuFFT), false when host memory (FFTW).
+  virtual bool needs_device_memory() const = 0;
+  // Makes a plan once. in and out are arrays of the sizes the spec implies, of the same alignment as the
+  // arrays execute() will see; planning may overwrite them.
+  virtual std::unique_ptr<LocalPlan> make_plan(const BatchSpec& spec, void* in, void* out) = 0;
+};
+
+std::unique_ptr<LocalBackend> make_backend(backend::Fftw, PlanRigor rigor);
+// Throws InputError when spotrun was built without the CUDA toolkit.
+std::unique_ptr<LocalBackend> make_backend(backend::Cufft, PlanRigor rigor);
+
+}  // namespace impl
+}  // namespace spotrun::fft

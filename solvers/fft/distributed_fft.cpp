@@ -1,0 +1,184 @@
+#include "distributed_fft.hpp"
+
+#include <chrono>
+#include <sstream>
+
+#include "comm/errors.hpp"
+
+namespace spotrun::fft {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Adds the fenced wall time of a scope to a counter.
+class Timed {
+ public:
+  explicit Timed(double& acc) : m_acc(acc), m_t0(Clock::now()) {}
+  ~Timed() {
+    Kokkos::fence();
+    m_acc += seconds_since(m_t0);
+  }
+  Timed(const Timed&) = delete;
+  Timed& operator=(const Timed&) = delete;
+
+ private:
+  double& m_acc;
+  Clock::time_point m_t0;
+};
+
+}  // namespace
+
+DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communicator& comm, comm::Transport& transport,
+                               std::unique_ptr<impl::LocalBackend> backend)
+    : m_geometry(geometry), m_comm(comm), m_rank(comm.rank()), m_backend(std::move(backend)) {
+  if (m_geometry.nranks != comm.size())
+    throw std::invalid_argument("DistributedFft: the geometry was made for " + std::to_string(m_geometry.nranks) +
+                                " ranks, the communicator has " + std::to_string(comm.size()));
+  if (m_backend->needs_device_memory() && k_host_accessible)
+    throw InputError("the " + m_backend->name() + " FFT backend needs device memory, but this build's Kokkos memory "
+                     "space is host memory (build Kokkos with CUDA)");
+  if (!m_backend->needs_device_memory() && !k_host_accessible)
+    throw InputError("the " + m_backend->name() + " FFT backend needs host memory, but this build's Kokkos memory "
+                     "space is not host-accessible (use the cufft backend)");
+
+  const auto& g = m_geometry;
+  const bool pencil = g.kind == Decomposition::Pencil;
+  m_wa = ComplexView("fft::work_a", g.stage_a[m_rank].count());
+  if (pencil) m_wb = ComplexView("fft::work_b", g.stage_b[m_rank].count());
+  m_wc = ComplexView("fft::work_c", g.spectral[m_rank].count());
+  if (pencil) {
+    m_a_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, g.stage_b, m_rank), transport,
+                                                  "fft::reshape_zy");
+    m_b_to_c = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, g.spectral, m_rank), transport,
+                                                  "fft::reshape_yx");
+    m_c_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.spectral, g.stage_b, m_rank), transport,
+                                                  "fft::reshape_xy");
+    m_b_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, g.stage_a, m_rank), transport,
+                                                  "fft::reshape_yz");
+  } else {
+    m_a_to_c = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, g.spectral, m_rank), transport,
+                                                  "fft::reshape_slab");
+    m_c_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.spectral, g.stage_a, m_rank), transport,
+                                                  "fft::reshape_slab_back");
+  }
+  // A planning failure on one rank must not leave the others waiting in the first transpose.
+  std::string error;
+  try {
+    make_plans();
+  } catch (const std::exception& e) {
+    error = std::string("FFT setup on rank ") + std::to_string(m_rank) + ": " + e.what();
+  }
+  m_comm.agree<RunError>(error.empty(), error);
+}
+
+DistributedFft::~DistributedFft() = default;
+
+std::string DistributedFft::backend_name() const { return m_backend->name(); }
+
+void DistributedFft::make_plans() {
+  using impl::BatchSpec;
+  using impl::TransformKind;
+  const auto& g = m_geometry;
+  const Layout3& real = g.real[m_rank];
+  const Layout3& spec = g.spectral[m_rank];
+  // Arrays of the shape and alignment of the caller's, for planning only (FFTW_MEASURE overwrites them).
+  RealView real_tmp("fft::plan_real", real.count());
+  ComplexView spec_tmp("fft::plan_spectral", spec.count());
+
+  BatchSpec s;
+  if (g.kind == Decomposition::Pencil) {
+    s.rank = 1;
+    s.n[0] = g.n[2];
+    s.howmany = real.box.extent(0) * real.box.extent(1);
+  } else {
+    s.rank = 2;
+    s.n[0] = g.n[1];
+    s.n[1] = g.n[2];
+    s.howmany = real.box.extent(0);
+  }
+  s.in_place = false;
+  s.kind = TransformKind::R2C;
+  m_r2c = m_backend->make_plan(s, real_tmp.data(), m_wa.data());
+  s.kind = TransformKind::C2R;
+  m_c2r = m_backend->make_plan(s, m_wa.data(), real_tmp.data());
+
+  if (g.kind == Decomposition::Pencil) {
+    const Layout3& b = g.stage_b[m_rank];
+    BatchSpec y;
+    y.rank = 1;
+    y.n[0] = g.n[1];
+    y.howmany = b.box.extent(0) * b.box.extent(2);
+    y.in_place = true;
+    y.kind = TransformKind::C2CForward;
+    m_y_forward = m_backend->make_plan(y, m_wb.data(), m_wb.data());
+    y.kind = TransformKind::C2CBackward;
+    m_y_backward = m_backend->make_plan(y, m_wb.data(), m_wb.data());
+  }
+
+  BatchSpec x;
+  x.rank = 1;
+  x.n[0] = g.n[0];
+  x.howmany = spec.box.extent(1) * spec.box.extent(2);
+  x.kind = TransformKind::C2CForward;
+  x.in_place = true;
+  m_x_forward = m_backend->make_plan(x, m_wc.data(), m_wc.data());
+  x.kind = TransformKind::C2CBackward;
+  x.in_place = false;
+  m_x_backward = m_backend->make_plan(x, spec_tmp.data(), m_wc.data());
+}
+
+void DistributedFft::forward(const double* in, Complex* out) {
+  ++m_times.transforms;
+  Kokkos::fence();
+  {
+    Timed t(m_times.local);
+    m_r2c->execute(const_cast<double*>(in), m_wa.data());  // r2c preserves its input
+  }
+  if (m_geometry.kind == Decomposition::Pencil) {
+    {
+      Timed t(m_times.reshape);
+      m_a_to_b->execute(m_wa.data(), m_wb.data());
+    }
+    {
+      Timed t(m_times.local);
+      m_y_forward->execute(m_wb.data(), m_wb.data());
+    }
+    Timed t(m_times.reshape);
+    m_b_to_c->execute(m_wb.data(), out);
+  } else {
+    Timed t(m_times.reshape);
+    m_a_to_c->execute(m_wa.data(), out);
+  }
+  Timed t(m_times.local);
+  m_x_forward->execute(out, out);
+}
+
+void DistributedFft::backward(const Complex* in, double* out) {
+  ++m_times.transforms;
+  Kokkos::fence();
+  {
+    Timed t(m_times.local);
+    m_x_backward->execute(const_cast<Complex*>(in), m_wc.data());  // out of place: preserves its input
+  }
+  if (m_geometry.kind == Decomposition::Pencil) {
+    {
+      Timed t(m_times.reshape);
+      m_c_to_b->execute(m_wc.data(), m_wb.data());
+    }
+    {
+      Timed t(m_times.local);
+      m_y_backward->execute(m_wb.data(), m_wb.data());
+    }
+    Timed t(m_times.reshape);
+    m_b_to_a->execute(m_wb.data(), m_wa.data());
+  } else {
+    Timed t(m_times.reshape);
+    m_c_to_a->execute(m_wc.data(), m_wa.data());
+  }
+  Timed t(m_times.local);
+  m_c2r->execute(m_wa.data(), out);  // destroys m_wa only
+}
+
+}  // namespace spotrun::fft

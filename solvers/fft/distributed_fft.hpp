@@ -1,0 +1,77 @@
+#pragma once
+// Distributed 3D real-to-complex FFT of an nx x ny x nz periodic grid over the ranks of a communicator,
+// in slabs or pencils (geometry.hpp). Local transforms by a backend chosen with a tag type
+// (backend::Fftw, backend::Cufft); transposes by Reshape (Kokkos pack/unpack + Transport::alltoallv).
+// Plans, work arrays and transpose buffers are made once, in the constructor; forward() and backward()
+// allocate nothing.
+//
+//   forward:  real layout (real_layout()) -> spectral layout (spectral_layout()), coefficients
+//             X(kx, ky, kz) = sum_xyz x(i, j, k) exp(-2 pi i (kx i / nx + ky j / ny + kz k / nz)),
+//             kz in [0, nz/2] (the other half is the complex conjugate).
+//   backward: the inverse without the 1 / (nx ny nz): backward(forward(x)) = nx ny nz x.
+// Array arguments are this rank's blocks, in the memory space of the backend (host for FFTW), allocated
+// with the alignment of Kokkos views (64 bytes).
+#include <memory>
+#include <string>
+
+#include "backend.hpp"
+#include "comm/communicator.hpp"
+#include "comm/transport.hpp"
+#include "geometry.hpp"
+#include "reshape.hpp"
+#include "types.hpp"
+
+namespace spotrun::fft {
+
+// Wall time spent in local transforms and in reshapes (pack, exchange, unpack), seconds, fenced.
+struct FftTimes {
+  double local = 0;
+  double reshape = 0;
+  long long transforms = 0;  // forward() + backward() calls
+};
+
+class DistributedFft {
+ public:
+  template <class Backend>
+  DistributedFft(const FftGeometry& geometry, const comm::Communicator& comm, comm::Transport& transport, Backend tag,
+                 PlanRigor rigor = PlanRigor::Estimate)
+      : DistributedFft(geometry, comm, transport, impl::make_backend(tag, rigor)) {}
+  ~DistributedFft();
+  DistributedFft(const DistributedFft&) = delete;
+  DistributedFft& operator=(const DistributedFft&) = delete;
+
+  // in: real_size() values (preserved); out: complex_size() values. Collective.
+  void forward(const double* in, Complex* out);
+  // in: complex_size() values (preserved); out: real_size() values. Collective.
+  void backward(const Complex* in, double* out);
+
+  const FftGeometry& geometry() const { return m_geometry; }
+  const Layout3& real_layout() const { return m_geometry.real[m_rank]; }
+  const Layout3& spectral_layout() const { return m_geometry.spectral[m_rank]; }
+  std::size_t real_size() const { return real_layout().count(); }
+  std::size_t complex_size() const { return spectral_layout().count(); }
+  // 1 / (nx ny nz): the factor that makes backward() the inverse of forward().
+  double scale() const { return 1.0 / static_cast<double>(m_geometry.total_real()); }
+  std::string backend_name() const;
+  const FftTimes& times() const { return m_times; }
+  void reset_times() { m_times = FftTimes{}; }
+
+ private:
+  DistributedFft(const FftGeometry& geometry, const comm::Communicator& comm, comm::Transport& transport,
+                 std::unique_ptr<impl::LocalBackend> backend);
+  void make_plans();
+
+  FftGeometry m_geometry;
+  const comm::Communicator& m_comm;
+  int m_rank = 0;
+  std::unique_ptr<impl::LocalBackend> m_backend;
+  // Work arrays of the stages (see geometry.hpp).
+  ComplexView m_wa, m_wb, m_wc;
+  // Local transforms: r2c/c2r over z (pencil) or (y, z) (slab); c2c over y (pencil); c2c over x.
+  std::unique_ptr<impl::LocalPlan> m_r2c, m_c2r, m_y_forward, m_y_backward, m_x_forward, m_x_backward;
+  // Transposes: pencil a->b->spectral and back; slab a->spectral and back.
+  std::unique_ptr<Reshape<Complex>> m_a_to_b, m_b_to_c, m_c_to_b, m_b_to_a, m_a_to_c, m_c_to_a;
+  FftTimes m_times;
+};
+
+}  // namespace spotrun::fft

@@ -1,0 +1,126 @@
+// The cuFFT backend: batched transforms with cufftPlanMany on device memory. Host-API code only (it
+// compiles with the host compiler); kernels stay in Kokkos. Every cuFFT and CUDA runtime call is checked.
+// Compiled when the CUDA toolkit is found (SPOTRUN_HAVE_CUDA_HOST).
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "solvers/fft/backend.hpp"
+
+namespace spotrun::fft {
+
+bool cufft_compiled() { return true; }
+
+namespace impl {
+namespace {
+
+const char* cufft_result_name(cufftResult r) {
+  switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    default: return "cuFFT error";
+  }
+}
+
+void check_cufft(cufftResult r, const char* call) {
+  if (r != CUFFT_SUCCESS)
+    throw std::runtime_error(std::string(call) + " failed: " + cufft_result_name(r) + " (" +
+                             std::to_string(static_cast<int>(r)) + ")");
+}
+
+void check_cuda(cudaError_t e, const char* call) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(e));
+}
+
+// A cufftHandle owned by one object: not copyable, destroyed once.
+class CufftPlanHandle {
+ public:
+  CufftPlanHandle() = default;
+  ~CufftPlanHandle() {
+    if (m_valid) cufftDestroy(m_handle);  // nothing useful to do with an error in a destructor
+  }
+  CufftPlanHandle(const CufftPlanHandle&) = delete;
+  CufftPlanHandle& operator=(const CufftPlanHandle&) = delete;
+
+  void create(int rank, int* n, int idist, int odist, cufftType type, int batch) {
+    check_cufft(cufftPlanMany(&m_handle, rank, n, nullptr, 1, idist, nullptr, 1, odist, type, batch), "cufftPlanMany");
+    m_valid = true;
+  }
+  cufftHandle get() const { return m_handle; }
+
+ private:
+  cufftHandle m_handle = 0;
+  bool m_valid = false;
+};
+
+class CufftPlan final : public LocalPlan {
+ public:
+  explicit CufftPlan(const BatchSpec& s) : m_kind(s.kind), m_in_place(s.in_place) {
+    int n[2] = {s.n[0], s.n[1]};
+    const int real_dist = s.rank == 1 ? n[0] : n[0] * n[1];
+    const int half_dist = s.rank == 1 ? n[0] / 2 + 1 : n[0] * (n[1] / 2 + 1);
+    switch (s.kind) {
+      case TransformKind::R2C: m_plan.create(s.rank, n, real_dist, half_dist, CUFFT_D2Z, s.howmany); break;
+      case TransformKind::C2R: m_plan.create(s.rank, n, half_dist, real_dist, CUFFT_Z2D, s.howmany); break;
+      case TransformKind::C2CForward:
+      case TransformKind::C2CBackward: m_plan.create(s.rank, n, real_dist, real_dist, CUFFT_Z2Z, s.howmany); break;
+    }
+  }
+
+  void execute(void* in, void* out) override {
+    if ((in == out) != m_in_place)
+      throw std::logic_error("CufftPlan::execute: an in-place plan needs in == out, an out-of-place one in != out");
+    switch (m_kind) {
+      case TransformKind::R2C:
+        check_cufft(cufftExecD2Z(m_plan.get(), static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out)),
+                    "cufftExecD2Z");
+        break;
+      case TransformKind::C2R:
+        check_cufft(cufftExecZ2D(m_plan.get(), static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleReal*>(out)),
+                    "cufftExecZ2D");
+        break;
+      case TransformKind::C2CForward:
+      case TransformKind::C2CBackward:
+        check_cufft(cufftExecZ2Z(m_plan.get(), static_cast<cufftDoubleComplex*>(in),
+                                 static_cast<cufftDoubleComplex*>(out),
+                                 m_kind == TransformKind::C2CForward ? CUFFT_FORWARD : CUFFT_INVERSE),
+                    "cufftExecZ2Z");
+        break;
+    }
+    // The plans run on the default stream; Kokkos kernels that follow must see their results.
+    check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
+  }
+
+ private:
+  TransformKind m_kind;
+  bool m_in_place;
+  CufftPlanHandle m_plan;
+};
+
+class CufftBackend final : public LocalBackend {
+ public:
+  std::string name() const override { return "cufft"; }
+  bool needs_device_memory() const override { return true; }
+  std::unique_ptr<LocalPlan> make_plan(const BatchSpec& spec, void* in, void* out) override {
+    if (spec.in_place != (in == out))
+      throw std::invalid_argument("CufftBackend::make_plan: in-place plans need in == out");
+    return std::make_unique<CufftPlan>(spec);
+  }
+};
+
+}  // namespace
+
+// cuFFT has no planning rigor: the rigor is ignored.
+std::unique_ptr<LocalBackend> make_backend(backend::Cufft, PlanRigor) { return std::make_unique<CufftBackend>(); }
+
+}  // namespace impl
+}  // namespace spotrun::fft

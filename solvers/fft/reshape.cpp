@@ -1,0 +1,133 @@
+#include "reshape.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace spotrun::fft {
+namespace {
+
+// The copy of `box` from layout `src` to a destination whose storage order is `order`, either a layout
+// (dst_layout != nullptr) or a packed buffer at `buffer_offset` (box stored densely in that order).
+impl::BlockCopy make_copy(const Box3i& box, const Layout3& src, const std::array<int, 3>& order,
+                          const Layout3* dst_layout, std::size_t buffer_offset) {
+  impl::BlockCopy m;
+  m.e0 = box.extent(order[0]);
+  m.e1 = box.extent(order[1]);
+  m.e2 = box.extent(order[2]);
+  m.src_base = src.offset(box.lo[0], box.lo[1], box.lo[2]);
+  m.src_a = src.stride(order[0]);
+  m.src_b = src.stride(order[1]);
+  m.src_c = src.stride(order[2]);
+  if (dst_layout) {
+    m.dst_base = dst_layout->offset(box.lo[0], box.lo[1], box.lo[2]);
+    m.dst_a = dst_layout->stride(order[0]);
+    m.dst_b = dst_layout->stride(order[1]);
+    m.dst_c = dst_layout->stride(order[2]);
+  } else {
+    m.dst_base = buffer_offset;
+    m.dst_a = static_cast<std::size_t>(m.e1) * static_cast<std::size_t>(m.e2);
+    m.dst_b = static_cast<std::size_t>(m.e2);
+    m.dst_c = 1;
+  }
+  return m;
+}
+
+// The unpack of a dense buffer block (stored in `order`) into layout dst.
+impl::BlockCopy make_unpack(const Box3i& box, std::size_t buffer_offset, const Layout3& dst) {
+  impl::BlockCopy m;
+  const auto& order = dst.order;
+  m.e0 = box.extent(order[0]);
+  m.e1 = box.extent(order[1]);
+  m.e2 = box.extent(order[2]);
+  m.src_base = buffer_offset;
+  m.src_a = static_cast<std::size_t>(m.e1) * static_cast<std::size_t>(m.e2);
+  m.src_b = static_cast<std::size_t>(m.e2);
+  m.src_c = 1;
+  m.dst_base = dst.offset(box.lo[0], box.lo[1], box.lo[2]);
+  m.dst_a = dst.stride(order[0]);
+  m.dst_b = dst.stride(order[1]);
+  m.dst_c = dst.stride(order[2]);
+  return m;
+}
+
+template <class T>
+void copy_block(const char* name, const T* src_ptr, T* dst_ptr, const impl::BlockCopy& m) {
+  if (m.e0 == 0 || m.e1 == 0 || m.e2 == 0) return;
+  const T* src = src_ptr;
+  T* dst = dst_ptr;
+  const std::size_t sb = m.src_base, sa = m.src_a, ss = m.src_b, sc = m.src_c;
+  const std::size_t db = m.dst_base, da = m.dst_a, ds = m.dst_b, dc = m.dst_c;
+  using Range3 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                                       Kokkos::IndexType<int>>;
+  // A transpose (the source's contiguous axis is not the innermost loop) runs in 16 x 16 tiles of the
+  // source's and the destination's contiguous axes, so both stay in cache; a plain copy in whole rows.
+  int tile[3] = {1, 1, m.e2};
+  if (m.src_c != 1 && (m.src_a == 1 || m.src_b == 1)) {
+    tile[2] = std::min(m.e2, 16);
+    tile[m.src_a == 1 ? 0 : 1] = 16;
+  }
+  if (!k_host_accessible) tile[0] = tile[1] = tile[2] = 0;  // devices: Kokkos' defaults
+  Kokkos::parallel_for(
+      name, Range3({0, 0, 0}, {m.e0, m.e1, m.e2}, {tile[0], tile[1], tile[2]}), KOKKOS_LAMBDA(int a, int b, int c) {
+        dst[db + a * da + b * ds + c * dc] = src[sb + a * sa + b * ss + c * sc];
+      });
+}
+
+}  // namespace
+
+template <class T>
+Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const char* label)
+    : m_plan(plan), m_transport(transport) {
+  const std::string base(label);
+  // Every block travels in the storage order of the destination layouts (one order for all ranks).
+  const auto& order = m_plan.out.order;
+  for (const auto& b : m_plan.sends) m_pack.push_back(make_copy(b.box, m_plan.in, order, nullptr, b.offset));
+  for (const auto& b : m_plan.recvs) m_unpack.push_back(make_unpack(b.box, b.offset, m_plan.out));
+  m_has_self = !m_plan.self.empty();
+  if (m_has_self) m_self = make_copy(m_plan.self, m_plan.in, order, &m_plan.out, 0);
+
+  m_send = Kokkos::View<T*, MemSpace>(base + "::send", m_plan.send_total);
+  m_recv = Kokkos::View<T*, MemSpace>(base + "::recv", m_plan.recv_total);
+  m_staged = !k_host_accessible && m_transport.needs_host_buffers();
+  if (m_staged) {
+    m_host_send = Kokkos::View<T*, Kokkos::HostSpace>(base + "::host_send", m_plan.send_total);
+    m_host_recv = Kokkos::View<T*, Kokkos::HostSpace>(base + "::host_recv", m_plan.recv_total);
+  }
+  const auto n = static_cast<std::size_t>(m_plan.nranks);
+  m_send_bytes.assign(n, 0);
+  m_send_displs.assign(n, 0);
+  m_recv_bytes.assign(n, 0);
+  m_recv_displs.assign(n, 0);
+  for (const auto& b : m_plan.sends) {
+    m_send_bytes[b.rank] = b.box.count() * sizeof(T);
+    m_send_displs[b.rank] = b.offset * sizeof(T);
+  }
+  for (const auto& b : m_plan.recvs) {
+    m_recv_bytes[b.rank] = b.box.count() * sizeof(T);
+    m_recv_displs[b.rank] = b.offset * sizeof(T);
+  }
+}
+
+template <class T>
+void Reshape<T>::execute(const T* in, T* out) {
+  for (const auto& m : m_pack) copy_block("fft::reshape::pack", in, m_send.data(), m);
+  if (m_has_self) copy_block("fft::reshape::copy_own", in, out, m_self);
+  if (m_plan.nranks > 1) {
+    Kokkos::fence();
+    if (m_staged) {
+      Kokkos::deep_copy(m_host_send, m_send);
+      m_transport.alltoallv(m_host_send.data(), m_send_bytes.data(), m_send_displs.data(), m_host_recv.data(),
+                            m_recv_bytes.data(), m_recv_displs.data());
+      Kokkos::deep_copy(m_recv, m_host_recv);
+    } else {
+      m_transport.alltoallv(m_send.data(), m_send_bytes.data(), m_send_displs.data(), m_recv.data(),
+                            m_recv_bytes.data(), m_recv_displs.data());
+    }
+  }
+  for (const auto& m : m_unpack) copy_block("fft::reshape::unpack", m_recv.data(), out, m);
+}
+
+template class Reshape<double>;
+template class Reshape<Complex>;
+
+}  // namespace spotrun::fft

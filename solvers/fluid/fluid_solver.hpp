@@ -1,0 +1,148 @@
+#pragma once
+// Incompressible Navier-Stokes in the periodic box [0, 2 pi)^3, pseudo-spectral:
+//   du/dt = P[u x omega] + nu lap u (+ A u on |k| <= k_f),  div u = 0,
+// with the nonlinear term in rotational form evaluated in physical space and dealiased by the 2/3 rule,
+// pressure by projection P = I - k k^T / |k|^2 in Fourier space, and RK4 with the viscous term
+// integrated exactly (integrating factor exp(-nu k^2 t)). See docs/fluid.md.
+//
+// The state is the velocity's Fourier coefficients uhat = FFT(u) / (nx ny nz) on this rank's block of
+// the half spectrum (DistributedFft::spectral_layout()); physical fields are made from it when needed.
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/transport.hpp"
+#include "fluid_config.hpp"
+#include "solvers/fft/distributed_fft.hpp"
+#include "solvers/solver.hpp"
+#include "spectral.hpp"
+
+namespace spotrun::fluid {
+
+using Field3 = Kokkos::View<double**, Kokkos::LayoutRight, fft::MemSpace>;            // (3, points)
+using SpectralField3 = Kokkos::View<fft::Complex**, Kokkos::LayoutRight, fft::MemSpace>;  // (3, modes)
+
+struct Diagnostics {
+  double energy = 0;       // 1/2 <u.u>
+  double dissipation = 0;  // 2 nu <S:S>
+  double enstrophy = 0;    // 1/2 <omega.omega>
+  double divmax = 0;       // max |div u| on the grid
+  double umax = 0;         // max (|u|/dx + |v|/dy + |w|/dz) on the grid
+  double cfl = 0;          // dt * umax
+};
+
+// A velocity field redistributed to x-plane blocks (io::block_of of nx over the ranks): rows x-planes
+// from first_row, values [x][y][z][component] (physical) or [kx][ky][kz][component][re, im] (spectral).
+struct PlaneBlock {
+  std::uint64_t first_row = 0;
+  std::uint64_t rows = 0;
+  std::vector<double> values;
+};
+
+class FluidSolver final : public Solver {
+ public:
+  // restoring: make no initial field; restore() follows. Throws InputError for a bad configuration
+  // (sizes, rank count, parameters), on every rank.
+  FluidSolver(const FluidConfig& config, const comm::Communicator& comm, comm::Transport& transport,
+              bool restoring = false);
+  ~FluidSolver() override;
+
+  std::string name() const override { return "fluid"; }
+  void setup() override;
+  void step(bool want_thermo) override;
+  std::int64_t step_index() const override { return m_step; }
+  double time() const override { return m_time; }
+  std::vector<std::string> thermo_columns() const override;
+  std::vector<double> thermo() override;
+  double work_per_step() const override { return static_cast<double>(m_fft->geometry().total_real()); }
+  std::string work_unit() const override { return "point-steps"; }
+  std::vector<std::string> summary() override;
+  io::SolverState state() override;
+  std::vector<io::StateArray> state_layout() const override;
+  void restore(const io::SolverState& state) override;
+
+  // Output hook for the launcher, called after setup() and after every step with the step index: writes
+  // the energy spectrum to OUTDIR/spectrum.h5 when step % fluid.spectrum_every == 0 and the velocity to
+  // OUTDIR/fields/ (HDF5 + XDMF) when step % fluid.field_every == 0; otherwise does nothing. Files are
+  // written by io/field_output. Collective.
+  void write_outputs(const std::string& outdir, std::int64_t step) override;
+  // True once fluid.time_end (> 0) is reached: the launcher stops the run there.
+  bool finished() const override;
+  // Notes about the configuration worth printing once (e.g. sizes FFTW transforms slowly).
+  const std::vector<std::string>& warnings() const { return m_warnings; }
+
+  // For tests, benchmarks and diagnostics (collective unless noted).
+  Diagnostics diagnostics();
+  double dt() const { return m_dt; }  // step size of the last step (before the first: of the first)
+  // The velocity on this rank's block of the physical grid (fft().real_layout()), host copies.
+  std::array<std::vector<double>, 3> velocity();
+  // The energy spectrum E(k), k = 0, 1, ... (shells |k| in [k - 1/2, k + 1/2)), on every rank.
+  std::vector<double> energy_spectrum();
+  PlaneBlock velocity_planes();
+  PlaneBlock spectral_planes();
+  const fft::DistributedFft& fft() const { return *m_fft; }
+  fft::DistributedFft& fft() { return *m_fft; }
+  const FluidConfig& config() const { return m_cfg; }
+  // Seconds spent in step(): total, and in its distributed FFTs (this rank).
+  double step_seconds() const { return m_step_seconds; }
+  double step_fft_seconds() const { return m_step_fft_seconds; }
+
+ private:
+  void init_fields();
+  void init_taylor_green(bool three_d);
+  void init_random();
+  void to_spectral(const Field3& u, SpectralField3& uhat);  // forward, scaled, masked, projected
+  double velocity_max(const SpectralField3& uhat);           // max (|u|/dx + ...), global
+  // Global energy, 2 nu <S:S> and 1/2 <omega.omega> from the spectral state (one reduction).
+  void spectral_sums(double& energy, double& dissipation, double& enstrophy);
+  double diagnostics_energy();
+  // m_work = vorticity i k x uhat.
+  void vorticity(const SpectralField3& uhat);
+  // From uhat_s and its vorticity in m_work: m_work = FFT(u x omega) (unscaled); returns the local
+  // max (|u|/dx + |v|/dy + |w|/dz) when want_umax.
+  double lamb_vector(const SpectralField3& uhat_s, bool want_umax);
+  // One RK4 stage (1-4) from m_work and uhat_s; stages 1-3 also leave the vorticity of the new stage
+  // field in m_work.
+  template <int Stage>
+  void rk_stage(double h, const SpectralField3& uhat_s);
+  void update_decay(double h);
+  void check_cfl(double umax, bool at_setup) const;
+  SpectralIndex spectral_index() const;
+  fft::Complex* row(SpectralField3& v, int c) { return &v(c, 0); }
+  double* row(Field3& v, int c) { return &v(c, 0); }
+
+  FluidConfig m_cfg;
+  const comm::Communicator& m_comm;
+  comm::Transport& m_transport;
+  std::unique_ptr<fft::DistributedFft> m_fft;
+  std::vector<std::string> m_warnings;
+
+  SpectralField3 m_uhat;   // state
+  SpectralField3 m_acc;    // RK4 accumulator
+  SpectralField3 m_stage;  // stage field
+  SpectralField3 m_work;   // vorticity, then FFT(u x omega)
+  Field3 m_u, m_w;         // physical velocity; vorticity, then u x omega
+  // Per direction and global index: wavenumber for derivatives, 1/0 kept by dealiasing, and
+  // exp(-nu k_d^2 h / 2) for the step size m_decay_h (the integrating factor is their product).
+  Kokkos::View<double*, fft::MemSpace> m_k[3], m_keep[3];
+  Kokkos::View<double*, fft::MemSpace> m_decay[3];
+  typename Kokkos::View<double*, fft::MemSpace>::HostMirror m_decay_host[3];
+  double m_decay_h = -1;
+
+  // Redistribution to and from x-plane blocks (checkpoints, field output): made on first use.
+  std::unique_ptr<fft::Reshape<double>> m_real_to_planes;
+  std::unique_ptr<fft::Reshape<fft::Complex>> m_spectral_to_planes, m_planes_to_spectral;
+
+  std::int64_t m_step = 0;
+  double m_time = 0;
+  double m_dt = 0;
+  double m_energy_ref = 0;  // initial energy: reference of the blow-up check
+  bool m_setup_done = false;
+  bool m_restored = false;
+  double m_step_seconds = 0;
+  double m_step_fft_seconds = 0;
+};
+
+}  // namespace spotrun::fluid

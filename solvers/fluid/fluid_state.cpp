@@ -1,0 +1,179 @@
+// Checkpoint state of the fluid solver. The state is the spectral velocity; a checkpoint holds it
+// decomposition-independently as x-plane blocks (io::block_of over the ranks):
+//   /fluid/uhat  rows kx = 0..nx-1, row shape {ny, nz/2 + 1, 3, 2}: Fourier coefficients (re, im) of the
+//                half spectrum, restored bit for bit on any rank count and decomposition;
+//   /fluid/u     rows x = 0..nx-1, row shape {ny, nz, 3}: the physical velocity (for readers, and for
+//                restarts from a file without /fluid/uhat, which are then exact to round-off only).
+// Moving the spectral coefficients is pure data movement, so a restart at the same rank count continues
+// bit-identically.
+#include <cmath>
+
+#include "comm/errors.hpp"
+#include "fluid_solver.hpp"
+
+namespace spotrun::fluid {
+namespace {
+
+io::StateArray make_array(const std::string& name, std::vector<std::uint64_t> inner, std::uint64_t rows) {
+  io::StateArray a;
+  a.name = name;
+  a.inner = std::move(inner);
+  a.is_integer = false;
+  a.global_rows = rows;
+  return a;
+}
+
+}  // namespace
+
+PlaneBlock FluidSolver::velocity_planes() {
+  const auto& g = m_fft->geometry();
+  const int P = m_comm.size(), r = m_comm.rank();
+  if (!m_real_to_planes)
+    m_real_to_planes = std::make_unique<fft::Reshape<double>>(
+        fft::make_reshape_plan(g.real, fft::x_block_layouts(g.n, P), r), m_transport, "fluid::reshape_planes");
+  const fft::Layout3 out = fft::x_block_layout(g.n, P, r);
+  const std::size_t count = out.count();
+  fft::RealView buf("fluid::planes", count);
+  PlaneBlock b;
+  b.first_row = static_cast<std::uint64_t>(out.box.lo[0]);
+  b.rows = static_cast<std::uint64_t>(out.box.extent(0));
+  b.values.assign(count * 3, 0.0);
+  for (int c = 0; c < 3; ++c) {
+    m_fft->backward(row(m_uhat, c), row(m_u, c));
+    m_real_to_planes->execute(row(m_u, c), buf.data());
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buf);
+    for (std::size_t p = 0; p < count; ++p) b.values[3 * p + c] = host(p);
+  }
+  return b;
+}
+
+PlaneBlock FluidSolver::spectral_planes() {
+  const auto& g = m_fft->geometry();
+  const int P = m_comm.size(), r = m_comm.rank();
+  if (!m_spectral_to_planes)
+    m_spectral_to_planes = std::make_unique<fft::Reshape<fft::Complex>>(
+        fft::make_reshape_plan(g.spectral, fft::x_block_layouts(g.nc, P), r), m_transport, "fluid::reshape_spectral_planes");
+  const fft::Layout3 out = fft::x_block_layout(g.nc, P, r);
+  const std::size_t count = out.count();
+  fft::ComplexView buf("fluid::spectral_planes", count);
+  PlaneBlock b;
+  b.first_row = static_cast<std::uint64_t>(out.box.lo[0]);
+  b.rows = static_cast<std::uint64_t>(out.box.extent(0));
+  b.values.assign(count * 6, 0.0);
+  for (int c = 0; c < 3; ++c) {
+    m_spectral_to_planes->execute(row(m_uhat, c), buf.data());
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buf);
+    for (std::size_t p = 0; p < count; ++p) {
+      b.values[6 * p + 2 * c] = host(p).real();
+      b.values[6 * p + 2 * c + 1] = host(p).imag();
+    }
+  }
+  return b;
+}
+
+std::vector<io::StateArray> FluidSolver::state_layout() const {
+  const auto& n = m_cfg.n;
+  const auto nx = static_cast<std::uint64_t>(n[0]), ny = static_cast<std::uint64_t>(n[1]),
+             nz = static_cast<std::uint64_t>(n[2]);
+  return {make_array("/fluid/u", {ny, nz, 3}, nx), make_array("/fluid/uhat", {ny, nz / 2 + 1, 3, 2}, nx)};
+}
+
+io::SolverState FluidSolver::state() {
+  io::SolverState st;
+  st.solver = "fluid";
+  st.arrays = state_layout();
+  PlaneBlock u = velocity_planes();
+  PlaneBlock uh = spectral_planes();
+  for (auto* pair : {&u, &uh}) {
+    auto& a = st.arrays[pair == &u ? 0 : 1];
+    a.first_row = pair->first_row;
+    a.rows = pair->rows;
+    a.f64 = std::move(pair->values);
+  }
+  st.integers["step"] = m_step;
+  st.reals["time"] = m_time;
+  st.reals["dt"] = m_dt;
+  st.reals["fluid.energy_ref"] = m_energy_ref;
+  st.integers["fluid.nx"] = m_cfg.n[0];
+  st.integers["fluid.ny"] = m_cfg.n[1];
+  st.integers["fluid.nz"] = m_cfg.n[2];
+  return st;
+}
+
+void FluidSolver::restore(const io::SolverState& st) {
+  auto need_int = [&](const std::string& k) {
+    auto it = st.integers.find(k);
+    if (it == st.integers.end()) throw InputError("checkpoint has no attribute '" + k + "'");
+    return it->second;
+  };
+  auto need_real = [&](const std::string& k) {
+    auto it = st.reals.find(k);
+    if (it == st.reals.end()) throw InputError("checkpoint has no attribute '" + k + "'");
+    return it->second;
+  };
+  if (!st.solver.empty() && st.solver != "fluid")
+    throw InputError("checkpoint was written by solver '" + st.solver + "', not 'fluid'");
+  const std::array<std::int64_t, 3> cn{need_int("fluid.nx"), need_int("fluid.ny"), need_int("fluid.nz")};
+  for (int d = 0; d < 3; ++d)
+    if (cn[d] != m_cfg.n[d])
+      throw InputError("checkpoint grid is [" + std::to_string(cn[0]) + ", " + std::to_string(cn[1]) + ", " +
+                       std::to_string(cn[2]) + "], the deck's fluid.n is [" + std::to_string(m_cfg.n[0]) + ", " +
+                       std::to_string(m_cfg.n[1]) + ", " + std::to_string(m_cfg.n[2]) + "]");
+  const auto& g = m_fft->geometry();
+  const int P = m_comm.size(), r = m_comm.rank();
+  const io::StateArray* uh = st.find("/fluid/uhat");
+  const io::StateArray* u = st.find("/fluid/u");
+  // Shapes and row blocks differ between ranks only if the reader is broken; check collectively anyway.
+  auto block_ok = [&](const io::StateArray* a, const std::array<int, 3>& n, std::uint64_t row_size) {
+    if (!a) return true;
+    const fft::Layout3 l = fft::x_block_layout(n, P, r);
+    return a->global_rows == static_cast<std::uint64_t>(n[0]) && a->first_row == static_cast<std::uint64_t>(l.box.lo[0]) &&
+           a->rows == static_cast<std::uint64_t>(l.box.extent(0)) && a->row_size() == row_size &&
+           a->f64.size() == a->rows * row_size;
+  };
+  const auto ny = static_cast<std::uint64_t>(g.n[1]), nz = static_cast<std::uint64_t>(g.n[2]),
+             nzc = static_cast<std::uint64_t>(g.nc[2]);
+  bool ok = (uh || u) && block_ok(uh, g.nc, ny * nzc * 6) && block_ok(u, g.n, ny * nz * 3);
+  m_comm.agree<InputError>(ok, "checkpoint datasets /fluid/uhat and /fluid/u are missing or do not match the grid "
+                               "and this rank's block of x-planes");
+  const bool use_spectral = !m_comm.any(uh == nullptr);
+  m_comm.agree<InputError>(use_spectral || u != nullptr, "checkpoint has neither /fluid/uhat nor /fluid/u on every rank");
+
+  if (use_spectral) {
+    if (!m_planes_to_spectral)
+      m_planes_to_spectral = std::make_unique<fft::Reshape<fft::Complex>>(
+          fft::make_reshape_plan(fft::x_block_layouts(g.nc, P), g.spectral, r), m_transport,
+          "fluid::reshape_planes_spectral");
+    const std::size_t count = uh->rows * ny * nzc;
+    fft::ComplexView buf("fluid::restore_planes", count);
+    auto host = Kokkos::create_mirror_view(buf);
+    for (int c = 0; c < 3; ++c) {
+      for (std::size_t p = 0; p < count; ++p) host(p) = fft::Complex(uh->f64[6 * p + 2 * c], uh->f64[6 * p + 2 * c + 1]);
+      Kokkos::deep_copy(buf, host);
+      m_planes_to_spectral->execute(buf.data(), row(m_uhat, c));
+    }
+  } else {
+    // Physical velocity only: transform (exact to round-off, not bit for bit).
+    fft::Reshape<double> to_real(fft::make_reshape_plan(fft::x_block_layouts(g.n, P), g.real, r), m_transport,
+                                 "fluid::reshape_planes_real");
+    const std::size_t count = u->rows * ny * nz;
+    fft::RealView buf("fluid::restore_planes", count);
+    auto host = Kokkos::create_mirror_view(buf);
+    for (int c = 0; c < 3; ++c) {
+      for (std::size_t p = 0; p < count; ++p) host(p) = u->f64[3 * p + c];
+      Kokkos::deep_copy(buf, host);
+      to_real.execute(buf.data(), row(m_u, c));
+    }
+    to_spectral(m_u, m_uhat);
+  }
+  m_step = need_int("step");
+  m_time = need_real("time");
+  m_dt = need_real("dt");
+  m_energy_ref = need_real("fluid.energy_ref");
+  bool finite = std::isfinite(m_time) && std::isfinite(m_dt) && m_dt > 0 && m_step >= 0;
+  m_comm.agree<InputError>(finite, "checkpoint step, time or dt is invalid");
+  m_restored = true;
+  m_setup_done = false;
+}
+
+}  // namespace spotrun::fluid
