@@ -1,0 +1,265 @@
+#!/usr/bin/env bash
+# Command-line tests of the spotrun binary, one case per ctest (registered by tests/CMakeLists.txt).
+# Usage: cli_test.sh CASE NP SPOTRUN MPIEXEC NUMPROC_FLAG WORKDIR
+# Each run goes through `timeout` (a hang fails the test) and a per-rank wrapper that records every
+# rank's exit code, so "exit 2" is checked on every rank, not only on the one mpiexec reports.
+set -u
+
+CASE="$1"
+NP="$2"
+SPOTRUN="$3"
+MPIEXEC="$4"
+NPFLAG="$5"
+W="$6"
+TIMEOUT=60
+
+rm -rf "$W"
+mkdir -p "$W"
+cd "$W" || exit 1
+
+FAILED=0
+fail() {
+    echo "FAIL [$CASE np$NP]: $*" >&2
+    FAILED=1
+}
+
+# run NP ARGS...: runs spotrun on NP ranks; sets RC (of mpiexec), RANK_RCS (the sorted exit codes of
+# the ranks), OUT, ERR. The wrapper exits 0 so that mpiexec does not kill the other ranks when the first
+# one exits non-zero (they would then never report their own code); RC is non-zero only on MPI_Abort,
+# a crash or a timeout.
+run() {
+    local np="$1"
+    shift
+    rm -rf "$W/rc" && mkdir -p "$W/rc"
+    OUT="$W/stdout.txt"
+    ERR="$W/stderr.txt"
+    timeout "$TIMEOUT" "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" sh -c '
+        dir="$1"; shift
+        "$@"; rc=$?
+        r="${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-x}}}"
+        echo "$rc" > "$dir/rank.$r"
+        exit 0' sh "$W/rc" "$SPOTRUN" "$@" >"$OUT" 2>"$ERR"
+    RC=$?
+    RANK_RCS="$(cat "$W"/rc/rank.* 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//')"
+    if [[ $RC -eq 124 ]]; then
+        fail "spotrun $* did not finish within ${TIMEOUT}s (hang?)"
+    fi
+}
+
+# run_direct NP ARGS...: the same without the wrapper; sets RC to the exit code of mpiexec itself.
+run_direct() {
+    local np="$1"
+    shift
+    timeout "$TIMEOUT" "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" "$SPOTRUN" "$@" >"$W/direct.out" 2>"$W/direct.err"
+    RC=$?
+    [[ $RC -ne 124 ]] || fail "spotrun $* did not finish within ${TIMEOUT}s (hang?)"
+}
+
+# expect_exit CODE: every one of NP ranks exited with CODE.
+expect_exit() {
+    local want="$1" expected=""
+    for ((r = 0; r < NP; ++r)); do expected+="$want "; done
+    expected="${expected% }"
+    [[ "$RANK_RCS" == "$expected" ]] || fail "per-rank exit codes '$RANK_RCS', expected '$expected' (mpiexec: $RC)"
+}
+
+# expect_in FILE TEXT: TEXT (fixed string) appears in FILE.
+expect_in() {
+    grep -qF -- "$2" "$1" || fail "'$2' not in $(basename "$1"):"$'\n'"$(cat "$1")"
+}
+
+# expect_count FILE TEXT N: TEXT appears on exactly N lines of FILE.
+expect_count() {
+    local n
+    n=$(grep -cF -- "$2" "$1")
+    [[ $n -eq $3 ]] || fail "'$2' on $n lines of $(basename "$1"), expected $3:"$'\n'"$(cat "$1")"
+}
+
+# An input error: exit 2 on every rank, one message (from rank 0), no abort.
+expect_input_error() {
+    expect_exit 2
+    expect_count "$ERR" "ERROR" 1
+    if grep -q "MPI_ABORT\|MPI_Abort" "$ERR"; then fail "MPI_Abort instead of a clean exit"; fi
+}
+
+# A small liquid deck that runs at 1-4 ranks: 6x4x4 fcc cells (384 atoms, box 10.08 x 6.72 x 6.72).
+good_deck() {
+    cat >"$1" <<'TOML'
+[run]
+steps = 20
+thermo_every = 10
+
+[md]
+dt = 0.005
+neighbor_every = 1
+neighbor_check = true
+
+[md.lattice]
+cells = [6, 4, 4]
+temperature = 3.0
+TOML
+}
+
+data_header() {  # data_header NATOMS
+    printf 'spotrun test data\n\n%s atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1.0\n\nAtoms # atomic\n\n' "$1"
+}
+
+case "$CASE" in
+missing_deck)
+    run "$NP" run "$W/no-such-deck.toml"
+    expect_input_error
+    expect_in "$ERR" "no-such-deck.toml"
+    expect_in "$ERR" "does not exist"
+    run_direct "$NP" run "$W/no-such-deck.toml"
+    [[ $RC -eq 2 ]] || fail "mpiexec exit code $RC, expected 2"
+    ;;
+malformed_toml)
+    printf '[run]\nsteps = 10\n[md]\ndt = = 0.1\n' >bad.toml
+    run "$NP" run bad.toml
+    expect_input_error
+    grep -qE 'bad\.toml:4:[0-9]+' "$ERR" || fail "no 'bad.toml:4:COLUMN' in: $(cat "$ERR")"
+    ;;
+unknown_key)
+    printf '[md]\ndtt = 0.01\n' >typo.toml
+    run "$NP" run typo.toml
+    expect_input_error
+    expect_in "$ERR" "'md.dtt'"
+    expect_in "$ERR" "did you mean 'md.dt'"
+    run_direct "$NP" run typo.toml
+    [[ $RC -eq 2 ]] || fail "mpiexec exit code $RC, expected 2"
+    ;;
+out_of_range)
+    printf '[md]\ndt = -0.01\n' >range.toml
+    run "$NP" run range.toml
+    expect_input_error
+    expect_in "$ERR" "md.dt"
+    expect_in "$ERR" "-0.01"
+    expect_in "$ERR" "> 0"
+    # The same through --set.
+    good_deck ok.toml
+    run "$NP" run ok.toml --set md.lattice.cells=[6,0,4] --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "md.lattice.cells"
+    ;;
+bad_data_file)
+    { data_header 3; printf '1 1 1.0 1.0 1.0\n2 1 5.0 5.0\n3 1 8.0 8.0 8.0\n'; } >bad.data
+    line=$(grep -n '^2 1 5.0 5.0$' bad.data | cut -d: -f1)
+    printf '[run]\nsteps = 1\n[md.initial]\nlammps_data = "bad.data"\n' >deck.toml
+    run "$NP" run deck.toml --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "bad.data:$line:"
+    expect_in "$ERR" "4 columns"
+    ;;
+overlapping_atoms)
+    { data_header 3; printf '3 1 8.0 8.0 8.0\n7 1 1.0 1.0 1.0\n12 1 1.1 1.05 1.0\n'; } >overlap.data
+    printf '[run]\nsteps = 1\n[md.initial]\nlammps_data = "overlap.data"\n' >deck.toml
+    run "$NP" run deck.toml --output-dir "$W/out"
+    expect_input_error
+    grep -qE 'atoms (7 and 12|12 and 7)' "$ERR" || fail "the message does not name atoms 7 and 12: $(cat "$ERR")"
+    ;;
+too_many_ranks)
+    # At 1 rank one fcc cell (1.6796 sigma) is thinner than cutoff + skin = 2.8; at 3 ranks so are 3 cells
+    # (5.03879 / 3).
+    cells=$([[ $NP -eq 1 ]] && echo "[1, 1, 1]" || echo "[3, 3, 3]")
+    size=$([[ $NP -eq 1 ]] && echo "1.6796" || echo "5.03879")
+    printf '[run]\nsteps = 1\n[md.lattice]\ncells = %s\n' "$cells" >small.toml
+    run "$NP" run small.toml --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "$NP ranks"
+    expect_in "$ERR" "2.8"
+    expect_in "$ERR" "$size x $size x $size"
+    ;;
+bad_cli)
+    run "$NP" frobnicate
+    expect_exit 2
+    run "$NP" run
+    expect_exit 2
+    ;;
+validate)
+    good_deck good.toml
+    run "$NP" validate good.toml --set md.dt=0.002
+    expect_exit 0
+    expect_count "$OUT" "good.toml: valid" 1
+    expect_in "$OUT" "[md.lattice]"
+    expect_in "$OUT" "dt = 0.002"
+    expect_in "$OUT" "cells = [6, 4, 4]"
+    # validate rejects what run rejects, without running.
+    printf '[md]\ndtt = 0.01\n' >typo.toml
+    run "$NP" validate typo.toml
+    expect_input_error
+    expect_in "$ERR" "md.dtt"
+    ;;
+version)
+    run "$NP" --version
+    expect_exit 0
+    grep -qE '^spotrun [0-9]+\.[0-9]+\.[0-9]+' "$OUT" || fail "no version line: $(cat "$OUT")"
+    expect_count "$OUT" "spotrun" 1
+    ;;
+info)
+    run "$NP" info
+    expect_exit 0
+    expect_count "$OUT" "MPI ranks: $NP " 1
+    expect_in "$OUT" "Kokkos"
+    ;;
+good_run)
+    good_deck good.toml
+    run "$NP" run good.toml --output-dir "$W/out"
+    expect_exit 0
+    if [[ ! -f "$W/out/thermo.csv" ]]; then
+        fail "no OUTDIR/thermo.csv"
+    else
+        header=$(head -n 1 "$W/out/thermo.csv")
+        [[ "$header" == "step,time,temp,pe,ke,etotal,press" ]] || fail "thermo.csv header '$header'"
+        steps=$(tail -n +2 "$W/out/thermo.csv" | cut -d, -f1 | tr '\n' ' ')
+        [[ "$steps" == "0 10 20 " ]] || fail "thermo.csv steps '$steps', expected '0 10 20 '"
+        awk -F, 'NR > 1 && NF != 7 { bad = 1 } END { exit bad }' "$W/out/thermo.csv" || fail "thermo.csv rows without 7 columns"
+        # Step 0: the lattice at T = 3 exactly, pe -6.7733680532529573 per atom.
+        awk -F, 'NR == 2 { t = $3 - 3; p = $4 + 6.7733680532529573; if (t < 0) t = -t; if (p < 0) p = -p;
+                           exit !(t < 1e-12 && p < 1e-11) }' "$W/out/thermo.csv" ||
+            fail "step 0 is not T = 3, pe = -6.77336805: $(sed -n 2p "$W/out/thermo.csv")"
+    fi
+    # --set overrides the deck.
+    run "$NP" run good.toml --output-dir "$W/out2" --set run.steps=30 --set run.thermo_every=15
+    expect_exit 0
+    steps=$(tail -n +2 "$W/out2/thermo.csv" 2>/dev/null | cut -d, -f1 | tr '\n' ' ')
+    [[ "$steps" == "0 15 30 " ]] || fail "with --set: thermo.csv steps '$steps', expected '0 15 30 '"
+    ;;
+thermo_rank_independence)
+    good_deck deck.toml
+    for np in 1 2 3 4; do
+        run "$np" run deck.toml --output-dir "$W/np$np" --set run.steps=100
+        want=$(printf '0 %.0s' $(seq "$np")); want="${want% }"
+        [[ "$RANK_RCS" == "$want" && $RC -eq 0 ]] || fail "run at $np ranks: exit codes '$RANK_RCS': $(cat "$ERR")"
+    done
+    for np in 2 3 4; do
+        if ! paste -d, "$W/np1/thermo.csv" "$W/np$np/thermo.csv" | awk -F, -v np="$np" '
+            NR == 1 { if ($0 != "step,time,temp,pe,ke,etotal,press,step,time,temp,pe,ke,etotal,press") { print "header differs"; bad = 1 }; next }
+            { rows++
+              if (NF != 14) { print "row " NR ": " NF " columns"; bad = 1; next }
+              if ($1 != $8) { print "row " NR ": step " $1 " vs " $8; bad = 1 }
+              for (i = 2; i <= 7; i++) {
+                  a = $i + 0; b = $(i + 7) + 0; d = a - b; if (d < 0) d = -d
+                  s = (a < 0 ? -a : a); t = (b < 0 ? -b : b); if (t > s) s = t
+                  r = (s > 0 ? d / s : 0); if (r > m) m = r
+                  if (r > 1e-10) { print "row " NR " column " i ": " $i " (np 1) vs " $(i + 7) " (np " np ")"; bad = 1 } } }
+            END { printf "np %s vs np 1: %d rows, max relative difference %.3g\n", np, rows, m
+                  if (rows != 11) { print "expected 11 rows"; bad = 1 }
+                  exit bad }'; then
+            fail "thermo.csv at $np ranks differs from 1 rank"
+        fi
+    done
+    ;;
+*)
+    echo "unknown case $CASE" >&2
+    exit 2
+    ;;
+esac
+
+if [[ $FAILED -ne 0 ]]; then
+    echo "--- stdout of the last run:" >&2
+    cat "$OUT" >&2 2>/dev/null
+    echo "--- stderr of the last run:" >&2
+    cat "$ERR" >&2 2>/dev/null
+    exit 1
+fi
+echo "PASS [$CASE np$NP]"

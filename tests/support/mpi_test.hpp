@@ -1,0 +1,43 @@
+#pragma once
+// Test support for spotrun's MPI test executables (see test_main.cpp):
+//  - every test file declares the rank counts it supports with SPOTRUN_TEST_RANKS(...); started at any
+//    other count, the executable fails on every rank instead of silently testing less;
+//  - world() is the communicator of MPI_COMM_WORLD;
+//  - a failure on any rank makes the test fail on every rank (rank 0 prints the other ranks' messages),
+//    and the exit code is the same on every rank.
+// Tests must stay collective-safe: do the collectives first, then EXPECT_* on every rank; never return
+// early (ASSERT_*) from a test body between collectives that other ranks still enter.
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+
+namespace spotrun::test {
+
+// The communicator of MPI_COMM_WORLD, valid while the tests run.
+const comm::Communicator& world();
+inline int rank() { return world().rank(); }
+inline int nranks() { return world().size(); }
+inline bool is_root() { return world().is_root(); }
+
+// Records the rank counts a test executable supports (use SPOTRUN_TEST_RANKS).
+struct SupportedRanks {
+  SupportedRanks(std::initializer_list<int> counts);
+};
+const std::vector<int>& supported_ranks();
+
+// True on every rank when ok is true on every rank.
+bool all_ranks(bool ok);
+
+// Prints a line on rank 0 only (measured values worth seeing in the ctest log).
+void report(const std::string& line);
+// A number in %.3e notation, for report().
+std::string sci(double v);
+
+}  // namespace spotrun::test
+
+#define SPOTRUN_TEST_RANKS_CAT2(a, b) a##b
+#define SPOTRUN_TEST_RANKS_CAT(a, b) SPOTRUN_TEST_RANKS_CAT2(a, b)
+#define SPOTRUN_TEST_RANKS(...) \
+  static const ::spotrun::test::SupportedRanks SPOTRUN_TEST_RANKS_CAT(spotrun_test_ranks_, __LINE__){__VA_ARGS__}

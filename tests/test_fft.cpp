@@ -1,0 +1,326 @@
+// fft::DistributedFft and its parts at 1-4 ranks: geometry (every stage tiles the grid, uneven splits,
+// errors for grids too small), reshapes, and the distributed transform against a one-rank FFTW transform
+// and a naive DFT on odd sizes, slabs and pencils; round trips; no allocation in a transform.
+#include <gtest/gtest.h>
+#include <fftw3.h>
+#include <mpi.h>
+
+#include <cmath>
+#include <complex>
+#include <cstdlib>
+#include <vector>
+
+#include "comm/errors.hpp"
+#include "solvers/fft/distributed_fft.hpp"
+#include "support/mpi_test.hpp"
+
+SPOTRUN_TEST_RANKS(1, 2, 3, 4);
+
+using namespace spotrun;
+using fft::Decomposition;
+
+namespace {
+
+using Grid = std::array<int, 3>;
+
+// A deterministic value in [-1, 1) for global point (i, j, k): the same on every rank count.
+double value_at(int i, int j, int k) {
+  std::uint64_t z = (static_cast<std::uint64_t>(i) * 73856093u) ^ (static_cast<std::uint64_t>(j) * 19349663u) ^
+                    (static_cast<std::uint64_t>(k) * 83492791u);
+  z += 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) / 4503599627370496.0 - 1.0;
+}
+
+std::string str(const Grid& n) {
+  return std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]);
+}
+
+// Every box of a stage: non-empty, disjoint, and together exactly the grid.
+void expect_tiles(const std::vector<fft::Layout3>& ls, const Grid& n, const std::string& what) {
+  std::size_t total = 0;
+  for (std::size_t a = 0; a < ls.size(); ++a) {
+    EXPECT_FALSE(ls[a].box.empty()) << what << ": rank " << a << " is empty";
+    total += ls[a].count();
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_GE(ls[a].box.lo[d], 0) << what;
+      EXPECT_LT(ls[a].box.hi[d], n[d]) << what;
+    }
+    for (std::size_t b = a + 1; b < ls.size(); ++b)
+      EXPECT_TRUE(fft::collide(ls[a].box, ls[b].box).empty()) << what << ": ranks " << a << " and " << b << " overlap";
+  }
+  EXPECT_EQ(total, static_cast<std::size_t>(n[0]) * n[1] * n[2]) << what;
+}
+
+// The full r2c transform of the whole grid with FFTW on this rank: X[(i * ny + j) * nzc + k].
+std::vector<std::complex<double>> one_rank_transform(const Grid& n) {
+  const int nzc = n[2] / 2 + 1;
+  std::vector<double> in(static_cast<std::size_t>(n[0]) * n[1] * n[2]);
+  for (int i = 0; i < n[0]; ++i)
+    for (int j = 0; j < n[1]; ++j)
+      for (int k = 0; k < n[2]; ++k) in[(static_cast<std::size_t>(i) * n[1] + j) * n[2] + k] = value_at(i, j, k);
+  std::vector<std::complex<double>> out(static_cast<std::size_t>(n[0]) * n[1] * nzc);
+  fftw_plan p = fftw_plan_dft_r2c_3d(n[0], n[1], n[2], in.data(), reinterpret_cast<fftw_complex*>(out.data()),
+                                     FFTW_ESTIMATE);
+  EXPECT_NE(p, nullptr);
+  fftw_execute(p);
+  fftw_destroy_plan(p);
+  return out;
+}
+
+struct Errors {
+  double transform = 0;   // max |X - X_ref| / max |X_ref|
+  double round_trip = 0;  // max |backward(forward(x)) / N - x|
+  bool input_kept = true;
+};
+
+// Runs the distributed transform of value_at on world and compares it with `ref`.
+Errors check_transform(const fft::FftGeometry& g, const std::vector<std::complex<double>>& ref) {
+  auto transport = comm::make_transport("mpi", test::world());
+  fft::DistributedFft f(g, test::world(), *transport, fft::backend::Fftw{});
+  const fft::Layout3& rl = f.real_layout();
+  const fft::Layout3& sl = f.spectral_layout();
+  fft::RealView x("x", f.real_size()), y("y", f.real_size());
+  fft::ComplexView X("X", f.complex_size()), X2("X2", f.complex_size());
+  auto hx = Kokkos::create_mirror_view(x);
+  for (int i = rl.box.lo[0]; i <= rl.box.hi[0]; ++i)
+    for (int j = rl.box.lo[1]; j <= rl.box.hi[1]; ++j)
+      for (int k = rl.box.lo[2]; k <= rl.box.hi[2]; ++k) hx(rl.offset(i, j, k)) = value_at(i, j, k);
+  Kokkos::deep_copy(x, hx);
+  f.forward(x.data(), X.data());
+  Kokkos::deep_copy(X2, X);
+  f.backward(X.data(), y.data());
+
+  Errors e;
+  auto hX = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), X);
+  auto hX2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), X2);
+  auto hx_after = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  const int ny = g.n[1], nzc = g.nc[2];
+  double ref_max = 0;
+  for (const auto& v : ref) ref_max = std::max(ref_max, std::abs(v));
+  double err = 0;
+  for (int i = sl.box.lo[0]; i <= sl.box.hi[0]; ++i)
+    for (int j = sl.box.lo[1]; j <= sl.box.hi[1]; ++j)
+      for (int k = sl.box.lo[2]; k <= sl.box.hi[2]; ++k) {
+        const auto m = sl.offset(i, j, k);
+        const std::complex<double> got(hX(m).real(), hX(m).imag());
+        err = std::max(err, std::abs(got - ref[(static_cast<std::size_t>(i) * ny + j) * nzc + k]));
+        if (hX(m) != hX2(m)) e.input_kept = false;
+      }
+  e.transform = test::world().max(err / ref_max);
+  double rt = 0;
+  for (std::size_t p = 0; p < f.real_size(); ++p) {
+    rt = std::max(rt, std::abs(hy(p) * f.scale() - hx(p)));
+    if (hx_after(p) != hx(p)) e.input_kept = false;
+  }
+  e.round_trip = test::world().max(rt);
+  e.input_kept = test::all_ranks(e.input_kept);
+  return e;
+}
+
+}  // namespace
+
+TEST(FftGeometry, EveryStageTilesTheGridOnUnevenSplits) {
+  const std::vector<Grid> sizes = {{24, 18, 15}, {9, 7, 5}, {16, 16, 16}, {5, 13, 4}, {41, 17, 15}};
+  for (const auto& n : sizes)
+    for (int P = 1; P <= 12; ++P)
+      for (auto kind : {Decomposition::Slab, Decomposition::Pencil}) {
+        fft::FftGeometry g;
+        try {
+          g = fft::make_fft_geometry(n, P, kind);
+        } catch (const InputError&) {
+          continue;  // too small for P ranks: the error is tested below
+        }
+        const std::string what = str(n) + " over " + std::to_string(P) + " ranks, " + g.describe();
+        EXPECT_EQ(g.grid[0] * g.grid[1], P) << what;
+        expect_tiles(g.real, n, what + ", real");
+        expect_tiles(g.stage_a, g.nc, what + ", stage a");
+        if (kind == Decomposition::Pencil) expect_tiles(g.stage_b, g.nc, what + ", stage b");
+        expect_tiles(g.spectral, g.nc, what + ", spectral");
+        for (int r = 0; r < P; ++r) {
+          EXPECT_EQ(g.real[r].box.extent(2), n[2]) << what << ": z is whole in the real layout";
+          EXPECT_EQ(g.spectral[r].box.extent(0), n[0]) << what << ": kx is whole in the spectral layout";
+          EXPECT_EQ(g.spectral[r].order[2], 0) << what << ": kx is the fastest axis";
+        }
+      }
+}
+
+TEST(FftGeometry, UnevenSplitsDifferByAtMostOnePlane) {
+  const auto g = fft::make_fft_geometry({24, 18, 15}, 7, Decomposition::Slab);
+  int lo = 1 << 30, hi = 0;
+  for (const auto& l : g.real) {
+    lo = std::min(lo, l.box.extent(0));
+    hi = std::max(hi, l.box.extent(0));
+  }
+  EXPECT_EQ(lo, 3);
+  EXPECT_EQ(hi, 4);
+}
+
+TEST(FftGeometry, AutoTakesSlabsWhileTheyFitThenPencils) {
+  EXPECT_EQ(fft::make_fft_geometry({16, 16, 16}, 4, Decomposition::Auto).kind, Decomposition::Slab);
+  const auto g = fft::make_fft_geometry({4, 4, 16}, 8, Decomposition::Auto);
+  EXPECT_EQ(g.kind, Decomposition::Pencil);
+  EXPECT_EQ(g.grid[0] * g.grid[1], 8);
+  const auto sq = fft::make_fft_geometry({16, 16, 16}, 16, Decomposition::Pencil);
+  EXPECT_EQ(sq.grid[0], 4);
+  EXPECT_EQ(sq.grid[1], 4);
+}
+
+TEST(FftGeometry, GridsTooSmallForTheRankCountAreInputErrors) {
+  EXPECT_THROW(fft::make_fft_geometry({4, 4, 4}, 5, Decomposition::Slab), InputError);
+  EXPECT_THROW(fft::make_fft_geometry({4, 4, 4}, 64, Decomposition::Auto), InputError);
+  // 4 x 4 x 4: nz/2 + 1 = 3 complex z-planes cannot be split over p2 = 4 ranks, x over p1 = 4 can.
+  EXPECT_THROW(fft::make_fft_geometry({4, 4, 4}, 4, Decomposition::Pencil, {1, 4}), InputError);
+  EXPECT_NO_THROW(fft::make_fft_geometry({4, 4, 4}, 4, Decomposition::Pencil, {4, 1}));
+  EXPECT_THROW(fft::make_fft_geometry({4, 4, 4}, 4, Decomposition::Pencil, {3, 1}), InputError);  // 3 != 4 ranks
+  try {
+    fft::make_fft_geometry({4, 4, 4}, 5, Decomposition::Slab);
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("5 ranks"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(fft::parse_decomposition("cubes"), InputError);
+}
+
+TEST(Reshape, MovesEveryElementBetweenLayoutsExactly) {
+  const Grid n = {13, 7, 6};
+  const int P = test::nranks(), r = test::rank();
+  auto transport = comm::make_transport("mpi", test::world());
+  const auto g = fft::make_fft_geometry(n, P, Decomposition::Pencil);
+  const auto planes = fft::x_block_layouts(n, P);
+  fft::Reshape<double> there(fft::make_reshape_plan(g.real, planes, r), *transport);
+  fft::Reshape<double> back(fft::make_reshape_plan(planes, g.real, r), *transport);
+  const auto& rl = g.real[r];
+  fft::RealView a("a", rl.count()), b("b", planes[r].count()), c("c", rl.count());
+  auto ha = Kokkos::create_mirror_view(a);
+  for (int i = rl.box.lo[0]; i <= rl.box.hi[0]; ++i)
+    for (int j = rl.box.lo[1]; j <= rl.box.hi[1]; ++j)
+      for (int k = rl.box.lo[2]; k <= rl.box.hi[2]; ++k) ha(rl.offset(i, j, k)) = value_at(i, j, k);
+  Kokkos::deep_copy(a, ha);
+  there.execute(a.data(), b.data());
+  back.execute(b.data(), c.data());
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  auto hc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), c);
+  const auto& pl = planes[r];
+  long long wrong = 0;
+  for (int i = pl.box.lo[0]; i <= pl.box.hi[0]; ++i)
+    for (int j = 0; j < n[1]; ++j)
+      for (int k = 0; k < n[2]; ++k) wrong += hb(pl.offset(i, j, k)) != value_at(i, j, k);
+  for (std::size_t p = 0; p < rl.count(); ++p) wrong += hc(p) != ha(p);
+  EXPECT_EQ(test::world().sum(static_cast<std::int64_t>(wrong)), 0);
+}
+
+TEST(Reshape, PlanRejectsLayoutsThatDoNotTile) {
+  std::vector<fft::Layout3> a(2), b(2);
+  a[0].box = {{0, 0, 0}, {1, 3, 3}};
+  a[1].box = {{2, 0, 0}, {3, 3, 3}};
+  b[0].box = {{0, 0, 0}, {2, 3, 3}};
+  b[1].box = {{2, 0, 0}, {3, 3, 3}};  // overlaps b[0]
+  EXPECT_THROW(fft::make_reshape_plan(a, b, 0), std::invalid_argument);
+}
+
+// The distributed transform equals the one-rank FFTW transform of the same data, for odd sizes, uneven
+// splits, slabs and pencils (the chosen grid and, where it fits, the transposed grids 1 x P and P x 1).
+TEST(DistributedFft, EqualsOneRankTransformOnOddSizes) {
+  const int P = test::nranks();
+  const std::vector<Grid> sizes = {{24, 18, 15}, {9, 7, 5}, {16, 12, 10}};
+  int cases = 0;
+  for (const auto& n : sizes) {
+    const auto ref = one_rank_transform(n);
+    std::vector<std::pair<Decomposition, std::array<int, 2>>> variants = {
+        {Decomposition::Slab, {0, 0}}, {Decomposition::Pencil, {0, 0}}, {Decomposition::Pencil, {1, P}},
+        {Decomposition::Pencil, {P, 1}}};
+    for (const auto& [kind, grid] : variants) {
+      fft::FftGeometry g;
+      try {
+        g = fft::make_fft_geometry(n, P, kind, grid);
+      } catch (const InputError&) {
+        EXPECT_NE(grid[0], 0) << "the default " << fft::to_string(kind) << " decomposition of " << str(n)
+                              << " must fit " << P << " ranks";
+        continue;
+      }
+      const Errors e = check_transform(g, ref);
+      const std::string what = str(n) + " " + g.describe();
+      EXPECT_LT(e.transform, 1e-13) << what;
+      EXPECT_LT(e.round_trip, 1e-12) << what;
+      EXPECT_TRUE(e.input_kept) << what << ": forward() or backward() changed its input";
+      test::report("fft " + what + ": transform error " + test::sci(e.transform) + ", round trip " +
+                   test::sci(e.round_trip));
+      ++cases;
+    }
+  }
+  EXPECT_GE(cases, 6);
+}
+
+// An oracle independent of FFTW: the naive DFT X(k) = sum_x x exp(-2 pi i k.x / n).
+TEST(DistributedFft, MatchesNaiveDftAndItsSignConvention) {
+  const Grid n = {5, 4, 6};
+  const int nzc = n[2] / 2 + 1;
+  std::vector<std::complex<double>> ref(static_cast<std::size_t>(n[0]) * n[1] * nzc);
+  const double two_pi = 6.283185307179586;
+  for (int a = 0; a < n[0]; ++a)
+    for (int b = 0; b < n[1]; ++b)
+      for (int c = 0; c < nzc; ++c) {
+        std::complex<double> s = 0;
+        for (int i = 0; i < n[0]; ++i)
+          for (int j = 0; j < n[1]; ++j)
+            for (int k = 0; k < n[2]; ++k)
+              s += value_at(i, j, k) *
+                   std::polar(1.0, -two_pi * (double(a) * i / n[0] + double(b) * j / n[1] + double(c) * k / n[2]));
+        ref[(static_cast<std::size_t>(a) * n[1] + b) * nzc + c] = s;
+      }
+  for (auto kind : {Decomposition::Slab, Decomposition::Pencil}) {
+    const auto g = fft::make_fft_geometry(n, test::nranks(), kind);
+    const Errors e = check_transform(g, ref);
+    EXPECT_LT(e.transform, 1e-13) << g.describe();
+  }
+}
+
+namespace {
+long long g_allocations = 0;
+void count_allocation(const Kokkos::Tools::SpaceHandle, const char*, const void*, const std::uint64_t) {
+  ++g_allocations;
+}
+}  // namespace
+
+// Plans, work arrays and buffers are made once: forward() and backward() allocate no Kokkos memory.
+TEST(DistributedFft, TransformsAllocateNothing) {
+  auto transport = comm::make_transport("mpi", test::world());
+  const auto g = fft::make_fft_geometry({12, 10, 9}, test::nranks(), Decomposition::Pencil);
+  fft::DistributedFft f(g, test::world(), *transport, fft::backend::Fftw{});
+  fft::RealView x("x", f.real_size());
+  fft::ComplexView X("X", f.complex_size());
+  Kokkos::Tools::Experimental::set_allocate_data_callback(count_allocation);
+  g_allocations = 0;
+  { fft::RealView probe("probe", 8); }  // the hook works: this allocation is seen
+  const long long probe = g_allocations;
+  g_allocations = 0;
+  for (int i = 0; i < 3; ++i) {
+    f.forward(x.data(), X.data());
+    f.backward(X.data(), x.data());
+  }
+  const long long during = g_allocations;
+  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  EXPECT_EQ(probe, 1) << "the allocation hook did not fire: the test cannot see allocations";
+  EXPECT_EQ(during, 0);
+  EXPECT_EQ(f.times().transforms, 6);
+}
+
+// The cuFFT backend: in this build either not compiled in or (host memory space) refused with an
+// InputError on every rank. SPOTRUN_REQUIRE_GPU=1 turns the missing GPU path into a failure.
+TEST(DistributedFft, CufftBackendIsRefusedCleanlyWithoutADevice) {
+  auto transport = comm::make_transport("mpi", test::world());
+  const auto g = fft::make_fft_geometry({8, 8, 8}, test::nranks(), Decomposition::Auto);
+  if (fft::k_host_accessible) {
+    EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Cufft{}), InputError);
+    const char* require = std::getenv("SPOTRUN_REQUIRE_GPU");
+    if (require && std::string(require) == "1") ADD_FAILURE() << "SPOTRUN_REQUIRE_GPU=1 but this build runs on the host";
+    test::report(std::string("cuFFT backend ") + (fft::cufft_compiled() ? "compiled in" : "not compiled in") +
+                 "; host build: GPU transform not tested");
+  } else {
+    fft::DistributedFft f(g, test::world(), *transport, fft::backend::Cufft{});
+    EXPECT_EQ(f.backend_name(), "cufft");
+  }
+}
