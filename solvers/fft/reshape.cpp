@@ -50,6 +50,11 @@ impl::BlockCopy make_unpack(const Box3i& box, std::size_t buffer_offset, const L
   return m;
 }
 
+}  // namespace
+
+namespace impl {
+
+// Not in the unnamed namespace: CUDA extended lambdas need an enclosing function with external linkage.
 template <class T>
 void copy_block(const char* name, const T* src_ptr, T* dst_ptr, const impl::BlockCopy& m) {
   if (m.e0 == 0 || m.e1 == 0 || m.e2 == 0) return;
@@ -73,7 +78,7 @@ void copy_block(const char* name, const T* src_ptr, T* dst_ptr, const impl::Bloc
       });
 }
 
-}  // namespace
+}  // namespace impl
 
 template <class T>
 Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const char* label)
@@ -110,8 +115,8 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
 
 template <class T>
 void Reshape<T>::execute(const T* in, T* out) {
-  for (const auto& m : m_pack) copy_block("fft::reshape::pack", in, m_send.data(), m);
-  if (m_has_self) copy_block("fft::reshape::copy_own", in, out, m_self);
+  for (const auto& m : m_pack) impl::copy_block("fft::reshape::pack", in, m_send.data(), m);
+  if (m_has_self) impl::copy_block("fft::reshape::copy_own", in, out, m_self);
   if (m_plan.nranks > 1) {
     Kokkos::fence();
     if (m_staged) {
@@ -124,7 +129,7 @@ void Reshape<T>::execute(const T* in, T* out) {
                             m_recv_bytes.data(), m_recv_displs.data());
     }
   }
-  for (const auto& m : m_unpack) copy_block("fft::reshape::unpack", m_recv.data(), out, m);
+  for (const auto& m : m_unpack) impl::copy_block("fft::reshape::unpack", m_recv.data(), out, m);
 }
 
 template class Reshape<double>;

@@ -89,8 +89,8 @@ class FluidSolver final : public Solver {
   double step_seconds() const { return m_step_seconds; }
   double step_fft_seconds() const { return m_step_fft_seconds; }
 
- private:
-  void init_fields();
+  // Kernels. Public only because CUDA extended lambdas may not live in private member functions;
+  // not part of the solver's interface.
   void init_taylor_green(bool three_d);
   void init_random();
   void to_spectral(const Field3& u, SpectralField3& uhat);  // forward, scaled, masked, projected
@@ -107,6 +107,9 @@ class FluidSolver final : public Solver {
   // field in m_work.
   template <int Stage>
   void rk_stage(double h, const SpectralField3& uhat_s);
+
+ private:
+  void init_fields();
   void update_decay(double h);
   void check_cfl(double umax, bool at_setup) const;
   SpectralIndex spectral_index() const;

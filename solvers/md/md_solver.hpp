@@ -50,6 +50,8 @@ class MdSolver final : public Solver {
   const comm::ProcessGrid& grid() const { return *m_grid; }
   long long dangerous_builds() const { return m_dangerous_builds; }
   long long neighbor_builds() const { return m_neighbor.builds(); }
+  // LAMMPS `velocity create` keyed by atom id (public: CUDA lambdas may not live in private members).
+  void create_velocities(double temperature, std::uint64_t seed);
   // Reverses every velocity (time-reversal tests).
   void reverse_velocities();
   // Recomputes forces (and energy/virial) for the current positions, rebuilding lists.
@@ -59,7 +61,6 @@ class MdSolver final : public Solver {
   void init_domain(const comm::Box3& box, const std::vector<double>& masses);
   void create_lattice();
   void load_data(const io::LammpsData& data);
-  void create_velocities(double temperature, std::uint64_t seed);
   void rebuild();
   void sort_owned_atoms();
   void compute_forces(bool ev);
