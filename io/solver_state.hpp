@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "comm/errors.hpp"
+
 namespace spotrun::io {
 
 struct StateArray {
@@ -33,6 +35,18 @@ struct SolverState {
   std::map<std::string, double> reals;           // e.g. "time", "box/lo_x"
   std::map<std::string, std::int64_t> integers;  // e.g. "step", "md/since_build"
   std::map<std::string, std::string> strings;
+
+  // A scalar the restoring solver needs; InputError naming it when the checkpoint lacks it.
+  std::int64_t require_integer(const std::string& key) const {
+    auto it = integers.find(key);
+    if (it == integers.end()) throw InputError("checkpoint has no attribute '" + key + "'");
+    return it->second;
+  }
+  double require_real(const std::string& key) const {
+    auto it = reals.find(key);
+    if (it == reals.end()) throw InputError("checkpoint has no attribute '" + key + "'");
+    return it->second;
+  }
 
   const StateArray* find(const std::string& name) const {
     for (const auto& a : arrays)

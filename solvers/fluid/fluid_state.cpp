@@ -101,19 +101,9 @@ io::SolverState FluidSolver::state() {
 }
 
 void FluidSolver::restore(const io::SolverState& st) {
-  auto need_int = [&](const std::string& k) {
-    auto it = st.integers.find(k);
-    if (it == st.integers.end()) throw InputError("checkpoint has no attribute '" + k + "'");
-    return it->second;
-  };
-  auto need_real = [&](const std::string& k) {
-    auto it = st.reals.find(k);
-    if (it == st.reals.end()) throw InputError("checkpoint has no attribute '" + k + "'");
-    return it->second;
-  };
   if (!st.solver.empty() && st.solver != "fluid")
     throw InputError("checkpoint was written by solver '" + st.solver + "', not 'fluid'");
-  const std::array<std::int64_t, 3> cn{need_int("fluid.nx"), need_int("fluid.ny"), need_int("fluid.nz")};
+  const std::array<std::int64_t, 3> cn{st.require_integer("fluid.nx"), st.require_integer("fluid.ny"), st.require_integer("fluid.nz")};
   for (int d = 0; d < 3; ++d)
     if (cn[d] != m_cfg.n[d])
       throw InputError("checkpoint grid is [" + std::to_string(cn[0]) + ", " + std::to_string(cn[1]) + ", " +
@@ -166,10 +156,10 @@ void FluidSolver::restore(const io::SolverState& st) {
     }
     to_spectral(m_u, m_uhat);
   }
-  m_step = need_int("step");
-  m_time = need_real("time");
-  m_dt = need_real("dt");
-  m_energy_ref = need_real("fluid.energy_ref");
+  m_step = st.require_integer("step");
+  m_time = st.require_real("time");
+  m_dt = st.require_real("dt");
+  m_energy_ref = st.require_real("fluid.energy_ref");
   bool finite = std::isfinite(m_time) && std::isfinite(m_dt) && m_dt > 0 && m_step >= 0;
   m_comm.agree<InputError>(finite, "checkpoint step, time or dt is invalid");
   m_restored = true;

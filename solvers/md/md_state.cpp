@@ -157,28 +157,18 @@ io::SolverState MdSolver::state() {
 }
 
 void MdSolver::restore(const io::SolverState& st) {
-  auto need_int = [&](const std::string& k) {
-    auto it = st.integers.find(k);
-    if (it == st.integers.end()) throw InputError("checkpoint has no attribute '" + k + "'");
-    return it->second;
-  };
-  auto need_real = [&](const std::string& k) {
-    auto it = st.reals.find(k);
-    if (it == st.reals.end()) throw InputError("checkpoint has no attribute '" + k + "'");
-    return it->second;
-  };
   comm::Box3 box;
   for (int d = 0; d < 3; ++d) {
-    box.lo[d] = need_real(std::string("md.box.lo_") + char('x' + d));
-    box.hi[d] = need_real(std::string("md.box.hi_") + char('x' + d));
+    box.lo[d] = st.require_real(std::string("md.box.lo_") + char('x' + d));
+    box.hi[d] = st.require_real(std::string("md.box.hi_") + char('x' + d));
     if (!(box.hi[d] > box.lo[d])) throw InputError("checkpoint box is empty or inverted");
   }
-  const std::int64_t ntypes = need_int("md.ntypes");
+  const std::int64_t ntypes = st.require_integer("md.ntypes");
   if (ntypes < 1 || ntypes > 1000000) throw InputError("checkpoint md.ntypes out of range");
   std::vector<double> masses(static_cast<std::size_t>(ntypes));
-  for (std::int64_t t = 0; t < ntypes; ++t) masses[t] = need_real("md.mass." + std::to_string(t + 1));
+  for (std::int64_t t = 0; t < ntypes; ++t) masses[t] = st.require_real("md.mass." + std::to_string(t + 1));
   init_domain(box, masses);
-  m_natoms = need_int("md.natoms");
+  m_natoms = st.require_integer("md.natoms");
 
   const io::StateArray* arr[7];
   const auto layout = state_layout();
@@ -243,11 +233,11 @@ void MdSolver::restore(const io::SolverState& st) {
   Kokkos::deep_copy(m_atoms.type, ht);
   Kokkos::deep_copy(m_atoms.image, himg);
 
-  m_step = need_int("step");
-  m_time = need_real("time");
+  m_step = st.require_integer("step");
+  m_time = st.require_real("time");
   m_step_origin = m_step;
   m_time_origin = m_time;
-  m_dangerous_builds = need_int("md.dangerous_builds");
+  m_dangerous_builds = st.require_integer("md.dangerous_builds");
   m_moved_too_far = false;
   rebuild();
   if (m_atoms.nlocal != nl) throw std::logic_error("MdSolver::restore: atoms moved during the rebuild");
@@ -265,8 +255,8 @@ void MdSolver::restore(const io::SolverState& st) {
   Kokkos::deep_copy(m_atoms.x, cx);
   Kokkos::deep_copy(m_atoms.f, cf);
   m_halo->update_positions(m_atoms);
-  m_since_build = static_cast<int>(need_int("md.since_build"));
-  m_moved_too_far = need_int("md.moved_too_far") != 0;
+  m_since_build = static_cast<int>(st.require_integer("md.since_build"));
+  m_moved_too_far = st.require_integer("md.moved_too_far") != 0;
   m_tally_valid = false;
   m_setup_done = true;
   m_restored = true;
