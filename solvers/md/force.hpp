@@ -35,49 +35,38 @@ PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, 
         auto fa = scatter.access();
         const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
         double fxi = 0, fyi = 0, fzi = 0;
-        // Owned neighbours: the pair force acts on both atoms (Newton's third law).
-        const int nown = numneigh(i);
-        for (int jj = 0; jj < nown; ++jj) {
-          const int j = neigh(i, jj);
-          const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
-          const double rsq = dx * dx + dy * dy + dz * dz;
-          if (rsq >= cutsq) continue;
-          double fpair, e = 0;
-          if (EV)
-            pair.compute(rsq, fpair, e);
-          else
-            pair.compute_force(rsq, fpair);
-          fxi += dx * fpair;
-          fyi += dy * fpair;
-          fzi += dz * fpair;
-          fa(j, 0) -= dx * fpair;
-          fa(j, 1) -= dy * fpair;
-          fa(j, 2) -= dz * fpair;
-          if (EV) {
-            energy += e;
-            virial += rsq * fpair;
+        // One loop over a part of the row: owned neighbours (the pair force acts on both atoms,
+        // Newton's third law) or ghost neighbours (only the owned atom is updated here; the ghost's
+        // owner computes the pair too, so energy and virial count half). Called with constants, so
+        // each part compiles to its own branch-free loop.
+        auto accumulate = [&](const int jbegin, const int jend, const bool owned) {
+          for (int jj = jbegin; jj < jend; ++jj) {
+            const int j = neigh(i, jj);
+            const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
+            const double rsq = dx * dx + dy * dy + dz * dz;
+            if (rsq >= cutsq) continue;
+            double fpair, e = 0;
+            if (EV)
+              pair.compute(rsq, fpair, e);
+            else
+              pair.compute_force(rsq, fpair);
+            fxi += dx * fpair;
+            fyi += dy * fpair;
+            fzi += dz * fpair;
+            if (owned) {
+              fa(j, 0) -= dx * fpair;
+              fa(j, 1) -= dy * fpair;
+              fa(j, 2) -= dz * fpair;
+            }
+            if (EV) {
+              const double w = owned ? 1.0 : 0.5;
+              energy += w * e;
+              virial += w * rsq * fpair;
+            }
           }
-        }
-        // Ghost neighbours: only the owned atom is updated here; the ghost's owner computes the pair too,
-        // so energy and virial count half.
-        for (int jj = maxn - numghost(i); jj < maxn; ++jj) {
-          const int j = neigh(i, jj);
-          const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
-          const double rsq = dx * dx + dy * dy + dz * dz;
-          if (rsq >= cutsq) continue;
-          double fpair, e = 0;
-          if (EV)
-            pair.compute(rsq, fpair, e);
-          else
-            pair.compute_force(rsq, fpair);
-          fxi += dx * fpair;
-          fyi += dy * fpair;
-          fzi += dz * fpair;
-          if (EV) {
-            energy += 0.5 * e;
-            virial += 0.5 * rsq * fpair;
-          }
-        }
+        };
+        accumulate(0, numneigh(i), true);
+        accumulate(maxn - numghost(i), maxn, false);
         fa(i, 0) += fxi;
         fa(i, 1) += fyi;
         fa(i, 2) += fzi;
