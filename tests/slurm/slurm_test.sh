@@ -390,7 +390,7 @@ WRAP
   ;;
 # ------------------------------------------------------------------------------------------------------
 preempt)
-  STEPS=${SPOTRUN_SLURM_PREEMPT_STEPS:-600}
+  STEPS=${SPOTRUN_SLURM_PREEMPT_STEPS:-4000}  # long enough that preemption lands mid-run on a fast, idle machine
   make_deck "$WORK/deck.toml" "$STEPS" 50
   # The reference: the same deck on 2 ranks in one go, outside Slurm.
   timeout 300 mpirun -np 2 "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$WORK/ref" >"$WORK/ref.log" 2>&1 ||
