@@ -13,6 +13,17 @@
 namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
+namespace {
+
+// The step of a checkpoint file name "ckpt-<digits>.h5", or -1 for any other name.
+long long checkpoint_step(const std::string& name) {
+  if (name.size() < 9 || name.rfind("ckpt-", 0) != 0 || name.substr(name.size() - 3) != ".h5") return -1;
+  const std::string digits = name.substr(5, name.size() - 8);
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return -1;
+  return std::stoll(digits);
+}
+
+}  // namespace
 
 CheckpointSettings CheckpointSettings::from_deck(const Deck& d) {
   CheckpointSettings s;
@@ -42,11 +53,8 @@ std::vector<CheckpointFile> CheckpointManager::candidates() const {
     if (fs::is_directory(m_dir, ec)) {
       for (const auto& e : fs::directory_iterator(m_dir, ec)) {
         const std::string name = e.path().filename().string();
-        // ckpt-<digits>.h5
-        if (name.size() < 9 || name.rfind("ckpt-", 0) != 0 || name.substr(name.size() - 3) != ".h5") continue;
-        const std::string digits = name.substr(5, name.size() - 8);
-        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
-        files.push_back({e.path().string(), std::stoll(digits)});
+        const long long step = checkpoint_step(name);
+        if (step >= 0) files.push_back({e.path().string(), step});
       }
     }
     std::ostringstream out;
@@ -203,10 +211,8 @@ void CheckpointManager::apply_keep_policy() const {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(m_dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("ckpt-", 0) != 0 || name.size() < 9 || name.substr(name.size() - 3) != ".h5") continue;
-    const std::string digits = name.substr(5, name.size() - 8);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) continue;
-    files.push_back({std::stoll(digits), e.path()});
+    const long long step = checkpoint_step(name);
+    if (step >= 0) files.push_back({step, e.path()});
   }
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (std::size_t k = static_cast<std::size_t>(m_settings.keep); k < files.size(); ++k) fs::remove(files[k].second, ec);
