@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +33,7 @@
 #include <xxhash.h>
 
 #include "comm/errors.hpp"
+#include "file_manifest.hpp"
 #include "spotrun/version.hpp"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
@@ -41,9 +43,11 @@ namespace spotrun::io {
 namespace {
 
 constexpr const char* k_format = "spotrun-checkpoint";
-constexpr std::int64_t k_format_version = 1;
-constexpr const char* k_rowsum_algorithm = "xxh64-rowsum";
-constexpr const char* k_text_algorithm = "xxh64";
+constexpr std::int64_t k_format_version = 2;
+// Checksums include the dataset's name, so that datasets swapped in the file (with their checksums)
+// fail: XXH64(name) + sum of the row hashes (arrays) or + XXH64(text) (texts), modulo 2^64.
+constexpr const char* k_rowsum_algorithm = "xxh64-named-rowsum";
+constexpr const char* k_text_algorithm = "xxh64-named";
 // Bytes of one dataset one rank moves in one collective transfer (keeps every MPI count far below 2^31
 // and bounds the memory verify_checkpoint uses).
 constexpr std::uint64_t k_round_bytes = std::uint64_t(256) << 20;
@@ -241,6 +245,13 @@ std::string scalar_name_problem(const std::string& name) {
   return {};
 }
 
+// XXH64 of a dataset's name: the part of its checksum that ties the data to the name.
+std::uint64_t name_hash(const std::string& name) { return XXH64(name.data(), name.size(), 0); }
+
+std::uint64_t text_checksum(const std::string& name, const std::string& text) {
+  return name_hash(name) + XXH64(text.data(), text.size(), 0);
+}
+
 struct RowHasher {
   // Sum modulo 2^64 of XXH64(row bytes, seed = global row index) over `rows` rows starting at `first`.
   static std::uint64_t rowsum(const void* data, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t first) {
@@ -369,15 +380,18 @@ H5Handle dxpl_collective(const std::string& file) {
   return dxpl;
 }
 
-H5Handle mpio_fapl(const comm::Communicator& comm, const std::string& file, bool for_writing) {
+// userblock: 0 when reading; when writing, the bytes reserved for the whole-file manifest. HDF5 wants the
+// user block at least as large as the alignment, so only files with a 1 MiB user block are aligned.
+H5Handle mpio_fapl(const comm::Communicator& comm, const std::string& file, std::uint64_t userblock) {
   H5Handle fapl = SPOTRUN_H5_OPEN(file, H5Pclose, H5Pcreate, H5P_FILE_ACCESS);
   SPOTRUN_H5_CALL(file, H5Pset_fapl_mpio, fapl, comm.mpi(), MPI_INFO_NULL);
-  if (for_writing) {
+  if (userblock > 0) {
     // Metadata is written collectively at flush; files stay readable by HDF5 1.8 and later.
     SPOTRUN_H5_CALL(file, H5Pset_coll_metadata_write, fapl, 1);
     SPOTRUN_H5_CALL(file, H5Pset_libver_bounds, fapl, H5F_LIBVER_V18, H5F_LIBVER_V18);
     // Large datasets start on 1 MiB boundaries (file system stripes).
-    SPOTRUN_H5_CALL(file, H5Pset_alignment, fapl, hsize_t(1) << 20, hsize_t(1) << 20);
+    constexpr hsize_t k_align = hsize_t(1) << 20;
+    if (userblock >= k_align) SPOTRUN_H5_CALL(file, H5Pset_alignment, fapl, k_align, k_align);
   }
   return fapl;
 }
@@ -540,7 +554,7 @@ TextDataset create_text_dataset(hid_t group, const std::string& name, const std:
   SPOTRUN_H5_CALL(file, H5Pset_fill_time, dcpl, H5D_FILL_TIME_NEVER);
   SPOTRUN_H5_CALL(file, H5Pset_alloc_time, dcpl, H5D_ALLOC_TIME_EARLY);
   t.dset = SPOTRUN_H5_OPEN(file, H5Dclose, H5Dcreate2, group, name.c_str(), t.type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  write_u64_attribute(t.dset, "checksum", XXH64(text.data(), text.size(), 0), file);
+  write_u64_attribute(t.dset, "checksum", text_checksum("/meta/" + name, text), file);
   write_string_attribute(t.dset, "checksum_algorithm", k_text_algorithm, file);
   return t;
 }
@@ -613,11 +627,14 @@ void read_back(const std::string& file, const std::vector<ReadBack>& items) {
 // write_checkpoint makes this small flush fail only in a race with another writer), and only then is
 // the bulk data written: a failed data write leaves no dirty metadata and the file closes cleanly.
 void write_file(const comm::Communicator& comm, const std::string& tmp, const CheckpointMeta& meta,
-                const SolverState& state, const std::vector<std::uint64_t>& checksums, const std::string& prefix) {
+                const SolverState& state, const std::vector<std::uint64_t>& checksums, std::uint64_t userblock,
+                const std::string& prefix) {
   H5Handle file;
   agreed_step<std::runtime_error>(comm, prefix, [&] {
-    H5Handle fapl = mpio_fapl(comm, tmp, true);
-    file = SPOTRUN_H5_OPEN(tmp, H5Fclose, H5Fcreate, tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Handle fapl = mpio_fapl(comm, tmp, userblock);
+    H5Handle fcpl = SPOTRUN_H5_OPEN(tmp, H5Pclose, H5Pcreate, H5P_FILE_CREATE);
+    SPOTRUN_H5_CALL(tmp, H5Pset_userblock, fcpl, userblock);
+    file = SPOTRUN_H5_OPEN(tmp, H5Fclose, H5Fcreate, tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
   });
   // Metadata: the same calls with the same values on every rank.
   TextDataset deck, physics;
@@ -697,11 +714,12 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
   agreed_step<std::runtime_error>(comm, prefix, [&] { file.close("H5Fclose", tmp); });
 }
 
-// Bytes the checkpoint will take on disk, roughly: data, texts, and room for the metadata.
+// Bytes the checkpoint will take on disk, roughly: data, texts, room for the metadata, and the user block
+// of the manifest.
 std::uint64_t expected_file_bytes(const CheckpointMeta& meta, const SolverState& state) {
   std::uint64_t bytes = (std::uint64_t(64) << 10) + meta.deck.size() + meta.physics.size();
   for (const auto& a : state.arrays) bytes += a.global_rows * a.row_size() * 8 + 4096;
-  return bytes;
+  return bytes + manifest_userblock_bytes(bytes);
 }
 
 // Free bytes for unprivileged writers on the file system of `dir`, or -1 when it does not say.
@@ -724,33 +742,19 @@ void fsync_path(const std::string& p, bool directory) {
 
 struct OpenedFile {
   H5Handle file;
-  std::uint64_t size = 0;  // bytes on disk (rank 0's view, broadcast)
+  std::uint64_t size = 0;  // bytes of the file
+  FileManifest manifest;
 };
 
-// Opens `path` for reading on every rank, or throws InputError on every rank.
+// Opens `path` for reading on every rank, or throws InputError on every rank. Every byte is verified
+// against the whole-file manifest before HDF5 is handed the file.
 OpenedFile open_for_read(const comm::Communicator& comm, const std::string& path) {
   const std::string prefix = "checkpoint '" + path + "': ";
-  std::uint64_t size = 0;
-  agreed_step<InputError>(comm, prefix, [&] {
-    if (!comm.is_root()) return;
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) {
-      const int err = errno;
-      throw std::runtime_error(err == ENOENT ? std::string("no such file") : "cannot access it: " + errno_text(err));
-    }
-    if (!S_ISREG(st.st_mode)) throw std::runtime_error("not a regular file");
-    if (::access(path.c_str(), R_OK) != 0) throw std::runtime_error("cannot read it: " + errno_text(errno));
-    size = static_cast<std::uint64_t>(st.st_size);
-    if (size == 0) throw std::runtime_error("the file is empty");
-    const htri_t is_hdf5 = H5Fis_hdf5(path.c_str());
-    if (is_hdf5 < 0) throw std::runtime_error("cannot read it: " + hdf5_error_text());
-    if (is_hdf5 == 0) throw std::runtime_error("not an HDF5 file (no HDF5 signature)");
-  });
-  SPOTRUN_MPI_CHECK(MPI_Bcast(&size, 1, MPI_UINT64_T, 0, comm.mpi()));
   OpenedFile f;
-  f.size = size;
+  f.manifest = verify_file(comm, path);
+  f.size = f.manifest.file_size;
   agreed_step<InputError>(comm, prefix, [&] {
-    H5Handle fapl = mpio_fapl(comm, path, false);
+    H5Handle fapl = mpio_fapl(comm, path, 0);
     try {
       f.file = SPOTRUN_H5_OPEN(path, H5Fclose, H5Fopen, path.c_str(), H5F_ACC_RDONLY, fapl);
     } catch (const std::exception& e) {
@@ -811,7 +815,7 @@ std::string read_text_dataset(const comm::Communicator& comm, hid_t file, const 
     if (algorithm != k_text_algorithm)
       throw std::runtime_error("dataset '" + name + "' uses checksum algorithm '" + algorithm + "', expected '" +
                                k_text_algorithm + "'");
-    const std::uint64_t computed = XXH64(text.data(), text.size(), 0);
+    const std::uint64_t computed = text_checksum(name, text);
     if (stored != computed)
       throw std::runtime_error("checksum mismatch in dataset '" + name + "' (stored " + hex64(stored) + ", computed " +
                                hex64(computed) + "): the file is damaged");
@@ -962,7 +966,7 @@ std::uint64_t read_block(const comm::Communicator& comm, const std::string& path
                             p.row_size, 8);
   std::uint64_t local = RowHasher::rowsum(out, count, p.row_size * 8, first), global = 0;
   SPOTRUN_MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_UINT64_T, MPI_SUM, comm.mpi()));
-  return global;
+  return global;  // the row sum of this block; the caller adds name_hash() once per dataset
 }
 
 // Walks the groups of the file (bounded depth and count), collecting the names of datasets outside /meta.
@@ -1031,6 +1035,7 @@ void write_checkpoint(const comm::Communicator& comm, const std::string& path, c
     if (!local.empty())
       SPOTRUN_MPI_CHECK(MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM,
                                       comm.mpi()));
+    for (std::size_t i = 0; i < state.arrays.size(); ++i) global[i] += name_hash(state.arrays[i].name);
 
     // Rank 0 checks that the target can be written before any rank touches HDF5.
     tmp_may_exist = true;
@@ -1050,7 +1055,10 @@ void write_checkpoint(const comm::Communicator& comm, const std::string& path, c
                                  std::to_string(need) + " bytes, " + std::to_string(have) + " are free");
     });
     writing = true;
-    write_file(comm, tmp, meta, state, global, "");
+    const std::uint64_t userblock = manifest_userblock_bytes(expected_file_bytes(meta, state));
+    write_file(comm, tmp, meta, state, global, userblock, "");
+    // Every byte of the closed file hashed into the manifest in its user block.
+    seal_file(comm, tmp, userblock, meta.solver, meta.step);
     writing = false;
 
     // Commit: the data is on disk before the name points at it, and the name before we return.
@@ -1076,33 +1084,61 @@ void write_checkpoint(const comm::Communicator& comm, const std::string& path, c
   }
 }
 
-CheckpointMeta read_checkpoint_meta(const comm::Communicator& comm, const std::string& path) {
-  QuietHdf5Errors quiet;
-  OpenedFile f = open_for_read(comm, path);
+// ---- reading: one verified, open file --------------------------------------------------------------------
+
+struct CheckpointReader::Impl {
+  const comm::Communicator& comm;
+  std::string path;
+  std::string prefix;
+  OpenedFile f;
   CheckpointMeta meta;
-  agreed_step<InputError>(comm, "checkpoint '" + path + "': ", [&] { meta = read_meta_attributes(f.file, path); });
-  meta.deck = read_text_dataset(comm, f.file, "/meta/deck", f.size, path);
-  meta.physics = read_text_dataset(comm, f.file, "/meta/physics", f.size, path);
-  agreed_step<InputError>(comm, "checkpoint '" + path + "': ", [&] { f.file.close("H5Fclose", path); });
-  return meta;
+};
+
+CheckpointReader::CheckpointReader(const comm::Communicator& comm, const std::string& path)
+    : m_impl(std::make_unique<Impl>(Impl{comm, path, "checkpoint '" + path + "': ", {}, {}})) {
+  QuietHdf5Errors quiet;
+  Impl& r = *m_impl;
+  r.f = open_for_read(comm, path);
+  agreed_step<InputError>(comm, r.prefix, [&] {
+    r.meta = read_meta_attributes(r.f.file, path);
+    // The manifest repeats two attributes (to order files without parsing them); they must agree.
+    if (r.meta.solver != r.f.manifest.solver || r.meta.step != r.f.manifest.step)
+      throw std::runtime_error("the manifest says solver '" + r.f.manifest.solver + "' step " +
+                               std::to_string(r.f.manifest.step) + ", the attributes solver '" + r.meta.solver + "' step " +
+                               std::to_string(r.meta.step) + ": the file is damaged or crafted");
+    if (r.meta.step < 0) throw std::runtime_error("attribute 'step' of / is " + std::to_string(r.meta.step) + ", below 0");
+    if (!std::isfinite(r.meta.time)) throw std::runtime_error("attribute 'time' of / is not finite");
+  });
+  r.meta.deck = read_text_dataset(comm, r.f.file, "/meta/deck", r.f.size, path);
+  r.meta.physics = read_text_dataset(comm, r.f.file, "/meta/physics", r.f.size, path);
 }
 
-SolverState read_checkpoint(const comm::Communicator& comm, const std::string& path, const std::vector<StateArray>& expected) {
+CheckpointReader::~CheckpointReader() {
+  if (!m_impl) return;
   QuietHdf5Errors quiet;
-  const std::string prefix = "checkpoint '" + path + "': ";
+  m_impl->f.file.reset();
+}
+
+const CheckpointMeta& CheckpointReader::meta() const { return m_impl->meta; }
+const std::string& CheckpointReader::path() const { return m_impl->path; }
+
+SolverState CheckpointReader::read(const std::vector<StateArray>& expected) {
+  QuietHdf5Errors quiet;
+  Impl& r = *m_impl;
+  const comm::Communicator& comm = r.comm;
+  const std::string& path = r.path;
+  const std::string& prefix = r.prefix;
   {
     std::set<std::string> names;
     for (const auto& e : expected)
       if (!names.insert(e.name).second) throw std::invalid_argument("read_checkpoint: '" + e.name + "' expected twice");
   }
-  OpenedFile f = open_for_read(comm, path);
   SolverState state;
   std::vector<DatasetPlan> plans;
   agreed_step<InputError>(comm, prefix, [&] {
-    const CheckpointMeta meta = read_meta_attributes(f.file, path);
-    state.solver = meta.solver;
-    read_state_scalars(f.file, path, state);
-    for (const auto& e : expected) plans.push_back(plan_dataset(f.file, path, f.size, e.name, &e));
+    state.solver = r.meta.solver;
+    read_state_scalars(r.f.file, path, state);
+    for (const auto& e : expected) plans.push_back(plan_dataset(r.f.file, path, r.f.size, e.name, &e));
   });
   agreed_step<InputError>(comm, prefix, [&] {
     for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -1122,50 +1158,40 @@ SolverState read_checkpoint(const comm::Communicator& comm, const std::string& p
   for (std::size_t i = 0; i < expected.size(); ++i) {
     StateArray& a = state.arrays[i];
     void* out = a.is_integer ? static_cast<void*>(a.i64.data()) : static_cast<void*>(a.f64.data());
-    const std::uint64_t computed = read_block(comm, path, plans[i], a.first_row, a.rows, out);
+    const std::uint64_t computed = read_block(comm, path, plans[i], a.first_row, a.rows, out) + name_hash(a.name);
     if (computed != plans[i].stored_checksum)
       throw InputError(prefix + "checksum mismatch in dataset '" + a.name + "' (stored " + hex64(plans[i].stored_checksum) +
                        ", computed " + hex64(computed) + "): the file is damaged");
     agreed_step<InputError>(comm, prefix, [&] { plans[i].dset.close("H5Dclose", path); });
   }
-  agreed_step<InputError>(comm, prefix, [&] { f.file.close("H5Fclose", path); });
   return state;
 }
 
-VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::string& path) {
+VerifyReport CheckpointReader::verify() {
   QuietHdf5Errors quiet;
+  Impl& r = *m_impl;
+  const comm::Communicator& comm = r.comm;
+  const std::string& path = r.path;
+  OpenedFile& f = r.f;
   VerifyReport report;
-  OpenedFile f = open_for_read(comm, path);
   auto bad = [&](const std::string& line) {
     report.ok = false;
     report.lines.push_back(line);
   };
-
-  CheckpointMeta meta;
-  std::string failure = agreed_failure(comm, [&] { meta = read_meta_attributes(f.file, path); });
-  if (failure.empty()) {
-    report.lines.push_back("format: " + std::string(k_format) + " version " + std::to_string(k_format_version));
-    report.lines.push_back("meta: solver=" + meta.solver + " step=" + std::to_string(meta.step) + " time=" +
-                           [&] {
-                             char t[32];
-                             std::snprintf(t, sizeof t, "%.17g", meta.time);
-                             return std::string(t);
-                           }() +
-                           " units=" + meta.units + " nranks=" + std::to_string(meta.nranks) + " spotrun_version=" +
-                           meta.version + " git_hash=" + meta.git_hash);
-  } else {
-    bad("meta: BAD: " + failure);
-  }
-  for (const char* name : {"/meta/deck", "/meta/physics"}) {
-    std::string text;
-    failure = agreed_failure(comm, [&] { text = read_text_dataset(comm, f.file, name, f.size, path); });
-    if (failure.empty())
-      report.lines.push_back(std::string(name) + ": " + std::to_string(text.size()) + " bytes, checksum ok");
-    else
-      bad(std::string(name) + ": BAD: " + failure);
-  }
+  const FileManifest& m = f.manifest;
+  report.lines.push_back("file: " + std::to_string(m.file_size) + " bytes, " + std::to_string(m.hashes.size()) +
+                         " block(s) of " + std::to_string(m.block_size) + " bytes after a " + std::to_string(m.userblock) +
+                         "-byte manifest: every byte matches the manifest (xxh3-64)");
+  report.lines.push_back("format: " + std::string(k_format) + " version " + std::to_string(k_format_version));
+  char time_text[32];
+  std::snprintf(time_text, sizeof time_text, "%.17g", r.meta.time);
+  report.lines.push_back("meta: solver=" + r.meta.solver + " step=" + std::to_string(r.meta.step) + " time=" + time_text +
+                         " units=" + r.meta.units + " nranks=" + std::to_string(r.meta.nranks) +
+                         " spotrun_version=" + r.meta.version + " git_hash=" + r.meta.git_hash);
+  report.lines.push_back("/meta/deck: " + std::to_string(r.meta.deck.size()) + " bytes, checksum ok");
+  report.lines.push_back("/meta/physics: " + std::to_string(r.meta.physics.size()) + " bytes, checksum ok");
   SolverState scalars;
-  failure = agreed_failure(comm, [&] { read_state_scalars(f.file, path, scalars); });
+  std::string failure = agreed_failure(comm, [&] { read_state_scalars(f.file, path, scalars); });
   if (failure.empty())
     report.lines.push_back("/state: " + std::to_string(scalars.reals.size()) + " reals, " +
                            std::to_string(scalars.integers.size()) + " integers, " + std::to_string(scalars.strings.size()) +
@@ -1204,7 +1230,7 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::string
     // Verify in slices of at most k_round_bytes per rank.
     const std::uint64_t row_bytes = p.row_size * 8;
     const std::uint64_t slice = std::max<std::uint64_t>(1, row_bytes ? k_round_bytes / row_bytes : count + 1);
-    std::uint64_t computed = 0;
+    std::uint64_t computed = name_hash(name);
     try {
       agreed_step<InputError>(comm, "", [&] { buffer.resize(std::min(slice, count) * row_bytes); });
       std::uint64_t my_slices = (count + slice - 1) / slice, slices = 0;
@@ -1223,8 +1249,24 @@ VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::string
     else
       bad(head + ": checksum BAD (stored " + hex64(p.stored_checksum) + ", computed " + hex64(computed) + ")");
   }
-  f.file.reset();
   return report;
+}
+
+CheckpointMeta read_checkpoint_meta(const comm::Communicator& comm, const std::string& path) {
+  return CheckpointReader(comm, path).meta();
+}
+
+SolverState read_checkpoint(const comm::Communicator& comm, const std::string& path, const std::vector<StateArray>& expected) {
+  return CheckpointReader(comm, path).read(expected);
+}
+
+VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::string& path) {
+  return CheckpointReader(comm, path).verify();
+}
+
+CheckpointSummary peek_checkpoint(const comm::Communicator& comm, const std::string& path) {
+  const FileManifest m = peek_manifest(comm, path);
+  return {m.solver, m.step};
 }
 
 }  // namespace spotrun::io

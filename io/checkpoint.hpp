@@ -1,8 +1,10 @@
 #pragma once
 // Checkpoint files: one HDF5 file per checkpoint, written collectively with parallel HDF5, independent
-// of the decomposition (see docs/checkpoint-format.md). Commit is atomic: write NAME.tmp, close, fsync
-// the file and its directory, rename. Every dataset carries a checksum that any rank count can verify.
+// of the decomposition (see docs/checkpoint-format.md). Commit is atomic: write NAME.tmp, close, seal
+// (a manifest of hashes of every byte, in the HDF5 user block), fsync the file and its directory,
+// rename. Every dataset carries a checksum tied to its name that any rank count can verify.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,20 +31,49 @@ struct CheckpointMeta {
 void write_checkpoint(const comm::Communicator& comm, const std::string& path, const CheckpointMeta& meta,
                       const SolverState& state);
 
-// Reads the metadata only (any rank count; collective). Throws InputError naming the file and problem.
-CheckpointMeta read_checkpoint_meta(const comm::Communicator& comm, const std::string& path);
-
-// Reads every dataset of the solver, each rank its even block of rows (block_of), verifying checksums
-// and shapes (collective). `expected` lists the datasets the solver needs, with their inner shapes;
-// global_rows of each expected array must be set (0 = take from the file). Throws InputError.
-SolverState read_checkpoint(const comm::Communicator& comm, const std::string& path,
-                            const std::vector<StateArray>& expected);
-
 struct VerifyReport {
   bool ok = true;
-  std::vector<std::string> lines;  // one per dataset: name, shape, checksum status
+  std::vector<std::string> lines;  // one per item: the file, the metadata, each dataset with its checksum status
 };
-// Verifies every checksum and the metadata (collective; used by `spotrun inspect` and resume).
+
+// A checkpoint opened for reading (collective, any rank count). The constructor verifies every byte of
+// the file against its whole-file manifest (file_manifest.hpp) before HDF5 parses any of it, then
+// reads the metadata and both texts, checking their checksums; a damaged, truncated, crafted or
+// unreadable file throws InputError naming the file and the problem, on every rank.
+class CheckpointReader {
+ public:
+  CheckpointReader(const comm::Communicator& comm, const std::string& path);
+  ~CheckpointReader();
+  CheckpointReader(const CheckpointReader&) = delete;
+  CheckpointReader& operator=(const CheckpointReader&) = delete;
+
+  const CheckpointMeta& meta() const;
+  const std::string& path() const;
+  // Reads every dataset of the solver, each rank its even block of rows (block_of), verifying checksums
+  // and shapes (collective). `expected` lists the datasets the solver needs, with their inner shapes;
+  // global_rows of each expected array must be set (0 = take from the file). Throws InputError.
+  SolverState read(const std::vector<StateArray>& expected);
+  // Checks every dataset of the file and its checksum, and the scalars (collective); never throws for
+  // a bad item, it reports it (ok = false).
+  VerifyReport verify();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+// One-call forms of the reader (each verifies the whole file once).
+CheckpointMeta read_checkpoint_meta(const comm::Communicator& comm, const std::string& path);
+SolverState read_checkpoint(const comm::Communicator& comm, const std::string& path,
+                            const std::vector<StateArray>& expected);
 VerifyReport verify_checkpoint(const comm::Communicator& comm, const std::string& path);
+
+// The solver and step a checkpoint's manifest states, read without verifying the file (collective): for
+// ordering the candidates of a resume by step. Throws InputError when the file has no readable manifest.
+struct CheckpointSummary {
+  std::string solver;
+  std::int64_t step = 0;
+};
+CheckpointSummary peek_checkpoint(const comm::Communicator& comm, const std::string& path);
 
 }  // namespace spotrun::io

@@ -26,6 +26,7 @@
 
 #include "comm/errors.hpp"
 #include "io/checkpoint.hpp"
+#include "io/file_manifest.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
@@ -295,6 +296,22 @@ void edit_file(const std::string& p, const std::function<void(hid_t)>& f) {
   ASSERT_GE(H5Fclose(file), 0);
 }
 
+// A crafted file: rank 0 edits `p` with the serial HDF5 API, then its manifest is computed anew (as a
+// tool that knows the format would), so that the edit reaches the checks behind the whole-file manifest.
+void reseal(const std::string& p) {
+  std::string head;
+  if (is_root()) {
+    head = read_bytes(p);
+    head.resize(head.find('\0'));
+  }
+  const auto m = spotrun::io::FileManifest::decode(world().broadcast(head));
+  spotrun::io::seal_file(world(), p, m.userblock, m.solver, m.step);
+}
+void craft(const std::string& p, const std::function<void(hid_t)>& f) {
+  on_root([&] { edit_file(p, f); });
+  reseal(p);
+}
+
 void put_u64_attribute(hid_t obj, const char* name, std::uint64_t v) {
   const hid_t space = H5Screate(H5S_SCALAR);
   const hid_t attr = H5Acreate2(obj, name, H5T_STD_U64LE, space, H5P_DEFAULT, H5P_DEFAULT);
@@ -547,9 +564,25 @@ TEST_F(Checkpoint, NotAnHdf5File) {
   on_root([&] { std::ofstream(p) << "this is not a checkpoint\n"; });
   const std::string e = input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout()); });
   EXPECT_HAS(e, p);
-  EXPECT_HAS(e, "not an HDF5 file");
+  EXPECT_HAS(e, "no spotrun checkpoint manifest");
 }
 
+TEST_F(Checkpoint, FlippedByteFailsTheManifest) {
+  const std::string p = good_file();
+  on_root([&] {
+    const auto region = data_region(p, "/md/x");
+    ASSERT_EQ(region.second, 1001u * 3 * 8);
+    flip_byte(p, region.first + region.second / 2);
+  });
+  for (const auto& e : {input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout()); }),
+                        input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }),
+                        input_error([&] { spotrun::io::verify_checkpoint(world(), p); })}) {
+    EXPECT_HAS(e, p);
+    EXPECT_HAS(e, "do not match the manifest: the file is damaged");
+  }
+}
+
+// The same flip in a file whose manifest was computed anew: the dataset's own checksum catches it.
 TEST_F(Checkpoint, FlippedByteFailsTheChecksum) {
   const std::string p = good_file();
   on_root([&] {
@@ -557,6 +590,7 @@ TEST_F(Checkpoint, FlippedByteFailsTheChecksum) {
     ASSERT_EQ(region.second, 1001u * 3 * 8);
     flip_byte(p, region.first + region.second / 2);
   });
+  reseal(p);
   const std::string e = input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout()); });
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "checksum mismatch in dataset '/md/x'");
@@ -582,15 +616,16 @@ TEST_F(Checkpoint, FlippedByteInTheDeck) {
     const auto region = data_region(p, "/meta/deck");
     flip_byte(p, region.first + 2);
   });
+  reseal(p);
   const std::string e = input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); });
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "checksum mismatch in dataset '/meta/deck'");
-  EXPECT_FALSE(spotrun::io::verify_checkpoint(world(), p).ok);
+  EXPECT_HAS(input_error([&] { spotrun::io::verify_checkpoint(world(), p); }), "checksum mismatch in dataset '/meta/deck'");
 }
 
 TEST_F(Checkpoint, MissingDataset) {
   const std::string p = good_file();
-  on_root([&] { edit_file(p, [](hid_t f) { H5Ldelete(f, "/md/x", H5P_DEFAULT); }); });
+  craft(p, [](hid_t f) { H5Ldelete(f, "/md/x", H5P_DEFAULT); });
   const std::string e = input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout()); });
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "dataset '/md/x' is missing");
@@ -619,7 +654,7 @@ TEST_F(Checkpoint, WrongTypes) {
     spotrun::io::read_checkpoint(world(), p, expected_with("/md/x", [](StateArray& a) { a.is_integer = true; }));
   });
   EXPECT_HAS(e, "dataset '/md/x' has type float64, expected int64");
-  on_root([&] { edit_file(p, [](hid_t f) { replace_dataset(f, "/md/id", H5T_IEEE_F32LE, {1001}); }); });
+  craft(p, [](hid_t f) { replace_dataset(f, "/md/id", H5T_IEEE_F32LE, {1001}); });
   const std::string f = input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout()); });
   EXPECT_HAS(f, p);
   EXPECT_HAS(f, "dataset '/md/id' has type float32, expected int64");
@@ -627,7 +662,7 @@ TEST_F(Checkpoint, WrongTypes) {
 
 TEST_F(Checkpoint, AbsurdDimensions) {
   const std::string p = good_file();
-  on_root([&] { edit_file(p, [](hid_t f) { replace_dataset(f, "/md/x", H5T_IEEE_F64LE, {1000000000000000ULL, 3}); }); });
+  craft(p, [](hid_t f) { replace_dataset(f, "/md/x", H5T_IEEE_F64LE, {1000000000000000ULL, 3}); });
   const std::string e = input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout(false)); });
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "dataset '/md/x' claims shape (1000000000000000, 3)");
@@ -641,31 +676,27 @@ TEST_F(Checkpoint, AbsurdDimensions) {
 TEST_F(Checkpoint, DatasetWithoutData) {
   // Right shape and attributes, but no storage allocated: a file cut short while it was written.
   const std::string p = good_file();
-  on_root([&] { edit_file(p, [](hid_t f) { replace_dataset(f, "/md/x", H5T_IEEE_F64LE, {1001, 3}); }); });
+  craft(p, [](hid_t f) { replace_dataset(f, "/md/x", H5T_IEEE_F64LE, {1001, 3}); });
   const std::string e = input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout()); });
   EXPECT_HAS(e, "dataset '/md/x' of shape (1001, 3) has no complete data");
 }
 
 TEST_F(Checkpoint, MissingAttributes) {
   const std::string p = good_file();
-  on_root([&] {
-    edit_file(p, [](hid_t f) {
-      H5Adelete(f, "step");
-      H5Adelete_by_name(f, "/md/x", "checksum", H5P_DEFAULT);
-    });
+  craft(p, [](hid_t f) {
+    H5Adelete(f, "step");
+    H5Adelete_by_name(f, "/md/x", "checksum", H5P_DEFAULT);
   });
   const std::string e = input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); });
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "attribute 'step' of / is missing");
-  on_root([&] {
-    edit_file(p, [](hid_t f) {
-      const std::int64_t step = 5;
-      const hid_t space = H5Screate(H5S_SCALAR);
-      const hid_t a = H5Acreate2(f, "step", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
-      H5Awrite(a, H5T_NATIVE_INT64, &step);
-      H5Aclose(a);
-      H5Sclose(space);
-    });
+  craft(p, [](hid_t f) {
+    const std::int64_t step = make_meta().step;
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(f, "step", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, &step);
+    H5Aclose(a);
+    H5Sclose(space);
   });
   const std::string g = input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout()); });
   EXPECT_HAS(g, "attribute 'checksum' of dataset '/md/x' is missing");
@@ -673,44 +704,198 @@ TEST_F(Checkpoint, MissingAttributes) {
 
 TEST_F(Checkpoint, WrongAttributeTypeAndFormat) {
   const std::string p = good_file();
-  on_root([&] {
-    edit_file(p, [](hid_t f) {
-      H5Adelete(f, "step");
-      put_string_attribute(f, "step", "twelve");
-    });
+  craft(p, [](hid_t f) {
+    H5Adelete(f, "step");
+    put_string_attribute(f, "step", "twelve");
   });
   EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }),
              "attribute 'step' of / is not a signed integer");
-  on_root([&] {
-    edit_file(p, [](hid_t f) {
-      H5Adelete(f, "format_version");
-      put_u64_attribute(f, "format_version", 2);
-    });
+  craft(p, [](hid_t f) {
+    H5Adelete(f, "format_version");
+    put_u64_attribute(f, "format_version", 2);
   });
   EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }), "format_version");
-  on_root([&] {
-    edit_file(p, [](hid_t f) {
-      H5Adelete(f, "format");
-      put_string_attribute(f, "format", "something-else");
-    });
+  craft(p, [](hid_t f) {
+    H5Adelete(f, "format");
+    put_string_attribute(f, "format", "something-else");
   });
   EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint(world(), p, expected_layout()); }), "not a spotrun checkpoint");
 }
 
 TEST_F(Checkpoint, NewerFormatVersion) {
   const std::string p = good_file();
+  craft(p, [](hid_t f) {
+    H5Adelete(f, "format_version");
+    const std::int64_t v = 3;
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(f, "format_version", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, &v);
+    H5Aclose(a);
+    H5Sclose(space);
+  });
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }), "format version 3 is not supported (this build reads version 2)");
+}
+
+// Datasets swapped in the file, checksums and all, then the manifest computed anew: the checksums are
+// tied to the names, so both datasets fail.
+TEST_F(Checkpoint, SwappedDatasetsFailTheirChecksums) {
+  // /md/v: the shape of /md/x, other values.
+  SolverState s = make_state(world());
+  StateArray v = s.arrays[1];
+  ASSERT_EQ(v.name, "/md/x");
+  v.name = "/md/v";
+  for (auto& d : v.f64) d = -d;
+  s.arrays.push_back(v);
+  auto layout = expected_layout();
+  layout.push_back(layout[1]);
+  layout.back().name = "/md/v";
+  const std::string p = path("swapped.h5");
+  spotrun::io::write_checkpoint(world(), p, make_meta(), s);
+  EXPECT_EQ(spotrun::io::read_checkpoint(world(), p, layout).arrays.size(), layout.size());
+  craft(p, [](hid_t f) {
+    H5Lmove(f, "/md/x", f, "/md/swap", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lmove(f, "/md/v", f, "/md/x", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lmove(f, "/md/swap", f, "/md/v", H5P_DEFAULT, H5P_DEFAULT);
+  });
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint(world(), p, layout); }), "checksum mismatch in dataset '/md/");
+  const auto r = spotrun::io::verify_checkpoint(world(), p);
+  EXPECT_FALSE(r.ok);
+  int bad = 0;
+  for (const auto& l : r.lines) bad += l.find("checksum BAD") != std::string::npos;
+  EXPECT_EQ(bad, 2);
+  // The deck and physics texts swapped the same way.
+  const std::string q = good_file("texts.h5");
+  craft(q, [](hid_t f) {
+    H5Lmove(f, "/meta/deck", f, "/meta/swap", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lmove(f, "/meta/physics", f, "/meta/deck", H5P_DEFAULT, H5P_DEFAULT);
+    H5Lmove(f, "/meta/swap", f, "/meta/physics", H5P_DEFAULT, H5P_DEFAULT);
+  });
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), q); }), "checksum mismatch in dataset '/meta/");
+}
+
+// Attribute values changed in place (the step, a scalar of /state, a box bound) without a new manifest:
+// every one is damage, for every reader.
+TEST_F(Checkpoint, EditedAttributesFailTheManifest) {
+  const std::vector<std::pair<const char*, const char*>> edits = {{"/", "step"}, {"/state", "time"}, {"/", "time"}};
+  for (const auto& [object, name] : edits) {
+    const std::string p = good_file(std::string("edit-") + name + ".h5");
+    on_root([&, object = object, name = name] {
+      edit_file(p, [&](hid_t f) {
+        const hid_t a = H5Aopen_by_name(f, object, name, H5P_DEFAULT, H5P_DEFAULT);
+        ASSERT_GE(a, 0) << object << " " << name;
+        const hid_t type = H5Aget_type(a);
+        if (H5Tget_class(type) == H5T_FLOAT) {
+          const double v = -7.0;
+          H5Awrite(a, H5T_NATIVE_DOUBLE, &v);
+        } else {
+          const std::int64_t v = -7;
+          H5Awrite(a, H5T_NATIVE_INT64, &v);
+        }
+        H5Tclose(type);
+        H5Aclose(a);
+      });
+    });
+    EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }), "do not match the manifest");
+    EXPECT_HAS(input_error([&] { spotrun::io::verify_checkpoint(world(), p); }), "do not match the manifest");
+  }
+  // With the manifest computed anew, a negative step is still refused, and a step that differs from the
+  // manifest's copy too.
+  const std::string q = good_file("negative-step.h5");
   on_root([&] {
-    edit_file(p, [](hid_t f) {
-      H5Adelete(f, "format_version");
-      const std::int64_t v = 2;
-      const hid_t space = H5Screate(H5S_SCALAR);
-      const hid_t a = H5Acreate2(f, "format_version", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    edit_file(q, [](hid_t f) {
+      const hid_t a = H5Aopen(f, "step", H5P_DEFAULT);
+      const std::int64_t v = -7;
       H5Awrite(a, H5T_NATIVE_INT64, &v);
       H5Aclose(a);
-      H5Sclose(space);
     });
   });
-  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }), "format version 2 is not supported");
+  reseal(q);
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), q); }), "the manifest says solver 'md' step");
+  // A manifest that states a negative step does not decode, even when its own hash is right.
+  const std::string text = world().broadcast(is_root() ? read_bytes(q) : std::string());
+  spotrun::io::FileManifest n = spotrun::io::FileManifest::decode(text.substr(0, text.find('\0')));
+  n.step = -7;
+  EXPECT_THROW(spotrun::io::FileManifest::decode(n.encode()), std::runtime_error);
+}
+
+// The manifest and its user block: damage anywhere there is caught, with a message that says so.
+TEST_F(Checkpoint, DamagedManifest) {
+  const std::string p = good_file();
+  std::string good;
+  if (is_root()) good = read_bytes(p);
+  good = world().broadcast(good);
+  const std::size_t text_end = good.find('\0');
+  ASSERT_NE(text_end, std::string::npos);
+  ASSERT_EQ(good.rfind("spotrun-checkpoint-manifest 1\n", 0), 0u);
+  const std::string q = path("damaged.h5");
+  auto write_bytes = [&](const std::string& bytes) {
+    on_root([&] { std::ofstream(q, std::ios::binary | std::ios::trunc) << bytes; });
+  };
+  // Every byte of the manifest text flipped in turn, and bytes of the zero padding after it.
+  std::vector<std::size_t> offsets;
+  for (std::size_t i = 0; i < text_end; ++i) offsets.push_back(i);
+  for (std::size_t i = text_end; i < 4096; i += 97) offsets.push_back(i);
+  int caught = 0;
+  for (std::size_t at : offsets) {
+    std::string bytes = good;
+    bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+    write_bytes(bytes);
+    const std::string e = input_error([&] { spotrun::io::read_checkpoint_meta(world(), q); });
+    caught += e.find(q) != std::string::npos;
+  }
+  EXPECT_EQ(caught, static_cast<int>(offsets.size()));
+  // The file without its manifest, an HDF5 file of format 1, a file cut inside the manifest.
+  write_bytes(std::string(good.begin() + 4096, good.end()));
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), q); }), "checkpoint format 1");
+  write_bytes(good.substr(0, text_end / 2));
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), q); }), "manifest");
+  write_bytes(good + "x");
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), q); }), "extended");
+  write_bytes("");
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), q); }), "empty");
+}
+
+// A FIFO, a directory and a device in place of a checkpoint: refused at once, never read or waited on.
+TEST_F(Checkpoint, NotARegularFile) {
+  const std::string fifo = path("fifo.h5");
+  on_root([&] { ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0); });
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), fifo); }), "not a regular file");
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), m_dir); }), "a directory");
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), "/dev/zero"); }), "not a regular file");
+}
+
+// Single-byte flips across a whole small checkpoint: every one is refused by every reader with an
+// InputError on every rank; none crashes, hangs or reads as valid.
+TEST_F(Checkpoint, SingleByteFlipsAnywhereAreRefused) {
+  const std::string p = good_file();
+  std::string good;
+  if (is_root()) good = read_bytes(p);
+  good = world().broadcast(good);
+  const std::size_t userblock = 4096;
+  ASSERT_GT(good.size(), userblock + 8192);
+  // The HDF5 metadata at the start (superblock, object headers, heaps: where damage used to crash the
+  // library), every 7th byte of it, then 200 positions spread over the rest of the file.
+  std::vector<std::size_t> offsets;
+  for (std::size_t i = userblock; i < userblock + 8192; i += 7) offsets.push_back(i);
+  std::uint64_t x = 0x9e3779b97f4a7c15ULL;
+  for (int k = 0; k < 200; ++k) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    offsets.push_back(userblock + x % (good.size() - userblock));
+  }
+  const std::string q = path("flipped.h5");
+  int refused = 0;
+  for (std::size_t at : offsets) {
+    std::string bytes = good;
+    bytes[at] = static_cast<char>(bytes[at] ^ (1 << (at % 8)));
+    on_root([&] { std::ofstream(q, std::ios::binary | std::ios::trunc) << bytes; });
+    const std::string a = input_error([&] { spotrun::io::read_checkpoint(world(), q, expected_layout()); });
+    const std::string b = input_error([&] { spotrun::io::verify_checkpoint(world(), q); });
+    refused += a.find("the file is damaged") != std::string::npos && b == a;
+  }
+  EXPECT_EQ(refused, static_cast<int>(offsets.size()));
+  spotrun::test::report("single-byte flips refused: " + std::to_string(refused) + " of " + std::to_string(offsets.size()));
 }
 
 // ---- failed writes: an error on every rank, no NAME.tmp, an older NAME untouched -----------------------------
