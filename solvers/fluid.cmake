@@ -12,7 +12,8 @@ add_library(spotrun_fluid
   ${CMAKE_CURRENT_LIST_DIR}/fluid/fluid_solver.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fluid/fluid_init.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fluid/fluid_diagnostics.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/fluid/fluid_state.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/fluid/fluid_state.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fluid/fluid_memory.cpp)
 target_include_directories(spotrun_fluid PUBLIC ${CMAKE_SOURCE_DIR})
 target_link_libraries(spotrun_fluid PUBLIC spotrun_fft spotrun_comm spotrun_io spotrun_kokkos
                       PRIVATE spotrun_field_output spotrun_warnings)

@@ -34,6 +34,9 @@ class Solver {
   // Periodic outputs besides thermo (fields, spectra), written through io/; called after setup() and
   // after every step with the step index. Collective.
   virtual void write_outputs(const std::string& outdir, std::int64_t step) {}
+  // The likely causes of a non-finite thermo value or state, for the message that stops the run
+  // ("the time step md.dt is too large, or atoms overlap").
+  virtual std::string instability_hint() const = 0;
 
   // Checkpoint support. state(): the full state as decomposition-independent arrays and scalars, each
   // rank one even block of rows (io::block_of) of every array (collective). state_layout(): the arrays

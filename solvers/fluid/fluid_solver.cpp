@@ -321,6 +321,15 @@ void FluidSolver::setup() {
   m_setup_done = true;
 }
 
+std::string FluidSolver::instability_hint() const {
+  const std::string grid = "the grid fluid.n = " + size_text(m_cfg.n) + " under-resolves the flow (refine it)";
+  if (m_cfg.cfl > 0)
+    return "the CFL number fluid.cfl = " + fmt(m_cfg.cfl) + " (steps of at most fluid.dt = " + fmt(m_cfg.dt) +
+           ") is too large, or " + grid;
+  return "the time step fluid.dt = " + fmt(m_cfg.dt) +
+         " is too large for the CFL condition (lower it, or set fluid.cfl for an adaptive step), or " + grid;
+}
+
 bool FluidSolver::finished() const {
   return m_cfg.time_end > 0 && m_cfg.time_end - m_time <= 1e-9 * m_cfg.dt;
 }

@@ -59,6 +59,7 @@ class FluidSolver final : public Solver {
   double work_per_step() const override { return static_cast<double>(m_fft->geometry().total_real()); }
   std::string work_unit() const override { return "point-steps"; }
   std::vector<std::string> summary() override;
+  std::string instability_hint() const override;
   io::SolverState state() override;
   std::vector<io::StateArray> state_layout() const override;
   void restore(const io::SolverState& state) override;

@@ -7,12 +7,21 @@
 // Moving the spectral coefficients is pure data movement, so a restart at the same rank count continues
 // bit-identically.
 #include <cmath>
+#include <sstream>
 
 #include "comm/errors.hpp"
 #include "fluid_solver.hpp"
 
 namespace spotrun::fluid {
 namespace {
+
+// Exact text of a double (17 significant digits).
+std::string exact(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
 
 io::StateArray make_array(const std::string& name, std::vector<std::uint64_t> inner, std::uint64_t rows) {
   io::StateArray a;
@@ -101,14 +110,36 @@ io::SolverState FluidSolver::state() {
 }
 
 void FluidSolver::restore(const io::SolverState& st) {
-  if (!st.solver.empty() && st.solver != "fluid")
-    throw InputError("checkpoint was written by solver '" + st.solver + "', not 'fluid'");
-  const std::array<std::int64_t, 3> cn{st.require_integer("fluid.nx"), st.require_integer("fluid.ny"), st.require_integer("fluid.nz")};
-  for (int d = 0; d < 3; ++d)
-    if (cn[d] != m_cfg.n[d])
-      throw InputError("checkpoint grid is [" + std::to_string(cn[0]) + ", " + std::to_string(cn[1]) + ", " +
-                       std::to_string(cn[2]) + "], the deck's fluid.n is [" + std::to_string(m_cfg.n[0]) + ", " +
-                       std::to_string(m_cfg.n[1]) + ", " + std::to_string(m_cfg.n[2]) + "]");
+  // Every verdict is agreed by all ranks before the next collective, and the field values are checked
+  // before they are moved: a damaged or crafted checkpoint ends in an InputError on every rank.
+  // 1. Scalars (the same on every rank).
+  std::string bad;
+  std::int64_t step = 0;
+  double time = 0, dt = 0, energy_ref = 0;
+  try {
+    if (!st.solver.empty() && st.solver != "fluid")
+      throw InputError("checkpoint was written by solver '" + st.solver + "', not 'fluid'");
+    const std::array<std::int64_t, 3> cn{st.require_integer("fluid.nx"), st.require_integer("fluid.ny"),
+                                         st.require_integer("fluid.nz")};
+    for (int d = 0; d < 3; ++d)
+      if (cn[d] != m_cfg.n[d])
+        throw InputError("checkpoint grid is [" + std::to_string(cn[0]) + ", " + std::to_string(cn[1]) + ", " +
+                         std::to_string(cn[2]) + "], the deck's fluid.n is [" + std::to_string(m_cfg.n[0]) + ", " +
+                         std::to_string(m_cfg.n[1]) + ", " + std::to_string(m_cfg.n[2]) + "]");
+    step = st.require_integer("step");
+    time = st.require_real("time");
+    dt = st.require_real("dt");
+    energy_ref = st.require_real("fluid.energy_ref");
+    if (step < 0) throw InputError("checkpoint step " + std::to_string(step) + " is negative");
+    if (!std::isfinite(time) || time < 0) throw InputError("checkpoint time " + exact(time) + " is not finite and >= 0");
+    if (!(std::isfinite(dt) && dt > 0)) throw InputError("checkpoint dt " + exact(dt) + " is not finite and > 0");
+    if (!(std::isfinite(energy_ref) && energy_ref >= 0))
+      throw InputError("checkpoint fluid.energy_ref " + exact(energy_ref) + " is not finite and >= 0");
+  } catch (const InputError& e) {
+    bad = e.what();
+  }
+  m_comm.agree<InputError>(bad.empty(), bad);
+
   const auto& g = m_fft->geometry();
   const int P = m_comm.size(), r = m_comm.rank();
   const io::StateArray* uh = st.find("/fluid/uhat");
@@ -128,6 +159,23 @@ void FluidSolver::restore(const io::SolverState& st) {
                                "and this rank's block of x-planes");
   const bool use_spectral = !m_comm.any(uh == nullptr);
   m_comm.agree<InputError>(use_spectral || u != nullptr, "checkpoint has neither /fluid/uhat nor /fluid/u on every rank");
+  // 2. Every value of this rank's x-planes finite (both datasets when both are there).
+  for (const io::StateArray* a : {uh, u}) {
+    if (!a || !bad.empty()) continue;
+    const bool spectral = a == uh;
+    const std::uint64_t per_row = a->row_size(), per_point = spectral ? 6 : 3;
+    for (std::size_t v = 0; v < a->f64.size(); ++v) {
+      if (std::isfinite(a->f64[v])) continue;
+      const std::uint64_t row = a->first_row + v / per_row, point = (v % per_row) / per_point;
+      const std::uint64_t nzr = spectral ? nzc : nz;
+      bad = "checkpoint dataset " + a->name + " has the non-finite value " + exact(a->f64[v]) + " at " +
+            (spectral ? "kx = " : "x = ") + std::to_string(row) + (spectral ? ", ky = " : ", y = ") +
+            std::to_string(point / nzr) + (spectral ? ", kz = " : ", z = ") + std::to_string(point % nzr) +
+            ", component " + std::to_string((v % per_point) / (spectral ? 2 : 1));
+      break;
+    }
+  }
+  m_comm.agree<InputError>(bad.empty(), bad);
 
   if (use_spectral) {
     if (!m_planes_to_spectral)
@@ -156,12 +204,10 @@ void FluidSolver::restore(const io::SolverState& st) {
     }
     to_spectral(m_u, m_uhat);
   }
-  m_step = st.require_integer("step");
-  m_time = st.require_real("time");
-  m_dt = st.require_real("dt");
-  m_energy_ref = st.require_real("fluid.energy_ref");
-  bool finite = std::isfinite(m_time) && std::isfinite(m_dt) && m_dt > 0 && m_step >= 0;
-  m_comm.agree<InputError>(finite, "checkpoint step, time or dt is invalid");
+  m_step = step;
+  m_time = time;
+  m_dt = dt;
+  m_energy_ref = energy_ref;
   m_restored = true;
   m_setup_done = false;
 }

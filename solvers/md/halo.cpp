@@ -49,7 +49,7 @@ void Halo::exchange(const DoubleView& send, std::size_t send_count, int dest, Do
                     Kokkos::subview(m_host_recv, std::pair<std::size_t, std::size_t>(0, recv_count)));
 }
 
-void Halo::migrate(AtomStore& atoms) {
+int Halo::migrate(AtomStore& atoms) {
   // Runs at re-neighbouring only; the selection is done on host copies (no-ops on host backends).
   const auto& box = m_grid.global_box();
   const auto& sub = m_grid.sub_box();
@@ -67,11 +67,17 @@ void Halo::migrate(AtomStore& atoms) {
 
   // Dimensions with one rank: wrap into the periodic box here. Others wrap when an atom crosses the
   // periodic boundary on its way to the neighbour (below), so the direction it moved is kept.
-  for (int i = 0; i < nlocal; ++i)
+  int nonfinite = 0;
+  for (int i = 0; i < nlocal; ++i) {
+    bool finite = true;
+    for (int d = 0; d < 3; ++d) finite = finite && std::isfinite(hx(i, d)) && std::isfinite(hv(i, d));
+    if (!finite) ++nonfinite;
     for (int d = 0; d < 3; ++d) {
       double x = hx(i, d);
       int img = himage(i, d);
-      if (m_grid.dims()[d] == 1) {
+      if (!std::isfinite(x)) {
+        // Left as it is (no image arithmetic on it): the caller's checks report it.
+      } else if (m_grid.dims()[d] == 1) {
         comm::wrap_periodic(x, box.lo[d], box.hi[d], img);
       } else if (x < box.lo[d] && x + box.length(d) >= box.hi[d]) {
         x = box.lo[d];  // below lo by a rounding error only: it stays on this side, image unchanged
@@ -79,6 +85,7 @@ void Halo::migrate(AtomStore& atoms) {
       hx(i, d) = x;
       himage(i, d) = img;
     }
+  }
 
   std::vector<double> out[2];
   std::vector<double> in;
@@ -104,7 +111,8 @@ void Halo::migrate(AtomStore& atoms) {
       }
       double p[3] = {hx(i, 0), hx(i, 1), hx(i, 2)};
       int img[3] = {himage(i, 0), himage(i, 1), himage(i, 2)};
-      if (m_grid.at_boundary(d, dir)) comm::wrap_periodic(p[d], box.lo[d], box.hi[d], img[d]);  // crossing it
+      if (m_grid.at_boundary(d, dir) && std::isfinite(p[d]))
+        comm::wrap_periodic(p[d], box.lo[d], box.hi[d], img[d]);  // crossing it (an infinite one is lost)
       auto& o = out[dir];
       o.insert(o.end(), {p[0], p[1], p[2], hv(i, 0), hv(i, 1), hv(i, 2), static_cast<double>(hid(i)),
                          static_cast<double>(htype(i)), static_cast<double>(img[0]), static_cast<double>(img[1]),
@@ -148,6 +156,7 @@ void Halo::migrate(AtomStore& atoms) {
   Kokkos::deep_copy(atoms.id, hid);
   Kokkos::deep_copy(atoms.type, htype);
   Kokkos::deep_copy(atoms.image, himage);
+  return nonfinite;
 }
 
 void Halo::build(AtomStore& atoms) {

@@ -18,8 +18,9 @@ class Halo {
 
   // Moves owned atoms that left the sub-box to the neighbour that owns them now (after wrapping into
   // the periodic box). Atoms that moved further than one sub-box are dropped: the caller's atom count
-  // check reports them as lost.
-  void migrate(AtomStore& atoms);
+  // check reports them as lost. Returns how many owned atoms had a non-finite position or velocity on
+  // entry (such atoms are lost or stay where they are): the caller names the cause of a loss with it.
+  int migrate(AtomStore& atoms);
   // Builds the ghost plan and fills ghosts (positions, ids, types).
   void build(AtomStore& atoms);
   // Refreshes ghost positions through the current plan.

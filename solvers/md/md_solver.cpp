@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "integrate.hpp"
+#include "md_memory.hpp"
 
 namespace spotrun::md {
 namespace {
@@ -73,17 +77,37 @@ void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& mas
   const double cutneigh = m_cfg.cutoff + m_cfg.skin;
   auto dims = comm::choose_grid(m_comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)}, cutneigh);
   if (dims[0] == 0) {
-    auto any = comm::choose_grid(m_comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)});
     std::ostringstream msg;
-    msg << "no grid of " << m_comm.size() << " ranks gives sub-boxes at least cutoff + skin = " << fmt(cutneigh)
-        << " sigma thick: box " << fmt(m_box.length(0)) << " x " << fmt(m_box.length(1)) << " x "
-        << fmt(m_box.length(2)) << " sigma";
-    msg << "; the best grid " << any[0] << "x" << any[1] << "x" << any[2] << " gives sub-boxes "
-        << fmt(m_box.length(0) / any[0]) << " x " << fmt(m_box.length(1) / any[1]) << " x "
-        << fmt(m_box.length(2) / any[2]) << " sigma. Use fewer ranks or a larger system.";
+    std::vector<std::string> dims_thin;
+    for (int d = 0; d < 3; ++d)
+      if (m_box.length(d) < cutneigh) dims_thin.emplace_back(1, char('x' + d));
+    std::string thin;  // "x", "x and z", "x, y and z"
+    for (std::size_t k = 0; k < dims_thin.size(); ++k)
+      thin += (k == 0 ? "" : (k + 1 == dims_thin.size() ? " and " : ", ")) + dims_thin[k];
+    const char* larger = m_cfg.from_lattice ? "more md.lattice.cells" : "a larger system in the data file";
+    if (!thin.empty()) {
+      // Not even one rank fits: the box itself is too thin, whatever the rank count.
+      msg << "the box " << fmt(m_box.length(0)) << " x " << fmt(m_box.length(1)) << " x " << fmt(m_box.length(2))
+          << " sigma is thinner than cutoff + skin = " << fmt(cutneigh) << " sigma in " << thin
+          << ", so an atom would interact with its own periodic image. Use " << larger
+          << ", or a shorter md.cutoff / md.skin.";
+    } else {
+      auto any = comm::choose_grid(m_comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)});
+      msg << "no grid of " << m_comm.size() << " ranks gives sub-boxes at least cutoff + skin = " << fmt(cutneigh)
+          << " sigma thick: box " << fmt(m_box.length(0)) << " x " << fmt(m_box.length(1)) << " x "
+          << fmt(m_box.length(2)) << " sigma";
+      msg << "; the best grid " << any[0] << "x" << any[1] << "x" << any[2] << " gives sub-boxes "
+          << fmt(m_box.length(0) / any[0]) << " x " << fmt(m_box.length(1) / any[1]) << " x "
+          << fmt(m_box.length(2) / any[2]) << " sigma. Use fewer ranks, or " << larger << ".";
+    }
     throw InputError(msg.str());
   }
   m_grid = std::make_unique<comm::ProcessGrid>(m_comm, m_box, dims);
+  // Bin indices are ints: a sparse system on few ranks can need more bins than that.
+  const double nbins = NeighborList::bin_count(m_grid->sub_box(), cutneigh);
+  m_comm.agree<InputError>(nbins < 0.5 * std::numeric_limits<int>::max(),
+                           "a sub-box of rank " + std::to_string(m_comm.rank()) + " needs " + fmt(nbins) +
+                               " neighbour bins, more than a rank can index; use more ranks");
   m_halo = std::make_unique<Halo>(*m_grid, m_transport, cutneigh);
   m_neighbor.setup(m_grid->sub_box(), cutneigh);
   m_masses = masses;
@@ -100,12 +124,28 @@ void MdSolver::create_lattice() {
   const auto& sub = m_grid->sub_box();
   const auto& n = m_cfg.cells;
   int lo[3], hi[3];
+  // Lattice planes (i + o/2) * a of each dimension in this sub-box: the atom count before allocating.
+  std::int64_t planes[3][2] = {{0, 0}, {0, 0}, {0, 0}};
   for (int d = 0; d < 3; ++d) {
     lo[d] = std::max(0, static_cast<int>(std::floor(sub.lo[d] / a)) - 1);
     hi[d] = std::min(n[d] - 1, static_cast<int>(std::ceil(sub.hi[d] / a)) + 1);
+    for (int i = lo[d]; i <= hi[d]; ++i)
+      for (int o = 0; o < 2; ++o) {
+        const double p = (i + 0.5 * o) * a;
+        if (p >= sub.lo[d] && p < sub.hi[d]) ++planes[d][o];
+      }
   }
+  std::int64_t count = 0;
+  for (const auto& b : basis)
+    count += planes[0][b[0] != 0] * planes[1][b[1] != 0] * planes[2][b[2] != 0];
+  m_comm.agree<InputError>(count <= k_max_atoms_per_rank,
+                           "rank " + std::to_string(m_comm.rank()) + " would own " + std::to_string(count) +
+                               " atoms of the lattice, more than the " + std::to_string(k_max_atoms_per_rank) +
+                               " one rank can hold; use more ranks");
   std::vector<double> xs;
   std::vector<std::int64_t> ids;
+  xs.reserve(static_cast<std::size_t>(3 * count));
+  ids.reserve(static_cast<std::size_t>(count));
   for (int k = lo[2]; k <= hi[2]; ++k)
     for (int j = lo[1]; j <= hi[1]; ++j)
       for (int i = lo[0]; i <= hi[0]; ++i)
@@ -117,6 +157,8 @@ void MdSolver::create_lattice() {
           xs.insert(xs.end(), p, p + 3);
           ids.push_back(1 + 4 * ((static_cast<std::int64_t>(k) * n[1] + j) * n[0] + i) + b);
         }
+  if (static_cast<std::int64_t>(ids.size()) != count)
+    throw std::logic_error("MdSolver::create_lattice: lattice atoms counted and made differ");
   const int nl = static_cast<int>(ids.size());
   m_atoms.reserve(nl);
   m_atoms.nlocal = nl;
@@ -139,6 +181,10 @@ void MdSolver::load_data(const io::LammpsData& data) {
   std::vector<std::size_t> mine;
   for (std::size_t a = 0; a < data.natoms(); ++a)
     if (m_grid->owner_of(&data.x[3 * a]) == m_comm.rank()) mine.push_back(a);
+  m_comm.agree<InputError>(static_cast<std::int64_t>(mine.size()) <= k_max_atoms_per_rank,
+                           "rank " + std::to_string(m_comm.rank()) + " would own " + std::to_string(mine.size()) +
+                               " atoms of the data file, more than the " + std::to_string(k_max_atoms_per_rank) +
+                               " one rank can hold; use more ranks");
   const int nl = static_cast<int>(mine.size());
   m_atoms.reserve(nl);
   m_atoms.nlocal = nl;
@@ -248,18 +294,25 @@ void MdSolver::sort_owned_atoms() {
 
 void MdSolver::rebuild() {
   PhaseTimer timer(m_phase_time[k_neigh]);
-  m_halo->migrate(m_atoms);
-  // One reduction serves the lost-atom check and the dangerous-build count.
-  double counts[2] = {static_cast<double>(m_atoms.nlocal), m_moved_too_far ? 1.0 : 0.0};
-  m_comm.sum_in_place(counts, 2);
+  const int nonfinite = m_halo->migrate(m_atoms);
+  // One reduction serves the lost-atom check, the dangerous-build count and the cause of a loss.
+  double counts[3] = {static_cast<double>(m_atoms.nlocal), m_moved_too_far ? 1.0 : 0.0, static_cast<double>(nonfinite)};
+  m_comm.sum_in_place(counts, 3);
   if (counts[1] > 0) ++m_dangerous_builds;
   m_moved_too_far = false;
   const auto total = static_cast<std::int64_t>(counts[0]);
   if (total != m_natoms) {
     std::ostringstream msg;
+    if (counts[2] > 0) {
+      // The sums are the same on every rank: every rank throws this.
+      msg << "non-finite positions at step " << m_step << ": " << instability_hint() << " ("
+          << static_cast<long long>(counts[2]) << " atoms with a non-finite position or velocity, "
+          << (m_natoms - total) << " lost)";
+      throw RunError(msg.str());
+    }
     msg << (m_natoms - total) << " atoms lost at step " << m_step << " (expected " << m_natoms << ", found " << total
         << "): atoms moved further than a sub-box between neighbour builds. The system is likely unstable: "
-           "reduce md.dt, or rebuild more often (md.neighbor_every, md.neighbor_check = true).";
+        << instability_hint() << "; or the lists are rebuilt too rarely (md.neighbor_every, md.neighbor_check = true).";
     throw RunError(msg.str());
   }
   sort_owned_atoms();
@@ -341,7 +394,7 @@ void MdSolver::step(bool want_thermo) {
     maxsq = initial_integrate(m_atoms, m_cfg.dt);
   }
   ++m_step;
-  m_time = m_time_origin + static_cast<double>(m_step - m_step_origin) * m_cfg.dt;  // no accumulated rounding
+  m_time = static_cast<double>(m_step) * m_cfg.dt;  // the same on a resumed run: no accumulated rounding
   ++m_since_build;
   const double half_skin_sq = 0.25 * m_cfg.skin * m_cfg.skin;
   bool rebuild_now = false;
@@ -400,6 +453,11 @@ std::vector<std::string> MdSolver::thermo_columns() const { return {"time", "tem
 std::vector<double> MdSolver::thermo() {
   Thermo t = compute_thermo();
   return {m_time, t.temp, t.pe, t.ke, t.etotal, t.press};
+}
+
+std::string MdSolver::instability_hint() const {
+  return "the time step md.dt = " + fmt(m_cfg.dt) +
+         " is too large for this system, or atoms overlap (check the initial configuration, md.pair.epsilon/sigma)";
 }
 
 std::vector<std::string> MdSolver::summary() {

@@ -38,6 +38,7 @@ class MdSolver final : public Solver {
   double work_per_step() const override { return static_cast<double>(m_natoms); }
   std::string work_unit() const override { return "atom-steps"; }
   std::vector<std::string> summary() override;
+  std::string instability_hint() const override;
   io::SolverState state() override;
   std::vector<io::StateArray> state_layout() const override;
   void restore(const io::SolverState& state) override;
@@ -79,9 +80,7 @@ class MdSolver final : public Solver {
   ForceScatter m_scatter;
   std::int64_t m_natoms = 0;
   std::int64_t m_step = 0;
-  double m_time = 0;
-  std::int64_t m_step_origin = 0;  // time = m_time_origin + (step - m_step_origin) * dt
-  double m_time_origin = 0;
+  double m_time = 0;  // always step * md.dt (restore() checks a checkpoint's time against it)
   int m_since_build = 0;
   bool m_moved_too_far = false;  // an atom moved > skin/2 while the current list was in use
   long long m_dangerous_builds = 0;

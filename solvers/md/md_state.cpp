@@ -1,8 +1,12 @@
 // Checkpoint state of the MD solver: export as arrays sorted by atom id, and restore on any rank count.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <limits>
+#include <sstream>
 #include <unordered_map>
 
+#include "md_memory.hpp"
 #include "md_solver.hpp"
 
 namespace spotrun::md {
@@ -51,6 +55,201 @@ io::StateArray make_array(const std::string& name, std::vector<std::uint64_t> in
   a.is_integer = integer;
   a.global_rows = global_rows;
   return a;
+}
+
+// Exact text of a double (17 significant digits), for messages about bitwise comparisons.
+std::string exact(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+std::uint64_t bits_of(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// Ids travel between ranks as doubles (records): larger ids would not survive the trip.
+constexpr std::int64_t k_max_id = std::int64_t{1} << 53;
+
+// The scalars of an MD checkpoint.
+struct Scalars {
+  std::int64_t step = 0, natoms = 0, since_build = 0, dangerous_builds = 0, moved_too_far = 0;
+  double time = 0;
+  comm::Box3 box;
+  std::vector<double> masses;  // by type - 1
+};
+
+// Reads the scalars of a checkpoint and checks them, and what the deck fixes, against the configuration;
+// returns the first problem, or "" when there is none. Throws InputError for a missing attribute.
+std::string read_scalars(const io::SolverState& st, const MdConfig& cfg, Scalars& s) {
+  if (!st.solver.empty() && st.solver != "md") return "checkpoint was written by solver '" + st.solver + "', not 'md'";
+  s.step = st.require_integer("step");
+  s.time = st.require_real("time");
+  s.natoms = st.require_integer("md.natoms");
+  s.since_build = st.require_integer("md.since_build");
+  s.dangerous_builds = st.require_integer("md.dangerous_builds");
+  s.moved_too_far = st.require_integer("md.moved_too_far");
+  const std::int64_t ntypes = st.require_integer("md.ntypes");
+  for (int d = 0; d < 3; ++d) {
+    s.box.lo[d] = st.require_real(std::string("md.box.lo_") + char('x' + d));
+    s.box.hi[d] = st.require_real(std::string("md.box.hi_") + char('x' + d));
+  }
+  if (s.step < 0) return "checkpoint step " + std::to_string(s.step) + " is negative";
+  const double expected_time = static_cast<double>(s.step) * cfg.dt;
+  if (bits_of(s.time) != bits_of(expected_time))
+    return "checkpoint time " + exact(s.time) + " does not match step " + std::to_string(s.step) + " x md.dt = " +
+           exact(cfg.dt) + " (" + exact(expected_time) + "); MD time is always step x md.dt";
+  if (s.natoms < 1) return "checkpoint md.natoms = " + std::to_string(s.natoms) + ": a checkpoint holds at least one atom";
+  if (s.since_build < 0 || s.since_build > s.step || s.since_build > std::numeric_limits<int>::max())
+    return "checkpoint md.since_build = " + std::to_string(s.since_build) + " is outside 0..step (" +
+           std::to_string(s.step) + ")";
+  if (s.dangerous_builds < 0)
+    return "checkpoint md.dangerous_builds = " + std::to_string(s.dangerous_builds) + " is negative";
+  if (s.moved_too_far != 0 && s.moved_too_far != 1)
+    return "checkpoint md.moved_too_far = " + std::to_string(s.moved_too_far) + " is neither 0 nor 1";
+  if (ntypes < 1 || ntypes > 1000000)
+    return "checkpoint md.ntypes = " + std::to_string(ntypes) + " is outside 1..1000000";
+  s.masses.resize(static_cast<std::size_t>(ntypes));
+  for (std::int64_t t = 0; t < ntypes; ++t) {
+    s.masses[t] = st.require_real("md.mass." + std::to_string(t + 1));
+    if (!(std::isfinite(s.masses[t]) && s.masses[t] > 0))
+      return "checkpoint mass of type " + std::to_string(t + 1) + " is " + exact(s.masses[t]) +
+             "; masses must be finite and > 0";
+  }
+  for (int d = 0; d < 3; ++d)
+    if (!(std::isfinite(s.box.lo[d]) && std::isfinite(s.box.hi[d]) && s.box.hi[d] > s.box.lo[d]))
+      return std::string("checkpoint box in ") + char('x' + d) + " is [" + exact(s.box.lo[d]) + ", " +
+             exact(s.box.hi[d]) + "): not a finite, non-empty interval";
+
+  if (!cfg.from_lattice) return {};  // a data file's box, atoms and masses: the deck does not say
+  // A lattice start: the deck fixes the box, the atom count and the one type of mass 1 (the constructor's
+  // formulas, compared exactly).
+  if (cfg.lattice_type != "fcc")
+    return "md.lattice.type: '" + cfg.lattice_type + "' is not supported; allowed: \"fcc\"";
+  const double a = std::cbrt(4.0 / cfg.density);
+  for (int d = 0; d < 3; ++d) {
+    const double hi = cfg.cells[d] * a;
+    if (bits_of(s.box.lo[d]) != bits_of(0.0) || bits_of(s.box.hi[d]) != bits_of(hi))
+      return std::string("checkpoint box in ") + char('x' + d) + " is [" + exact(s.box.lo[d]) + ", " +
+             exact(s.box.hi[d]) + "), but the deck's lattice (md.lattice.cells, md.lattice.density) gives [0, " +
+             exact(hi) + ")";
+  }
+  if (static_cast<double>(s.natoms) != lattice_atoms(cfg))
+    return "checkpoint md.natoms = " + std::to_string(s.natoms) + ", but the deck's lattice has " + exact(lattice_atoms(cfg)) +
+           " atoms (4 x md.lattice.cells)";
+  if (s.masses.size() != 1 || bits_of(s.masses[0]) != bits_of(1.0))
+    return "checkpoint has " + std::to_string(s.masses.size()) + " atom type(s), the first of mass " +
+           exact(s.masses[0]) + "; the deck's lattice has one type of mass 1";
+  return {};
+}
+
+// Checks the shape and this rank's block of each dataset; returns the first problem or "".
+std::string check_datasets(const io::SolverState& st, const std::vector<io::StateArray>& layout, std::int64_t natoms,
+                           int nranks, int rank, const io::StateArray* arr[]) {
+  std::uint64_t first = 0, rows = 0;
+  io::block_of(static_cast<std::uint64_t>(natoms), nranks, rank, first, rows);
+  for (std::size_t k = 0; k < layout.size(); ++k) {
+    const std::string& name = layout[k].name;
+    arr[k] = st.find(name);
+    const io::StateArray* a = arr[k];
+    if (!a) return "checkpoint has no dataset " + name;
+    if (a->global_rows != static_cast<std::uint64_t>(natoms))
+      return "checkpoint dataset " + name + " has " + std::to_string(a->global_rows) + " rows, but md.natoms is " +
+             std::to_string(natoms);
+    if (a->is_integer != layout[k].is_integer || a->inner != layout[k].inner)
+      return "checkpoint dataset " + name + " does not have the type and row shape of " + name;
+    if (a->first_row != first || a->rows != rows)
+      return "checkpoint dataset " + name + " gives rank " + std::to_string(rank) + " rows [" +
+             std::to_string(a->first_row) + ", " + std::to_string(a->first_row + a->rows) + "), not its block [" +
+             std::to_string(first) + ", " + std::to_string(first + rows) + ")";
+    const std::size_t values = a->is_integer ? a->i64.size() : a->f64.size();
+    if (values != a->rows * a->row_size())
+      return "checkpoint dataset " + name + " holds " + std::to_string(values) + " values for " +
+             std::to_string(a->rows) + " rows";
+  }
+  return {};
+}
+
+// Checks every atom of this rank's block: ids >= 1 and strictly increasing (the rows are sorted by id),
+// types, finite values, x_build inside the box as every neighbour build leaves it ([lo, hi), wrapped),
+// x near x_build, image flags that fit an int. Returns the first problem or "".
+std::string check_atoms(const io::StateArray* arr[], const comm::Box3& box, std::int64_t ntypes) {
+  const io::StateArray& id = *arr[0];
+  const double half_box = 0.5 * std::min({box.length(0), box.length(1), box.length(2)});
+  const char* names[4] = {"x", "v", "f", "x_build"};
+  const int value_sets[4] = {1, 2, 3, 5};
+  for (std::uint64_t k = 0; k < id.rows; ++k) {
+    const std::int64_t i = id.i64[k];
+    const std::string row = std::to_string(id.first_row + k);
+    const std::string atom = "checkpoint atom " + std::to_string(i) + " (row " + row + ")";
+    if (i < 1 || i > k_max_id)
+      return "checkpoint atom at row " + row + " has id " + std::to_string(i) + "; ids must be 1.." +
+             std::to_string(k_max_id);
+    if (k > 0 && i == id.i64[k - 1])
+      return "checkpoint atom id " + std::to_string(i) + " appears twice (rows " + std::to_string(id.first_row + k - 1) +
+             " and " + row + ")";
+    if (k > 0 && i < id.i64[k - 1])
+      return "checkpoint atom ids are not in increasing order: id " + std::to_string(i) + " at row " + row +
+             " follows id " + std::to_string(id.i64[k - 1]);
+    const std::int64_t type = arr[6]->i64[k];
+    if (type < 1 || type > ntypes)
+      return atom + " has type " + std::to_string(type) + " outside 1.." + std::to_string(ntypes);
+    for (int n = 0; n < 4; ++n)
+      for (int d = 0; d < 3; ++d)
+        if (!std::isfinite(arr[value_sets[n]]->f64[3 * k + d]))
+          return atom + " has a non-finite " + names[n] + " (" + char('x' + d) + " component " +
+                 exact(arr[value_sets[n]]->f64[3 * k + d]) + ")";
+    double dist2 = 0;
+    for (int d = 0; d < 3; ++d) {
+      const double xb = arr[5]->f64[3 * k + d], x = arr[1]->f64[3 * k + d];
+      if (!(xb >= box.lo[d] && xb < box.hi[d]))
+        return atom + " has x_build " + exact(xb) + " in " + char('x' + d) + " outside the box [" + exact(box.lo[d]) +
+               ", " + exact(box.hi[d]) + ")";
+      dist2 += (x - xb) * (x - xb);
+      const std::int64_t img = arr[4]->i64[3 * k + d];
+      if (img < std::numeric_limits<int>::min() || img > std::numeric_limits<int>::max())
+        return atom + " has image flag " + std::to_string(img) + " in " + char('x' + d) + " outside the range of int";
+    }
+    if (!(std::sqrt(dist2) < half_box))
+      return atom + " is " + fmt(std::sqrt(dist2)) +
+             " sigma from its position at the last neighbour build (x_build), more than half the box (" +
+             fmt(half_box) + " sigma)";
+  }
+  return {};
+}
+
+// The ids where two ranks' blocks meet must increase too: every rank gathers each block's row count and
+// first and last id (one small collective) and reaches the same verdict. After check_atoms() passed.
+std::string check_block_order(const comm::Communicator& comm, const io::StateArray* ids) {
+  const bool any_rows = ids->rows > 0;
+  const std::int64_t mine[3] = {static_cast<std::int64_t>(ids->rows), any_rows ? ids->i64.front() : 0,
+                                any_rows ? ids->i64.back() : 0};
+  std::vector<std::int64_t> all(3 * static_cast<std::size_t>(comm.size()));
+  SPOTRUN_MPI_CHECK(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, comm.mpi()));
+  std::int64_t row = 0, last = 0;
+  bool any = false;
+  for (int r = 0; r < comm.size(); ++r) {
+    const std::int64_t rows = all[3 * r], first_id = all[3 * r + 1], last_id = all[3 * r + 2];
+    if (rows == 0) continue;
+    if (any && first_id <= last)
+      return std::string("checkpoint atom ids are not strictly increasing where two blocks meet: id ") +
+             std::to_string(first_id) + " at row " + std::to_string(row) + " follows id " + std::to_string(last) +
+             (first_id == last ? " (a duplicate)" : "");
+    any = true;
+    last = last_id;
+    row += rows;
+  }
+  return {};
 }
 
 }  // namespace
@@ -157,55 +356,56 @@ io::SolverState MdSolver::state() {
 }
 
 void MdSolver::restore(const io::SolverState& st) {
-  comm::Box3 box;
-  for (int d = 0; d < 3; ++d) {
-    box.lo[d] = st.require_real(std::string("md.box.lo_") + char('x' + d));
-    box.hi[d] = st.require_real(std::string("md.box.hi_") + char('x' + d));
-    if (!(box.hi[d] > box.lo[d])) throw InputError("checkpoint box is empty or inverted");
-  }
-  const std::int64_t ntypes = st.require_integer("md.ntypes");
-  if (ntypes < 1 || ntypes > 1000000) throw InputError("checkpoint md.ntypes out of range");
-  std::vector<double> masses(static_cast<std::size_t>(ntypes));
-  for (std::int64_t t = 0; t < ntypes; ++t) masses[t] = st.require_real("md.mass." + std::to_string(t + 1));
-  init_domain(box, masses);
-  m_natoms = st.require_integer("md.natoms");
-
-  const io::StateArray* arr[7];
-  const auto layout = state_layout();
-  for (int k = 0; k < 7; ++k) {
-    arr[k] = st.find(layout[k].name);
-    if (!arr[k]) throw InputError("checkpoint has no dataset " + layout[k].name);
-    if (arr[k]->global_rows != static_cast<std::uint64_t>(m_natoms))
-      throw InputError("checkpoint dataset " + layout[k].name + " has " + std::to_string(arr[k]->global_rows) +
-                       " rows, but md.natoms is " + std::to_string(m_natoms));
-  }
-  // Send every atom to the rank that owned it at the last neighbour build (by x_build).
-  const std::uint64_t rows = arr[0]->rows;
-  std::vector<double> recs(rows * k_rec);
-  std::vector<int> dest(rows);
-  std::string bad;  // checked collectively below: the blocks differ between ranks
-  for (std::uint64_t k = 0; k < rows; ++k) {
-    double* r = &recs[k * k_rec];
-    r[0] = static_cast<double>(arr[0]->i64[k]);
-    for (int d = 0; d < 3; ++d) {
-      r[1 + d] = arr[1]->f64[3 * k + d];
-      r[4 + d] = arr[2]->f64[3 * k + d];
-      r[7 + d] = arr[3]->f64[3 * k + d];
-      r[10 + d] = static_cast<double>(arr[4]->i64[3 * k + d]);
-      r[13 + d] = arr[5]->f64[3 * k + d];
-    }
-    r[16] = static_cast<double>(arr[6]->i64[k]);
-    if ((r[16] < 1 || r[16] > static_cast<double>(ntypes)) && bad.empty())
-      bad = "checkpoint atom " + std::to_string(arr[0]->i64[k]) + " has type " + std::to_string(arr[6]->i64[k]) +
-            " outside 1.." + std::to_string(ntypes);
-    for (int d = 0; d < 3 && bad.empty(); ++d)
-      if (!std::isfinite(r[1 + d]) || !std::isfinite(r[4 + d]) || !std::isfinite(r[7 + d]) || !std::isfinite(r[13 + d]))
-        bad = "checkpoint atom " + std::to_string(arr[0]->i64[k]) + " has a non-finite position, velocity or force";
-    dest[k] = bad.empty() ? m_grid->owner_of(&r[13]) : 0;
+  // Every verdict below is agreed by all ranks before the next collective, and the atoms are checked
+  // before they are exchanged: a damaged or crafted checkpoint ends in an InputError on every rank.
+  // 1. Scalars (the same on every rank) and what the deck fixes.
+  Scalars s;
+  std::string bad;
+  try {
+    bad = read_scalars(st, m_cfg, s);
+  } catch (const InputError& e) {
+    bad = e.what();
   }
   m_comm.agree<InputError>(bad.empty(), bad);
-  std::vector<double> got = exchange_records(m_comm, m_transport, recs, dest);
-  const int nl = static_cast<int>(got.size() / k_rec);
+  init_domain(s.box, s.masses);
+  m_natoms = s.natoms;
+
+  // 2. This rank's block of every dataset, then its atoms, then the ids where blocks meet.
+  const auto layout = state_layout();
+  const io::StateArray* arr[7] = {};
+  bad = check_datasets(st, layout, s.natoms, m_comm.size(), m_comm.rank(), arr);
+  if (bad.empty()) bad = check_atoms(arr, m_box, static_cast<std::int64_t>(s.masses.size()));
+  m_comm.agree<InputError>(bad.empty(), bad);
+  bad = check_block_order(m_comm, arr[0]);
+  m_comm.agree<InputError>(bad.empty(), bad);
+
+  // 3. Send every atom to the rank that owned it at the last neighbour build (by x_build).
+  std::vector<double> got;
+  {
+    const std::uint64_t rows = arr[0]->rows;
+    std::vector<double> recs(rows * k_rec);
+    std::vector<int> dest(rows);
+    for (std::uint64_t k = 0; k < rows; ++k) {
+      double* r = &recs[k * k_rec];
+      r[0] = static_cast<double>(arr[0]->i64[k]);
+      for (int d = 0; d < 3; ++d) {
+        r[1 + d] = arr[1]->f64[3 * k + d];
+        r[4 + d] = arr[2]->f64[3 * k + d];
+        r[7 + d] = arr[3]->f64[3 * k + d];
+        r[10 + d] = static_cast<double>(arr[4]->i64[3 * k + d]);
+        r[13 + d] = arr[5]->f64[3 * k + d];
+      }
+      r[16] = static_cast<double>(arr[6]->i64[k]);
+      dest[k] = m_grid->owner_of(&r[13]);
+    }
+    got = exchange_records(m_comm, m_transport, recs, dest);
+  }
+  const std::size_t received = got.size() / k_rec;
+  m_comm.agree<InputError>(static_cast<std::int64_t>(received) <= k_max_atoms_per_rank,
+                           "rank " + std::to_string(m_comm.rank()) + " would own " + std::to_string(received) +
+                               " atoms of the checkpoint, more than the " + std::to_string(k_max_atoms_per_rank) +
+                               " one rank can hold; use more ranks");
+  const int nl = static_cast<int>(received);
   m_atoms.reserve(nl);
   m_atoms.nlocal = nl;
   m_atoms.nghost = 0;
@@ -233,11 +433,9 @@ void MdSolver::restore(const io::SolverState& st) {
   Kokkos::deep_copy(m_atoms.type, ht);
   Kokkos::deep_copy(m_atoms.image, himg);
 
-  m_step = st.require_integer("step");
-  m_time = st.require_real("time");
-  m_step_origin = m_step;
-  m_time_origin = m_time;
-  m_dangerous_builds = st.require_integer("md.dangerous_builds");
+  m_step = s.step;
+  m_time = static_cast<double>(m_step) * m_cfg.dt;  // equal to the checkpoint's, checked above
+  m_dangerous_builds = s.dangerous_builds;
   m_moved_too_far = false;
   rebuild();
   if (m_atoms.nlocal != nl) throw std::logic_error("MdSolver::restore: atoms moved during the rebuild");
@@ -255,8 +453,8 @@ void MdSolver::restore(const io::SolverState& st) {
   Kokkos::deep_copy(m_atoms.x, cx);
   Kokkos::deep_copy(m_atoms.f, cf);
   m_halo->update_positions(m_atoms);
-  m_since_build = static_cast<int>(st.require_integer("md.since_build"));
-  m_moved_too_far = st.require_integer("md.moved_too_far") != 0;
+  m_since_build = static_cast<int>(s.since_build);
+  m_moved_too_far = s.moved_too_far != 0;
   m_tally_valid = false;
   m_setup_done = true;
   m_restored = true;

@@ -1,9 +1,21 @@
 #include "neighbor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
 namespace spotrun::md {
+
+double NeighborList::bin_count(const comm::Box3& sub, double cutneigh) {
+  // The same arithmetic as setup().
+  double nbins = 1;
+  for (int d = 0; d < 3; ++d) {
+    const double lo = sub.lo[d] - cutneigh, hi = sub.hi[d] + cutneigh;
+    const double n = std::max(1.0, std::floor((hi - lo) / (0.5 * cutneigh)));
+    nbins *= n + 2 * std::ceil(cutneigh / ((hi - lo) / n));
+  }
+  return nbins;
+}
 
 void NeighborList::setup(const comm::Box3& sub, double cutneigh) {
   m_cutneighsq = cutneigh * cutneigh;

@@ -14,6 +14,8 @@ class NeighborList {
   NeighborList() = default;
   // cutneigh = cutoff + skin; the bin grid covers the sub-box extended by cutneigh.
   void setup(const comm::Box3& sub_box, double cutneigh);
+  // Bins setup() makes for this sub-box (with the stencil's padding), as a double: no overflow.
+  static double bin_count(const comm::Box3& sub_box, double cutneigh);
   void build(const AtomStore& atoms);
 
   // Bin index of a position (clamped to the grid): used to sort atoms spatially.

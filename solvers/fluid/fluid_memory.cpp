@@ -1,0 +1,95 @@
+// Memory estimate of the fluid solver: the sizes of the views fluid_solver.cpp, fluid_state.cpp and
+// solvers/fft allocate, from the decomposition the solver will choose. Each term names the arrays it
+// stands for; keep them in step with the code.
+#include "fluid_memory.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "solvers/fft/geometry.hpp"
+#include "solvers/fft/reshape_plan.hpp"
+#include "solvers/fft/types.hpp"
+
+namespace spotrun::fluid {
+namespace {
+
+constexpr double k_real = sizeof(double);
+constexpr double k_complex = sizeof(fft::Complex);
+
+// Rows of the (3, n) fields are padded to 8 values (fluid_solver.cpp).
+double padded(std::size_t n) { return static_cast<double>((n + 7) / 8 * 8); }
+
+double largest(const std::vector<fft::Layout3>& layouts) {
+  std::size_t n = 0;
+  for (const auto& l : layouts) n = std::max(n, l.count());
+  return static_cast<double>(n);
+}
+
+// Elements of the send and receive buffers of a Reshape from `in` to `out` (what a rank keeps moves
+// through no buffer), for the first and the last rank (even splits give the first the largest blocks).
+double reshape_elements(const std::vector<fft::Layout3>& in, const std::vector<fft::Layout3>& out) {
+  double most = 0;
+  for (int r : {0, static_cast<int>(in.size()) - 1}) {
+    const fft::ReshapePlan p = fft::make_reshape_plan(in, out, r);
+    most = std::max(most, static_cast<double>(p.send_total + p.recv_total));
+  }
+  return most;
+}
+
+}  // namespace
+
+double estimated_bytes_per_rank(const FluidConfig& cfg, int nranks) {
+  nranks = std::max(nranks, 1);
+  fft::FftGeometry g;
+  try {
+    g = fft::make_fft_geometry(cfg.n, nranks, cfg.decomposition, cfg.process_grid);
+  } catch (const std::exception&) {
+    // No decomposition fits (the solver refuses the run): an even share of every field.
+    const double points = static_cast<double>(cfg.n[0]) * cfg.n[1] * cfg.n[2] / nranks;
+    const double modes = static_cast<double>(cfg.n[0]) * cfg.n[1] * (cfg.n[2] / 2 + 1) / nranks;
+    return 2 * 3 * points * k_real + 10 * 3 * modes * k_complex;
+  }
+  constexpr bool device = !fft::k_host_accessible;
+  const bool pencil = g.kind == fft::Decomposition::Pencil;
+  const double nr = largest(g.real), ns = largest(g.spectral);
+
+  // --- held for the whole run ---
+  // State and RK4 fields: uhat, accumulator, stage, work (complex); u, omega (real); 3 components each.
+  double held = 4 * 3 * padded(static_cast<std::size_t>(ns)) * k_complex + 2 * 3 * padded(static_cast<std::size_t>(nr)) * k_real;
+  // Per-direction tables: wavenumber, dealiasing mask, decay factors (+ the decay's host copy).
+  held += (device ? 4 : 3) * k_real * (g.nc[0] + g.nc[1] + g.nc[2]);
+  // DistributedFft: work arrays of the stages, and the transposes' send and receive buffers.
+  held += k_complex * (largest(g.stage_a) + (pencil ? largest(g.stage_b) : 0) + ns);
+  double transposes = pencil ? reshape_elements(g.stage_a, g.stage_b) + reshape_elements(g.stage_b, g.spectral) +
+                                   reshape_elements(g.spectral, g.stage_b) + reshape_elements(g.stage_b, g.stage_a)
+                             : reshape_elements(g.stage_a, g.spectral) + reshape_elements(g.spectral, g.stage_a);
+  // Reshapes to and from x-plane blocks, made on first use and kept: the physical velocity (checkpoints,
+  // field output), the spectral state (checkpoints) and back (restore).
+  const auto planes = fft::x_block_layouts(g.n, nranks);
+  const auto spectral_planes = fft::x_block_layouts(g.nc, nranks);
+  const double planes_real = reshape_elements(g.real, planes);
+  transposes += reshape_elements(g.spectral, spectral_planes) + reshape_elements(spectral_planes, g.spectral);
+  held += (device ? 2 : 1) * (k_complex * transposes + k_real * planes_real);  // + host staging on devices
+
+  // --- transients (the largest counts) ---
+  const double xr = largest(planes), xc = largest(spectral_planes);
+  // state(): the velocity as x-planes (3 reals per point) and the spectral planes (6 reals per mode),
+  // with one component's buffer (and its host copy on devices) at a time.
+  const double checkpoint = 3 * k_real * xr + 6 * k_real * xc + (device ? 2 : 1) * std::max(k_real * xr, k_complex * xc);
+  // restore(): the SolverState block read by the launcher (both datasets) and one component's buffer;
+  // from /fluid/u alone, a reshape of the physical planes as well.
+  const double restore = 3 * k_real * xr + 6 * k_real * xc +
+                         (device ? 2 : 1) * std::max(k_complex * xc, k_real * xr) + k_real * planes_real;
+  // Construction: the planning copies of one real and one spectral block (DistributedFft::make_plans).
+  const double planning = k_real * nr + k_complex * ns;
+  // FFTW (host builds): the planner's tables and the plans' twiddles, measured at about 2.6 MiB for the
+  // first plans of a process, and work buffers of up to two of the largest single transforms.
+  double fftw = 0;
+  if (!device) {
+    const double transform = pencil ? std::max({g.n[0], g.n[1], g.nc[2]}) : static_cast<double>(g.n[1]) * g.nc[2];
+    fftw = 4.0 * 1024 * 1024 + 2 * k_complex * std::max(transform, static_cast<double>(g.n[0]));
+  }
+  return held + fftw + std::max({checkpoint, restore, planning});
+}
+
+}  // namespace spotrun::fluid

@@ -1,0 +1,174 @@
+// Memory estimate of the MD solver: the sizes of the arrays md_solver.cpp, halo.cpp, neighbor.cpp and
+// md_state.cpp allocate, counted from the geometry the solver will choose. Each term names the arrays
+// it stands for; keep them in step with the code.
+#include "md_memory.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "comm/process_grid.hpp"
+#include "force.hpp"
+
+namespace spotrun::md {
+namespace {
+
+// Whether the force ScatterView keeps one copy of the forces per thread (OpenMP builds).
+template <class T>
+struct IsDuplicated : std::false_type {};
+template <class D, class L, class Dev, class Op, class C>
+struct IsDuplicated<Kokkos::Experimental::ScatterView<D, L, Dev, Op, Kokkos::Experimental::ScatterDuplicated, C>>
+    : std::true_type {};
+
+// Host mirrors (create_mirror_view) are separate allocations only when the views live on a device.
+constexpr bool k_device_mirrors = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+
+constexpr double k_pi = 3.14159265358979323846;
+constexpr double k_record = 17 * 8;  // md_state.cpp: one atom record (id, x, v, f, image, x_build, type)
+constexpr double k_state_row = 136;  // one row of the SolverState: id, x, v, f, image (int64), x_build, type
+constexpr double k_slot = 120;       // AtomStore per atom: x v f x_build (3 doubles each), id, type, image[3]
+constexpr double k_mirror_slot = 72; // host copies of x, v, id, type, image (sort, migrate)
+
+// A count of atoms in a region that holds n on average, with the margin of density fluctuations and of
+// atoms drifting during the run.
+double with_margin(double n) { return n > 0 ? 1.05 * n + 4.0 * std::sqrt(n) + 16.0 : 16.0; }
+// Capacity after growing to hold n (AtomStore::reserve, neighbour rows): n + n/4 + 16.
+double grown(double n) { return n + n / 4 + 16; }
+
+// Per dimension and grid coordinate q: the fcc lattice planes (i + off) * a, off in {0, 1/2}, that fall
+// in sub-box q, with the same boundary expressions as comm::ProcessGrid.
+std::vector<std::array<double, 2>> planes_per_part(int cells, double a, double lo, double hi, int parts) {
+  std::vector<std::array<double, 2>> count(parts, {0.0, 0.0});
+  const double L = hi - lo;
+  auto part_lo = [&](int q) { return lo + L * q / parts; };
+  for (int i = 0; i < cells; ++i)
+    for (int o = 0; o < 2; ++o) {
+      const double p = (i + 0.5 * o) * a;
+      int q = static_cast<int>((p - lo) / L * parts);
+      q = std::min(std::max(q, 0), parts - 1);
+      while (q > 0 && p < part_lo(q)) --q;
+      while (q < parts - 1 && p >= part_lo(q + 1)) ++q;
+      count[q][o] += 1;
+    }
+  return count;
+}
+
+// Most atoms a rank owns when the lattice is made (exact: the product of the plane counts of each basis
+// atom, maximised over the rank grid).
+double lattice_owned_max(const MdConfig& cfg, const std::array<double, 3>& L, const std::array<int, 3>& dims) {
+  const double a = std::cbrt(4.0 / cfg.density);
+  const int basis[4][3] = {{0, 0, 0}, {1, 1, 0}, {1, 0, 1}, {0, 1, 1}};  // offsets in half cells
+  std::array<std::vector<std::array<double, 2>>, 3> c;
+  for (int d = 0; d < 3; ++d) c[d] = planes_per_part(cfg.cells[d], a, 0.0, L[d], dims[d]);
+  double best = 0;
+  for (int qx = 0; qx < dims[0]; ++qx)
+    for (int qy = 0; qy < dims[1]; ++qy)
+      for (int qz = 0; qz < dims[2]; ++qz) {
+        double n = 0;
+        for (const auto& b : basis) n += c[0][qx][b[0]] * c[1][qy][b[1]] * c[2][qz][b[2]];
+        best = std::max(best, n);
+      }
+  return best;
+}
+
+}  // namespace
+
+double lattice_atoms(const MdConfig& cfg) {
+  return 4.0 * static_cast<double>(cfg.cells[0]) * static_cast<double>(cfg.cells[1]) *
+         static_cast<double>(cfg.cells[2]);
+}
+
+double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) {
+  nranks = std::max(nranks, 1);
+  natoms = std::max(natoms, 1.0);
+  const double rho = cfg.density > 0 ? cfg.density : 0.8442;
+  const double a = std::cbrt(4.0 / rho);
+  const double c = cfg.cutoff + cfg.skin;
+
+  // The box and the rank grid init_domain() chooses (a data file's box: a cube at the lattice density).
+  std::array<double, 3> L;
+  for (int d = 0; d < 3; ++d) L[d] = cfg.from_lattice ? cfg.cells[d] * a : std::cbrt(natoms / rho);
+  std::array<int, 3> dims = comm::choose_grid(nranks, L, c);
+  if (dims[0] == 0) dims = comm::choose_grid(nranks, L);  // refused by the solver; estimate anyway
+  std::array<double, 3> l;
+  for (int d = 0; d < 3; ++d) l[d] = L[d] / dims[d];
+  const double vol = l[0] * l[1] * l[2];
+
+  // Owned atoms: the most any rank gets, plus what the run may bring in; ghosts: the shell of thickness
+  // cutoff + skin around the sub-box (halo.cpp).
+  const double owned0 = cfg.from_lattice ? lattice_owned_max(cfg, L, dims)
+                                        : std::min(natoms, rho * (l[0] + a) * (l[1] + a) * (l[2] + a));
+  const double owned = std::min(natoms, with_margin(owned0));
+  const double ghosts = with_margin(rho * ((l[0] + 2 * c) * (l[1] + 2 * c) * (l[2] + 2 * c) - vol));
+  const double nall = owned + ghosts;
+  const double cap = grown(nall);  // AtomStore capacity after the halo's reserve() calls
+
+  // --- arrays held for the whole run ---
+  double held = k_slot * cap;
+  // Neighbour lists (neighbor.cpp): rows for the owned atoms; the row length starts at the first guess
+  // and grows to the longest row + 1/8 (old and new rows live together while it grows). The longest row
+  // holds about the atoms of a cutoff + skin sphere (ghost neighbours are stored in full).
+  const double rows = grown(owned);
+  const double first_guess = std::floor(0.5 * 4.18879 * c * c * c * 1.2) + 32;
+  const double sphere = rho * 4.0 / 3.0 * k_pi * c * c * c;
+  const double longest = sphere + 2.0 * std::sqrt(sphere);
+  const double width = longest > first_guess ? first_guess + (longest + longest / 8 + 4) : first_guess;
+  held += 4.0 * rows * width + 2 * 4.0 * rows;  // neighbors, numneigh + numghost
+  held += 4.0 * (nall + nall / 4);              // atom_bin
+  // Bins over the sub-box extended by cutoff + skin, half that wide, padded by the stencil's reach;
+  // each holds bincount, bin_owned and a row of atom indices (8 wide, grown to the fullest bin + 4).
+  double nbins = 1, bin_volume = 1;
+  for (int d = 0; d < 3; ++d) {
+    const double span = l[d] + 2 * c;
+    const double n = std::max(1.0, std::floor(span / (0.5 * c)));
+    const double size = span / n;
+    nbins *= n + 2 * std::ceil(c / size);
+    bin_volume *= size;
+  }
+  const double per_bin = rho * bin_volume;
+  const double fullest = per_bin + 4.0 * std::sqrt(per_bin) + 2.0;
+  const double bin_width = fullest + 4 > 8 ? 8 + fullest + 4 : 8;
+  held += 4.0 * nbins * (2 + bin_width) + 125 * 2 * 4;  // + stencil
+  // Halo (halo.cpp): six send lists (about one entry per ghost), and send/receive buffers of 5 doubles
+  // per atom of the largest swap (the last dimension's, which forwards the earlier ghosts).
+  const double largest_swap =
+      with_margin(rho * c * std::max({l[1] * l[2], (l[0] + 2 * c) * l[2], (l[0] + 2 * c) * (l[1] + 2 * c)}));
+  const double halo_buffer = 8.0 * (5 * grown(largest_swap) + 64);
+  held += 4.0 * (grown(ghosts) + 6 * 64) + 2 * halo_buffer;
+  if (k_device_mirrors) held += 2 * halo_buffer;  // host staging when MPI is not GPU-aware
+  if (IsDuplicated<ForceScatter>::value) {
+    const int threads = Kokkos::is_initialized() ? ExecSpace().concurrency() : 1;
+    held += 24.0 * cap * threads;
+  }
+
+  // --- transients (the largest one counts) ---
+  // Re-neighbouring: sorted copies of x, v, id, type, image (sort_owned_atoms), the sort keys, the
+  // migration buffers of atoms crossing a face, one array being grown; host copies on devices.
+  const double crossing = rho * ((l[0] + 2 * cfg.skin) * (l[1] + 2 * cfg.skin) * (l[2] + 2 * cfg.skin) - vol);
+  double rebuild = k_mirror_slot * cap + 20.0 * owned + 3 * 88.0 * with_margin(crossing) + 24.0 * cap;
+  if (k_device_mirrors) rebuild += 2 * k_mirror_slot * cap;
+  // The close-atom check of setup() copies positions, ids and lists to the host on devices.
+  const double setup_check = k_device_mirrors ? 4.0 * rows * width + 32.0 * cap + 8.0 * rows : 0.0;
+  // Checkpoint (state()): records, their packed copy and the received block, the SolverState block,
+  // destinations; all ids on every rank when they are not 1..N (data files); host copies on devices.
+  const double block = std::ceil(natoms / nranks);
+  double checkpoint = k_record * (owned + block) + 4.0 * owned + std::max(k_record * owned, k_state_row * block);
+  if (!cfg.from_lattice) checkpoint += 8.0 * natoms;
+  if (k_device_mirrors) checkpoint += k_slot * cap;
+  // Restore: the SolverState block read by the launcher and the atoms received by id, kept while the
+  // first re-neighbouring runs; before it, records and their packed copy too.
+  const double restore_held = k_state_row * block + k_record * owned + 48.0 * owned;
+  const double restore_exchange = k_state_row * block + 2 * k_record * block + k_record * owned;
+  const double run_peak = held + std::max({rebuild + restore_held, checkpoint, setup_check, restore_exchange});
+
+  // Construction: the lattice's positions and ids before they are copied in, or a data file's text and
+  // atoms, which every rank holds while the solver is made.
+  double construction = k_slot * grown(owned0) + 32.0 * owned0;
+  if (!cfg.from_lattice) construction += (72.0 + 128.0) * natoms + 8.0 * owned0;
+  if (k_device_mirrors) construction += k_mirror_slot * grown(owned0);
+  return std::max(run_peak, construction);
+}
+
+}  // namespace spotrun::md
