@@ -1,16 +1,113 @@
 #include "deck.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
-#include <cstdio>
 #include <cmath>
-#include <set>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <sstream>
+#include <stdexcept>
+#include <string_view>
 
 #include "comm/errors.hpp"
 
 namespace spotrun::launcher {
+
+const char* const k_duration_forms =
+    "seconds as a number (90, 90.5) or a string \"S\", \"MM:SS\", \"HH:MM:SS\", \"D-HH\", \"D-HH:MM\" or "
+    "\"D-HH:MM:SS\" (digits; the seconds may have a fraction; minutes and seconds < 60 and hours < 24 after a "
+    "larger unit)";
+
 namespace {
+
+bool is_utf8_continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The offset of the first byte of s that is not part of a valid UTF-8 sequence (overlong forms,
+// surrogates and code points above U+10FFFF included), or s.size().
+std::size_t invalid_utf8_at(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    std::uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return i;
+    }
+    for (std::size_t k = 1; k <= n; ++k) {
+      if (i + k >= s.size() || !is_utf8_continuation(s[i + k])) return i;
+      cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3F);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return i;
+    i += n + 1;
+  }
+  return s.size();
+}
+
+// Characters (UTF-8 code points; a byte of invalid UTF-8 counts as one) of s.
+std::size_t count_chars(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s) n += is_utf8_continuation(c) ? 0 : 1;
+  return n;
+}
+
+// The byte offset of character number n (from 0) of s; s.size() when s is shorter.
+std::size_t char_offset(std::string_view s, std::size_t n) {
+  std::size_t i = 0;
+  for (; i < s.size(); ++i)
+    if (!is_utf8_continuation(s[i]) && n-- == 0) return i;
+  return s.size();
+}
+
+// Appends s with backslashes, the quote character q and control characters escaped as in a TOML basic string.
+void append_escaped(std::string& out, std::string_view s, char q) {
+  for (char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\\' || (q != 0 && ch == q)) {
+      out += '\\';
+      out += ch;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+}
+
+// TOML text (a value, a key) for a message without quotes, shortened like quote_for_message.
+std::string clip(std::string_view text) {
+  const std::size_t n = count_chars(text);
+  if (n <= k_message_quote_max) return std::string(text);
+  const std::size_t tail = 20, head = k_message_quote_max - tail - 3;
+  return std::string(text.substr(0, char_offset(text, head))) + "..." +
+         std::string(text.substr(char_offset(text, n - tail))) + " (" + std::to_string(n) + " characters)";
+}
+
+// At most max characters of toml11's own words (a message or a hint), "..." marking a cut.
+std::string cut(std::string_view text, std::size_t max) {
+  if (count_chars(text) <= max) return std::string(text);
+  return std::string(text.substr(0, char_offset(text, max - 3))) + "...";
+}
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
@@ -31,33 +128,41 @@ std::string type_name(KeyType t) {
     case KeyType::Bool: return "true or false";
     case KeyType::String: return "a string";
     case KeyType::Int3: return "an array of 3 integers";
-    case KeyType::Duration: return "seconds or \"HH:MM:SS\"";
+    case KeyType::Duration: return std::string("a duration: ") + k_duration_forms;
   }
   return "?";
 }
 
+// A string as a TOML basic string; a long one as a multi-line string of lines of about 100 characters,
+// each ended by a backslash (which joins them), so that the text stays within k_deck_max_line.
+std::string show_string(const std::string& str) {
+  std::string out = "\"";
+  append_escaped(out, str, '"');
+  if (out.size() <= 1000) return out + '"';
+  out = "\"\"\"\\\n";
+  std::size_t line = 0;
+  for (std::size_t i = 0; i < str.size(); ++i) {
+    const std::size_t before = out.size();
+    if (str[i] == ' ' && line == 0)
+      out += "\\u0020";  // a backslash at the end of a line also eats the spaces that start the next one
+    else
+      append_escaped(out, std::string_view(str).substr(i, 1), '"');
+    line += out.size() - before;
+    // Break between characters only (after an escape, not inside a UTF-8 sequence).
+    if (line >= 100 && (i + 1 == str.size() || !is_utf8_continuation(str[i + 1]))) {
+      out += "\\\n";
+      line = 0;
+    }
+  }
+  return out + (line ? "\\\n" : "") + "\"\"\"";
+}
+
+// A value as TOML text (the resolved deck, physics()): complete, however long.
 std::string show(const toml::value& v) {
   std::ostringstream s;
   if (v.is_string()) {
-    // A TOML basic string: escape quotes, backslashes and control characters.
-    s << '"';
-    for (unsigned char c : v.as_string().str) {
-      if (c == '"' || c == '\\')
-        s << '\\' << c;
-      else if (c == '\n')
-        s << "\\n";
-      else if (c == '\t')
-        s << "\\t";
-      else if (c < 0x20 || c == 0x7f) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        s << buf;
-      } else
-        s << c;
-    }
-    s << '"';
-  }
-  else if (v.is_floating()) {
+    s << show_string(v.as_string().str);
+  } else if (v.is_floating()) {
     char buf[64];
     auto r = std::to_chars(buf, buf + sizeof buf, v.as_floating());
     std::string t(buf, r.ptr);
@@ -87,12 +192,379 @@ std::string show(const toml::value& v) {
   return s.str();
 }
 
+// A value for an error message: at most about k_message_quote_max characters of it.
+std::string show_short(const toml::value& v) {
+  if (v.is_string()) return quote_for_message(v.as_string().str);
+  return clip(show(v));
+}
+
+// A key for an error message, between single quotes: 'md.dt'.
+std::string key_text(const std::string& key) { return quote_for_message(key, '\''); }
+
+bool is_bare_key(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name)  // ASCII only, whatever the locale
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+// "a.b.c" -> {"a", "b", "c"}; empty parts are kept ("a..b", "a.").
 std::vector<std::string> split_key(const std::string& key) {
   std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(key);
-  while (std::getline(in, part, '.')) parts.push_back(part);
-  return parts;
+  std::size_t begin = 0;
+  for (;;) {
+    const std::size_t dot = key.find('.', begin);
+    parts.push_back(key.substr(begin, dot == std::string::npos ? std::string::npos : dot - begin));
+    if (dot == std::string::npos) return parts;
+    begin = dot + 1;
+  }
+}
+
+// --- The limits of the text, checked before toml11 parses it -------------------------------------------
+
+struct TextProblem {
+  std::size_t line = 0, column = 0;  // 0: the whole text
+  std::string what;
+};
+
+// A single pass over TOML text that knows comments, the four kinds of strings, table headers, keys and
+// values, and counts what the limits bound. It does not check the syntax (toml11 does); on malformed text
+// it only has to stay within the text and terminate.
+class TextScanner {
+ public:
+  explicit TextScanner(std::string_view text) : m_text(text) {}
+
+  std::optional<TextProblem> run() {
+    if (m_text.size() > k_deck_max_bytes)
+      return TextProblem{0, 0, "the text is " + std::to_string(m_text.size()) + " bytes; the largest deck is " +
+                                   std::to_string(k_deck_max_bytes) + " bytes (1 MiB)"};
+    if (auto p = check_lines()) return p;
+    try {
+      scan();
+    } catch (const TextProblem& p) {
+      return p;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct Frame {
+    char open;  // '[' array, '{' inline table
+    std::size_t entries = 0;
+    bool expect_value = true;  // arrays: the next significant character starts an element
+    std::size_t line, column;
+  };
+
+  // NUL bytes and the length of every line.
+  std::optional<TextProblem> check_lines() const {
+    std::size_t line = 1, begin = 0;
+    for (std::size_t i = 0; i <= m_text.size(); ++i) {
+      if (i == m_text.size() || m_text[i] == '\n') {
+        if (i - begin > k_deck_max_line)
+          return TextProblem{line, 0, "the line is " + std::to_string(i - begin) + " bytes long; the longest is " +
+                                          std::to_string(k_deck_max_line) +
+                                          " (a longer string can be a multi-line string, \"\"\"...\"\"\")"};
+        ++line;
+        begin = i + 1;
+      } else if (m_text[i] == '\0') {
+        return TextProblem{line, i - begin + 1, "the text contains a NUL byte (is it a binary file?)"};
+      }
+    }
+    return std::nullopt;
+  }
+
+  [[noreturn]] void fail(const std::string& what) const { throw TextProblem{m_line, m_pos - m_line_begin + 1, what}; }
+
+  char at(std::size_t i) const { return i < m_text.size() ? m_text[i] : '\0'; }
+
+  void advance() {
+    if (m_text[m_pos] == '\n') {
+      ++m_line;
+      m_line_begin = m_pos + 1;
+    }
+    ++m_pos;
+  }
+
+  void count_item() {
+    if (++m_items > k_deck_max_items)
+      fail("more than " + std::to_string(k_deck_max_items) +
+           " names and array elements in all (every key, table header, part of a dotted name and array element "
+           "counts; a spotrun deck needs fewer than 200)");
+  }
+
+  // Skips a string that starts at m_pos (a quote character), to after its closing quote, or to the end
+  // of the line when a single-line string is not closed.
+  void skip_string() {
+    const char q = m_text[m_pos];
+    const bool multi = at(m_pos + 1) == q && at(m_pos + 2) == q;
+    if (!multi && at(m_pos + 1) == q) {  // "" or ''
+      m_pos += 2;
+      return;
+    }
+    m_pos += multi ? 3 : 1;
+    while (m_pos < m_text.size()) {
+      const char c = m_text[m_pos];
+      if (c == '\n' && !multi) return;
+      if (c == '\\' && q == '"') {  // an escape in a basic string: the next character is not a quote
+        advance();
+        if (m_pos < m_text.size()) advance();
+        continue;
+      }
+      if (c == q && (!multi || (at(m_pos + 1) == q && at(m_pos + 2) == q))) {
+        m_pos += multi ? 3 : 1;
+        // """a"""" is the string a": up to two more quotes belong to a multi-line string.
+        for (int k = 0; multi && k < 2 && at(m_pos) == q; ++k) ++m_pos;
+        return;
+      }
+      advance();
+    }
+  }
+
+  void start_key() {
+    m_in_key = true;
+    m_key_parts = 1;
+  }
+
+  void scan() {
+    bool line_start = true;
+    while (m_pos < m_text.size()) {
+      const char c = m_text[m_pos];
+      if (c == '\n') {
+        advance();
+        if (m_stack.empty()) {
+          line_start = true;
+          m_in_key = m_in_header = false;
+        }
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\r') {
+        ++m_pos;
+        continue;
+      }
+      if (c == '#') {
+        while (m_pos < m_text.size() && m_text[m_pos] != '\n') ++m_pos;
+        continue;
+      }
+      if (!m_stack.empty() && m_stack.back().open == '[' && m_stack.back().expect_value && c != ']' && c != ',') {
+        Frame& f = m_stack.back();
+        f.expect_value = false;
+        if (++f.entries > k_deck_max_elements)
+          fail("an array of more than " + std::to_string(k_deck_max_elements) + " elements (it starts at line " +
+               std::to_string(f.line) + ", column " + std::to_string(f.column) + ")");
+        count_item();
+      }
+      if (line_start) {  // a line of the document itself: a table header or a key
+        line_start = false;
+        count_item();
+        start_key();
+        if (c == '[') {
+          m_in_header = true;
+          ++m_pos;
+          if (at(m_pos) == '[') ++m_pos;
+          continue;
+        }
+      }
+      if (c == '"' || c == '\'') {
+        skip_string();
+        continue;
+      }
+      if (m_in_key) {
+        if (c == '.') {
+          if (++m_key_parts > k_deck_max_key_parts)
+            fail("a key or table name of more than " + std::to_string(k_deck_max_key_parts) + " dotted parts");
+          count_item();  // every part of a dotted name costs the parser about as much as a key
+        }
+        if (c == '=' && !m_in_header) {
+          m_in_key = false;
+          if (!m_stack.empty() && m_stack.back().open == '{' && ++m_stack.back().entries > k_deck_max_elements)
+            fail("an inline table of more than " + std::to_string(k_deck_max_elements) +
+                 " entries (it starts at line " + std::to_string(m_stack.back().line) + ", column " +
+                 std::to_string(m_stack.back().column) + ")");
+        } else if (c == ']' && m_in_header) {
+          m_in_key = m_in_header = false;
+        } else if (c == '}' && !m_stack.empty() && m_stack.back().open == '{') {
+          m_in_key = false;
+          m_stack.pop_back();
+        }
+        ++m_pos;
+        continue;
+      }
+      if (c == '[' || c == '{') {
+        if (m_stack.size() >= k_deck_max_nesting)
+          fail("arrays and inline tables nested more than " + std::to_string(k_deck_max_nesting) +
+               " deep (a spotrun deck needs 1)");
+        m_stack.push_back(Frame{c, 0, true, m_line, m_pos - m_line_begin + 1});
+        if (c == '{') {
+          start_key();
+          count_item();
+        }
+      } else if ((c == ']' || c == '}') && !m_stack.empty() && m_stack.back().open == (c == ']' ? '[' : '{')) {
+        m_stack.pop_back();
+      } else if (c == ',' && !m_stack.empty()) {
+        if (m_stack.back().open == '[') {
+          m_stack.back().expect_value = true;
+        } else {
+          start_key();
+          count_item();
+        }
+      }
+      ++m_pos;
+    }
+  }
+
+  std::string_view m_text;
+  std::size_t m_pos = 0, m_line = 1, m_line_begin = 0;
+  std::vector<Frame> m_stack;
+  std::size_t m_items = 0, m_key_parts = 0;
+  bool m_in_key = false, m_in_header = false;
+};
+
+std::optional<TextProblem> check_text(std::string_view text) { return TextScanner(text).run(); }
+
+std::string located(const std::string& name, const TextProblem& p) {
+  std::string at = name;
+  if (p.line > 0) at += ":" + std::to_string(p.line);
+  if (p.column > 0) at += ":" + std::to_string(p.column);
+  return at + ": " + p.what;
+}
+
+// --- toml11's syntax errors, shortened -----------------------------------------------------------------
+
+// One location that a toml11 message quotes: " 4 | dt = = 0.1" and under it "   |      ^--- here".
+struct QuotedSource {
+  std::size_t line = 0, column = 0;
+  std::string source, hint;
+};
+
+// Parses " 4 | text" into (4, text); false for other lines.
+bool parse_source_line(const std::string& l, std::size_t& line, std::string& text) {
+  std::size_t i = 0;
+  while (i < l.size() && l[i] == ' ') ++i;
+  const std::size_t digits = i;
+  while (i < l.size() && std::isdigit(static_cast<unsigned char>(l[i]))) ++i;
+  if (i == digits || i - digits > 9 || l.compare(i, 2, " |") != 0) return false;
+  line = std::stoul(l.substr(digits, i - digits));
+  text = i + 3 <= l.size() ? l.substr(i + 3) : std::string();
+  return true;
+}
+
+// Parses "   |      ^--- here" (or "~~~ here") into (column, hint); false for other lines.
+bool parse_marker_line(const std::string& l, std::size_t& column, std::string& hint) {
+  const std::size_t bar = l.find("| ");
+  if (bar == std::string::npos || l.find_first_not_of(' ') != bar) return false;
+  const std::size_t mark = l.find_first_of("^~", bar + 2);
+  if (mark == std::string::npos || l.find_first_not_of(' ', bar + 2) != mark) return false;
+  column = mark - (bar + 2) + 1;
+  const std::size_t h = l.find_first_not_of("^~- ", mark);
+  hint = h == std::string::npos ? std::string() : l.substr(h);
+  return true;
+}
+
+// At most about k_message_quote_max characters of a source line around column (1-based), control characters
+// shown as '?'; column is moved to the same character in the result.
+std::string source_window(std::string src, std::size_t& column) {
+  for (char& c : src)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = c == '\t' ? ' ' : '?';
+  const std::size_t max = k_message_quote_max;
+  if (src.size() <= max) return src;
+  const std::size_t c = std::min(column > 0 ? column - 1 : 0, src.size());
+  std::size_t begin = c > max / 2 ? c - max / 2 : 0;
+  std::size_t end = std::min(src.size(), begin + max);
+  if (end - begin < max) begin = end - max;
+  while (begin > 0 && is_utf8_continuation(src[begin])) --begin;
+  while (end < src.size() && is_utf8_continuation(src[end])) ++end;
+  std::string out = (begin > 0 ? "..." : "") + src.substr(begin, end - begin) + (end < src.size() ? "..." : "");
+  column = c - begin + 1 + (begin > 0 ? 3 : 0);
+  return out;
+}
+
+// toml11's message for e, shortened: name:line:column, the first line of the message and the last two
+// quoted locations, each line of source cut to about k_message_quote_max characters around the marker.
+std::string toml_error_message(const toml::exception& e, const std::string& name) {
+  std::vector<std::string> lines;
+  {
+    std::istringstream in(e.what());
+    std::string l;
+    while (std::getline(in, l)) lines.push_back(l);
+  }
+  std::string summary = lines.empty() ? std::string("unknown error") : lines[0];
+  if (summary.rfind("[error] ", 0) == 0) summary.erase(0, 8);
+  std::vector<QuotedSource> quotes;
+  for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
+    QuotedSource q;
+    if (parse_source_line(lines[i], q.line, q.source) && parse_marker_line(lines[i + 1], q.column, q.hint)) {
+      quotes.push_back(q);
+      ++i;
+    }
+  }
+  // A date or time out of range (25:00:00): toml11 marks the end of the value; the value starts at the
+  // first character of its run of digits, ':', '.', '-', '+', 'T', 'Z'.
+  const bool date_time = summary.find("RFC3339") != std::string::npos;
+  for (auto& q : quotes) {
+    if (!date_time) continue;
+    std::size_t k = std::min(q.column > 0 ? q.column - 1 : 0, q.source.size());
+    while (k > 0 && std::strchr("0123456789:.-+TZtz", q.source[k - 1]) != nullptr) --k;
+    q.column = k + 1;
+  }
+  if (quotes.size() > 2) quotes.erase(quotes.begin(), quotes.end() - 2);
+  // The error itself is the last location toml11 quotes (the first ones are where a table or an array
+  // started); toml11's own location can be that of a copy of the value's text (line 1).
+  std::size_t line = e.location().line(), column = e.location().column();
+  if (!quotes.empty()) {
+    line = quotes.back().line;
+    column = quotes.back().column;
+  }
+  std::string out = name + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                    ": malformed TOML: " + cut(summary, 2 * k_message_quote_max);
+  if (summary.find("parse_time") != std::string::npos || summary.find("parse_local_time") != std::string::npos)
+    out += " (a duration is a number of seconds or a quoted string such as \"25:00:00\")";
+  for (std::size_t i = 0; i < quotes.size(); ++i) {
+    std::size_t col = quotes[i].column;
+    const std::string src = source_window(quotes[i].source, col);
+    const std::string number = std::to_string(quotes[i].line);
+    out += (i ? "\n ..." : "") + std::string("\n ") + number + " | " + src + "\n " + std::string(number.size(), ' ') +
+           " | " + std::string(col > 0 ? col - 1 : 0, ' ') + "^--- " + cut(quotes[i].hint, 2 * k_message_quote_max);
+  }
+  return out;
+}
+
+// Refuses key and table names that are not bare TOML keys: toml11 takes "md.dt" = 1 as one key named
+// md.dt, which no lookup of md.dt would find (the schema default would run instead).
+void check_key_names(const toml::value& v, const std::string& prefix, const std::string& deck_name) {
+  if (v.is_array()) {
+    for (const auto& e : v.as_array()) check_key_names(e, prefix, deck_name);
+    return;
+  }
+  if (!v.is_table()) return;
+  std::vector<std::string> names;
+  for (const auto& kv : v.as_table()) names.push_back(kv.first);
+  std::sort(names.begin(), names.end());
+  for (const auto& name : names) {
+    const toml::value& child = v.as_table().at(name);
+    if (!is_bare_key(name)) {
+      const auto line = child.location().line();
+      std::string at = deck_name + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": ";
+      const std::string in = prefix.empty() ? std::string() : " in [" + clip(prefix) + "]";
+      const bool table = child.is_table();
+      const std::string what = (table ? "table name " : "key ") + quote_for_message(name) + in;
+      const std::string full = prefix.empty() ? name : prefix + "." + name;
+      bool dotted_path = name.find('.') != std::string::npos;
+      for (const auto& part : split_key(name)) dotted_path = dotted_path && is_bare_key(part);
+      if (dotted_path) {
+        const auto dot = full.rfind('.');
+        if (table)
+          throw InputError(at + what + " is quoted and contains a dot, so it is one name, not a dotted path: write [" +
+                           clip(full) + "]");
+        throw InputError(at + what + " is quoted and contains a dot, so it is one name, not a dotted path: write " +
+                         clip(name) + " = ... (or " + clip(full.substr(dot + 1)) + " = ... under [" +
+                         clip(full.substr(0, dot)) + "])");
+      }
+      throw InputError(at + what +
+                       " is not a valid name: deck keys and tables are named with letters, digits, _ and -");
+    }
+    check_key_names(child, prefix.empty() ? name : prefix + "." + name, deck_name);
+  }
 }
 
 std::string range_text(const KeySpec& s) {
@@ -110,12 +582,53 @@ std::string range_text(const KeySpec& s) {
   return r.str();
 }
 
+// The value of a --set assignment or a schema default as TOML; throws for text that is not exactly
+// one TOML value (nothing after it: "1\nx = 2" is not the value 1).
 toml::value parse_literal(const std::string& literal) {
-  std::istringstream in("v = " + literal);
-  return toml::find(toml::parse(in, "literal"), "v");
+  const std::string text = "v = " + literal;
+  if (auto problem = check_text(text)) throw std::invalid_argument(problem->what);
+  std::istringstream in(text);
+  const toml::value root = toml::parse(in, "literal");
+  if (root.as_table().size() != 1) throw std::invalid_argument("more than one key");
+  return toml::find(root, "v");
+}
+
+// Digits only, at least one.
+bool all_digits(std::string_view s) {
+  return !s.empty() && s.size() <= 20 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// "S" or "S.F" (decimal seconds), or digits only when integer.
+std::optional<double> duration_number(std::string_view s, bool integer) {
+  const auto dot = s.find('.');
+  if (dot == std::string_view::npos ? !all_digits(s)
+                                    : (integer || !all_digits(s.substr(0, dot)) || !all_digits(s.substr(dot + 1))))
+    return std::nullopt;
+  const double v = std::strtod(std::string(s).c_str(), nullptr);
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
 }
 
 }  // namespace
+
+std::string quote_for_message(const std::string& text, char q) {
+  const std::size_t n = count_chars(text);
+  std::string out;
+  if (q) out += q;
+  if (n <= k_message_quote_max) {
+    append_escaped(out, text, q);
+    if (q) out += q;
+    return out;
+  }
+  const std::size_t tail = 20, head = k_message_quote_max - tail - 3;
+  const std::string_view t(text);
+  append_escaped(out, t.substr(0, char_offset(t, head)), q);
+  out += "...";
+  append_escaped(out, t.substr(char_offset(t, n - tail)), q);
+  if (q) out += q;
+  return out + " (" + std::to_string(n) + " characters)";
+}
 
 const KeySpec* find_key(const std::string& key) {
   for (const auto& s : deck_schema())
@@ -124,13 +637,16 @@ const KeySpec* find_key(const std::string& key) {
 }
 
 std::string closest_key(const std::string& key) {
+  // Schema keys are short: comparing the first 64 characters finds the same key in far less time
+  // than a megabyte-long key would take.
+  const std::string k = key.substr(0, 64);
+  const std::string klast = key.substr(key.rfind('.') + 1).substr(0, 64);
   std::string best;
   std::size_t best_d = static_cast<std::size_t>(-1);
   for (const auto& s : deck_schema()) {
     // Compare the last component too, so that "md.dtt" and "run.dt" both find "md.dt".
-    std::size_t d = edit_distance(key, s.key);
+    std::size_t d = edit_distance(k, s.key);
     auto last = s.key.substr(s.key.rfind('.') + 1);
-    auto klast = key.substr(key.rfind('.') + 1);
     d = std::min(d, edit_distance(klast, last) + 1);
     if (d < best_d) {
       best_d = d;
@@ -141,72 +657,79 @@ std::string closest_key(const std::string& key) {
 }
 
 std::optional<double> parse_duration(const std::string& text) {
-  std::vector<double> parts;
-  std::string p;
-  std::istringstream in(text);
-  while (std::getline(in, p, ':')) {
-    if (p.empty() || p.find_first_not_of("0123456789.") != std::string::npos) return std::nullopt;
-    try {
-      parts.push_back(std::stod(p));
-    } catch (...) {
-      return std::nullopt;
-    }
+  if (text.empty() || text.size() > 64) return std::nullopt;
+  std::string_view rest(text);
+  std::optional<double> days;
+  if (const auto dash = rest.find('-'); dash != std::string_view::npos) {  // Slurm: D-HH[:MM[:SS]]
+    days = duration_number(rest.substr(0, dash), true);
+    if (!days) return std::nullopt;
+    rest = rest.substr(dash + 1);
   }
-  if (parts.empty() || parts.size() > 3) return std::nullopt;
-  double s = 0;
-  for (double v : parts) s = s * 60 + v;
-  return s;
+  std::vector<std::string_view> parts;
+  for (;;) {
+    const auto colon = rest.find(':');
+    parts.push_back(rest.substr(0, colon));
+    if (colon == std::string_view::npos) break;
+    rest = rest.substr(colon + 1);
+  }
+  if (parts.size() > 3) return std::nullopt;
+  // The unit of each part, largest first: with days, hours come first; otherwise the last part is seconds.
+  static const double k_units[] = {3600, 60, 1};
+  const std::size_t first_unit = days ? 0 : 3 - parts.size();
+  double seconds = days ? *days * 86400 : 0;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const double unit = k_units[first_unit + i];
+    const auto v = duration_number(parts[i], unit != 1);
+    if (!v) return std::nullopt;
+    const bool leading = i == 0 && !days;
+    if (!leading && *v >= (unit == 3600 ? 24 : 60)) return std::nullopt;
+    seconds += *v * unit;
+  }
+  return seconds;
 }
 
 Deck Deck::parse(const std::string& text, const std::string& name) {
+  if (auto problem = check_text(text)) throw InputError(located(name, *problem));
   Deck d;
   d.m_name = name;
   std::istringstream in(text);
   try {
     d.m_root = toml::parse(in, name);
-  } catch (const toml::syntax_error& e) {
-    const auto& loc = e.location();
-    // toml11 reports the start of the region; its message marks the exact column with a caret
-    // under the quoted source line ("  4 | dt = = 0.1" / "    |      ^--- ...").
-    std::size_t column = loc.column();
-    std::istringstream lines(e.what());
-    std::string prev, line;
-    while (std::getline(lines, line)) {
-      const auto caret = line.find('^');
-      const auto bar = line.find("| ");
-      if (caret != std::string::npos && bar != std::string::npos && caret > bar && prev.find("| ") == bar) {
-        column = caret - (bar + 2) + 1;
-        break;
-      }
-      prev = line;
-    }
-    throw InputError(name + ":" + std::to_string(loc.line()) + ":" + std::to_string(column) +
-                     ": malformed TOML:\n" + e.what());
+  } catch (const toml::exception& e) {
+    throw InputError(toml_error_message(e, name));
   } catch (const std::exception& e) {
-    throw InputError(name + ": malformed TOML: " + e.what());
+    std::string what = e.what();
+    throw InputError(name + ": malformed TOML: " + cut(what.substr(0, what.find('\n')), 2 * k_message_quote_max));
   }
+  check_key_names(d.m_root, "", name);
   return d;
 }
 
 void Deck::apply_set(const std::string& assignment) {
+  const std::string shown = "--set " + quote_for_message(assignment, '\'');
   auto eq = assignment.find('=');
-  if (eq == std::string::npos || eq == 0)
-    throw InputError("--set '" + assignment + "': expected section.key=value");
+  if (eq == std::string::npos || eq == 0) throw InputError(shown + ": expected section.key=value");
   std::string key = assignment.substr(0, eq), text = assignment.substr(eq + 1);
+  auto parts = split_key(key);
+  if (parts.size() > k_deck_max_key_parts)
+    throw InputError(shown + ": a key of more than " + std::to_string(k_deck_max_key_parts) + " dotted parts");
+  for (const auto& p : parts)
+    if (!is_bare_key(p))
+      throw InputError(shown + ": " + quote_for_message(p) +
+                       " is not a key name: keys are dotted paths of names made of letters, digits, _ and -");
   toml::value value;
   try {
     value = parse_literal(text);
   } catch (const std::exception&) {
     value = toml::value(text);  // bare words are strings: --set md.ensemble=langevin
   }
-  auto parts = split_key(key);
   if (!m_root.is_table()) m_root = toml::table{};
   toml::value* t = &m_root;
   for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
     auto& tab = t->as_table();
     auto it = tab.find(parts[i]);
     if (it == tab.end()) it = tab.emplace(parts[i], toml::table{}).first;
-    if (!it->second.is_table()) throw InputError("--set '" + assignment + "': '" + parts[i] + "' is not a table");
+    if (!it->second.is_table()) throw InputError(shown + ": " + key_text(parts[i]) + " is not a table");
     t = &it->second;
   }
   t->as_table()[parts.back()] = value;
@@ -247,14 +770,20 @@ std::string Deck::get_string(const std::string& key) const {
 std::array<int, 3> Deck::get_int3(const std::string& key) const {
   auto v = value_or_default(key);
   const auto& a = v.as_array();
-  return {static_cast<int>(a[0].as_integer()), static_cast<int>(a[1].as_integer()), static_cast<int>(a[2].as_integer())};
+  return {static_cast<int>(a[0].as_integer()), static_cast<int>(a[1].as_integer()),
+          static_cast<int>(a[2].as_integer())};
 }
 double Deck::get_seconds(const std::string& key) const {
   auto v = value_or_default(key);
-  if (v.is_string()) return *parse_duration(v.as_string().str);
+  if (v.is_string()) {
+    if (auto s = parse_duration(v.as_string().str)) return *s;
+    throw InputError(m_name + ": key " + key_text(key) + " = " + show_short(v) + ": expected " +
+                     type_name(KeyType::Duration));
+  }
   if (v.is_local_time()) {  // an unquoted 02:00:00 reads as a TOML time of day
     const auto& t = v.as_local_time();
-    return t.hour * 3600.0 + t.minute * 60.0 + t.second + t.millisecond * 1e-3;
+    return t.hour * 3600.0 + t.minute * 60.0 + t.second + t.millisecond * 1e-3 + t.microsecond * 1e-6 +
+           t.nanosecond * 1e-9;
   }
   return v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
 }
@@ -282,19 +811,20 @@ void Deck::validate() const {
     for (const auto& name : names) {
       const toml::value& v = node->as_table().at(name);
       std::string key = prefix.empty() ? name : prefix + "." + name;
-      const KeySpec* s = find_key(key);
+      const KeySpec* s = is_bare_key(name) ? find_key(key) : nullptr;
       if (!s) {
         bool is_section = false;
         for (const auto& spec : deck_schema())
-          if (spec.key.rfind(key + ".", 0) == 0) is_section = true;
+          if (is_bare_key(name) && spec.key.rfind(key + ".", 0) == 0) is_section = true;
         if (is_section && v.is_table()) {
           stack.push_back({key, &v});
           continue;
         }
-        throw InputError(m_name + ": unknown key '" + key + "'; did you mean '" + closest_key(key) + "'?");
+        throw InputError(m_name + ": unknown key " + key_text(key) + "; did you mean " + key_text(closest_key(key)) +
+                         "?");
       }
       auto bad = [&](const std::string& why) {
-        throw InputError(m_name + ": key '" + key + "' = " + show(v) + ": " + why);
+        throw InputError(m_name + ": key " + key_text(key) + " = " + show_short(v) + ": " + why);
       };
       switch (s->type) {
         case KeyType::Int:
@@ -311,13 +841,34 @@ void Deck::validate() const {
         case KeyType::Bool:
           if (!v.is_boolean()) bad("expected " + type_name(s->type));
           break;
-        case KeyType::String:
+        case KeyType::String: {
           if (!v.is_string()) bad("expected " + type_name(s->type));
-          if (!s->choices.empty() &&
-              std::find(s->choices.begin(), s->choices.end(), v.as_string().str) == s->choices.end())
+          const std::string& str = v.as_string().str;
+          if (!s->choices.empty() && std::find(s->choices.begin(), s->choices.end(), str) == s->choices.end())
             bad("allowed: " + range_text(*s));
-          if (s->choices.empty() && v.as_string().str.empty()) bad("must not be empty");
+          if (s->choices.empty() && str.empty()) bad("must not be empty");
+          if (s->unit == "path" || s->choices.empty()) {
+            // A path goes to the file system as a C string: a NUL would cut it, other control
+            // characters make names no one can type.
+            const auto c = std::find_if(str.begin(), str.end(), [](char ch) {
+              return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+            });
+            if (c != str.end()) {
+              char code[8];
+              std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(static_cast<unsigned char>(*c)));
+              bad(std::string("contains the control character ") + code + " at character " +
+                  std::to_string(count_chars(std::string_view(str).substr(0, c - str.begin())) + 1) +
+                  "; a path must not contain control characters (U+0000 to U+001F, U+007F)");
+            }
+            if (const std::size_t at = invalid_utf8_at(str); at < str.size())
+              bad("not valid UTF-8 (byte " + std::to_string(at + 1) +
+                  "): a deck is TOML, and TOML strings are UTF-8");
+            if (str.size() > k_deck_max_path)
+              bad("a path of " + std::to_string(str.size()) + " bytes; the longest a file system takes is " +
+                  std::to_string(k_deck_max_path) + " (PATH_MAX)");
+          }
           break;
+        }
         case KeyType::Int3: {
           if (!v.is_array() || v.as_array().size() != 3) bad("expected " + type_name(s->type));
           for (const auto& e : v.as_array()) {
@@ -334,7 +885,7 @@ void Deck::validate() const {
             if (!parse_duration(v.as_string().str)) bad("expected " + type_name(s->type));
           } else if (v.is_integer() || v.is_floating()) {
             double x = v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
-            if (!(x >= 0)) bad("must be >= 0 seconds");
+            if (!(x >= 0) || !std::isfinite(x)) bad("must be a finite number >= 0 seconds");
           } else {
             bad("expected " + type_name(s->type));
           }

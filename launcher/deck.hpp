@@ -1,6 +1,7 @@
 #pragma once
 // Decks: TOML files validated against a schema of typed keys with units, defaults and ranges.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -10,6 +11,27 @@
 #include <toml.hpp>
 
 namespace spotrun::launcher {
+
+// Limits of a deck's text, checked by Deck::parse before the TOML parser sees it (docs/decks.md, "Limits").
+// They keep a broken or hostile file from crashing the parser (it recurses once per nesting level) or from
+// making it slow (its time grows with the number of values on a line times the length of that line, and
+// with the number of keys and tables). spotrun's own keys need one level of nesting, arrays of 3 and
+// fewer than 200 names.
+inline constexpr std::size_t k_deck_max_bytes = 1048576;  // the whole text (1 MiB)
+inline constexpr std::size_t k_deck_max_line = 8192;      // one line, in bytes
+inline constexpr std::size_t k_deck_max_nesting = 8;      // arrays and inline tables inside each other
+inline constexpr std::size_t k_deck_max_elements = 1024;  // elements of one array, entries of one inline table
+inline constexpr std::size_t k_deck_max_items = 4096;     // names (each part of a dotted key or table name, each
+                                                          // inline-table entry) and array elements in all
+inline constexpr std::size_t k_deck_max_key_parts = 8;    // dotted parts of one key or table name
+inline constexpr std::size_t k_deck_max_path = 4096;      // bytes of a path value (Linux PATH_MAX)
+// Error messages quote at most this many characters of a value, a key or a source line.
+inline constexpr std::size_t k_message_quote_max = 80;
+
+// text between quote characters q (no quotes when q is 0) for an error message: control characters,
+// backslashes and q escaped as in a TOML basic string; beyond k_message_quote_max characters only the
+// start and the end, then the total length: "aaaa...aaa" (1048000 characters).
+std::string quote_for_message(const std::string& text, char q = '"');
 
 enum class KeyType { Int, Float, Bool, String, Int3, Duration };
 
@@ -33,9 +55,12 @@ std::string closest_key(const std::string& key);
 
 class Deck {
  public:
-  // Parses TOML text; name (the file path) is used in error messages. Throws InputError.
+  // Parses TOML text; name (the file path) is used in error messages. Throws InputError: for text beyond
+  // the limits above (or with a NUL byte), malformed TOML (name:line:column), and key or table names
+  // other than bare TOML names ([A-Za-z0-9_-]): a quoted "md.dt" is one name, not the key md.dt.
   static Deck parse(const std::string& text, const std::string& name);
-  // Applies "section.key=value" overrides (value parsed as TOML, else taken as a string).
+  // Applies "section.key=value" overrides (value parsed as TOML, else taken as a string). Throws
+  // InputError for a key that is not a dotted path of bare names.
   void apply_set(const std::string& assignment);
   // Checks every key against the schema and the rules between keys. Throws InputError.
   void validate() const;
@@ -46,7 +71,8 @@ class Deck {
   bool get_bool(const std::string& key) const;
   std::string get_string(const std::string& key) const;
   std::array<int, 3> get_int3(const std::string& key) const;
-  // Duration keys accept seconds (number) or "HH:MM:SS" / "MM:SS" strings; returns seconds.
+  // Duration keys: seconds as a number, a TOML time of day (an unquoted 02:00:00) or a string that
+  // parse_duration() accepts; returns seconds. InputError for a string it does not accept.
   double get_seconds(const std::string& key) const;
   // The resolved deck: every applicable key with its value (given or default), as TOML.
   std::string resolved() const;
@@ -62,7 +88,11 @@ class Deck {
   toml::value m_root;
 };
 
-// "HH:MM:SS", "MM:SS" or plain seconds; nullopt if malformed.
+// A duration in seconds from "S", "MM:SS", "HH:MM:SS" or Slurm's "D-HH", "D-HH:MM", "D-HH:MM:SS": every
+// component digits (the seconds may have a decimal fraction "S.F"), minutes and seconds < 60 and hours < 24
+// when a larger unit precedes them; nullopt for anything else (signs, spaces, units, empty components).
 std::optional<double> parse_duration(const std::string& text);
+// The forms parse_duration() accepts, for error messages.
+extern const char* const k_duration_forms;
 
 }  // namespace spotrun::launcher

@@ -1,6 +1,8 @@
 // launcher::Deck: TOML decks validated against the schema (launcher/deck_schema.cpp).
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -391,4 +393,399 @@ TEST(Deck, EveryKeyIsDocumented) {
   const std::string doc = s.str();
   for (const auto& k : spotrun::launcher::deck_schema())
     EXPECT_NE(doc.find(k.key), std::string::npos) << "docs/decks.md does not mention the deck key '" << k.key << "'";
+}
+
+// --- Hostile and broken decks -------------------------------------------------------------------------
+
+namespace {
+
+using spotrun::launcher::k_deck_max_bytes;
+using spotrun::launcher::k_deck_max_elements;
+using spotrun::launcher::k_deck_max_items;
+using spotrun::launcher::k_deck_max_line;
+using spotrun::launcher::k_deck_max_nesting;
+
+// Seconds f() takes.
+double seconds_of(const std::function<void()>& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// The InputError message of parsing text (Deck::parse alone), with the time it took.
+std::string parse_error(const std::string& text, double* seconds = nullptr) {
+  std::string msg;
+  const double s = seconds_of([&] { msg = input_error([&] { Deck::parse(text, "deck.toml"); }); });
+  if (seconds) *seconds = s;
+  return msg;
+}
+
+// "deck.toml:LINE:COLUMN" at the start of msg as {LINE, COLUMN}; {-1, -1} if absent.
+std::pair<int, int> line_and_column(const std::string& msg) {
+  int line = -1, column = -1;
+  if (std::sscanf(msg.c_str(), "deck.toml:%d:%d", &line, &column) < 2) return {-1, -1};
+  return {line, column};
+}
+
+}  // namespace
+
+// Before: toml11 took "md.dt" as one key named md.dt; validate() accepted it (it joins names with dots)
+// and lookup() never found it, so the default time step ran.
+TEST(Deck, QuotedDottedKeysAreRefusedNotIgnored) {
+  const std::string top = parse_error("\"md.dt\" = 0.5\n");
+  EXPECT_CONTAINS(top, "deck.toml:1:");
+  EXPECT_CONTAINS(top, "key \"md.dt\" is quoted and contains a dot");
+  EXPECT_CONTAINS(top, "write md.dt = ... (or dt = ... under [md])");
+  const std::string table = parse_error("[run]\nsteps = 5\n[\"md.pair\"]\nepsilon = 2.0\n");
+  EXPECT_CONTAINS(table, "deck.toml:3:");
+  EXPECT_CONTAINS(table, "\"md.pair\"");
+  EXPECT_CONTAINS(table, "write [md.pair]");
+  const std::string inner = parse_error("[md]\n\"pair.epsilon\" = 2.0\n");
+  EXPECT_CONTAINS(inner, "\"pair.epsilon\" in [md]");
+  EXPECT_CONTAINS(parse_error("[md.\"pair.x\"]\n"), "write [md.pair.x]");
+  EXPECT_CONTAINS(parse_error("x = {\"a.b\" = 1}\n"), "\"a.b\"");
+  EXPECT_CONTAINS(parse_error("[[x]]\n\"a.b\" = 1\n"), "\"a.b\"");
+  // Other names that are not bare names; control characters are shown escaped.
+  EXPECT_CONTAINS(parse_error("\"a b\" = 1\n"), "key \"a b\" is not a valid name");
+  EXPECT_CONTAINS(parse_error("\"\" = 1\n"), "key \"\" is not a valid name");
+  EXPECT_CONTAINS(parse_error("\"dt\\u0001\" = 1\n"), "\"dt\\u0001\"");
+  EXPECT_CONTAINS(parse_error("[md]\n'dt\"' = 1\n"), "\"dt\\\"\"");
+  // A quoted bare name is the same name: accepted and found.
+  EXPECT_EQ(valid("[md]\n\"dt\" = 0.01\n").get_float("md.dt"), 0.01);
+  EXPECT_EQ(valid("['md']\n'dt' = 0.01\n").get_float("md.dt"), 0.01);
+  // --set keys: dotted paths of bare names.
+  Deck d = Deck::parse("", "deck.toml");
+  EXPECT_CONTAINS(input_error([&] { d.apply_set("\"md.dt\"=0.5"); }), "is not a key name");
+  EXPECT_CONTAINS(input_error([&] { d.apply_set("md..dt=0.5"); }), "\"\" is not a key name");
+  EXPECT_CONTAINS(input_error([&] { d.apply_set("md.dt.=0.5"); }), "is not a key name");
+  EXPECT_CONTAINS(input_error([&] { d.apply_set("md dt=0.5"); }), "\"md dt\"");
+  EXPECT_CONTAINS(input_error([&] { d.apply_set("a.b.c.d.e.f.g.h.i=1"); }), "more than 8 dotted parts");
+}
+
+// Before: toml11 recursed once per level and crashed (stack overflow) at 10000 levels.
+TEST(Deck, DeepNestingIsRefusedBeforeTheParser) {
+  const std::string n = std::to_string(k_deck_max_nesting);
+  for (const std::string& open : {std::string("["), std::string("{a="), std::string("[{a=")}) {
+    SCOPED_TRACE(open);
+    // One level more than allowed, on one line; and 10000 levels, one per line (short lines).
+    std::string deep = "x = ";
+    for (std::size_t i = 0; i <= k_deck_max_nesting; ++i) deep += open;
+    const std::string msg = parse_error(deep + "\n");
+    EXPECT_CONTAINS(msg, "nested more than " + n + " deep");
+    EXPECT_EQ(line_and_column(msg).first, 1) << msg;
+    std::string very_deep = "x = ";
+    for (int i = 0; i < 10000; ++i) very_deep += open + "\n";
+    double seconds = 0;
+    const std::string msg2 = parse_error(very_deep, &seconds);
+    EXPECT_CONTAINS(msg2, "nested more than " + n + " deep");
+    EXPECT_LT(seconds, 1.0);
+  }
+  // Exactly the limit parses (the parser then sees it), mixed arrays and inline tables included.
+  std::string ok = "x = ", close;
+  for (std::size_t i = 0; i < k_deck_max_nesting; ++i) {
+    ok += i % 2 ? "{a = " : "[";
+    close = (i % 2 ? "}" : "]") + close;
+  }
+  EXPECT_NO_THROW(Deck::parse(ok + "1" + close + "\n", "deck.toml")) << ok + "1" + close;
+  // Brackets in strings and comments are text, not nesting.
+  const Deck d = valid("[run]\noutput_dir = \"[[[[[[[[[[{{{{{{{{{{\" # [[[[[[[[[[[[\n"
+                       "# {{{{{{{{{{{{{{\n[md.initial]\nlammps_data = '''[[[[[[[[[[[[\\'''\n");
+  EXPECT_EQ(d.get_string("run.output_dir"), "[[[[[[[[[[{{{{{{{{{{");
+  EXPECT_EQ(d.get_string("md.initial.lammps_data"), "[[[[[[[[[[[[\\");
+  EXPECT_NO_THROW(Deck::parse("x = \"\"\"\n[[[[[[[[[[\\\"\"\"\"\ny = '''\n{{{{{{{{{{{\n'''\n", "deck.toml"));
+}
+
+// Before: an array of 200000 elements took toml11 about a minute (its time grows with the values on a
+// line times the length of the line).
+TEST(Deck, HugeArraysAndManyKeysAreRefusedQuickly) {
+  auto array = [](std::size_t n, const char* sep) {
+    std::string a = "x = [";
+    for (std::size_t i = 0; i < n; ++i) a += std::string(i ? sep : "") + "1";
+    return a + "]\n";
+  };
+  const std::string limit = std::to_string(k_deck_max_elements);
+  double seconds = 0;
+  EXPECT_CONTAINS(parse_error(array(k_deck_max_elements + 1, ",\n"), &seconds),
+                  "an array of more than " + limit + " elements");
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_CONTAINS(parse_error(array(200000, ",\n"), &seconds), "more than " + limit + " elements");
+  EXPECT_LT(seconds, 1.0);
+  // On one line, the line limit comes first.
+  EXPECT_CONTAINS(parse_error(array(200000, ","), &seconds), "the longest is " + std::to_string(k_deck_max_line));
+  EXPECT_LT(seconds, 1.0);
+  // The limit itself parses; a trailing comma is not an element; commas in strings are not elements.
+  EXPECT_NO_THROW(Deck::parse(array(k_deck_max_elements, ",\n"), "deck.toml"));
+  EXPECT_NO_THROW(Deck::parse("x = [" + std::string(k_deck_max_elements, '1').replace(0, 0, "") + "]\n", "deck.toml"));
+  std::string trailing = array(k_deck_max_elements, ",\n");
+  trailing.insert(trailing.size() - 2, ",");
+  EXPECT_NO_THROW(Deck::parse(trailing, "deck.toml"));
+  EXPECT_NO_THROW(Deck::parse("x = [\"" + std::string(3000, ',') + "\", '" + std::string(3000, ',') + "']\n",
+                              "deck.toml"));
+  // Inline tables: entries.
+  std::string inline_table = "x = {";
+  for (std::size_t i = 0; i <= k_deck_max_elements; ++i)
+    inline_table += (i ? ",\n" : "") + std::string("k") + std::to_string(i) + "=1";
+  EXPECT_CONTAINS(parse_error(inline_table + "}\n"), "inline table of more than " + limit + " entries");
+  // 60000 tiny tables and 60000 keys (toml11 takes about a second for 100000 of them).
+  std::string tables, keys;
+  for (int i = 0; i < 60000; ++i) {
+    tables += "[t" + std::to_string(i) + "]\n";
+    keys += "k" + std::to_string(i) + " = 1\n";
+  }
+  const std::string items = "more than " + std::to_string(k_deck_max_items) + " names and array elements";
+  for (const std::string* text : {&tables, &keys}) {
+    const std::string msg = parse_error(*text, &seconds);
+    EXPECT_CONTAINS(msg, items);
+    EXPECT_EQ(line_and_column(msg).first, static_cast<int>(k_deck_max_items) + 1) << msg;
+    EXPECT_LT(seconds, 1.0);
+  }
+  // Dotted parts count: 600 tables of 8 parts are 4800 names.
+  std::string dotted;
+  for (int i = 0; i < 600; ++i) dotted += "[a" + std::to_string(i) + ".b.c.d.e.f.g.h]\n";
+  EXPECT_CONTAINS(parse_error(dotted), items);
+  EXPECT_CONTAINS(parse_error("[a.b.c.d.e.f.g.h.i]\n"), "more than 8 dotted parts");
+  EXPECT_NO_THROW(Deck::parse("[a.b.c.d.e.f.g]\nh = 1\n", "deck.toml"));
+}
+
+TEST(Deck, OversizedTextLongLinesAndNulBytesAreRefused) {
+  // One byte over 1 MiB: refused by its size; exactly 1 MiB of comments: parsed, in well under a second.
+  std::string big;
+  while (big.size() < k_deck_max_bytes) big += "# " + std::string(98, 'c') + "\n";
+  big.resize(k_deck_max_bytes);
+  big.back() = '\n';
+  double seconds = 0;
+  EXPECT_CONTAINS(parse_error(big + "\n", &seconds), std::to_string(k_deck_max_bytes + 1) + " bytes");
+  EXPECT_LT(seconds, 1.0);
+  seconds = seconds_of([&] { EXPECT_NO_THROW(valid(big)); });
+  EXPECT_LT(seconds, 1.0);
+  // A line over the limit (here a long string), named by its number; the same string over several lines
+  // of a multi-line string is fine.
+  const std::string msg = parse_error("[run]\noutput_dir = \"" + std::string(k_deck_max_line, 'a') + "\"\n");
+  EXPECT_CONTAINS(msg, "deck.toml:2: the line is " + std::to_string(k_deck_max_line + 15) + " bytes long");
+  std::string ml = "[run]\noutput_dir = \"\"\"\\\n";
+  for (int i = 0; i < 40; ++i) ml += std::string(100, 'a') + "\\\n";
+  EXPECT_EQ(valid(ml + "\"\"\"\n").get_string("run.output_dir"), std::string(4000, 'a'));
+  // A NUL byte anywhere, with its line and column; NUL written as an escape is a different matter (below).
+  const std::string nul = parse_error(std::string("[run]\nsteps = 1\0\n", 17));
+  EXPECT_CONTAINS(nul, "deck.toml:2:10: the text contains a NUL byte");
+  EXPECT_CONTAINS(parse_error(std::string("# \0\n", 4)), "NUL byte");
+}
+
+// Before: every message quoted the whole value, key or line, a megabyte at a time.
+TEST(Deck, MessagesQuoteAtMostAboutEightyCharacters) {
+  const std::size_t most = 400;  // every message below, whatever the length of what it quotes
+  const std::string mb(1000000, 'a');
+  // A 1 MB value (a multi-line string) of a key with choices.
+  std::string deck = "[md]\nensemble = \"\"\"\\\n";
+  for (int i = 0; i < 10000; ++i) deck += std::string(100, 'a') + "\\\n";
+  const std::string value = validate_error(deck + "\"\"\"\n");
+  EXPECT_CONTAINS(value, "key 'md.ensemble' = \"aaaa");
+  EXPECT_CONTAINS(value, "aaa\" (1000000 characters)");
+  EXPECT_CONTAINS(value, "allowed: one of \"nve\", \"langevin\"");
+  EXPECT_LE(value.size(), most) << value.substr(0, 1000);
+  // A 1 MB key and a 1 MB value through --set.
+  Deck k = Deck::parse("", "deck.toml");
+  k.apply_set(mb + "=1");
+  double seconds = 0;
+  std::string key;
+  seconds = seconds_of([&] { key = input_error([&] { k.validate(); }); });
+  EXPECT_CONTAINS(key, "unknown key 'aaaa");
+  EXPECT_CONTAINS(key, "(1000000 characters); did you mean");
+  EXPECT_LE(key.size(), most) << key.substr(0, 1000);
+  EXPECT_LT(seconds, 1.0);  // "did you mean" compares at most 64 characters of the key
+  Deck v = Deck::parse("", "deck.toml");
+  v.apply_set("md.dt=" + mb);
+  const std::string set_value = input_error([&] { v.validate(); });
+  EXPECT_CONTAINS(set_value, "(1000000 characters): expected a number");
+  EXPECT_LE(set_value.size(), most) << set_value.substr(0, 1000);
+  const std::string assignment = input_error([&] { v.apply_set(mb); });
+  EXPECT_CONTAINS(assignment, "--set 'aaaa");
+  EXPECT_CONTAINS(assignment, "(1000000 characters): expected section.key=value");
+  EXPECT_LE(assignment.size(), most);
+  EXPECT_LE(input_error([&] { v.apply_set(mb + " x=1"); }).size(), most);  // not a key name
+  // A 1 MB path with a control character at its end.
+  Deck p = Deck::parse("", "deck.toml");
+  p.apply_set("run.output_dir=" + mb + "\a");  // longer than a line: taken as a string
+  const std::string path = input_error([&] { p.validate(); });
+  EXPECT_CONTAINS(path, "U+0007 at character 1000001");
+  EXPECT_CONTAINS(path, "aaaa\\u0007\" (1000001 characters)");
+  EXPECT_LE(path.size(), most);
+  // A syntax error far into a long line: line and column kept, the line cut around the column.
+  const std::string line = "x = [" + std::string(7000, ' ') + "1, 2, = 3]\n";
+  const std::string syntax = parse_error("[run]\n" + line);
+  EXPECT_EQ(line_and_column(syntax), (std::pair<int, int>{2, 7012})) << syntax;
+  EXPECT_CONTAINS(syntax, "malformed TOML");
+  EXPECT_CONTAINS(syntax, " | ...      ");
+  EXPECT_CONTAINS(syntax, "      1, 2, = 3]\n");
+  EXPECT_LE(syntax.size(), most + 200) << syntax;
+  // The helper itself: short text whole, long text by its ends and length.
+  using spotrun::launcher::quote_for_message;
+  EXPECT_EQ(quote_for_message("md.dt"), "\"md.dt\"");
+  EXPECT_EQ(quote_for_message("a\"b\n", '\''), "'a\"b\\n'");
+  const std::string q = quote_for_message(std::string(50, 'x') + std::string(50, 'y'));
+  EXPECT_EQ(q, "\"" + std::string(50, 'x') + std::string(7, 'y') + "..." + std::string(20, 'y') +
+                   "\" (100 characters)");
+  EXPECT_EQ(quote_for_message(std::string(80, 'z')).size(), 82u);
+}
+
+// Before: "1.2.3" read as 1.2 s (std::stod stops at the second dot).
+TEST(Deck, ParseDurationIsStrictAndTakesSlurmDayForms) {
+  using spotrun::launcher::parse_duration;
+  EXPECT_EQ(parse_duration("0"), 0.0);
+  EXPECT_EQ(parse_duration("90.25"), 90.25);
+  EXPECT_EQ(parse_duration("90:30"), 5430.0);
+  EXPECT_EQ(parse_duration("1:59.5"), 119.5);
+  EXPECT_EQ(parse_duration("01:02:03.5"), 3723.5);
+  EXPECT_EQ(parse_duration("36:00:00"), 129600.0);
+  EXPECT_EQ(parse_duration("2-12"), 2 * 86400.0 + 12 * 3600.0);
+  EXPECT_EQ(parse_duration("2-12:30"), 2 * 86400.0 + 12 * 3600.0 + 30 * 60.0);
+  EXPECT_EQ(parse_duration("0-01:02:03"), 3723.0);
+  EXPECT_EQ(parse_duration("10-23:59:59"), 10 * 86400.0 + 86399.0);
+  for (const char* bad :
+       {"1.2.3",    "1..2",  "1.",    ".5",      "+5",     " 5",        "5 ",      "5s",
+        "1e3",      "0x10",  "inf",   "nan",     "1:60",   "1:00:60",   "1:60:00", "1:2:3:4",
+        ":5",       "5:",    "1-24",  "1-",      "-1",     "-",         "1-2-3",   "1-2:60",
+        "1-2:3:60", "1.5-2", "1-2.5", "1:2.5:3", "1.5:00", "1-1:2:3:4", "１",      "99999999999999999999999"}) {
+    EXPECT_EQ(parse_duration(bad), std::nullopt) << "'" << bad << "'";
+  }
+  // In a deck: strings refused with the accepted forms listed; Slurm forms accepted, also through --set.
+  const std::string msg = validate_error("[run]\ntime_limit = \"1.2.3\"\n");
+  EXPECT_CONTAINS(msg, "'run.time_limit' = \"1.2.3\"");
+  for (const char* form : {"\"MM:SS\"", "\"HH:MM:SS\"", "\"D-HH\"", "\"D-HH:MM\"", "\"D-HH:MM:SS\""})
+    EXPECT_CONTAINS(msg, form);
+  EXPECT_EQ(valid("[run]\ntime_limit = \"1-12:00:00\"\n").get_seconds("run.time_limit"), 129600.0);
+  EXPECT_EQ(valid("[run]\ntime_limit = \"1-12\"\n").get_seconds("run.time_limit"), 129600.0);
+  EXPECT_EQ(valid("[run]\ntime_limit = 02:00:00.5\n").get_seconds("run.time_limit"), 7200.5);
+  for (const char* set : {"run.time_limit=1-12:00:00", "run.time_limit=\"1-12:00\"", "run.time_limit=36:00:00"}) {
+    Deck d = Deck::parse("", "deck.toml");
+    d.apply_set(set);
+    EXPECT_NO_THROW(d.validate()) << set;
+  }
+  Deck s = Deck::parse("", "deck.toml");
+  s.apply_set("run.time_limit=1.2.3");
+  EXPECT_CONTAINS(input_error([&] { s.validate(); }), "\"D-HH:MM:SS\"");
+  // get_seconds without validate() refuses too (it used to dereference an empty optional).
+  const Deck raw = Deck::parse("[run]\ntime_limit = \"1.2.3\"\n", "deck.toml");
+  EXPECT_CONTAINS(input_error([&] { raw.get_seconds("run.time_limit"); }), "run.time_limit");
+  // Numbers: finite and >= 0.
+  EXPECT_CONTAINS(validate_error("[run]\ntime_limit = inf\n"), "finite");
+  EXPECT_CONTAINS(validate_error("[run]\ntime_limit = nan\n"), "run.time_limit");
+  // docs/decks.md states the same forms.
+  std::ifstream in(std::string(SPOTRUN_SOURCE_DIR) + "/docs/decks.md");
+  std::stringstream doc;
+  doc << in.rdbuf();
+  for (const char* form :
+       {"`\"S\"`", "`\"MM:SS\"`", "`\"HH:MM:SS\"`", "`\"D-HH\"`", "`\"D-HH:MM\"`", "`\"D-HH:MM:SS\"`"})
+    EXPECT_CONTAINS(doc.str(), form);
+}
+
+// Before: toml11 located an out-of-range time in a copy of the value's text, so the error said line 1.
+TEST(Deck, TimeErrorsNameTheirLineAndColumn) {
+  for (const char* value : {"25:00:00", "12:61:00", "23:59:61"}) {
+    SCOPED_TRACE(value);
+    const std::string msg = parse_error(std::string("[run]\nsteps = 1\ntime_limit = ") + value + "\n");
+    EXPECT_EQ(line_and_column(msg), (std::pair<int, int>{3, 14})) << msg;
+    EXPECT_CONTAINS(msg, "quoted string");
+  }
+  const std::string date = parse_error("[run]\n\n\n\nx = 1979-13-27\n");
+  EXPECT_EQ(line_and_column(date), (std::pair<int, int>{5, 5})) << date;
+  // Unquoted times of day still work.
+  EXPECT_EQ(valid("[run]\nsteps = 1\ntime_limit = 23:59:59\n").get_seconds("run.time_limit"), 86399.0);
+}
+
+// Before: output_dir = "a\u0000b" reached the file system as "a".
+TEST(Deck, ControlCharactersInPathsAreRefused) {
+  struct Case {
+    std::string toml, code;
+  };
+  for (const Case& c : {Case{"[run]\noutput_dir = \"a\\u0000b\"\n", "U+0000 at character 2"},
+                        Case{"[run]\noutput_dir = \"runs/\\u001f\"\n", "U+001F at character 6"},
+                        Case{"[run]\noutput_dir = \"x\\u007f\"\n", "U+007F at character 2"},
+                        Case{"[run]\noutput_dir = \"\\n\"\n", "U+000A at character 1"},
+                        Case{"[run]\noutput_dir = 'tab\there'\n", "U+0009 at character 4"},
+                        Case{"[md.initial]\nlammps_data = \"d\\u00e9j\\u00e0\\r.data\"\n", "U+000D at character 5"}}) {
+    SCOPED_TRACE(c.toml);
+    const std::string msg = validate_error(c.toml);
+    EXPECT_CONTAINS(msg, c.code);
+    EXPECT_CONTAINS(msg, "must not contain control characters");
+  }
+  Deck d = Deck::parse("", "deck.toml");
+  d.apply_set("md.initial.lammps_data=\"a\\u0000.data\"");
+  EXPECT_CONTAINS(input_error([&] { d.validate(); }), "'md.initial.lammps_data' = \"a\\u0000.data\"");
+  // Other characters are fine: spaces, non-ASCII letters.
+  EXPECT_EQ(valid("[run]\noutput_dir = \"runs/déjà vu\"\n").get_string("run.output_dir"), "runs/déjà vu");
+}
+
+// Paths are at most PATH_MAX bytes; the resolved deck (written into checkpoints and parsed again on
+// resume) writes long strings over several short lines, so it stays within the line limit.
+TEST(Deck, LongPathsRoundTripWithinTheLineLimit) {
+  using spotrun::launcher::k_deck_max_path;
+  Deck too_long = Deck::parse("", "deck.toml");
+  too_long.apply_set("run.output_dir=" + std::string(k_deck_max_path + 1, 'p'));
+  EXPECT_CONTAINS(input_error([&] { too_long.validate(); }), "a path of 4097 bytes");
+  // The longest path, of characters that need escapes or that a line continuation would eat.
+  std::string path;
+  const std::string pieces[] = {R"(\\)", " ", R"(\")", R"(d\u00e9j\u00e0)", "  x", "/"};  // TOML basic-string text
+  for (std::size_t i = 0; path.size() < k_deck_max_path - 8; ++i) {
+    Deck one = Deck::parse("[run]\noutput_dir = \"" + pieces[i % 6] + "\"\n", "deck.toml");
+    path += one.get_string("run.output_dir");
+  }
+  path.resize(k_deck_max_path - 8);
+  while (!path.empty() && static_cast<unsigned char>(path.back()) >= 0x80) path.pop_back();  // whole characters
+  path = " " + path + " ";
+  Deck d = Deck::parse("", "deck.toml");
+  d.apply_set("run.output_dir=" + path);
+  ASSERT_NO_THROW(d.validate());
+  const std::string r = d.resolved();
+  std::size_t longest_line = 0, begin = 0;
+  for (std::size_t nl; (nl = r.find('\n', begin)) != std::string::npos; begin = nl + 1)
+    longest_line = std::max(longest_line, nl - begin);
+  EXPECT_LE(longest_line, 120u);
+  std::string back;
+  try {
+    Deck again = Deck::parse(r, "resolved.toml");
+    again.validate();
+    back = again.get_string("run.output_dir");
+    EXPECT_EQ(again.resolved(), r);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+  }
+  EXPECT_TRUE(back == path) << "the path does not survive the resolved deck";
+  // Bytes that are not UTF-8 (a --set value is taken as it comes) cannot be written as TOML: refused.
+  Deck latin1 = Deck::parse("", "deck.toml");
+  latin1.apply_set("run.output_dir=caf\xe9/runs");
+  EXPECT_CONTAINS(input_error([&] { latin1.validate(); }), "not valid UTF-8 (byte 4)");
+}
+
+// A --set value is one TOML value or else a string; the limits apply to it too.
+TEST(Deck, SetValuesAreOneValueOrAString) {
+  Deck d = Deck::parse("", "deck.toml");
+  d.apply_set("md.dt=0.1\nrun.steps=9");
+  const std::string msg = input_error([&] { d.validate(); });
+  EXPECT_CONTAINS(msg, "'md.dt' = \"0.1\\nrun.steps=9\"");
+  EXPECT_FALSE(d.has("run.steps"));
+  Deck deep = Deck::parse("", "deck.toml");
+  deep.apply_set("md.lattice.cells=" + std::string(10000, '['));  // a string, not a crash
+  EXPECT_CONTAINS(input_error([&] { deep.validate(); }), "expected an array of 3 integers");
+}
+
+// docs/decks.md states the limits that Deck::parse applies (the numbers of launcher/deck.hpp).
+TEST(Deck, LimitsAreDocumented) {
+  std::ifstream in(std::string(SPOTRUN_SOURCE_DIR) + "/docs/decks.md");
+  std::stringstream s;
+  s << in.rdbuf();
+  const std::string doc = s.str();
+  using namespace spotrun::launcher;
+  const std::vector<std::string> rows = {
+      "| Size of the deck | 1 MiB (" + std::to_string(k_deck_max_bytes) + " bytes)",
+      "| Length of a line | " + std::to_string(k_deck_max_line) + " bytes",
+      "| Nesting of arrays and inline tables (together) | " + std::to_string(k_deck_max_nesting) + " levels",
+      "| Elements of one array, entries of one inline table | " + std::to_string(k_deck_max_elements) + " |",
+      "| Dotted parts of one key or table name | " + std::to_string(k_deck_max_key_parts) + " ",
+      "| Names and array elements in all | " + std::to_string(k_deck_max_items) + ":",
+      "A path is at most " + std::to_string(k_deck_max_path) + " bytes",
+      "is quoted and contains a dot",
+      "control\n  characters (U+0000 to U+001F, U+007F"};
+  for (const std::string& row : rows)
+    EXPECT_CONTAINS(doc, row);
 }
