@@ -1,5 +1,6 @@
 #include "communicator.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace spotrun::comm {
@@ -65,7 +66,10 @@ std::string Communicator::broadcast(const std::string& text, int root) const {
   std::uint64_t n = text.size();
   SPOTRUN_MPI_CHECK(MPI_Bcast(&n, 1, MPI_UINT64_T, root, m_comm));
   std::string out = m_rank == root ? text : std::string(n, '\0');
-  if (n > 0) SPOTRUN_MPI_CHECK(MPI_Bcast(out.data(), static_cast<int>(n), MPI_CHAR, root, m_comm));
+  // In pieces of at most 1 GiB: an MPI count is an int.
+  constexpr std::uint64_t k_piece = std::uint64_t(1) << 30;
+  for (std::uint64_t done = 0; done < n; done += k_piece)
+    SPOTRUN_MPI_CHECK(MPI_Bcast(out.data() + done, static_cast<int>(std::min(k_piece, n - done)), MPI_CHAR, root, m_comm));
   return out;
 }
 

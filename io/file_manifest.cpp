@@ -245,6 +245,9 @@ FileManifest FileManifest::decode(const std::string& text) {
   m.hashes.resize(blocks);
   for (auto& v : m.hashes) v = in.hash();
   if (in.position() != end_line) throw std::runtime_error("unexpected lines before 'end'");
+  // Exactly the text this manifest encodes to (lowercase hex, no leading zeros, ...): a changed byte can
+  // never leave an equivalent manifest behind.
+  if (m.encode() != text) throw std::runtime_error("it is not in its canonical form");
   return m;
 }
 

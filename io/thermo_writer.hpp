@@ -1,5 +1,6 @@
 #pragma once
-// Thermo output: an aligned table on stdout and OUTDIR/thermo.csv, written by the root rank only.
+// Thermo output: an aligned table on stdout and OUTDIR/thermo.csv, written by the root rank only. Errors
+// are returned, not thrown, so that the caller can agree on them with every rank.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,13 +15,18 @@ class ThermoWriter {
   ThermoWriter(const ThermoWriter&) = delete;
   ThermoWriter& operator=(const ThermoWriter&) = delete;
 
-  void write(long long step, const std::vector<double>& values);
+  // "" when the CSV is open (or on ranks other than the root), else why it could not be opened.
+  const std::string& open_error() const { return m_open_error; }
+  // Prints a row and appends it to the CSV; returns "" or why the CSV row could not be written (root).
+  std::string write(long long step, const std::vector<double>& values);
 
  private:
   bool m_root;
+  std::string m_path;
   std::FILE* m_csv = nullptr;
   std::vector<std::string> m_columns;
   bool m_header_printed = false;
+  std::string m_open_error;
 };
 
 }  // namespace spotrun::io

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+
+#include "comm/errors.hpp"
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -78,9 +80,10 @@ std::vector<CheckpointFile> CheckpointManager::candidates() const {
   }
   SPOTRUN_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, m_comm.mpi()));
   if (exists) {
+    // Its step from the manifest alone: the file is verified once, when it is tried.
     std::int64_t step = -1;
     try {
-      step = io::read_checkpoint_meta(m_comm, final_path.string()).step;
+      step = io::peek_checkpoint(m_comm, final_path.string()).step;
     } catch (const InputError&) {
       // damaged: tried last, where the reader reports why it is skipped
     }
@@ -148,6 +151,19 @@ double CheckpointManager::reserve_seconds(double state_bytes) const {
 double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   const double t0 = MPI_Wtime();
   io::SolverState state = solver.state();
+  // Never a checkpoint of a state that went non-finite: a resume would continue from garbage.
+  std::string bad;
+  for (const auto& a : state.arrays) {
+    for (std::size_t k = 0; k < a.f64.size() && bad.empty(); ++k)
+      if (!std::isfinite(a.f64[k]))
+        bad = "'" + a.name + "' holds a non-finite value (row " + std::to_string(a.first_row + k / std::max<std::uint64_t>(1, a.row_size())) + ")";
+    if (!bad.empty()) break;
+  }
+  for (const auto& [name, v] : state.reals)
+    if (bad.empty() && !std::isfinite(v)) bad = "scalar '" + name + "' is not finite";
+  m_comm.agree<RunError>(bad.empty(), "the state at step " + std::to_string(solver.step_index()) + " is not finite: " + bad +
+                                          "; " + solver.instability_hint() + ". No checkpoint was written from it (" +
+                                          path + "); earlier checkpoints are intact.");
   io::CheckpointMeta meta = m_base;
   meta.step = solver.step_index();
   meta.time = solver.time();
@@ -156,7 +172,7 @@ double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   return m_comm.max(MPI_Wtime() - t0);
 }
 
-bool CheckpointManager::write(Solver& solver, double now, const char* reason) {
+bool CheckpointManager::write(Solver& solver, double now, const char* reason, bool last) {
   std::string path = (fs::path(m_dir) / ("ckpt-" + std::to_string(solver.step_index()) + ".h5")).string();
   std::string error;
   if (m_comm.is_root()) {
@@ -169,6 +185,8 @@ bool CheckpointManager::write(Solver& solver, double now, const char* reason) {
   if (error.empty()) {
     try {
       cost = write_file(solver, path);
+    } catch (const RunError&) {
+      throw;  // a non-finite state ends the run whatever on_error says
     } catch (const std::exception& e) {
       error = e.what();
     }
@@ -179,15 +197,16 @@ bool CheckpointManager::write(Solver& solver, double now, const char* reason) {
     if (m_settings.abort_on_error) throw RunError("checkpoint at step " + std::to_string(solver.step_index()) +
                                                   " failed: " + error + " (checkpoint.on_error = \"abort\")");
     if (m_comm.is_root())
-      std::fprintf(stderr, "WARNING: checkpoint at step %lld failed: %s; previous checkpoints are intact, retrying at "
-                           "the next interval\n",
-                   static_cast<long long>(solver.step_index()), error.c_str());
+      std::fprintf(stderr, "WARNING: checkpoint at step %lld failed: %s; previous checkpoints are intact%s\n",
+                   static_cast<long long>(solver.step_index()), error.c_str(),
+                   last ? "" : ", retrying at the next interval");
     return false;
   }
   ++m_written;
   m_total_seconds += cost;
   m_last_cost = cost;
   m_last_wall = now;
+  m_last_step = solver.step_index();
   if (m_comm.is_root()) {
     std::printf("Checkpoint %s at step %lld (%s): %.3g s\n", path.c_str(), static_cast<long long>(solver.step_index()),
                 reason, cost);

@@ -55,10 +55,14 @@ class CheckpointManager {
   double reserve_seconds(double state_bytes) const;
 
   // Writes OUTDIR/checkpoints/ckpt-<step>.h5 (collective). Returns false if it failed and on_error is
-  // "warn" (after warning); throws if it failed and on_error is "abort".
-  bool write(Solver& solver, double now, const char* reason);
-  // Writes OUTDIR/final.h5 (collective); throws on failure.
+  // "warn" (after warning; `last`: the run stops, no later attempt follows); throws RunError if it
+  // failed and on_error is "abort". A state with a non-finite value is never written: RunError.
+  bool write(Solver& solver, double now, const char* reason, bool last = false);
+  // Writes OUTDIR/final.h5 (collective); throws on failure (RunError for a non-finite state).
   void write_final(Solver& solver);
+  // The step of the newest checkpoint written by this run, or -1.
+  std::int64_t last_step() const { return m_last_step; }
+  const CheckpointSettings& settings() const { return m_settings; }
 
   int written() const { return m_written; }
   int failed() const { return m_failed; }
@@ -68,6 +72,7 @@ class CheckpointManager {
 
  private:
   double write_file(Solver& solver, const std::string& path);
+  std::int64_t m_last_step = -1;
   void apply_keep_policy() const;
   const comm::Communicator& m_comm;
   std::string m_outdir;

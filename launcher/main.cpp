@@ -30,15 +30,17 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   auto* run = app.add_subcommand("run", "Run a deck");
   run->add_option("deck", run_opt.deck_path, "Deck file (TOML)")->required();
   run->add_option("--set", run_opt.sets, "Override a deck key: section.key=value (repeatable)");
-  run->add_option("--output-dir", run_opt.output_dir, "Output directory (default: run.output_dir or runs/<deck stem>)");
+  auto* output_dir = run->add_option("--output-dir", run_opt.output_dir,
+                                     "Output directory (default: run.output_dir or runs/<deck stem>)");
   run->add_option("--resume", run_opt.resume,
                   "auto: resume from the newest valid checkpoint in the output directory (default); never: start "
                   "fresh; or a checkpoint FILE")
       ->default_str("auto");
 
-  std::string inspect_path;
-  auto* inspect = app.add_subcommand("inspect", "Print a checkpoint's metadata and verify every checksum");
-  inspect->add_option("file", inspect_path, "Checkpoint file (.h5)")->required();
+  std::vector<std::string> inspect_paths;
+  auto* inspect = app.add_subcommand(
+      "inspect", "Verify checkpoints (every byte, every checksum, the state restores) and print their metadata");
+  inspect->add_option("file", inspect_paths, "Checkpoint files (.h5)")->required();
 
   std::string validate_path;
   std::vector<std::string> validate_sets;
@@ -62,11 +64,16 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
     return code == 0 ? 0 : k_exit_bad_input;
   }
 
+  if (*run && output_dir->count() > 0 && run_opt.output_dir.empty()) {
+    if (world_rank == 0) std::fprintf(stderr, "ERROR: --output-dir: the directory must not be empty\n");
+    return k_exit_bad_input;
+  }
   comm::Communicator comm(MPI_COMM_WORLD);
   if (*run) return launcher::run(comm, run_opt);
-  if (*inspect) return launcher::inspect(comm, inspect_path);
+  if (*inspect) return launcher::inspect(comm, inspect_paths);
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
   if (*validate) {
+    launcher::set_signal_mode(launcher::SignalMode::exit_now, "reading the deck");
     auto deck = launcher::load_deck(comm, validate_path, validate_sets);
     if (comm.is_root()) std::printf("%s: valid\n%s", validate_path.c_str(), deck.resolved().c_str());
     return 0;

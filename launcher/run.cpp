@@ -3,19 +3,26 @@
 #include <spdlog/spdlog.h>
 
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "checkpointing.hpp"
+#include "memory_check.hpp"
+#include "output_lock.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "comm/transport.hpp"
 #include "stop.hpp"
+#include "io/input_file.hpp"
 #include "io/lammps_data.hpp"
 #include "io/thermo_writer.hpp"
+#include "solvers/fluid/fluid_memory.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
+#include "solvers/md/md_memory.hpp"
 #include "solvers/md/md_solver.hpp"
 #include "fluid_config.hpp"
 #include "spotrun/version.hpp"
@@ -23,36 +30,10 @@
 namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
-namespace {
-
-// Reads a whole file on the root rank and broadcasts it; InputError on every rank if it fails.
-std::string read_on_root(const comm::Communicator& comm, const std::string& path, const std::string& what) {
-  std::string text, error;
-  if (comm.is_root()) {
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-      error = what + " '" + path + "' does not exist";
-    else if (fs::is_directory(path, ec))
-      error = what + " '" + path + "' is a directory";
-    else {
-      std::ifstream in(path, std::ios::binary);
-      if (!in) {
-        error = "cannot read " + what + " '" + path + "'";
-      } else {
-        std::ostringstream s;
-        s << in.rdbuf();
-        text = s.str();
-      }
-    }
-  }
-  comm.agree<InputError>(error.empty(), error);
-  return comm.broadcast(text);
-}
-
-}  // namespace
 
 Deck load_deck(const comm::Communicator& comm, const std::string& path, const std::vector<std::string>& sets) {
-  Deck deck = Deck::parse(read_on_root(comm, path, "deck"), path);
+  // A deck is a short text; a larger file is refused before it is read (Deck::parse checks it again).
+  Deck deck = Deck::parse(io::read_input_file(comm, path, "deck", k_deck_max_bytes), path);
   for (const auto& s : sets) deck.apply_set(s);
   deck.validate();
   return deck;
@@ -93,6 +74,24 @@ void print_header(const comm::Communicator& comm) {
 
 namespace {
 
+// Refuses (exit 2 on every rank) a system whose memory cannot fit on the nodes, before it is allocated.
+// natoms: the atoms of an MD system when known (a data file or checkpoint), else < 0 (the lattice's).
+void check_solver_memory(const comm::Communicator& comm, const Deck& deck, double natoms) {
+  const std::string name = deck.get_string("run.solver");
+  if (name == "md") {
+    const md::MdConfig cfg = md_config_from_deck(deck);
+    const double n = natoms >= 0 ? natoms : md::lattice_atoms(cfg);
+    std::ostringstream what;
+    what << "the MD system of " << n << " atoms";
+    check_memory_fits(comm, md::estimated_bytes_per_rank(cfg, n, comm.size()), what.str());
+  } else if (name == "fluid") {
+    const fluid::FluidConfig cfg = fluid_config_from_deck(deck);
+    check_memory_fits(comm, fluid::estimated_bytes_per_rank(cfg, comm.size()),
+                      "the fluid grid of " + std::to_string(cfg.n[0]) + " x " + std::to_string(cfg.n[1]) + " x " +
+                          std::to_string(cfg.n[2]) + " points");
+  }
+}
+
 // Makes the solver named by the deck. restoring: no initial state (restore() follows).
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
                                     const std::string& deck_path, bool restoring) {
@@ -103,12 +102,20 @@ std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transp
     if (!cfg.from_lattice && !restoring) {
       fs::path p = deck.get_string("md.initial.lammps_data");
       if (p.is_relative()) p = fs::path(deck_path).parent_path() / p;
-      std::string text = read_on_root(comm, p.string(), "LAMMPS data file");
+      // Every rank holds the text and parses it: twice its size per rank, checked before it is read.
+      const std::uint64_t bytes = io::input_file_size(comm, p.string(), "LAMMPS data file");
+      check_memory_fits(comm, 2.0 * static_cast<double>(bytes), "reading LAMMPS data file '" + p.string() + "'");
+      std::string text = io::read_input_file(comm, p.string(), "LAMMPS data file", bytes);
       data = std::make_unique<io::LammpsData>(io::parse_lammps_data(text, p.string()));
+      text.clear();
+      check_solver_memory(comm, deck, static_cast<double>(data->natoms()));
+    } else if (!restoring) {
+      check_solver_memory(comm, deck, -1);
     }
     return std::make_unique<md::MdSolver>(cfg, comm, transport, data.get(), restoring);
   }
   if (name == "fluid") {
+    check_solver_memory(comm, deck, -1);
     auto solver = std::make_unique<fluid::FluidSolver>(fluid_config_from_deck(deck), comm, transport, restoring);
     if (comm.is_root())
       for (const auto& w : solver->warnings()) std::fprintf(stderr, "WARNING: %s\n", w.c_str());
@@ -117,48 +124,155 @@ std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transp
   throw InputError(deck.name() + ": run.solver '" + name + "' is not compiled into this spotrun");
 }
 
-// Keeps the thermo rows up to `step` (a resumed run continues the file from there).
+// Reads a checkpoint into a new solver of the deck, as a resume does (collective): the file verified,
+// its solver the deck's, the system's memory checked, every dataset read and the state validated by the
+// solver. Throws InputError naming the problem.
+std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
+                                       const std::string& deck_path, io::CheckpointReader& reader) {
+  const std::string solver_name = deck.get_string("run.solver");
+  if (reader.meta().solver != solver_name)
+    throw InputError("it holds solver '" + reader.meta().solver + "', the deck runs '" + solver_name + "'");
+  // An MD checkpoint holds at least 17 doubles per atom: its size bounds the atoms it can restore.
+  const std::uint64_t file_bytes = io::input_file_size(comm, reader.path(), "checkpoint");
+  if (solver_name == "md") check_solver_memory(comm, deck, static_cast<double>(file_bytes) / (17 * 8));
+  auto solver = make_solver(comm, transport, deck, deck_path, true);
+  io::SolverState state = reader.read(solver->state_layout());
+  solver->restore(state);
+  return solver;
+}
+
+// Keeps the thermo rows up to `step` (a resumed run continues the file from there): rows with another
+// number of fields than the header (a row torn by a full disk) go too. The file is replaced atomically
+// (a stop signal meanwhile leaves the old one). Collective; InputError when it cannot be rewritten.
 void truncate_thermo(const comm::Communicator& comm, const std::string& path, std::int64_t step) {
-  if (!comm.is_root()) return;
-  std::ifstream in(path);
-  if (!in) return;
-  std::string line, out;
-  bool header = true;
-  while (std::getline(in, line)) {
-    if (header) {
-      out += line + "\n";
-      header = false;
-      continue;
-    }
-    try {
-      if (std::stoll(line.substr(0, line.find(','))) <= step) out += line + "\n";
-    } catch (...) {
+  std::string error;
+  std::error_code ec;
+  const auto status = fs::status(path, ec);
+  if (comm.is_root() && fs::exists(status) && !fs::is_regular_file(status))
+    error = "'" + path + "' is not a regular file; move it away to resume in this output directory";
+  if (comm.is_root() && error.empty()) {
+    std::ifstream in(path);
+    if (in) {
+      std::string line, out, header;
+      std::size_t fields = 0;
+      while (std::getline(in, line)) {
+        const std::size_t n = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
+        if (header.empty()) {
+          header = line;
+          fields = n;
+          out += line + "\n";
+          continue;
+        }
+        if (n != fields) continue;
+        try {
+          std::size_t used = 0;
+          const std::string first = line.substr(0, line.find(','));
+          if (std::stoll(first, &used) <= step && used == first.size()) out += line + "\n";
+        } catch (...) {
+        }
+      }
+      in.close();
+      const std::string tmp = path + ".tmp";
+      {
+        std::ofstream o(tmp, std::ios::trunc | std::ios::binary);
+        o << out;
+        o.flush();
+        if (!o) error = "cannot rewrite '" + path + "' (writing '" + tmp + "' failed)";
+      }
+      if (error.empty()) fs::rename(tmp, path, ec);
+      if (error.empty() && ec) error = "cannot replace '" + path + "': " + ec.message();
+      if (!error.empty()) fs::remove(tmp, ec);
     }
   }
-  in.close();
-  std::ofstream(path, std::ios::trunc) << out;
+  comm.agree<InputError>(error.empty(), error);
 }
 
 std::string units_of(const std::string& solver) { return solver == "md" ? "lj" : "nondimensional"; }
 
+// Writes one thermo row, agreed on by every rank: a non-finite value ends the run (RunError, exit 1,
+// nothing written from that state); a CSV write error warns or ends the run as checkpoint.on_error says.
+void write_thermo(const comm::Communicator& comm, io::ThermoWriter& thermo, Solver& solver, bool abort_on_error,
+                  bool& warned) {
+  const std::vector<double> values = solver.thermo();
+  bool finite = true;
+  for (double v : values) finite = finite && std::isfinite(v);
+  if (comm.any(!finite)) {
+    const auto columns = solver.thermo_columns();
+    std::ostringstream which;
+    for (std::size_t k = 0; k < values.size() && k < columns.size(); ++k)
+      if (!std::isfinite(values[k])) which << (which.tellp() > 0 ? ", " : "") << columns[k] << " = " << values[k];
+    throw RunError("non-finite thermo at step " + std::to_string(solver.step_index()) + " (" + which.str() +
+                   "): " + solver.instability_hint() +
+                   ". The run stops here; no checkpoint or final state is written from this state.");
+  }
+  const std::string error = comm.broadcast(thermo.write(solver.step_index(), values));
+  if (error.empty()) return;
+  if (abort_on_error) throw RunError(error + " (checkpoint.on_error = \"abort\")");
+  if (!warned && comm.is_root())
+    std::fprintf(stderr, "WARNING: %s; the run goes on (checkpoint.on_error = \"warn\"), thermo rows may be missing\n",
+                 error.c_str());
+  warned = true;
+}
+
 }  // namespace
 
-int inspect(const comm::Communicator& comm, const std::string& path) {
-  io::CheckpointMeta meta = io::read_checkpoint_meta(comm, path);
-  io::VerifyReport report = io::verify_checkpoint(comm, path);
-  if (comm.is_root()) {
-    std::printf("%s\n  solver: %s\n  step: %lld\n  time: %.17g\n  units: %s\n  written by: spotrun %s (git %s) on %d "
-                "ranks\n",
-                path.c_str(), meta.solver.c_str(), static_cast<long long>(meta.step), meta.time, meta.units.c_str(),
-                meta.version.c_str(), meta.git_hash.c_str(), meta.nranks);
-    for (const auto& l : report.lines) std::printf("  %s\n", l.c_str());
-    std::printf("%s\n", report.ok ? "OK: every checksum verified" : "DAMAGED: see above");
+int inspect(const comm::Communicator& comm, const std::vector<std::string>& paths) {
+  set_signal_mode(SignalMode::exit_now, "inspect");
+  bool all_ok = true;
+  for (const auto& path : paths) {
+    io::VerifyReport report;
+    io::CheckpointMeta meta;
+    std::string damaged;
+    bool restorable = true;
+    try {
+      io::CheckpointReader reader(comm, path);
+      meta = reader.meta();
+      report = reader.verify();
+      // What a resume would do with it: restore it into the solver of the deck it holds.
+      std::string restore;
+      try {
+        const Deck deck = [&] {
+          Deck d = Deck::parse(meta.deck, path + ":/meta/deck");
+          d.validate();
+          return d;
+        }();
+        auto transport = comm::make_transport("mpi", comm);
+        restore_solver(comm, *transport, deck, path, reader);
+      } catch (const InputError& e) {
+        restore = e.what();
+      }
+      if (restore.empty()) {
+        report.lines.push_back("restore: the state restores into the " + meta.solver + " solver of its deck, as a resume does");
+      } else if (report.ok) {
+        report.ok = restorable = false;
+        report.lines.push_back("restore: BAD: " + restore);
+      }
+    } catch (const InputError& e) {
+      damaged = e.what();
+    }
+    if (comm.is_root()) {
+      std::printf("%s\n", path.c_str());
+      if (damaged.empty()) {
+        std::printf("  solver: %s\n  step: %lld\n  time: %.17g\n  units: %s\n  written by: spotrun %s (git %s) on %d ranks\n",
+                    meta.solver.c_str(), static_cast<long long>(meta.step), meta.time, meta.units.c_str(),
+                    meta.version.c_str(), meta.git_hash.c_str(), meta.nranks);
+        for (const auto& l : report.lines) std::printf("  %s\n", l.c_str());
+        std::printf("%s\n", report.ok ? "OK: every byte and checksum verified, the state restores"
+                      : restorable ? "DAMAGED: see above (a resume skips this file)"
+                                   : "REFUSED: a resume of its deck on this many ranks would refuse it (see above)");
+      } else {
+        std::printf("  %s\nDAMAGED: a resume skips this file\n", damaged.c_str());
+      }
+      std::fflush(stdout);
+    }
+    all_ok = all_ok && damaged.empty() && report.ok;
   }
-  return report.ok ? k_exit_finished : k_exit_bad_input;
+  return all_ok ? k_exit_finished : k_exit_bad_input;
 }
 
 int run(const comm::Communicator& comm, const RunOptions& opt) {
   install_stop_handlers();
+  set_signal_mode(SignalMode::exit_now, "reading the deck");
   Deck deck = load_deck(comm, opt.deck_path, opt.sets);
   std::string outdir = opt.output_dir;
   if (outdir.empty()) outdir = deck.get_string("run.output_dir");
@@ -169,6 +283,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   if (comm.is_root()) std::printf("Deck: %s\nOutput directory: %s\n--- resolved deck ---\n%s---\n", opt.deck_path.c_str(),
                                   outdir.c_str(), deck.resolved().c_str());
   std::fflush(stdout);
+  set_signal_mode(SignalMode::exit_now, "preparing the output directory");
   std::string error;
   if (comm.is_root()) {
     std::error_code ec;
@@ -176,6 +291,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     if (ec) error = "cannot create output directory '" + outdir + "': " + ec.message();
   }
   comm.agree<InputError>(error.empty(), error);
+  // The directory is this run's from here on; nothing in it is touched before.
+  OutputDirectoryLock lock(comm, outdir);
 
   auto transport = comm::make_transport("mpi", comm);
   const std::int64_t steps = deck.get_int("run.steps");
@@ -205,22 +322,23 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   } else {
     candidates.push_back({opt.resume, -1});
   }
+  // Until the time loop, a stop signal ends the process at once: with exit 75 when there is a
+  // checkpoint to resume from (nothing has been computed yet).
+  set_resumable_on_signal(!candidates.empty());
   std::string resumed_from;
   for (const auto& c : candidates) {
+    set_signal_mode(SignalMode::exit_now, "reading a checkpoint");
     try {
-      io::CheckpointMeta meta = io::read_checkpoint_meta(comm, c.path);
-      if (meta.solver != solver_name)
-        throw InputError("it holds solver '" + meta.solver + "', the deck runs '" + solver_name + "'");
-      std::string changes = physics_changes(meta.physics, base.physics);
-      if (!changes.empty())
-        throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + c.path + ":" + changes +
-                                  "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
-                                  "on resume; use --resume=never (or another --output-dir) to start a new run.",
-                              k_exit_bad_input);
-      auto candidate = make_solver(comm, *transport, deck, opt.deck_path, true);
-      io::SolverState state = io::read_checkpoint(comm, c.path, candidate->state_layout());
-      candidate->restore(state);
-      solver = std::move(candidate);
+      io::CheckpointReader reader(comm, c.path);
+      if (reader.meta().solver == solver_name) {
+        std::string changes = physics_changes(reader.meta().physics, base.physics);
+        if (!changes.empty())
+          throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + c.path + ":" + changes +
+                                    "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
+                                    "on resume; use --resume=never (or another --output-dir) to start a new run.",
+                                k_exit_bad_input);
+      }
+      solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
       resumed_from = c.path;
       break;
     } catch (const InputError& e) {
@@ -233,6 +351,9 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     throw InputError("no valid checkpoint in " + outdir + " (all " + std::to_string(candidates.size()) +
                      " damaged, see above); nothing was changed. Use --resume=never to start a new run there.");
 
+  set_signal_mode(SignalMode::exit_now, "setting up the run");
+  const bool abort_on_error = checkpoints.settings().abort_on_error;
+  bool thermo_warned = false;
   const std::string csv = (fs::path(outdir) / "thermo.csv").string();
   std::unique_ptr<io::ThermoWriter> thermo;
   if (solver) {
@@ -240,16 +361,19 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
                                     static_cast<long long>(solver->step_index()));
     truncate_thermo(comm, csv, solver->step_index());
     thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns(), fs::exists(csv));
+    comm.agree<InputError>(thermo->open_error().empty(), thermo->open_error());
     solver->setup();
   } else {
     solver = make_solver(comm, *transport, deck, opt.deck_path, false);
     thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns());
+    comm.agree<InputError>(thermo->open_error().empty(), thermo->open_error());
     solver->setup();
-    thermo->write(solver->step_index(), solver->thermo());
+    write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
     solver->write_outputs(outdir, solver->step_index());
   }
 
   comm.barrier();
+  set_signal_mode(SignalMode::record, "the time loop");
   const double t0 = MPI_Wtime();
   checkpoints.mark_started(t0);
   const std::int64_t first = solver->step_index();
@@ -263,7 +387,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     const bool want_thermo = next % thermo_every == 0 || next == steps;
     solver->step(want_thermo);
     // A solver that reached its own end (fluid.time_end) prints its last row too.
-    if (want_thermo || solver->finished()) thermo->write(solver->step_index(), solver->thermo());
+    if (want_thermo || solver->finished()) write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
     solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);
@@ -285,13 +409,22 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const std::int64_t done = solver->step_index() - first;
   int code = k_exit_finished;
   if (stop_reason) {
+    set_signal_mode(SignalMode::stopping, "writing the stop checkpoint");
     int sig = received_signal();
     if (comm.is_root())
       std::printf("Stopping at step %lld: %s%s%s\n", static_cast<long long>(solver->step_index()), stop_reason,
                   sig ? " " : "", sig ? signal_name(sig) : "");
-    const bool ok = checkpoints.write(*solver, MPI_Wtime(), stop_reason);
+    // A checkpoint of this very step may just have been written.
+    const bool ok = checkpoints.last_step() == solver->step_index() ||
+                    checkpoints.write(*solver, MPI_Wtime(), stop_reason, true);
     code = ok || checkpoints.written() > 0 || !resumed_from.empty() ? k_exit_resume_me : k_exit_failure;
+    if (!ok && comm.is_root())
+      std::fprintf(stderr, "ERROR: the stop checkpoint failed: %s\n",
+                   code == k_exit_resume_me
+                       ? "the run resumes from its previous checkpoint (the steps since it are lost)"
+                       : "there is no earlier checkpoint, the steps of this run are lost");
   } else {
+    set_signal_mode(SignalMode::stopping, "writing the final state");
     checkpoints.write_final(*solver);
   }
   auto lines = solver->summary();

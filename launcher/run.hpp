@@ -24,7 +24,9 @@ md::MdConfig md_config_from_deck(const Deck& deck);
 int run(const comm::Communicator& comm, const RunOptions& options);
 // Prints the run header (version, build, Kokkos, ranks, nodes) on the root rank.
 void print_header(const comm::Communicator& comm);
-// `spotrun inspect FILE`: prints the metadata and verifies every checksum; returns the exit code.
-int inspect(const comm::Communicator& comm, const std::string& path);
+// `spotrun inspect FILE...`: for each checkpoint, verifies every byte and checksum and restores its state
+// into the solver of the deck it holds, as a resume would; prints a report. Returns 0 when every file is
+// fine, else 2.
+int inspect(const comm::Communicator& comm, const std::vector<std::string>& paths);
 
 }  // namespace spotrun::launcher

@@ -1,6 +1,12 @@
 #include "stop.hpp"
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "comm/communicator.hpp"
 
@@ -8,9 +14,44 @@ namespace spotrun::launcher {
 namespace {
 
 volatile std::sig_atomic_t g_signal = 0;
+volatile std::sig_atomic_t g_mode = static_cast<int>(SignalMode::exit_now);
+volatile std::sig_atomic_t g_resumable = 0;
+volatile std::sig_atomic_t g_lock_fd = -1;
+const char* volatile g_phase = "start-up";
+
+// Async-signal-safe output: write(2) of a NUL-terminated string.
+void say(const char* text) {
+  std::size_t n = 0;
+  while (text[n]) ++n;
+  while (n > 0) {
+    const ssize_t w = ::write(STDERR_FILENO, text, n);
+    if (w <= 0) return;
+    text += w;
+    n -= static_cast<std::size_t>(w);
+  }
+}
+
+[[noreturn]] void end_now(int sig, const char* why, int code) {
+  say("spotrun: ");
+  say(signal_name(sig));
+  say(why);
+  say(g_phase);
+  say(code == 75 ? ": stopping (exit 75: resume from the checkpoint in the output directory)\n" : ": stopping\n");
+  if (g_lock_fd >= 0) (void)::ftruncate(g_lock_fd, 0);
+  ::_exit(code);
+}
 
 extern "C" void on_stop_signal(int sig) {
-  if (g_signal == 0) g_signal = sig;  // later signals (e.g. during the final checkpoint) change nothing
+  const int mode = g_mode;
+  if (mode == static_cast<int>(SignalMode::exit_now))
+    end_now(sig, " during ", g_resumable ? 75 : 128 + sig);
+  if (g_signal == 0) {
+    g_signal = sig;  // acted on between steps
+    return;
+  }
+  // A second signal while the stop checkpoint (or the final state) is written: the user insists. The
+  // new checkpoint is only a .tmp file until its rename, so the previous one stays valid.
+  if (mode == static_cast<int>(SignalMode::stopping)) end_now(sig, " again while ", 128 + sig);
 }
 
 }  // namespace
@@ -23,6 +64,33 @@ void install_stop_handlers() {
   sa.sa_flags = SA_RESTART;
   for (int sig : {SIGTERM, SIGINT, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
 }
+
+namespace {
+
+// Test hook: SPOTRUN_TEST_PAUSE="PHASE=SECONDS" makes the process sleep when it enters PHASE (a phase
+// name of set_signal_mode), so that tests can signal it there deterministically.
+void pause_if_asked(const char* phase) {
+  static const char* spec = std::getenv("SPOTRUN_TEST_PAUSE");
+  if (!spec) return;
+  const char* eq = std::strrchr(spec, '=');
+  if (!eq || std::strncmp(spec, phase, static_cast<std::size_t>(eq - spec)) != 0 || phase[eq - spec] != '\0') return;
+  const double seconds = std::atof(eq + 1);
+  std::fprintf(stderr, "spotrun: pausing %g s in phase '%s' (SPOTRUN_TEST_PAUSE)\n", seconds, phase);
+  std::fflush(stderr);
+  struct timespec left {static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
+  while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
+  }
+}
+
+}  // namespace
+
+void set_signal_mode(SignalMode mode, const char* phase) {
+  g_phase = phase;
+  g_mode = static_cast<int>(mode);
+  pause_if_asked(phase);
+}
+void set_resumable_on_signal(bool resumable) { g_resumable = resumable ? 1 : 0; }
+void set_lock_fd_for_signal(int fd) { g_lock_fd = fd; }
 
 int received_signal() { return g_signal; }
 void raise_stop_flag(int sig) { g_signal = sig; }

@@ -1,7 +1,15 @@
 #pragma once
-// Signals and collective stop decisions. A signal handler only records the signal; between steps
-// every rank contributes its local flags to a non-blocking allreduce that is completed one step
-// later, so all ranks act on the same verdict at the same step without a blocking collective per step.
+// Signals and collective stop decisions.
+//
+// Outside the time loop (start-up, deck and checkpoint reading, inspect, validate) a stop signal ends the
+// process at once, with a message naming the phase: exit 75 when the output directory holds a checkpoint
+// and nothing has been computed yet (run the same command to resume), else 128 + the signal number (130
+// for SIGINT, 143 for SIGTERM), as shells expect. In the time loop the handler only records the signal;
+// between steps every rank contributes its local flags to a non-blocking allreduce that is completed one
+// step later, so all ranks act on the same verdict at the same step without a blocking collective per
+// step, then write a checkpoint and exit 75. A second signal while that stop checkpoint (or the final
+// state) is being written ends the process at once; the previous checkpoint stays valid (the new one is
+// only a .tmp file until its rename).
 #include <mpi.h>
 
 #include <csignal>
@@ -10,12 +18,28 @@ namespace spotrun::launcher {
 
 // Installs handlers for SIGTERM, SIGINT, SIGUSR1, SIGUSR2 (SA_RESTART). Idempotent.
 void install_stop_handlers();
-// The first stop signal received by this process, or 0.
+// The first stop signal received by this process in the time loop, or 0.
 int received_signal();
 // Name of a signal number ("SIGTERM").
 const char* signal_name(int sig);
 // For tests: pretend a signal arrived.
 void raise_stop_flag(int sig);
+
+enum class SignalMode : int {
+  exit_now = 0,  // outside the time loop: a signal ends the process at once (the default)
+  record = 1,    // in the time loop: a signal is recorded and stops the run at the next agreed step
+  stopping = 2,  // writing the stop checkpoint or the final state: the first signal is recorded, a second
+                 // one ends the process at once
+};
+// What a signal does from now on. `phase` (a string literal: it is read by the signal handler) names
+// what the process is doing, for the message of a signal that ends it.
+void set_signal_mode(SignalMode mode, const char* phase);
+// Whether a signal that ends the process before the time loop exits with 75 (a checkpoint to resume from
+// exists and nothing was computed yet) rather than 128 + the signal number.
+void set_resumable_on_signal(bool resumable);
+// A file descriptor the handler truncates to zero bytes before it ends the process (the output
+// directory's lock file, so that its holder is not reported as a crashed run); -1: none.
+void set_lock_fd_for_signal(int fd);
 
 enum StopFlag : int {
   k_flag_signal = 0,      // a stop signal arrived on some rank

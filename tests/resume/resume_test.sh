@@ -132,7 +132,8 @@ damaged)
   size=$(stat -c %s "$newest")
   printf '\xff\xff\xff\xff' | dd of="$newest" bs=1 seek=$((size - 4000)) conv=notrunc status=none
   "$SPOTRUN" inspect "$newest" >"$WORK/inspect.log" 2>&1 && fail "inspect accepted a damaged file"
-  grep -q "checksum BAD" "$WORK/inspect.log" || fail "inspect did not report the bad checksum"
+  grep -q "do not match the manifest: the file is damaged" "$WORK/inspect.log" || fail "inspect did not report the damaged bytes"
+  grep -q "^DAMAGED" "$WORK/inspect.log" || fail "inspect did not call the file damaged"
   [ "$(run "$NP" "$WORK/d" --set run.steps=220)" = 0 ] || fail "resume past a damaged checkpoint failed: $(tail -5 "$WORK/d.log")"
   grep -q "WARNING: skipping checkpoint .*ckpt-150.h5" "$WORK/d.log" || fail "no warning naming the damaged checkpoint"
   grep -q "Resuming from .*ckpt-100.h5" "$WORK/d.log" || fail "did not fall back to ckpt-100.h5"

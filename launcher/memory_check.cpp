@@ -1,0 +1,81 @@
+#include "memory_check.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "comm/errors.hpp"
+
+namespace spotrun::launcher {
+namespace {
+
+// The first number in a file (cgroup files hold one, or "max"); -1 when absent or not a number.
+double number_in(const std::string& path) {
+  std::ifstream in(path);
+  std::string word;
+  if (!(in >> word)) return -1;
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(word, &used);
+    return used == word.size() ? v : -1;
+  } catch (...) {
+    return -1;
+  }
+}
+
+double meminfo_available() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  double kib = 0;
+  std::string unit;
+  while (in >> key >> kib) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return kib * 1024.0;
+  }
+  return -1;
+}
+
+std::string gib(double bytes) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%.3g GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return t;
+}
+
+}  // namespace
+
+double available_memory_bytes() {
+  double avail = meminfo_available();
+  auto lower = [&](double limit, double usage) {
+    // cgroups without a limit report "max" (v2) or a huge number (v1).
+    if (limit <= 0 || limit >= 1e18 || usage < 0) return;
+    const double left = std::max(0.0, limit - usage);
+    avail = avail < 0 ? left : std::min(avail, left);
+  };
+  lower(number_in("/sys/fs/cgroup/memory.max"), number_in("/sys/fs/cgroup/memory.current"));
+  lower(number_in("/sys/fs/cgroup/memory/memory.limit_in_bytes"), number_in("/sys/fs/cgroup/memory/memory.usage_in_bytes"));
+  return avail;
+}
+
+void check_memory_fits(const comm::Communicator& comm, double bytes_per_rank, const std::string& what) {
+  const double avail = available_memory_bytes();
+  const double need = bytes_per_rank * comm.local_size();
+  bool ok = avail < 0 || (std::isfinite(need) && need <= avail);
+  std::string message;
+  if (!ok) {
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    std::ostringstream m;
+    m << what << " needs about " << gib(bytes_per_rank) << " per rank, " << gib(need) << " for the "
+      << comm.local_size() << " rank(s) on node " << host << ", but only " << gib(avail)
+      << " are available there; use more nodes, or a smaller system";
+    message = m.str();
+  }
+  comm.agree<InputError>(ok, message);
+}
+
+}  // namespace spotrun::launcher

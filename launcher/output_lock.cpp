@@ -1,0 +1,137 @@
+#include "output_lock.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <sstream>
+
+#include "comm/errors.hpp"
+#include "stop.hpp"
+
+namespace spotrun::launcher {
+namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+std::string now_utc() {
+  char stamp[32];
+  const std::time_t t = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return stamp;
+}
+
+std::string read_all(int fd) {
+  std::string text;
+  char buffer[512];
+  for (off_t at = 0; text.size() < 4096;) {
+    const ssize_t n = ::pread(fd, buffer, sizeof buffer, at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    at += n;
+  }
+  return text;
+}
+
+// "host H pid P started T" from the lock file's "key value" lines; "" when it is empty.
+std::string describe(const std::string& content, std::string* host = nullptr, long* pid = nullptr) {
+  std::istringstream in(content);
+  std::string key, value, h, p, t;
+  while (in >> key && std::getline(in >> std::ws, value)) {
+    if (key == "host") h = value;
+    if (key == "pid") p = value;
+    if (key == "started") t = value;
+  }
+  if (host) *host = h;
+  if (pid) {
+    try {
+      *pid = p.empty() ? -1 : std::stol(p);
+    } catch (...) {
+      *pid = -1;
+    }
+  }
+  if (h.empty() && p.empty()) return {};
+  return "host " + (h.empty() ? std::string("?") : h) + ", PID " + (p.empty() ? std::string("?") : p) + ", started " +
+         (t.empty() ? std::string("?") : t);
+}
+
+}  // namespace
+
+OutputDirectoryLock::OutputDirectoryLock(const comm::Communicator& comm, const std::string& outdir) {
+  std::string error, warning;
+  if (comm.is_root()) {
+    const std::string path = (std::filesystem::path(outdir) / file_name()).string();
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) {
+      error = "cannot open the lock file '" + path + "' of output directory '" + outdir + "': " + std::strerror(errno);
+    } else {
+      const std::string previous = read_all(fd);
+      std::string holder_host;
+      long holder_pid = -1;
+      const std::string holder = describe(previous, &holder_host, &holder_pid);
+      struct flock fl {};
+      fl.l_type = F_WRLCK;
+      fl.l_whence = SEEK_SET;
+      int rc;
+      do {
+        rc = ::fcntl(fd, F_SETLK, &fl);
+      } while (rc != 0 && errno == EINTR);
+      const int err = rc == 0 ? 0 : errno;
+      bool take = false;
+      if (rc == 0) {
+        take = true;
+        if (!holder.empty())
+          warning = "taking over the lock of output directory '" + outdir + "' left by a run that ended without "
+                    "releasing it (" + holder + ")";
+      } else if (err == EAGAIN || err == EACCES) {
+        error = "output directory '" + outdir + "' is in use by another spotrun run (" +
+                (holder.empty() ? std::string("holder not yet recorded") : holder) +
+                "); wait for it to end, or use another --output-dir";
+      } else {
+        // No fcntl locks on this file system: judge by the recorded holder (only on its own host).
+        const bool alive = holder_pid > 0 && (::kill(static_cast<pid_t>(holder_pid), 0) == 0 || errno == EPERM);
+        if (holder.empty()) {
+          take = true;
+        } else if (holder_host == this_host() && !alive) {
+          take = true;
+          warning = "taking over the lock of output directory '" + outdir + "' left by a run that is gone (" + holder +
+                    "); the file system has no fcntl locks (" + std::strerror(err) + ")";
+        } else {
+          error = "output directory '" + outdir + "' is in use by another spotrun run (" + holder +
+                  "), as far as its lock file says (the file system has no fcntl locks: " + std::strerror(err) +
+                  "); if that run is gone, delete " + path;
+        }
+      }
+      if (take) {
+        const std::string mine = "host " + this_host() + "\npid " + std::to_string(::getpid()) + "\nstarted " + now_utc() + "\n";
+        if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, mine.data(), mine.size(), 0) != static_cast<ssize_t>(mine.size()))
+          error = "cannot write the lock file '" + path + "': " + std::strerror(errno);
+        else
+          m_fd = fd;
+      }
+      if (m_fd < 0) ::close(fd);
+    }
+  }
+  comm.agree<InputError>(error.empty(), error);
+  if (comm.is_root() && !warning.empty()) std::fprintf(stderr, "WARNING: %s\n", warning.c_str());
+  set_lock_fd_for_signal(m_fd);
+}
+
+OutputDirectoryLock::~OutputDirectoryLock() {
+  if (m_fd < 0) return;
+  set_lock_fd_for_signal(-1);
+  (void)::ftruncate(m_fd, 0);
+  ::close(m_fd);  // releases the lock
+}
+
+}  // namespace spotrun::launcher

@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# What a damaged file, a hostile deck or a careless user does must not crash spotrun, hang it, or let a
+# run continue from wrong data: every case ends with a clear message and the documented exit code on
+# every rank, within the timeout, and leaves earlier checkpoints and outputs intact.
+# Usage: hostile_test.sh CASE NP SPOTRUN MPIEXEC NUMPROC_FLAG WORKDIR (one ctest per case and NP).
+set -u
+
+# shellcheck source=cli_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
+
+# A deck long enough to be signalled while it runs: 1,000,000 steps of the small liquid.
+long_deck() {
+    good_deck "$1"
+    sed -i 's/^steps = 20$/steps = 1000000/' "$1"
+    printf '\n[checkpoint]\nevery_steps = 200\n' >>"$1"
+}
+
+# start_bg NP ARGS...: starts spotrun on NP ranks in the background (no per-rank wrapper, so signals
+# reach spotrun); BG is the PID of mpiexec (or of spotrun at 1 rank), its output in bg.out/bg.err.
+start_bg() {
+    local np="$1"
+    shift
+    rm -f "$W/bg.out" "$W/bg.err"  # never read the output of an earlier one
+    if [[ $np -eq 1 ]]; then
+        "$SPOTRUN" "$@" >"$W/bg.out" 2>"$W/bg.err" &
+    else
+        "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" "$SPOTRUN" "$@" >"$W/bg.out" 2>"$W/bg.err" &
+    fi
+    BG=$!
+}
+
+# wait_for FILE TEXT: waits (at most 30 s) until TEXT appears in FILE.
+wait_for() {
+    local i
+    for ((i = 0; i < 300; ++i)); do
+        grep -qF -- "$2" "$1" 2>/dev/null && return 0
+        kill -0 "$BG" 2>/dev/null || break
+        sleep 0.1
+    done
+    grep -qF -- "$2" "$1" 2>/dev/null || fail "'$2' did not appear in $(basename "$1"): $(cat "$1" 2>/dev/null)"
+}
+
+# wait_bg: waits for the background run (at most 60 s); BG_RC is its exit code.
+wait_bg() {
+    local i
+    for ((i = 0; i < 600; ++i)); do
+        kill -0 "$BG" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$BG" 2>/dev/null; then
+        fail "the background run did not end within 60 s (hang?)"
+        kill -KILL "$BG" 2>/dev/null
+    fi
+    wait "$BG"
+    BG_RC=$?
+}
+
+# The stop signal of a background run: at 1 rank the process itself gets it; under mpiexec, SIGUSR1 is
+# forwarded to every rank as it is.
+stop_signal() { [[ $NP -eq 1 ]] && echo "$1" || echo USR1; }
+signal_number() { kill -l "$1"; }
+
+# sha of a file, or "missing".
+digest() { [[ -f "$1" ]] && sha256sum "$1" | cut -d' ' -f1 || echo missing; }
+
+case "$CASE" in
+not_regular_inputs)
+    # A FIFO, a device, a directory, an oversized file: refused at once, never waited on or read.
+    mkfifo fifo.toml
+    run "$NP" run fifo.toml --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "deck 'fifo.toml' is not a regular file"
+    run "$NP" validate /dev/zero
+    expect_input_error
+    expect_in "$ERR" "not a regular file"
+    mkdir dir.toml
+    run "$NP" run dir.toml --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "is a directory"
+    head -c 2097152 /dev/zero | tr '\0' '#' >big.toml
+    run "$NP" validate big.toml
+    expect_input_error
+    expect_in "$ERR" "more than the 1048576 allowed for a deck"
+    mkfifo atoms.data
+    printf '[run]\nsteps = 1\n[md.initial]\nlammps_data = "atoms.data"\n' >data.toml
+    run "$NP" run data.toml --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "LAMMPS data file"
+    expect_in "$ERR" "not a regular file"
+    good_deck good.toml
+    mkfifo ckpt.h5
+    run "$NP" run good.toml --output-dir "$W/out" --resume ckpt.h5
+    expect_input_error
+    expect_in "$ERR" "not a regular file"
+    run "$NP" inspect ckpt.h5 /dev/zero
+    expect_exit 2
+    expect_count "$OUT" "DAMAGED" 2
+    run "$NP" run good.toml --output-dir ""
+    expect_input_error
+    expect_in "$ERR" "--output-dir"
+    ;;
+nan_run)
+    # A time step far too large: exit 1 on every rank, the step and the likely cause named, no
+    # checkpoint and no final state written from the blown-up state.
+    good_deck good.toml
+    run "$NP" run good.toml --output-dir "$W/dt" --set md.dt=1000 --set checkpoint.every_steps=5
+    expect_exit 1
+    expect_count "$ERR" "ERROR" 1
+    grep -qE "non-finite|atoms lost" "$ERR" || fail "no 'non-finite' or 'atoms lost' in: $(cat "$ERR")"
+    grep -qE "md.dt" "$ERR" || fail "the message does not name md.dt: $(cat "$ERR")"
+    [[ ! -e "$W/dt/final.h5" ]] || fail "final.h5 written from a non-finite state"
+    [[ -z "$(ls "$W/dt/checkpoints" 2>/dev/null)" ]] || fail "checkpoints written: $(ls "$W/dt/checkpoints")"
+    run "$NP" run good.toml --output-dir "$W/eps" --set md.pair.epsilon=1e9
+    expect_exit 1
+    grep -qE "non-finite|atoms lost" "$ERR" || fail "no 'non-finite' or 'atoms lost' in: $(cat "$ERR")"
+    [[ ! -e "$W/eps/final.h5" ]] || fail "final.h5 written from a non-finite state"
+    if grep -q "MPI_ABORT\|MPI_Abort" "$ERR"; then fail "MPI_Abort instead of a clean exit"; fi
+    ;;
+one_run_per_directory)
+    # A second run into a directory in use is refused (exit 2) naming the holder; the first goes on.
+    long_deck long.toml
+    start_bg "$NP" run long.toml --output-dir "$W/out"
+    wait_for "$W/out/thermo.csv" "200,"
+    run "$NP" run long.toml --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "output directory '$W/out' is in use by another spotrun run (host $(hostname)"
+    kill -0 "$BG" 2>/dev/null || fail "the first run ended when the second started"
+    kill "-$(stop_signal TERM)" "$BG"
+    wait_bg
+    [[ $BG_RC -eq 75 ]] || fail "the first run exited $BG_RC after a stop signal, expected 75: $(cat "$W/bg.err")"
+    rows=$(tail -n +2 "$W/out/thermo.csv" | cut -d, -f1 | sort | uniq -d | wc -l)
+    [[ $rows -eq 0 ]] || fail "duplicate rows in thermo.csv"
+    # A run killed outright leaves its lock file behind: the next run takes it over with a warning.
+    start_bg "$NP" run long.toml --output-dir "$W/out"
+    wait_for "$W/bg.out" "Resuming from"
+    pkill -KILL -f -- "--output-dir $W/out" 2>/dev/null
+    wait "$BG" 2>/dev/null
+    [[ -s "$W/out/.spotrun.lock" ]] || fail "the killed run left no lock record"
+    run "$NP" run long.toml --output-dir "$W/out" --set run.steps=1
+    expect_exit 0
+    expect_in "$ERR" "WARNING: taking over the lock of output directory '$W/out' left by a run that ended without releasing it"
+    [[ ! -s "$W/out/.spotrun.lock" ]] || fail "the lock file is not emptied at the end of a run"
+    ;;
+unwritable_outputs)
+    # An output that cannot be written, seen by rank 0 only: exit 2 on every rank, never MPI_Abort.
+    good_deck good.toml
+    mkdir -p "$W/out/thermo.csv"
+    run "$NP" run good.toml --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "thermo.csv"
+    printf 'x' >plain
+    run "$NP" run good.toml --output-dir "$W/plain/out"
+    expect_input_error
+    expect_in "$ERR" "cannot create output directory"
+    # thermo.csv replaced by a link to a device before a resume: refused, the link left alone.
+    run "$NP" run good.toml --output-dir "$W/dev"
+    expect_exit 0
+    rm -f "$W/dev/thermo.csv"
+    ln -s /dev/zero "$W/dev/thermo.csv"
+    run "$NP" run good.toml --output-dir "$W/dev" --set run.steps=40
+    expect_input_error
+    expect_in "$ERR" "thermo.csv"
+    ;;
+thermo_disk_full)
+    # thermo.csv on a file system that fills up: checkpoint.on_error = "abort" stops with exit 1 on every
+    # rank naming the error; "warn" warns once and goes on.
+    mkdir -p "$W/small"
+    if ! mount -t tmpfs -o size=96k tmpfs "$W/small" 2>/dev/null; then
+        echo "SKIP: cannot mount a small tmpfs (needs root); the full-disk case is not checked"
+        echo "PASS [$CASE np$NP]"
+        exit 0
+    fi
+    trap 'umount -l "$W/small" 2>/dev/null' EXIT
+    good_deck good.toml
+    head -c 90000 /dev/zero >"$W/small/filler"
+    run "$NP" run good.toml --output-dir "$W/small/out" --set run.steps=4000 --set run.thermo_every=1 \
+        --set checkpoint.on_error='"abort"'
+    expect_exit 1
+    expect_count "$ERR" "ERROR" 1
+    expect_in "$ERR" "thermo.csv' failed: No space left on device (checkpoint.on_error = \"abort\")"
+    rm -rf "$W/small/out"
+    run "$NP" run good.toml --output-dir "$W/small/out" --set run.steps=4000 --set run.thermo_every=1
+    expect_count "$ERR" "WARNING: writing the thermo row" 1
+    # The run went on to its end, where final.h5 does not fit either: exit 1, said once.
+    expect_exit 1
+    expect_in "$ERR" "final.h5"
+    if grep -q "MPI_ABORT\|MPI_Abort" "$ERR"; then fail "MPI_Abort instead of a clean exit"; fi
+    ;;
+signal_before_the_loop)
+    # A stop signal while the deck is read, while a checkpoint is read and while inspect runs ends the
+    # process at once, on every rank: 128 + the signal without a checkpoint, 75 with one.
+    good_deck good.toml
+    sig=$(stop_signal INT)
+    export SPOTRUN_TEST_PAUSE="reading the deck=30"
+    start_bg "$NP" run good.toml --output-dir "$W/out"
+    wait_for "$W/bg.err" "pausing"
+    kill "-$sig" "$BG"
+    wait_bg
+    expect_in "$W/bg.err" "spotrun: SIG$sig during reading the deck: stopping"
+    if [[ $NP -eq 1 ]]; then
+        [[ $BG_RC -eq $((128 + $(signal_number "$sig"))) ]] || fail "exit $BG_RC, expected $((128 + $(signal_number "$sig")))"
+    else
+        [[ $BG_RC -ne 0 && $BG_RC -ne 75 ]] || fail "mpiexec exit $BG_RC"
+    fi
+    [[ ! -e "$W/out" ]] || fail "the output directory was created before the deck was read"
+    unset SPOTRUN_TEST_PAUSE
+    run "$NP" run good.toml --output-dir "$W/out"
+    expect_exit 0
+    final=$(digest "$W/out/final.h5")
+    export SPOTRUN_TEST_PAUSE="reading a checkpoint=30"
+    start_bg "$NP" run good.toml --output-dir "$W/out" --set run.steps=40
+    wait_for "$W/bg.err" "pausing"
+    kill "-$(stop_signal TERM)" "$BG"
+    wait_bg
+    [[ $BG_RC -eq 75 ]] || fail "a signal while a checkpoint is read: exit $BG_RC, expected 75: $(cat "$W/bg.err")"
+    expect_in "$W/bg.err" "during reading a checkpoint: stopping (exit 75"
+    [[ "$(digest "$W/out/final.h5")" == "$final" ]] || fail "final.h5 changed"
+    export SPOTRUN_TEST_PAUSE="inspect=30"
+    start_bg "$NP" inspect "$W/out/final.h5"
+    wait_for "$W/bg.err" "pausing"
+    kill "-$sig" "$BG"
+    wait_bg
+    expect_in "$W/bg.err" "during inspect: stopping"
+    unset SPOTRUN_TEST_PAUSE
+    ;;
+second_signal_during_stop)
+    # The first signal stops the run; a second one while the stop checkpoint is written ends it at once,
+    # and the previous checkpoint stays valid: the run resumes from it.
+    long_deck long.toml
+    sig=$(stop_signal TERM)
+    export SPOTRUN_TEST_PAUSE="writing the stop checkpoint=30"
+    start_bg "$NP" run long.toml --output-dir "$W/out"
+    wait_for "$W/bg.out" "Checkpoint $W/out/checkpoints/ckpt-400.h5"
+    kill "-$sig" "$BG"
+    wait_for "$W/bg.err" "pausing"
+    kill "-$sig" "$BG"
+    wait_bg
+    expect_in "$W/bg.err" "spotrun: SIG$sig again while writing the stop checkpoint: stopping"
+    if [[ $NP -eq 1 ]]; then
+        [[ $BG_RC -eq $((128 + $(signal_number "$sig"))) ]] || fail "exit $BG_RC, expected $((128 + $(signal_number "$sig")))"
+    fi
+    unset SPOTRUN_TEST_PAUSE
+    newest=$(ls "$W/out/checkpoints" | grep -E '^ckpt-[0-9]+\.h5$' | sort -t- -k2 -n | tail -n 1)
+    run "$NP" inspect "$W/out/checkpoints/$newest"
+    expect_exit 0
+    run "$NP" run long.toml --output-dir "$W/out" --set run.steps=$(( ${newest//[^0-9]/} + 10 ))
+    expect_exit 0
+    expect_in "$OUT" "Resuming from $W/out/checkpoints/$newest"
+    ;;
+huge_systems)
+    # Systems far larger than memory are refused (exit 2 on every rank) before anything is allocated:
+    # the runs end at once, and print the estimate.
+    printf '[run]\nsteps = 1\n[md.lattice]\ncells = [1300, 1300, 1300]\n' >md.toml
+    start=$(date +%s)
+    run "$NP" run md.toml --output-dir "$W/md"
+    expect_input_error
+    expect_in "$ERR" "the MD system of 8.788e+09 atoms needs about"
+    expect_in "$ERR" "are available there"
+    printf '[run]\nsolver = "fluid"\nsteps = 1\n[fluid]\nn = [4096, 4096, 4096]\n' >fluid.toml
+    run "$NP" run fluid.toml --output-dir "$W/fluid"
+    expect_input_error
+    expect_in "$ERR" "the fluid grid of 4096 x 4096 x 4096 points needs about"
+    (( $(date +%s) - start < 30 )) || fail "refusing took $(( $(date +%s) - start )) s"
+    ;;
+checkpoint_flips)
+    # Single-byte flips across a whole checkpoint (its manifest, the HDF5 metadata behind it, the data):
+    # inspect calls every copy damaged, and a resume with a damaged newest checkpoint skips it and
+    # continues from the previous one, bit for bit as a run that was never stopped.
+    good_deck good.toml
+    run "$NP" run good.toml --output-dir "$W/ref" --set run.steps=30
+    expect_exit 0
+    run "$NP" run good.toml --output-dir "$W/base" --set checkpoint.every_steps=10 --set run.steps=25
+    expect_exit 0
+    ckpt="$W/base/checkpoints/ckpt-20.h5"
+    [[ -f "$ckpt" && -f "$W/base/checkpoints/ckpt-10.h5" ]] || fail "no checkpoints at steps 10 and 20"
+    rm -f "$W/base/final.h5"
+    size=$(stat -c %s "$ckpt")
+    offsets=()
+    for ((k = 0; k < 100; ++k)); do offsets+=($((k * 3)) $((4096 + k * 81)) $((k * (size - 1) / 99))); done
+    mkdir -p "$W/flips"
+    flip() {  # flip SRC OFFSET DST: DST is SRC with one bit of the byte at OFFSET changed
+        cp "$1" "$3"
+        local b
+        b=$(od -An -tu1 -j"$2" -N1 "$1" | tr -d ' ')
+        printf "$(printf '\\%03o' $(((b ^ (1 << ($2 % 8))) & 255)))" | dd of="$3" bs=1 seek="$2" conv=notrunc status=none
+    }
+    for off in "${offsets[@]}"; do flip "$ckpt" "$off" "$W/flips/at-$off.h5"; done
+    n=$(ls "$W/flips" | wc -l)
+    [[ $n -ge 290 ]] || fail "only $n distinct flipped copies"
+    run "$NP" inspect "$W"/flips/*.h5
+    expect_exit 2
+    expect_count "$OUT" "DAMAGED" "$n"
+    expect_count "$OUT" "OK:" 0
+    # Resumes: 10 flips in each region, each in a fresh copy of the run directory.
+    for ((k = 0; k < 30; ++k)); do
+        off=${offsets[$((k * 10))]}
+        rm -rf "$W/resume"
+        cp -r "$W/base" "$W/resume"
+        rm -f "$W/resume/.spotrun.lock"
+        flip "$ckpt" "$off" "$W/resume/checkpoints/ckpt-20.h5"
+        run "$NP" run good.toml --output-dir "$W/resume" --set run.steps=30
+        expect_exit 0
+        expect_in "$ERR" "WARNING: skipping checkpoint $W/resume/checkpoints/ckpt-20.h5"
+        expect_in "$OUT" "Resuming from $W/resume/checkpoints/ckpt-10.h5 at step 10"
+        cmp -s "$W/ref/thermo.csv" "$W/resume/thermo.csv" || fail "flip at byte $off: thermo.csv differs from the uninterrupted run"
+        [[ $FAILED -eq 0 ]] || break
+    done
+    ;;
+*)
+    echo "unknown case $CASE" >&2
+    exit 2
+    ;;
+esac
+
+finish
