@@ -247,6 +247,32 @@ second_signal_during_stop)
     expect_exit 0
     expect_in "$OUT" "Resuming from $W/out/checkpoints/$newest"
     ;;
+stop_checkpoint_fails)
+    # The stop checkpoint cannot be written (its directory is a file): no promise to retry, exit 1 when
+    # there is no earlier checkpoint; with an earlier one, exit 75 and the resume starts from it.
+    long_deck long.toml
+    mkdir -p "$W/out"
+    printf 'x' >"$W/out/checkpoints"
+    start_bg "$NP" run long.toml --output-dir "$W/out" --set checkpoint.every_steps=0
+    wait_for "$W/bg.out" "  200 "
+    kill "-$(stop_signal TERM)" "$BG"
+    wait_bg
+    [[ $NP -gt 1 || $BG_RC -eq 1 ]] || fail "exit $BG_RC, expected 1: $(cat "$W/bg.err")"
+    expect_in "$W/bg.err" "ERROR: the stop checkpoint failed: there is no earlier checkpoint"
+    if grep -q "retrying" "$W/bg.err"; then fail "a stop checkpoint that failed promises a retry: $(cat "$W/bg.err")"; fi
+    rm -f "$W/out/checkpoints"
+    start_bg "$NP" run long.toml --output-dir "$W/out"
+    wait_for "$W/bg.out" "ckpt-200.h5"
+    mv "$W/out/checkpoints" "$W/out/saved" && printf 'x' >"$W/out/checkpoints"
+    kill "-$(stop_signal TERM)" "$BG"
+    wait_bg
+    rm -f "$W/out/checkpoints" && mv "$W/out/saved" "$W/out/checkpoints"
+    [[ $BG_RC -eq 75 ]] || fail "exit $BG_RC with an earlier checkpoint, expected 75: $(cat "$W/bg.err")"
+    expect_in "$W/bg.err" "the run resumes from its previous checkpoint (the steps since it are lost)"
+    run "$NP" run long.toml --output-dir "$W/out" --set run.steps=250
+    expect_exit 0
+    expect_in "$OUT" "Resuming from $W/out/checkpoints/ckpt-"
+    ;;
 huge_systems)
     # Systems far larger than memory are refused (exit 2 on every rank) before anything is allocated:
     # the runs end at once, and print the estimate.

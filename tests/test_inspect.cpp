@@ -1,0 +1,143 @@
+// `spotrun inspect` checks what a resume checks: a checkpoint whose bytes and checksums are all sound but
+// whose state the solver refuses (a negative atom id, a missing dataset) is not called OK, and a resume
+// from it fails with the same reason. Files are written through io::write_checkpoint, so every checksum
+// and the whole-file manifest are right: only the restore can tell.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "comm/errors.hpp"
+#include "comm/transport.hpp"
+#include "io/checkpoint.hpp"
+#include "launcher/run.hpp"
+#include "solvers/md/md_solver.hpp"
+#include "support/mpi_test.hpp"
+#include "spotrun/version.hpp"
+
+SPOTRUN_TEST_RANKS(1, 2);
+
+using namespace spotrun;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* k_deck = "[run]\nsteps = 20\nthermo_every = 10\n[md.lattice]\ncells = [6, 6, 6]\n";
+
+class Inspect : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name;
+    if (test::is_root()) {
+      name = (fs::temp_directory_path() / ("spotrun-test-inspect." + std::to_string(::getpid()))).string();
+      fs::remove_all(name);
+      fs::create_directories(name);
+      std::ofstream(name + "/deck.toml") << k_deck;
+    }
+    m_dir = test::world().broadcast(name);
+    m_deck = launcher::load_deck(test::world(), m_dir + "/deck.toml", {});
+    // A state after 10 steps of the deck's system, and the metadata a run would write with it.
+    auto transport = comm::make_transport("mpi", test::world());
+    md::MdSolver solver(launcher::md_config_from_deck(m_deck), test::world(), *transport, nullptr, false);
+    solver.setup();
+    for (int s = 0; s < 10; ++s) solver.step(false);
+    m_state = solver.state();
+    m_meta.solver = "md";
+    m_meta.step = solver.step_index();
+    m_meta.time = solver.time();
+    m_meta.deck = m_deck.resolved();
+    m_meta.physics = m_deck.physics();
+    m_meta.units = "lj";
+    m_meta.version = k_version;
+    m_meta.git_hash = k_git_hash;
+  }
+  void TearDown() override {
+    test::world().barrier();
+    if (test::is_root()) fs::remove_all(m_dir);
+    test::world().barrier();
+  }
+
+  std::string write(const std::string& name, const io::SolverState& state) {
+    const std::string p = m_dir + "/" + name;
+    io::write_checkpoint(test::world(), p, m_meta, state);
+    return p;
+  }
+  // inspect's exit code, and its report on rank 0.
+  int inspect(const std::string& p, std::string& report) {
+    if (test::is_root()) ::testing::internal::CaptureStdout();
+    const int code = launcher::inspect(test::world(), {p});
+    if (test::is_root()) report = ::testing::internal::GetCapturedStdout();
+    return code;
+  }
+  // The message of the InputError a resume from `p` throws ("" when it resumes).
+  std::string resume_error(const std::string& p) {
+    launcher::RunOptions opt;
+    opt.deck_path = m_dir + "/deck.toml";
+    opt.output_dir = m_dir + "/out-" + fs::path(p).stem().string();
+    opt.resume = p;
+    opt.start_wtime = MPI_Wtime();
+    if (test::is_root()) ::testing::internal::CaptureStdout();
+    std::string error;
+    try {
+      launcher::run(test::world(), opt);
+    } catch (const InputError& e) {
+      error = e.what();
+    }
+    if (test::is_root()) ::testing::internal::GetCapturedStdout();
+    return error;
+  }
+
+  std::string m_dir;
+  launcher::Deck m_deck;
+  io::SolverState m_state;
+  io::CheckpointMeta m_meta;
+};
+
+#define EXPECT_HAS(text, word) \
+  EXPECT_NE(std::string(text).find(word), std::string::npos) << "'" << (text) << "' lacks '" << (word) << "'"
+
+}  // namespace
+
+TEST_F(Inspect, ASoundCheckpointIsOkAndResumes) {
+  const std::string p = write("good.h5", m_state);
+  std::string report;
+  EXPECT_EQ(inspect(p, report), 0);
+  if (test::is_root()) {
+    EXPECT_HAS(report, "restore: the state restores into the md solver of its deck");
+    EXPECT_HAS(report, "OK: every byte and checksum verified, the state restores");
+  }
+  EXPECT_EQ(resume_error(p), "");
+}
+
+TEST_F(Inspect, ANegativeAtomIdWithRightChecksumsIsRefusedLikeAResume) {
+  io::SolverState bad = m_state;
+  if (bad.arrays[0].first_row == 0 && bad.arrays[0].rows > 0) bad.arrays[0].i64[0] = -5;
+  const std::string p = write("negative-id.h5", bad);
+  // The file layer finds nothing wrong ...
+  EXPECT_TRUE(io::verify_checkpoint(test::world(), p).ok);
+  // ... inspect does, as the resume does.
+  std::string report;
+  EXPECT_EQ(inspect(p, report), 2);
+  if (test::is_root()) {
+    EXPECT_HAS(report, "restore: BAD:");
+    EXPECT_HAS(report, "REFUSED");
+  }
+  const std::string e = resume_error(p);
+  EXPECT_HAS(e, "cannot resume from " + p);
+  EXPECT_HAS(e, "-5");
+}
+
+TEST_F(Inspect, AMissingDatasetIsRefusedLikeAResume) {
+  io::SolverState bad = m_state;
+  bad.arrays.erase(bad.arrays.begin() + 2);  // /md/v
+  ASSERT_EQ(m_state.arrays[2].name, "/md/v");
+  const std::string p = write("no-v.h5", bad);
+  EXPECT_TRUE(io::verify_checkpoint(test::world(), p).ok);
+  std::string report;
+  EXPECT_EQ(inspect(p, report), 2);
+  if (test::is_root()) EXPECT_HAS(report, "dataset '/md/v' is missing");
+  EXPECT_HAS(resume_error(p), "dataset '/md/v' is missing");
+}
