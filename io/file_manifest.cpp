@@ -313,8 +313,11 @@ void seal_file(const comm::Communicator& comm, const std::string& path, std::uin
   comm.agree<std::runtime_error>(error.empty(), error);
 }
 
-FileManifest verify_file(const comm::Communicator& comm, const std::string& path) {
-  const std::string prefix = "checkpoint '" + path + "': ";
+namespace {
+
+// Rank 0 reads the manifest at the start of `path` and, when asked, checks that the rest of the user
+// block is zero; every rank gets the manifest, or InputError on every rank.
+FileManifest agreed_manifest(const comm::Communicator& comm, const std::string& path, bool check_padding) {
   std::string error, text;
   if (comm.is_root()) {
     try {
@@ -324,9 +327,10 @@ FileManifest verify_file(const comm::Communicator& comm, const std::string& path
       const FileManifest m = manifest_of_head(head, size);
       const std::size_t end = head.find('\0');
       // Every byte of the user block after the manifest is zero (nothing else lives there).
-      const auto nonzero = std::find_if(head.begin() + static_cast<std::ptrdiff_t>(end),
-                                        head.begin() + static_cast<std::ptrdiff_t>(m.userblock), [](char c) { return c != 0; });
-      if (nonzero != head.begin() + static_cast<std::ptrdiff_t>(m.userblock))
+      const auto first = head.begin() + static_cast<std::ptrdiff_t>(end);
+      const auto last = head.begin() + static_cast<std::ptrdiff_t>(m.userblock);
+      const auto nonzero = check_padding ? std::find_if(first, last, [](char c) { return c != 0; }) : last;
+      if (nonzero != last)
         throw std::runtime_error("byte " + std::to_string(nonzero - head.begin()) +
                                  " of the user block after the manifest is not zero: the file is damaged");
       text = head.substr(0, end);
@@ -334,9 +338,15 @@ FileManifest verify_file(const comm::Communicator& comm, const std::string& path
       error = e.what();
     }
   }
-  comm.agree<InputError>(error.empty(), prefix + error);
-  text = comm.broadcast(text);
-  FileManifest m = FileManifest::decode(text);  // the same text on every rank: the same result
+  comm.agree<InputError>(error.empty(), "checkpoint '" + path + "': " + error);
+  return FileManifest::decode(comm.broadcast(text));  // the same text on every rank: the same result
+}
+
+}  // namespace
+
+FileManifest verify_file(const comm::Communicator& comm, const std::string& path) {
+  const FileManifest m = agreed_manifest(comm, path, true);
+  std::string error;
   try {
     std::uint64_t size = 0;
     Fd fd(open_regular(path, size));
@@ -355,25 +365,12 @@ FileManifest verify_file(const comm::Communicator& comm, const std::string& path
   } catch (const std::exception& e) {
     error = e.what();
   }
-  comm.agree<InputError>(error.empty(), prefix + error);
+  comm.agree<InputError>(error.empty(), "checkpoint '" + path + "': " + error);
   return m;
 }
 
 FileManifest peek_manifest(const comm::Communicator& comm, const std::string& path) {
-  std::string error, text;
-  if (comm.is_root()) {
-    try {
-      std::uint64_t size = 0;
-      Fd fd(open_regular(path, size));
-      const std::string head = read_head(fd.get(), size);
-      manifest_of_head(head, size);
-      text = head.substr(0, head.find('\0'));
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-  }
-  comm.agree<InputError>(error.empty(), "checkpoint '" + path + "': " + error);
-  return FileManifest::decode(comm.broadcast(text));
+  return agreed_manifest(comm, path, false);
 }
 
 }  // namespace spotrun::io

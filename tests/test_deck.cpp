@@ -63,34 +63,13 @@ void expect_same_values(const Deck& a, const Deck& b) {
   }
 }
 
-const char* k_custom_deck = R"(# a deck with a value for most keys
-[run]
-steps = 250
-thermo_every = 50
-output_dir = "runs/custom"
-
-[md]
-dt = 0.0025
-cutoff = 3
-skin = 0.25
-neighbor_every = 5
-neighbor_check = false
-ensemble = "langevin"
-temperature = 1.5
-damp = 1e-5
-seed = 9000000000000000000
-
-[md.pair]
-epsilon = 2
-sigma = 1.3
-shift = true
-
-[md.lattice]
-density = 0.8442
-cells = [6, 4, 5]
-temperature = 3.0
-seed = 1
-)";
+// tests/data/custom-deck.toml: a deck with a value for most keys (also a seed of the deck fuzz test).
+std::string custom_deck() {
+  std::ifstream in(std::string(SPOTRUN_TEST_DATA_DIR) + "/custom-deck.toml", std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
 
 }  // namespace
 
@@ -143,7 +122,7 @@ TEST(Deck, SchemaDefaultsMatchMdConfigDefaults) {
 }
 
 TEST(Deck, CustomValuesReachMdConfig) {
-  const auto c = spotrun::launcher::md_config_from_deck(valid(k_custom_deck));
+  const auto c = spotrun::launcher::md_config_from_deck(valid(custom_deck()));
   EXPECT_EQ(c.dt, 0.0025);
   EXPECT_EQ(c.cutoff, 3.0);
   EXPECT_EQ(c.neighbor_every, 5);
@@ -338,7 +317,8 @@ TEST(Deck, DurationKeysTakeSecondsOrHoursMinutesSeconds) {
 }
 
 TEST(Deck, ResolvedRoundTrips) {
-  for (const char* text : {"", k_custom_deck, "[run]\nsteps = 7\n[md.initial]\nlammps_data = \"data/lj.data\"\n"}) {
+  for (const std::string& text :
+       {std::string(), custom_deck(), std::string("[run]\nsteps = 7\n[md.initial]\nlammps_data = \"data/lj.data\"\n")}) {
     const Deck d = valid(text);
     const std::string r = d.resolved();
     SCOPED_TRACE("resolved deck:\n" + r);

@@ -67,35 +67,9 @@ std::vector<std::string> seed_decks() {
   std::sort(inputs.begin(), inputs.end());
   std::vector<std::string> seeds;
   for (const auto& p : inputs) seeds.push_back(read_text(p));
-  // tests/test_deck.cpp (a value for most keys, a data file, quotes and backslashes in a path).
-  seeds.push_back(R"(# a deck with a value for most keys
-[run]
-steps = 250
-thermo_every = 50
-output_dir = "runs/custom"
-
-[md]
-dt = 0.0025
-cutoff = 3
-skin = 0.25
-neighbor_every = 5
-neighbor_check = false
-ensemble = "langevin"
-temperature = 1.5
-damp = 1e-5
-seed = 9000000000000000000
-
-[md.pair]
-epsilon = 2
-sigma = 1.3
-shift = true
-
-[md.lattice]
-density = 0.8442
-cells = [6, 4, 5]
-temperature = 3.0
-seed = 1
-)");
+  // tests/data/custom-deck.toml (a value for most keys) and the other decks of tests/test_deck.cpp (a
+  // data file, quotes and backslashes in a path).
+  seeds.push_back(read_text(fs::path(SPOTRUN_TEST_DATA_DIR) / "custom-deck.toml"));
   seeds.push_back("[run]\nsteps = 7\n[md.initial]\nlammps_data = \"data/lj.data\"\n");
   seeds.push_back("[run]\noutput_dir = 'C:\\runs\\lj \"melt\"'\ntime_limit = \"01:02:03\"\n");
   // tests/cli/cli_test.sh good_deck and a checkpointing deck with a time limit.
