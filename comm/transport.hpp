@@ -14,6 +14,8 @@ class Transport {
  public:
   virtual ~Transport() = default;
   virtual std::string name() const = 0;
+  // One line for the run header: the backend and the memory it moves ("MPI, host buffers").
+  virtual std::string description() const { return name(); }
   // Sends send_bytes from send to rank dest while receiving recv_bytes from rank src into recv.
   // dest == src == own rank copies locally. Blocking.
   virtual void sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, std::size_t recv_bytes,
@@ -28,7 +30,7 @@ class Transport {
   virtual bool needs_host_buffers() const = 0;
 };
 
-// Makes the transport named by kind ("mpi"); throws InputError listing the known kinds.
+// Makes the transport named by kind ("auto", "mpi", "mpi-host"); throws InputError listing the known kinds.
 std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm);
 
 }  // namespace spotrun::comm

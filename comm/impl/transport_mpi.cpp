@@ -49,8 +49,8 @@ void TransportMpi::alltoallv(const void* send, const std::size_t* send_bytes, co
 namespace spotrun::comm {
 
 std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm) {
-  if (kind == "mpi") return std::make_unique<impl::TransportMpi>(comm);
-  throw InputError("transport '" + kind + "' is not known; allowed: \"mpi\"");
+  if (kind == "auto" || kind == "mpi" || kind == "mpi-host") return std::make_unique<impl::TransportMpi>(comm);
+  throw InputError("transport '" + kind + "' is not known; allowed: \"auto\", \"mpi\", \"mpi-host\"");
 }
 
 }  // namespace spotrun::comm
