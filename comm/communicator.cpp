@@ -1,6 +1,7 @@
 #include "communicator.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <stdexcept>
 
 namespace spotrun::comm {
@@ -61,6 +62,42 @@ void Communicator::sum_in_place(double* values, int count) const {
   SPOTRUN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE, MPI_SUM, m_comm));
 }
 void Communicator::barrier() const { SPOTRUN_MPI_CHECK(MPI_Barrier(m_comm)); }
+
+void Communicator::exchange_counts(const std::vector<int>& send_peers, const std::vector<std::uint64_t>& send_counts,
+                                   const std::vector<int>& recv_peers, std::vector<std::uint64_t>& recv_counts) const {
+  constexpr int k_tag = 7300;
+  recv_counts.assign(recv_peers.size(), 0);
+  std::vector<MPI_Request> requests(send_peers.size() + recv_peers.size());
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < recv_peers.size(); ++i)
+    SPOTRUN_MPI_CHECK(MPI_Irecv(&recv_counts[i], 1, MPI_UINT64_T, recv_peers[i], k_tag, m_comm, &requests[k++]));
+  for (std::size_t i = 0; i < send_peers.size(); ++i)
+    SPOTRUN_MPI_CHECK(MPI_Isend(&send_counts[i], 1, MPI_UINT64_T, send_peers[i], k_tag, m_comm, &requests[k++]));
+  if (!requests.empty())
+    SPOTRUN_MPI_CHECK(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+}
+
+std::vector<std::uint64_t> Communicator::alltoall(const std::vector<std::uint64_t>& counts) const {
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(m_size));
+  SPOTRUN_MPI_CHECK(MPI_Alltoall(counts.data(), 1, MPI_UINT64_T, out.data(), 1, MPI_UINT64_T, m_comm));
+  return out;
+}
+
+std::vector<std::int64_t> Communicator::all_gather(const std::vector<std::int64_t>& mine) const {
+  const int n = static_cast<int>(mine.size());
+  std::vector<int> counts(m_size), displs(m_size);
+  SPOTRUN_MPI_CHECK(MPI_Allgather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, m_comm));
+  std::int64_t total = 0;
+  for (int r = 0; r < m_size; ++r) {
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > INT_MAX) throw std::runtime_error("Communicator::all_gather: more than 2^31 values");
+  std::vector<std::int64_t> out(static_cast<std::size_t>(total));
+  SPOTRUN_MPI_CHECK(MPI_Allgatherv(mine.data(), n, MPI_INT64_T, out.data(), counts.data(), displs.data(), MPI_INT64_T,
+                                   m_comm));
+  return out;
+}
 
 std::string Communicator::broadcast(const std::string& text, int root) const {
   std::uint64_t n = text.size();

@@ -38,6 +38,16 @@ class Communicator {
   void sum_in_place(double* values, int count) const;
   void barrier() const;
 
+  // Host counts of an exchange (the sizes of the messages that follow): send_counts[k] goes to
+  // send_peers[k], recv_counts[k] arrives from recv_peers[k]; between two ranks the k-th count one sends
+  // the other is the k-th the other receives from it. A peer may be this rank itself.
+  void exchange_counts(const std::vector<int>& send_peers, const std::vector<std::uint64_t>& send_counts,
+                       const std::vector<int>& recv_peers, std::vector<std::uint64_t>& recv_counts) const;
+  // One count to and from every rank: out[r] is what rank r had in counts[this rank].
+  std::vector<std::uint64_t> alltoall(const std::vector<std::uint64_t>& counts) const;
+  // Every rank's values, concatenated in rank order (any number per rank).
+  std::vector<std::int64_t> all_gather(const std::vector<std::int64_t>& mine) const;
+
   // Broadcasts text from root to every rank.
   std::string broadcast(const std::string& text, int root = 0) const;
   // Gathers one string from each rank on every rank.

@@ -1,6 +1,7 @@
 #pragma once
 // A 3D Cartesian grid of ranks over a periodic orthogonal box: which rank owns which sub-box and who
 // its six neighbours are. Geometry only; no physics.
+#include <Kokkos_Macros.hpp>
 #include <array>
 #include <cmath>
 
@@ -18,10 +19,11 @@ struct Box3 {
 // Wraps coordinate x into the periodic interval [lo, hi), counting box crossings in image, so that
 // x + image * (hi - lo) is unchanged. A value a rounding error below lo whose image would round to hi
 // becomes lo with the image unchanged (it is at lo to within an ulp).
-inline void wrap_periodic(double& x, double lo, double hi, int& image) {
+// Callable in device kernels (migration runs on the device).
+KOKKOS_INLINE_FUNCTION void wrap_periodic(double& x, double lo, double hi, int& image) {
   if (x >= lo && x < hi) return;
   const double L = hi - lo;
-  const double shift = std::floor((x - lo) / L);
+  const double shift = ::floor((x - lo) / L);
   double y = x - shift * L;
   int img = image + static_cast<int>(shift);
   if (y >= hi) {  // (x - lo) / L rounded down across an integer

@@ -1,36 +1,89 @@
 #pragma once
-// The transport interface: moves bytes between ranks. It knows nothing about atoms or fields; packing
-// is done by the solver in its own memory space. Backends: Mpi (host memory, or device memory when MPI
-// is GPU-aware); an NCCL backend sits beside it in impl/.
+// The transport interface: moves the bytes of one exchange between ranks, in one call. It knows nothing
+// about atoms or fields: plans say what goes where, movers pack and unpack with Kokkos kernels in the
+// memory space of the data, and the transport moves the packed buffers (docs/comm.md):
+//
+//   plan (once per rebuild) -> pack (kernel) -> transport.exchange(batch) -> unpack (kernel)
+//
+// Backends live in impl/, one file each: MPI on host buffers (mpi-host; device data is staged through
+// host memory by the one staging wrapper in staging.hpp), MPI given the data where it lies (mpi:
+// GPU-aware MPI on a device build); an NCCL backend is one more file beside them.
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "communicator.hpp"
 
 namespace spotrun::comm {
 
+// Where the buffers of an exchange live.
+enum class Memory { host, device };
+// Which buffers a transport can move.
+enum class Accepts { host, device, either };
+inline bool accepts_memory(Accepts a, Memory m) {
+  return a == Accepts::either || (a == Accepts::host ? m == Memory::host : m == Memory::device);
+}
+
+// Every message of one exchange. Between two ranks, the k-th send of one to the other matches the k-th
+// receive of the other from it (the same order on both sides); sizes must agree (a plan exchanges
+// counts first). A message to or from this rank itself is allowed (a periodic image in a dimension of
+// one rank); movers usually copy those locally instead (see Transport::route_self()).
+struct Message {
+  int peer = 0;
+  void* data = nullptr;  // read for a send, written for a receive
+  std::size_t bytes = 0;
+};
+struct Batch {
+  Memory memory = Memory::host;  // where every buffer of the batch lives
+  std::vector<Message> sends, recvs;
+
+  void clear() {
+    sends.clear();
+    recvs.clear();
+  }
+  void send(int peer, const void* data, std::size_t bytes) { sends.push_back({peer, const_cast<void*>(data), bytes}); }
+  void recv(int peer, void* data, std::size_t bytes) { recvs.push_back({peer, data, bytes}); }
+  std::size_t send_bytes() const;
+  std::size_t recv_bytes() const;
+};
+
 class Transport {
  public:
   virtual ~Transport() = default;
+  // "mpi", "mpi-host", ...: the value of comm.transport that makes this transport.
   virtual std::string name() const = 0;
   // One line for the run header: the backend and the memory it moves ("MPI, host buffers").
-  virtual std::string description() const { return name(); }
-  // Sends send_bytes from send to rank dest while receiving recv_bytes from rank src into recv.
-  // dest == src == own rank copies locally. Blocking.
-  virtual void sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, std::size_t recv_bytes,
-                        int src, int tag) = 0;
-  // Exchanges one count (e.g. number of items to send) with the partners of a sendrecv.
-  virtual std::size_t sendrecv_count(std::size_t send_count, int dest, int src, int tag) = 0;
-  // All-to-all personalised exchange of bytes (the FFT transposes): rank r's block for rank q is
-  // send[send_displs[q] .. + send_bytes[q]) and arrives in recv[recv_displs[r] ..) on q. Collective.
-  virtual void alltoallv(const void* send, const std::size_t* send_bytes, const std::size_t* send_displs, void* recv,
-                         const std::size_t* recv_bytes, const std::size_t* recv_displs) = 0;
-  // Whether buffers passed in must be host memory (staged) or may be device memory.
-  virtual bool needs_host_buffers() const = 0;
+  virtual std::string description() const = 0;
+  virtual Accepts accepts() const = 0;
+  // True when exchange() is ordered on the caller's device stream (NCCL): the caller need not wait for
+  // its packing kernels first. False: the caller fences before exchange() (comm::exchange does).
+  virtual bool stream_ordered() const { return false; }
+  // Whether messages from a rank to itself go through exchange() too (a test option, so that a one-rank
+  // run exercises the real send and receive code); otherwise movers copy them locally.
+  virtual bool route_self() const { return false; }
+  // Posts every message of the batch and returns when all have been sent and received. `stream`: the
+  // native stream (cudaStream_t) of the execution-space instance that wrote the buffers, or nullptr.
+  // Collective among the peers of the batch. Throws std::runtime_error naming the failing call.
+  virtual void exchange(const Batch& batch, void* stream = nullptr) = 0;
+
+  // Bytes this transport has staged between device and host memory so far (0 for a transport that
+  // never stages), for the run summary's host-copy figures.
+  virtual std::size_t staged_bytes() const { return 0; }
 };
 
-// Makes the transport named by kind ("auto", "mpi", "mpi-host"); throws InputError listing the known kinds.
+struct TransportOptions {
+  std::string kind = "auto";  // "auto", "mpi", "mpi-host"
+  bool route_self = false;    // tests: messages to this rank itself go through the transport
+  bool force_staging = false; // tests: stage through host buffers even when the data is host memory
+};
+
+// The kinds make_transport() knows, for messages and the deck schema.
+const std::vector<std::string>& transport_kinds();
+// Makes the transport of `options.kind`; "auto" picks the best the build and the run allow (MPI given
+// the data where it lies on a host build or with GPU-aware MPI; MPI on host buffers with staging
+// otherwise). Throws InputError for an unknown kind or one this build or MPI library cannot provide.
+std::unique_ptr<Transport> make_transport(const TransportOptions& options, const Communicator& comm);
 std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm);
 
 }  // namespace spotrun::comm

@@ -15,6 +15,7 @@
 #include "memory_check.hpp"
 #include "output_lock.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
+#include "comm/copy_counter.hpp"
 #include "comm/transport.hpp"
 #include "stop.hpp"
 #include "io/input_file.hpp"
@@ -272,6 +273,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
 
 int run(const comm::Communicator& comm, const RunOptions& opt) {
   install_stop_handlers();
+  comm::start_counting_copies();
   set_signal_mode(SignalMode::exit_now, "reading the deck");
   Deck deck = load_deck(comm, opt.deck_path, opt.sets);
   std::string outdir = opt.output_dir;
@@ -374,6 +376,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
 
   comm.barrier();
   set_signal_mode(SignalMode::record, "the time loop");
+  const comm::CopyTally copies0 = comm::copies_between_spaces();
+  const std::size_t staged0 = transport->staged_bytes();
   const double t0 = MPI_Wtime();
   checkpoints.mark_started(t0);
   const std::int64_t first = solver->step_index();
@@ -407,6 +411,10 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   Kokkos::fence();
   const double loop = MPI_Wtime() - t0;
   const std::int64_t done = solver->step_index() - first;
+  // Data that left the solver's memory space in the loop (the slowest rank's): copies between memory
+  // spaces, and exchanges staged through host memory.
+  const double copied = comm.max(static_cast<double>(comm::copies_between_spaces().bytes - copies0.bytes));
+  const double staged = comm.max(static_cast<double>(transport->staged_bytes() - staged0));
   int code = k_exit_finished;
   if (stop_reason) {
     set_signal_mode(SignalMode::stopping, "writing the stop checkpoint");
@@ -434,6 +442,11 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
       std::printf("Performance: %.6g %s/s\n", solver->work_per_step() * static_cast<double>(done) / loop,
                   solver->work_unit().c_str());
     for (const auto& l : lines) std::printf("%s\n", l.c_str());
+    if (done > 0)
+      std::printf("Memory traffic per step: %.6g bytes between memory spaces, %.6g bytes staged through host memory "
+                  "by the transport (slowest rank)%s\n",
+                  copied / static_cast<double>(done), staged / static_cast<double>(done),
+                  comm::counting_copies() ? "" : " (copies not counted: a Kokkos tool owns the callbacks)");
     const double wall = MPI_Wtime() - opt.start_wtime;
     std::printf("Checkpoints: %d written, %d failed, %.3g s in total (%.2g%% of %.3g s)\n", checkpoints.written(),
                 checkpoints.failed(), checkpoints.total_seconds(), 100.0 * checkpoints.total_seconds() / wall, wall);

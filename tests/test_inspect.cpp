@@ -138,6 +138,8 @@ TEST_F(Inspect, AMissingDatasetIsRefusedLikeAResume) {
   EXPECT_TRUE(io::verify_checkpoint(test::world(), p).ok);
   std::string report;
   EXPECT_EQ(inspect(p, report), 2);
-  if (test::is_root()) EXPECT_HAS(report, "dataset '/md/v' is missing");
+  if (test::is_root()) {
+    EXPECT_HAS(report, "dataset '/md/v' is missing");
+  }
   EXPECT_HAS(resume_error(p), "dataset '/md/v' is missing");
 }

@@ -1,56 +1,60 @@
 #include "transport_mpi.hpp"
 
+#include <algorithm>
 #include <climits>
-#include <cstring>
 #include <stdexcept>
 
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>
+#endif
+
 namespace spotrun::comm::impl {
+namespace {
 
-void TransportMpi::sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, std::size_t recv_bytes,
-                            int src, int tag) {
-  if (dest == m_comm.rank() && src == m_comm.rank()) {
-    if (send_bytes != recv_bytes) throw std::logic_error("TransportMpi::sendrecv: self exchange with unequal sizes");
-    if (send_bytes > 0 && send != recv) std::memcpy(recv, send, send_bytes);
-    return;
-  }
-  if (send_bytes > static_cast<std::size_t>(INT_MAX) || recv_bytes > static_cast<std::size_t>(INT_MAX))
-    throw std::runtime_error("TransportMpi::sendrecv: message larger than 2 GiB");
-  SPOTRUN_MPI_CHECK(MPI_Sendrecv(send, static_cast<int>(send_bytes), MPI_BYTE, dest, tag, recv,
-                                 static_cast<int>(recv_bytes), MPI_BYTE, src, tag, m_comm.mpi(), MPI_STATUS_IGNORE));
+// One MPI message carries at most this many bytes (counts are int); larger ones go in pieces, matched
+// in order (MPI does not let messages of one sender, tag and communicator overtake each other).
+constexpr std::size_t k_piece = std::size_t(1) << 30;
+constexpr int k_tag = 7301;
+
+}  // namespace
+
+bool mpi_is_gpu_aware() {
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
 }
 
-std::size_t TransportMpi::sendrecv_count(std::size_t send_count, int dest, int src, int tag) {
-  std::uint64_t out = send_count, in = 0;
-  if (dest == m_comm.rank() && src == m_comm.rank()) return send_count;
-  SPOTRUN_MPI_CHECK(MPI_Sendrecv(&out, 1, MPI_UINT64_T, dest, tag, &in, 1, MPI_UINT64_T, src, tag, m_comm.mpi(),
-                                 MPI_STATUS_IGNORE));
-  return in;
+TransportMpi::TransportMpi(const Communicator& comm, Accepts accepts, bool route_self)
+    : m_comm(comm), m_accepts(accepts), m_route_self(route_self) {}
+
+std::string TransportMpi::description() const {
+  return m_accepts == Accepts::host ? "MPI point-to-point on host buffers"
+                                    : "MPI point-to-point on the buffers where they lie (GPU-aware on a device build)";
 }
 
-void TransportMpi::alltoallv(const void* send, const std::size_t* send_bytes, const std::size_t* send_displs,
-                             void* recv, const std::size_t* recv_bytes, const std::size_t* recv_displs) {
-  const int n = m_comm.size();
-  const std::size_t* in[4] = {send_bytes, send_displs, recv_bytes, recv_displs};
-  for (int k = 0; k < 4; ++k) {
-    m_counts[k].resize(n);
-    for (int r = 0; r < n; ++r) {
-      // Counts and displacements of MPI_Alltoallv are int: larger exchanges need a chunked path.
-      if (in[k][r] > static_cast<std::size_t>(INT_MAX))
-        throw std::runtime_error("TransportMpi::alltoallv: block larger than 2 GiB");
-      m_counts[k][r] = static_cast<int>(in[k][r]);
+void TransportMpi::exchange(const Batch& batch, void*) {
+  if (!accepts_memory(m_accepts, batch.memory))
+    throw std::logic_error("transport " + name() + " given device buffers: stage them (comm::StagedTransport)");
+  m_requests.clear();
+  // Receives first, so that every message finds its buffer posted. Empty messages are not sent: both
+  // sides know their sizes, so both skip them.
+  for (const auto& m : batch.recvs)
+    for (std::size_t done = 0; done < m.bytes; done += k_piece) {
+      m_requests.emplace_back();
+      SPOTRUN_MPI_CHECK(MPI_Irecv(static_cast<char*>(m.data) + done, static_cast<int>(std::min(k_piece, m.bytes - done)),
+                                  MPI_BYTE, m.peer, k_tag, m_comm.mpi(), &m_requests.back()));
     }
-  }
-  SPOTRUN_MPI_CHECK(MPI_Alltoallv(send, m_counts[0].data(), m_counts[1].data(), MPI_BYTE, recv, m_counts[2].data(),
-                                  m_counts[3].data(), MPI_BYTE, m_comm.mpi()));
+  for (const auto& m : batch.sends)
+    for (std::size_t done = 0; done < m.bytes; done += k_piece) {
+      m_requests.emplace_back();
+      SPOTRUN_MPI_CHECK(MPI_Isend(static_cast<const char*>(m.data) + done,
+                                  static_cast<int>(std::min(k_piece, m.bytes - done)), MPI_BYTE, m.peer, k_tag,
+                                  m_comm.mpi(), &m_requests.back()));
+    }
+  if (!m_requests.empty())
+    SPOTRUN_MPI_CHECK(MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE));
 }
 
 }  // namespace spotrun::comm::impl
-
-namespace spotrun::comm {
-
-std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm) {
-  if (kind == "auto" || kind == "mpi" || kind == "mpi-host") return std::make_unique<impl::TransportMpi>(comm);
-  throw InputError("transport '" + kind + "' is not known; allowed: \"auto\", \"mpi\", \"mpi-host\"");
-}
-
-}  // namespace spotrun::comm

@@ -1,25 +1,33 @@
 #pragma once
+// MPI backend of the transport: every message of a batch posted with MPI_Irecv / MPI_Isend, then one
+// MPI_Waitall. Host buffers (mpi-host), or the buffers where they lie (mpi: GPU-aware MPI, which takes
+// device pointers).
+#include <mpi.h>
+
 #include <vector>
 
 #include "../transport.hpp"
 
 namespace spotrun::comm::impl {
 
-// Point-to-point exchange over MPI_Sendrecv on host buffers.
 class TransportMpi final : public Transport {
  public:
-  explicit TransportMpi(const Communicator& comm) : m_comm(comm) {}
-  std::string name() const override { return "mpi"; }
-  void sendrecv(const void* send, std::size_t send_bytes, int dest, void* recv, std::size_t recv_bytes, int src,
-                int tag) override;
-  std::size_t sendrecv_count(std::size_t send_count, int dest, int src, int tag) override;
-  void alltoallv(const void* send, const std::size_t* send_bytes, const std::size_t* send_displs, void* recv,
-                 const std::size_t* recv_bytes, const std::size_t* recv_displs) override;
-  bool needs_host_buffers() const override { return true; }
+  // accepts: Accepts::host (mpi-host) or Accepts::either (mpi: the library takes device memory too).
+  TransportMpi(const Communicator& comm, Accepts accepts, bool route_self);
+  std::string name() const override { return m_accepts == Accepts::host ? "mpi-host" : "mpi"; }
+  std::string description() const override;
+  Accepts accepts() const override { return m_accepts; }
+  bool route_self() const override { return m_route_self; }
+  void exchange(const Batch& batch, void* stream) override;
 
  private:
   const Communicator& m_comm;
-  std::vector<int> m_counts[4];  // scratch: send counts, send displs, recv counts, recv displs
+  Accepts m_accepts;
+  bool m_route_self;
+  std::vector<MPI_Request> m_requests;  // kept: no allocation per exchange in steady state
 };
+
+// Whether the MPI library takes device (CUDA) pointers: Open MPI's MPIX_Query_cuda_support().
+bool mpi_is_gpu_aware();
 
 }  // namespace spotrun::comm::impl

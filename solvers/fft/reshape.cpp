@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "comm/exchange.hpp"
+
 namespace spotrun::fft {
 namespace {
 
@@ -86,49 +88,34 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
   const std::string base(label);
   // Every block travels in the storage order of the destination layouts (one order for all ranks).
   const auto& order = m_plan.out.order;
-  for (const auto& b : m_plan.sends) m_pack.push_back(make_copy(b.box, m_plan.in, order, nullptr, b.offset));
-  for (const auto& b : m_plan.recvs) m_unpack.push_back(make_unpack(b.box, b.offset, m_plan.out));
+  auto sends = m_plan.sends;
+  auto recvs = m_plan.recvs;
+  std::size_t send_total = m_plan.send_total, recv_total = m_plan.recv_total;
   m_has_self = !m_plan.self.empty();
+  if (m_has_self && m_transport.route_self()) {
+    // The own block as one more message, to this rank itself, at the end of the buffers.
+    sends.push_back({m_plan.rank, m_plan.self, send_total});
+    recvs.push_back({m_plan.rank, m_plan.self, recv_total});
+    send_total += m_plan.self.count();
+    recv_total += m_plan.self.count();
+    m_has_self = false;
+  }
   if (m_has_self) m_self = make_copy(m_plan.self, m_plan.in, order, &m_plan.out, 0);
+  for (const auto& b : sends) m_pack.push_back(make_copy(b.box, m_plan.in, order, nullptr, b.offset));
+  for (const auto& b : recvs) m_unpack.push_back(make_unpack(b.box, b.offset, m_plan.out));
 
-  m_send = Kokkos::View<T*, MemSpace>(base + "::send", m_plan.send_total);
-  m_recv = Kokkos::View<T*, MemSpace>(base + "::recv", m_plan.recv_total);
-  m_staged = !k_host_accessible && m_transport.needs_host_buffers();
-  if (m_staged) {
-    m_host_send = Kokkos::View<T*, Kokkos::HostSpace>(base + "::host_send", m_plan.send_total);
-    m_host_recv = Kokkos::View<T*, Kokkos::HostSpace>(base + "::host_recv", m_plan.recv_total);
-  }
-  const auto n = static_cast<std::size_t>(m_plan.nranks);
-  m_send_bytes.assign(n, 0);
-  m_send_displs.assign(n, 0);
-  m_recv_bytes.assign(n, 0);
-  m_recv_displs.assign(n, 0);
-  for (const auto& b : m_plan.sends) {
-    m_send_bytes[b.rank] = b.box.count() * sizeof(T);
-    m_send_displs[b.rank] = b.offset * sizeof(T);
-  }
-  for (const auto& b : m_plan.recvs) {
-    m_recv_bytes[b.rank] = b.box.count() * sizeof(T);
-    m_recv_displs[b.rank] = b.offset * sizeof(T);
-  }
+  m_send = Kokkos::View<T*, MemSpace>(base + "::send", send_total);
+  m_recv = Kokkos::View<T*, MemSpace>(base + "::recv", recv_total);
+  m_batch.memory = comm::memory_of<MemSpace>();
+  for (const auto& b : sends) m_batch.send(b.rank, m_send.data() + b.offset, b.box.count() * sizeof(T));
+  for (const auto& b : recvs) m_batch.recv(b.rank, m_recv.data() + b.offset, b.box.count() * sizeof(T));
 }
 
 template <class T>
 void Reshape<T>::execute(const T* in, T* out) {
   for (const auto& m : m_pack) impl::copy_block("fft::reshape::pack", in, m_send.data(), m);
   if (m_has_self) impl::copy_block("fft::reshape::copy_own", in, out, m_self);
-  if (m_plan.nranks > 1) {
-    Kokkos::fence();
-    if (m_staged) {
-      Kokkos::deep_copy(m_host_send, m_send);
-      m_transport.alltoallv(m_host_send.data(), m_send_bytes.data(), m_send_displs.data(), m_host_recv.data(),
-                            m_recv_bytes.data(), m_recv_displs.data());
-      Kokkos::deep_copy(m_recv, m_host_recv);
-    } else {
-      m_transport.alltoallv(m_send.data(), m_send_bytes.data(), m_send_displs.data(), m_recv.data(),
-                            m_recv_bytes.data(), m_recv_displs.data());
-    }
-  }
+  if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());
   for (const auto& m : m_unpack) impl::copy_block("fft::reshape::unpack", m_recv.data(), out, m);
 }
 

@@ -1,8 +1,9 @@
 #pragma once
-// Executes a ReshapePlan: packs the blocks for other ranks (Kokkos kernels in the memory space of the
-// views), exchanges them with one Transport::alltoallv, and unpacks what arrives. Buffers (and host
-// staging buffers when the transport needs host memory but the views live on a device) are allocated
-// once, in the constructor; execute() allocates nothing.
+// Executes a ReshapePlan (the mover of the FFT transposes, docs/comm.md): packs the blocks for other
+// ranks (Kokkos kernels in the memory space of the views), exchanges them with one transport batch, and
+// unpacks what arrives. Buffers and the batch are made once, in the constructor; execute() allocates
+// nothing. Staging through host memory, where the transport needs it, is the transport's (staging.hpp).
+// The rank's own block is copied directly, unless the transport routes self-messages (tests).
 #include <cstddef>
 #include <vector>
 
@@ -40,11 +41,9 @@ class Reshape {
   comm::Transport& m_transport;
   std::vector<impl::BlockCopy> m_pack, m_unpack;
   impl::BlockCopy m_self;
-  bool m_has_self = false;
+  bool m_has_self = false;  // copied directly
   Kokkos::View<T*, MemSpace> m_send, m_recv;
-  Kokkos::View<T*, Kokkos::HostSpace> m_host_send, m_host_recv;
-  bool m_staged = false;
-  std::vector<std::size_t> m_send_bytes, m_send_displs, m_recv_bytes, m_recv_displs;
+  comm::Batch m_batch;
 };
 
 extern template class Reshape<double>;

@@ -101,7 +101,6 @@ FluidSolver::FluidSolver(const FluidConfig& config, const comm::Communicator& co
   const SpectralIndex si = spectral_index();
   for (int d = 0; d < 3; ++d) {
     m_decay[d] = Kokkos::View<double*, fft::MemSpace>("fluid::decay", nc[d]);
-    m_decay_host[d] = Kokkos::create_mirror_view(m_decay[d]);
     m_k[d] = Kokkos::View<double*, fft::MemSpace>("fluid::wavenumber", nc[d]);
     m_keep[d] = Kokkos::View<double*, fft::MemSpace>("fluid::keep", nc[d]);
     auto hk = Kokkos::create_mirror_view(m_k[d]);
@@ -131,7 +130,7 @@ SpectralIndex FluidSolver::spectral_index() const {
 }
 
 void FluidSolver::to_spectral(const Field3& u, SpectralField3& uhat) {
-  for (int c = 0; c < 3; ++c) m_fft->forward(&u(c, 0), row(uhat, c));
+  for (int c = 0; c < 3; ++c) m_fft->forward(row(u, c), row(uhat, c));
   const SpectralIndex si = spectral_index();
   const double scale = m_fft->scale();
   auto v = uhat;
@@ -149,7 +148,7 @@ void FluidSolver::to_spectral(const Field3& u, SpectralField3& uhat) {
 }
 
 double FluidSolver::velocity_max(const SpectralField3& uhat) {
-  for (int c = 0; c < 3; ++c) m_fft->backward(&uhat(c, 0), row(m_u, c));
+  for (int c = 0; c < 3; ++c) m_fft->backward(row(uhat, c), row(m_u, c));
   const double inv_dx[3] = {m_cfg.n[0] / k_two_pi, m_cfg.n[1] / k_two_pi, m_cfg.n[2] / k_two_pi};
   const double ix = inv_dx[0], iy = inv_dx[1], iz = inv_dx[2];
   auto u = m_u;
@@ -185,7 +184,7 @@ void FluidSolver::vorticity(const SpectralField3& uhat) {
 }
 
 double FluidSolver::lamb_vector(const SpectralField3& uhat_s, bool want_umax) {
-  for (int c = 0; c < 3; ++c) m_fft->backward(&uhat_s(c, 0), row(m_u, c));
+  for (int c = 0; c < 3; ++c) m_fft->backward(row(uhat_s, c), row(m_u, c));
   for (int c = 0; c < 3; ++c) m_fft->backward(row(m_work, c), row(m_w, c));
 
   auto u = m_u;
@@ -224,13 +223,14 @@ double FluidSolver::lamb_vector(const SpectralField3& uhat_s, bool want_umax) {
 
 void FluidSolver::update_decay(double h) {
   if (h == m_decay_h) return;
-  const auto& nc = m_fft->geometry().nc;
+  // On the device (with an adaptive step this runs every step: no host round trip).
+  const double nu = m_cfg.viscosity;
   for (int d = 0; d < 3; ++d) {
-    for (int i = 0; i < nc[d]; ++i) {
-      const double k = derivative_wavenumber(i, m_cfg.n[d]);
-      m_decay_host[d](i) = std::exp(-m_cfg.viscosity * k * k * 0.5 * h);
-    }
-    Kokkos::deep_copy(m_decay[d], m_decay_host[d]);
+    auto k = m_k[d];
+    auto decay = m_decay[d];
+    Kokkos::parallel_for(
+        "fluid::decay", fft::Policy(0, decay.extent(0)),
+        KOKKOS_LAMBDA(std::size_t i) { decay(i) = ::exp(-nu * k(i) * k(i) * 0.5 * h); });
   }
   m_decay_h = h;
 }

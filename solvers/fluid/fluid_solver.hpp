@@ -114,8 +114,12 @@ class FluidSolver final : public Solver {
   void update_decay(double h);
   void check_cfl(double umax, bool at_setup) const;
   SpectralIndex spectral_index() const;
-  fft::Complex* row(SpectralField3& v, int c) { return &v(c, 0); }
-  double* row(Field3& v, int c) { return &v(c, 0); }
+  // Component c of a (3, n) field: a pointer computed from data(), never an element access on the host
+  // (the view may live on a device).
+  template <class View>
+  static auto* row(const View& v, int c) {
+    return v.data() + static_cast<std::size_t>(c) * v.stride(0);
+  }
 
   FluidConfig m_cfg;
   const comm::Communicator& m_comm;
@@ -132,7 +136,6 @@ class FluidSolver final : public Solver {
   // exp(-nu k_d^2 h / 2) for the step size m_decay_h (the integrating factor is their product).
   Kokkos::View<double*, fft::MemSpace> m_k[3], m_keep[3];
   Kokkos::View<double*, fft::MemSpace> m_decay[3];
-  typename Kokkos::View<double*, fft::MemSpace>::HostMirror m_decay_host[3];
   double m_decay_h = -1;
 
   // Redistribution to and from x-plane blocks (checkpoints, field output): made on first use.

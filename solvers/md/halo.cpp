@@ -1,22 +1,47 @@
 #include "halo.hpp"
 
-#include <cmath>
+#include <cstdint>
+
+#include "comm/exchange.hpp"
 
 namespace spotrun::md {
 namespace {
 
 template <class View>
 void ensure(View& v, std::size_t n) {
-  if (v.extent(0) < n) v = View(v.label(), n + n / 4 + 64);
+  if (v.extent(0) < n) v = View(Kokkos::view_alloc(v.label(), Kokkos::WithoutInitializing), n + n / 4 + 64);
 }
 
-constexpr int k_pack_ghost = 5;    // x y z type id
-constexpr int k_pack_migrate = 11; // x y z vx vy vz id type ix iy iz
+constexpr int k_pack_ghost = 5;     // x y z type id
+constexpr int k_pack_position = 3;  // x y z
+constexpr int k_pack_migrate = 11;  // x y z vx vy vz id type ix iy iz
+
+// Finite (neither infinite nor NaN), in a form every device compiler takes.
+KOKKOS_INLINE_FUNCTION bool is_finite(double v) { return v - v == 0.0; }
+
+using Range = std::pair<std::size_t, std::size_t>;
+
+// Writes one packed migration record (k_pack_migrate doubles) into atom slot `to`.
+struct MigrationRecord {
+  Vec3View x, v;
+  IdView id;
+  IntView type;
+  Int3View image;
+  KOKKOS_INLINE_FUNCTION void operator()(const double* r, int to) const {
+    for (int c = 0; c < 3; ++c) {
+      x(to, c) = r[c];
+      v(to, c) = r[3 + c];
+      image(to, c) = static_cast<int>(r[8 + c]);
+    }
+    id(to) = static_cast<std::int64_t>(r[6]);
+    type(to) = static_cast<int>(r[7]);
+  }
+};
 
 }  // namespace
 
-Halo::Halo(const comm::ProcessGrid& grid, comm::Transport& transport, double cutneigh)
-    : m_grid(grid), m_transport(transport), m_cutneigh(cutneigh) {
+Halo::Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::Transport& transport, double cutneigh)
+    : m_comm(comm), m_grid(grid), m_transport(transport), m_cutneigh(cutneigh) {
   for (int d = 0; d < 3; ++d)
     for (int dir = 0; dir < 2; ++dir) {
       Swap s;
@@ -28,236 +53,336 @@ Halo::Halo(const comm::ProcessGrid& grid, comm::Transport& transport, double cut
       s.shift = grid.at_boundary(d, dir) ? (dir == 0 ? L : -L) : 0.0;
       m_swaps.push_back(s);
     }
+  m_batch.memory = comm::memory_of<MemSpace>();
 }
 
-void Halo::exchange(const DoubleView& send, std::size_t send_count, int dest, DoubleView& recv, std::size_t recv_count,
-                    int src, int tag) {
-  ensure(recv, recv_count);
-  constexpr bool host_ok = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-  if (host_ok || !m_transport.needs_host_buffers()) {
-    m_transport.sendrecv(send.data(), send_count * sizeof(double), dest, recv.data(), recv_count * sizeof(double), src,
-                         tag);
-    return;
+void Halo::exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& send_first,
+                        const std::array<std::size_t, 2>& recv_first, const std::array<std::size_t, 2>& nsend,
+                        const std::array<std::size_t, 2>& nrecv) {
+  const bool route_self = m_transport.route_self();
+  m_batch.clear();
+  for (int k = 0; k < 2; ++k) {
+    const Swap& s = m_swaps[2 * d + k];
+    const std::size_t sn = nsend[k] * per_atom, rn = nrecv[k] * per_atom;
+    if (s.send_rank == m_grid.rank() && !route_self) {
+      // A periodic image of this rank's own atoms: copied in the atoms' memory space.
+      Kokkos::deep_copy(Kokkos::subview(m_recv, Range(recv_first[k], recv_first[k] + rn)),
+                        Kokkos::subview(m_send, Range(send_first[k], send_first[k] + sn)));
+      continue;
+    }
+    m_batch.send(s.send_rank, m_send.data() + send_first[k], sn * sizeof(double));
+    m_batch.recv(s.recv_rank, m_recv.data() + recv_first[k], rn * sizeof(double));
   }
-  ensure(m_host_send, send_count);
-  ensure(m_host_recv, recv_count);
-  Kokkos::deep_copy(Kokkos::subview(m_host_send, std::pair<std::size_t, std::size_t>(0, send_count)),
-                    Kokkos::subview(send, std::pair<std::size_t, std::size_t>(0, send_count)));
-  m_transport.sendrecv(m_host_send.data(), send_count * sizeof(double), dest, m_host_recv.data(),
-                       recv_count * sizeof(double), src, tag);
-  Kokkos::deep_copy(Kokkos::subview(recv, std::pair<std::size_t, std::size_t>(0, recv_count)),
-                    Kokkos::subview(m_host_recv, std::pair<std::size_t, std::size_t>(0, recv_count)));
+  if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());
 }
 
 int Halo::migrate(AtomStore& atoms) {
-  // Runs at re-neighbouring only; the selection is done on host copies (no-ops on host backends).
   const auto& box = m_grid.global_box();
   const auto& sub = m_grid.sub_box();
-  auto hx = Kokkos::create_mirror_view(atoms.x);
-  auto hv = Kokkos::create_mirror_view(atoms.v);
-  auto hid = Kokkos::create_mirror_view(atoms.id);
-  auto htype = Kokkos::create_mirror_view(atoms.type);
-  auto himage = Kokkos::create_mirror_view(atoms.image);
-  Kokkos::deep_copy(hx, atoms.x);
-  Kokkos::deep_copy(hv, atoms.v);
-  Kokkos::deep_copy(hid, atoms.id);
-  Kokkos::deep_copy(htype, atoms.type);
-  Kokkos::deep_copy(himage, atoms.image);
+  const auto& dims = m_grid.dims();
   int nlocal = atoms.nlocal;
 
   // Dimensions with one rank: wrap into the periodic box here. Others wrap when an atom crosses the
   // periodic boundary on its way to the neighbour (below), so the direction it moved is kept.
   int nonfinite = 0;
-  for (int i = 0; i < nlocal; ++i) {
-    bool finite = true;
-    for (int d = 0; d < 3; ++d) finite = finite && std::isfinite(hx(i, d)) && std::isfinite(hv(i, d));
-    if (!finite) ++nonfinite;
-    for (int d = 0; d < 3; ++d) {
-      double x = hx(i, d);
-      int img = himage(i, d);
-      if (!std::isfinite(x)) {
-        // Left as it is (no image arithmetic on it): the caller's checks report it.
-      } else if (m_grid.dims()[d] == 1) {
-        comm::wrap_periodic(x, box.lo[d], box.hi[d], img);
-      } else if (x < box.lo[d] && x + box.length(d) >= box.hi[d]) {
-        x = box.lo[d];  // below lo by a rounding error only: it stays on this side, image unchanged
-      }
-      hx(i, d) = x;
-      himage(i, d) = img;
-    }
+  {
+    auto x = atoms.x;
+    auto v = atoms.v;
+    auto image = atoms.image;
+    const double lo[3] = {box.lo[0], box.lo[1], box.lo[2]}, hi[3] = {box.hi[0], box.hi[1], box.hi[2]};
+    const double len[3] = {box.length(0), box.length(1), box.length(2)};
+    const bool alone[3] = {dims[0] == 1, dims[1] == 1, dims[2] == 1};
+    Kokkos::parallel_reduce(
+        "md::halo::wrap", Policy(0, nlocal),
+        KOKKOS_LAMBDA(int i, int& bad) {
+          bool finite = true;
+          for (int d = 0; d < 3; ++d) finite = finite && is_finite(x(i, d)) && is_finite(v(i, d));
+          if (!finite) ++bad;
+          for (int d = 0; d < 3; ++d) {
+            double xd = x(i, d);
+            int img = image(i, d);
+            if (!is_finite(xd)) {
+              // Left as it is (no image arithmetic on it): the caller's checks report it.
+            } else if (alone[d]) {
+              comm::wrap_periodic(xd, lo[d], hi[d], img);
+            } else if (xd < lo[d] && xd + len[d] >= hi[d]) {
+              xd = lo[d];  // below lo by a rounding error only: it stays on this side, image unchanged
+            }
+            x(i, d) = xd;
+            image(i, d) = img;
+          }
+        },
+        nonfinite);
   }
 
-  std::vector<double> out[2];
-  std::vector<double> in;
   for (int d = 0; d < 3; ++d) {
-    if (m_grid.dims()[d] == 1) continue;
-    out[0].clear();
-    out[1].clear();
-    int keep = 0;
-    for (int i = 0; i < nlocal; ++i) {
-      int dir = hx(i, d) < sub.lo[d] ? 0 : (hx(i, d) >= sub.hi[d] ? 1 : -1);
-      if (dir < 0) {
-        if (keep != i) {
-          for (int k = 0; k < 3; ++k) {
-            hx(keep, k) = hx(i, k);
-            hv(keep, k) = hv(i, k);
-            himage(keep, k) = himage(i, k);
+    if (dims[d] == 1) continue;
+    // The plan of this dimension: each owned atom stays (-1) or leaves downwards (0) or upwards (1).
+    ensure(m_code, static_cast<std::size_t>(nlocal));
+    auto code = m_code;
+    auto x = atoms.x;
+    auto v = atoms.v;
+    auto id = atoms.id;
+    auto type = atoms.type;
+    auto image = atoms.image;
+    const double slo = sub.lo[d], shi = sub.hi[d];
+    Kokkos::parallel_for(
+        "md::halo::migrate_plan", Policy(0, nlocal),
+        KOKKOS_LAMBDA(int i) { code(i) = x(i, d) < slo ? 0 : (x(i, d) >= shi ? 1 : -1); });
+
+    // Pack the atoms that stay into m_keep, in their order.
+    ensure(m_keep, static_cast<std::size_t>(nlocal) * k_pack_migrate);
+    auto keep = m_keep;
+    int nkeep = 0;
+    Kokkos::parallel_scan(
+        "md::halo::migrate_keep", Policy(0, nlocal),
+        KOKKOS_LAMBDA(int i, int& offset, bool final) {
+          if (code(i) >= 0) return;
+          if (final) {
+            double* r = &keep(static_cast<std::size_t>(offset) * k_pack_migrate);
+            for (int c = 0; c < 3; ++c) {
+              r[c] = x(i, c);
+              r[3 + c] = v(i, c);
+              r[8 + c] = image(i, c);
+            }
+            r[6] = static_cast<double>(id(i));
+            r[7] = type(i);
           }
-          hid(keep) = hid(i);
-          htype(keep) = htype(i);
-        }
-        ++keep;
-        continue;
-      }
-      double p[3] = {hx(i, 0), hx(i, 1), hx(i, 2)};
-      int img[3] = {himage(i, 0), himage(i, 1), himage(i, 2)};
-      if (m_grid.at_boundary(d, dir) && std::isfinite(p[d]))
-        comm::wrap_periodic(p[d], box.lo[d], box.hi[d], img[d]);  // crossing it (an infinite one is lost)
-      auto& o = out[dir];
-      o.insert(o.end(), {p[0], p[1], p[2], hv(i, 0), hv(i, 1), hv(i, 2), static_cast<double>(hid(i)),
-                         static_cast<double>(htype(i)), static_cast<double>(img[0]), static_cast<double>(img[1]),
-                         static_cast<double>(img[2])});
-    }
-    nlocal = keep;
-    for (int dir = 0; dir < 2; ++dir) {
-      int dest = m_grid.neighbor(d, dir), src = m_grid.neighbor(d, 1 - dir);
-      std::size_t n_in = m_transport.sendrecv_count(out[dir].size(), dest, src, 100 + 2 * d + dir);
-      in.resize(n_in);
-      m_transport.sendrecv(out[dir].data(), out[dir].size() * sizeof(double), dest, in.data(), n_in * sizeof(double), src,
-                           200 + 2 * d + dir);
-      int nin = static_cast<int>(n_in / k_pack_migrate);
-      if (nlocal + nin > static_cast<int>(hx.extent(0))) {
-        atoms.reserve(nlocal + nin);
-        Kokkos::resize(hx, atoms.capacity());
-        Kokkos::resize(hv, atoms.capacity());
-        Kokkos::resize(hid, atoms.capacity());
-        Kokkos::resize(htype, atoms.capacity());
-        Kokkos::resize(himage, atoms.capacity());
-      }
-      for (int a = 0; a < nin; ++a) {
-        const double* p = &in[static_cast<std::size_t>(a) * k_pack_migrate];
-        if (p[d] < sub.lo[d] || p[d] >= sub.hi[d]) continue;  // moved more than one sub-box: lost
-        for (int k = 0; k < 3; ++k) {
-          hx(nlocal, k) = p[k];
-          hv(nlocal, k) = p[3 + k];
-          himage(nlocal, k) = static_cast<int>(p[8 + k]);
-        }
-        hid(nlocal) = static_cast<std::int64_t>(p[6]);
-        htype(nlocal) = static_cast<int>(p[7]);
-        ++nlocal;
-      }
-    }
+          ++offset;
+        },
+        nkeep);
+    // Pack the leaving atoms into m_send, those going down first, each group in the order of the atoms,
+    // wrapped into the periodic box where they cross its boundary. The scan counts both groups at once:
+    // down in the low 32 bits, up in the high ones.
+    const std::int64_t nleave = nlocal - nkeep;
+    ensure(m_send, static_cast<std::size_t>(nleave) * k_pack_migrate);
+    auto send = m_send;
+    const bool wraps[2] = {m_grid.at_boundary(d, 0), m_grid.at_boundary(d, 1)};
+    const double blo = box.lo[d], bhi = box.hi[d];
+    std::int64_t down_up = 0;
+    Kokkos::parallel_reduce(
+        "md::halo::migrate_count", Policy(0, nlocal),
+        KOKKOS_LAMBDA(int i, std::int64_t& n) {
+          if (code(i) >= 0) n += code(i) == 0 ? 1 : (std::int64_t(1) << 32);
+        },
+        down_up);
+    const std::int64_t n0 = down_up & 0xffffffff, n1 = down_up >> 32;
+    Kokkos::parallel_scan(
+        "md::halo::migrate_pack", Policy(0, nlocal), KOKKOS_LAMBDA(int i, std::int64_t& offset, bool final) {
+          const int dir = code(i);
+          if (dir < 0) return;
+          if (final) {
+            const std::int64_t slot = dir == 0 ? (offset & 0xffffffff) : n0 + (offset >> 32);
+            double p[3] = {x(i, 0), x(i, 1), x(i, 2)};
+            int img[3] = {image(i, 0), image(i, 1), image(i, 2)};
+            if (wraps[dir] && is_finite(p[d])) comm::wrap_periodic(p[d], blo, bhi, img[d]);  // crossing it
+            double* r = &send(static_cast<std::size_t>(slot) * k_pack_migrate);
+            for (int c = 0; c < 3; ++c) {
+              r[c] = p[c];
+              r[3 + c] = v(i, c);
+              r[8 + c] = img[c];
+            }
+            r[6] = static_cast<double>(id(i));
+            r[7] = type(i);
+          }
+          offset += dir == 0 ? 1 : (std::int64_t(1) << 32);
+        });
+
+    // Counts, then the atoms: down to the lower neighbour (from the upper one), up to the upper one.
+    const std::vector<int> to = {m_grid.neighbor(d, 0), m_grid.neighbor(d, 1)};
+    const std::vector<int> from = {m_grid.neighbor(d, 1), m_grid.neighbor(d, 0)};
+    std::vector<std::uint64_t> incoming;
+    m_comm.exchange_counts(to, {static_cast<std::uint64_t>(n0), static_cast<std::uint64_t>(n1)}, from, incoming);
+    const std::size_t r0 = incoming[0], r1 = incoming[1], nrec = r0 + r1;
+    ensure(m_recv, nrec * k_pack_migrate);
+    exchange_dim(d, k_pack_migrate, {0, static_cast<std::size_t>(n0) * k_pack_migrate}, {0, r0 * k_pack_migrate},
+                 {static_cast<std::size_t>(n0), static_cast<std::size_t>(n1)}, {r0, r1});
+
+    // Unpack: the atoms that stayed, then those that arrived inside this sub-box, down-going first.
+    // An atom that moved further than one sub-box is dropped here: the caller's count reports it lost.
+    atoms.reserve(nkeep + static_cast<int>(nrec));
+    x = atoms.x;
+    v = atoms.v;
+    id = atoms.id;
+    type = atoms.type;
+    image = atoms.image;
+    auto recv = m_recv;
+    const MigrationRecord unpack{x, v, id, type, image};
+    Kokkos::parallel_for(
+        "md::halo::migrate_unpack_keep", Policy(0, nkeep),
+        KOKKOS_LAMBDA(int k) { unpack(&keep(static_cast<std::size_t>(k) * k_pack_migrate), k); });
+    int naccepted = 0;
+    const int first = nkeep;
+    Kokkos::parallel_scan(
+        "md::halo::migrate_unpack", Policy(0, static_cast<int>(nrec)),
+        KOKKOS_LAMBDA(int k, int& offset, bool final) {
+          const double* r = &recv(static_cast<std::size_t>(k) * k_pack_migrate);
+          if (r[d] < slo || r[d] >= shi) return;
+          if (final) unpack(r, first + offset);
+          ++offset;
+        },
+        naccepted);
+    nlocal = nkeep + naccepted;
   }
   atoms.reserve(nlocal);
   atoms.nlocal = nlocal;
   atoms.nghost = 0;
-  Kokkos::deep_copy(atoms.x, hx);
-  Kokkos::deep_copy(atoms.v, hv);
-  Kokkos::deep_copy(atoms.id, hid);
-  Kokkos::deep_copy(atoms.type, htype);
-  Kokkos::deep_copy(atoms.image, himage);
   return nonfinite;
 }
 
 void Halo::build(AtomStore& atoms) {
   const auto& sub = m_grid.sub_box();
   int nall = atoms.nlocal;
-  int nlast = atoms.nlocal;  // atoms eligible for this dimension: owned + ghosts of earlier dimensions
-  for (auto& s : m_swaps) {
-    const int d = s.dim;
-    if (s.dir == 0) nlast = nall;
-    // Select: lower swap sends atoms within cutneigh of the lower face, upper swap of the upper face.
-    const double bound = s.dir == 0 ? sub.lo[d] + m_cutneigh : sub.hi[d] - m_cutneigh;
-    const int dir = s.dir;
+  for (int d = 0; d < 3; ++d) {
+    // Both directions select from the owned atoms and the ghosts of earlier dimensions.
+    const int nlast = nall;
     auto x = atoms.x;
-    int count = 0;
-    Kokkos::parallel_reduce(
-        "md::halo::count", Policy(0, nlast),
-        KOKKOS_LAMBDA(int i, int& c) {
-          if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) ++c;
-        },
-        count);
-    ensure(s.sendlist, count);
-    auto list = s.sendlist;
-    Kokkos::parallel_scan(
-        "md::halo::select", Policy(0, nlast), KOKKOS_LAMBDA(int i, int& offset, bool final) {
-          if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) {
-            if (final) list(offset) = i;
-            ++offset;
-          }
-        });
-    s.nsend = count;
-    s.nrecv = static_cast<int>(m_transport.sendrecv_count(count, s.send_rank, s.recv_rank, 10 + 2 * d + s.dir));
-    s.first_recv = nall;
-    // Pack positions (shifted), type, id.
-    ensure(m_send, static_cast<std::size_t>(count) * k_pack_ghost);
+    std::array<std::size_t, 2> nsend{}, nrecv{}, send_first{}, recv_first{};
+    for (int k = 0; k < 2; ++k) {
+      Swap& s = m_swaps[2 * d + k];
+      // The lower swap sends atoms within cutneigh of the lower face, the upper swap of the upper face.
+      const int dir = s.dir;
+      const double bound = dir == 0 ? sub.lo[d] + m_cutneigh : sub.hi[d] - m_cutneigh;
+      int count = 0;
+      Kokkos::parallel_reduce(
+          "md::halo::count", Policy(0, nlast),
+          KOKKOS_LAMBDA(int i, int& c) {
+            if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) ++c;
+          },
+          count);
+      ensure(s.sendlist, static_cast<std::size_t>(count));
+      auto list = s.sendlist;
+      Kokkos::parallel_scan(
+          "md::halo::select", Policy(0, nlast), KOKKOS_LAMBDA(int i, int& offset, bool final) {
+            if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) {
+              if (final) list(offset) = i;
+              ++offset;
+            }
+          });
+      s.nsend = count;
+      nsend[k] = static_cast<std::size_t>(count);
+    }
+    std::vector<std::uint64_t> incoming;
+    m_comm.exchange_counts({m_swaps[2 * d].send_rank, m_swaps[2 * d + 1].send_rank}, {nsend[0], nsend[1]},
+                           {m_swaps[2 * d].recv_rank, m_swaps[2 * d + 1].recv_rank}, incoming);
+    for (int k = 0; k < 2; ++k) {
+      m_swaps[2 * d + k].nrecv = static_cast<int>(incoming[k]);
+      nrecv[k] = incoming[k];
+    }
+    // Pack positions (shifted), type, id of both swaps.
+    send_first = {0, nsend[0] * k_pack_ghost};
+    recv_first = {0, nrecv[0] * k_pack_ghost};
+    ensure(m_send, (nsend[0] + nsend[1]) * k_pack_ghost);
+    ensure(m_recv, (nrecv[0] + nrecv[1]) * k_pack_ghost);
     auto send = m_send;
     auto type = atoms.type;
     auto id = atoms.id;
-    const double shift = s.shift;
-    Kokkos::parallel_for(
-        "md::halo::pack_ghosts", Policy(0, count), KOKKOS_LAMBDA(int k) {
-          const int i = list(k);
-          for (int c = 0; c < 3; ++c) send(k_pack_ghost * k + c) = x(i, c) + (c == d ? shift : 0.0);
-          send(k_pack_ghost * k + 3) = type(i);
-          send(k_pack_ghost * k + 4) = static_cast<double>(id(i));
-        });
-    exchange(m_send, static_cast<std::size_t>(count) * k_pack_ghost, s.send_rank, m_recv,
-             static_cast<std::size_t>(s.nrecv) * k_pack_ghost, s.recv_rank, 20 + 2 * d + s.dir);
-    atoms.reserve(nall + s.nrecv);
-    auto recv = m_recv;
+    for (int k = 0; k < 2; ++k) {
+      const Swap& s = m_swaps[2 * d + k];
+      auto list = s.sendlist;
+      const double shift = s.shift;
+      const std::size_t base = send_first[k];
+      Kokkos::parallel_for(
+          "md::halo::pack_ghosts", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
+            const int i = list(j);
+            double* r = &send(base + static_cast<std::size_t>(k_pack_ghost) * j);
+            for (int c = 0; c < 3; ++c) r[c] = x(i, c) + (c == d ? shift : 0.0);
+            r[3] = type(i);
+            r[4] = static_cast<double>(id(i));
+          });
+    }
+    exchange_dim(d, k_pack_ghost, send_first, recv_first, nsend, nrecv);
+    // Unpack after the atoms so far: the lower swap's ghosts first.
+    atoms.reserve(nall + static_cast<int>(nrecv[0] + nrecv[1]));
     auto ax = atoms.x;
     auto atype = atoms.type;
     auto aid = atoms.id;
-    const int first = nall;
-    Kokkos::parallel_for(
-        "md::halo::unpack_ghosts", Policy(0, s.nrecv), KOKKOS_LAMBDA(int k) {
-          for (int c = 0; c < 3; ++c) ax(first + k, c) = recv(k_pack_ghost * k + c);
-          atype(first + k) = static_cast<int>(recv(k_pack_ghost * k + 3));
-          aid(first + k) = static_cast<std::int64_t>(recv(k_pack_ghost * k + 4));
-        });
-    nall += s.nrecv;
+    auto recv = m_recv;
+    for (int k = 0; k < 2; ++k) {
+      Swap& s = m_swaps[2 * d + k];
+      s.first_recv = nall;
+      const int first = nall;
+      const std::size_t base = recv_first[k];
+      Kokkos::parallel_for(
+          "md::halo::unpack_ghosts", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
+            const double* r = &recv(base + static_cast<std::size_t>(k_pack_ghost) * j);
+            for (int c = 0; c < 3; ++c) ax(first + j, c) = r[c];
+            atype(first + j) = static_cast<int>(r[3]);
+            aid(first + j) = static_cast<std::int64_t>(r[4]);
+          });
+      nall += s.nrecv;
+    }
   }
   atoms.nghost = nall - atoms.nlocal;
 }
 
 void Halo::update_positions(AtomStore& atoms) {
   auto x = atoms.x;
-  for (auto& s : m_swaps) {
-    const int d = s.dim;
-    const double shift = s.shift;
-    auto list = s.sendlist;
-    const int first = s.first_recv;
-    if (s.send_rank == m_grid.rank() && s.recv_rank == m_grid.rank()) {
-      // Periodic image of this rank's own atoms: copy directly, no buffers.
-      Kokkos::parallel_for(
-          "md::halo::copy_positions", Policy(0, s.nsend), KOKKOS_LAMBDA(int k) {
-            const int i = list(k);
-            x(first + k, 0) = x(i, 0) + (d == 0 ? shift : 0.0);
-            x(first + k, 1) = x(i, 1) + (d == 1 ? shift : 0.0);
-            x(first + k, 2) = x(i, 2) + (d == 2 ? shift : 0.0);
-          });
-      continue;
+  const bool route_self = m_transport.route_self();
+  for (int d = 0; d < 3; ++d) {
+    std::array<std::size_t, 2> nsend{}, nrecv{}, send_first{}, recv_first{};
+    std::size_t sent = 0, received = 0;
+    for (int k = 0; k < 2; ++k) {
+      const Swap& s = m_swaps[2 * d + k];
+      auto list = s.sendlist;
+      const double shift = s.shift;
+      const int first = s.first_recv;
+      if (s.send_rank == m_grid.rank() && !route_self) {
+        // Periodic image of this rank's own atoms: copy directly, no buffers.
+        Kokkos::parallel_for(
+            "md::halo::copy_positions", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
+              const int i = list(j);
+              for (int c = 0; c < 3; ++c) x(first + j, c) = x(i, c) + (c == d ? shift : 0.0);
+            });
+        continue;
+      }
+      nsend[k] = static_cast<std::size_t>(s.nsend);
+      nrecv[k] = static_cast<std::size_t>(s.nrecv);
+      send_first[k] = sent;
+      recv_first[k] = received;
+      sent += nsend[k] * k_pack_position;
+      received += nrecv[k] * k_pack_position;
     }
-    ensure(m_send, static_cast<std::size_t>(s.nsend) * 3);
+    const bool remote = route_self || m_swaps[2 * d].send_rank != m_grid.rank();
+    if (!remote) continue;  // both swaps were local copies
+    ensure(m_send, sent);
+    ensure(m_recv, received);
     auto send = m_send;
-    Kokkos::parallel_for(
-        "md::halo::pack_positions", Policy(0, s.nsend), KOKKOS_LAMBDA(int k) {
-          const int i = list(k);
-          send(3 * k + 0) = x(i, 0) + (d == 0 ? shift : 0.0);
-          send(3 * k + 1) = x(i, 1) + (d == 1 ? shift : 0.0);
-          send(3 * k + 2) = x(i, 2) + (d == 2 ? shift : 0.0);
-        });
-    exchange(m_send, static_cast<std::size_t>(s.nsend) * 3, s.send_rank, m_recv, static_cast<std::size_t>(s.nrecv) * 3,
-             s.recv_rank, 30 + 2 * d + s.dir);
+    for (int k = 0; k < 2; ++k) {
+      const Swap& s = m_swaps[2 * d + k];
+      if (s.send_rank == m_grid.rank() && !route_self) continue;
+      auto list = s.sendlist;
+      const double shift = s.shift;
+      const std::size_t base = send_first[k];
+      Kokkos::parallel_for(
+          "md::halo::pack_positions", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
+            const int i = list(j);
+            double* r = &send(base + static_cast<std::size_t>(k_pack_position) * j);
+            for (int c = 0; c < 3; ++c) r[c] = x(i, c) + (c == d ? shift : 0.0);
+          });
+    }
+    exchange_dim(d, k_pack_position, send_first, recv_first, nsend, nrecv);
     auto recv = m_recv;
-    Kokkos::parallel_for(
-        "md::halo::unpack_positions", Policy(0, s.nrecv), KOKKOS_LAMBDA(int k) {
-          x(first + k, 0) = recv(3 * k + 0);
-          x(first + k, 1) = recv(3 * k + 1);
-          x(first + k, 2) = recv(3 * k + 2);
-        });
+    for (int k = 0; k < 2; ++k) {
+      const Swap& s = m_swaps[2 * d + k];
+      if (s.send_rank == m_grid.rank() && !route_self) continue;
+      const int first = s.first_recv;
+      const std::size_t base = recv_first[k];
+      Kokkos::parallel_for(
+          "md::halo::unpack_positions", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
+            const double* r = &recv(base + static_cast<std::size_t>(k_pack_position) * j);
+            for (int c = 0; c < 3; ++c) x(first + j, c) = r[c];
+          });
+    }
   }
+}
+
+std::size_t Halo::position_bytes() const {
+  std::size_t bytes = 0;
+  for (const auto& s : m_swaps)
+    if (s.send_rank != m_grid.rank() || m_transport.route_self())
+      bytes += static_cast<std::size_t>(s.nsend + s.nrecv) * k_pack_position * sizeof(double);
+  return bytes;
 }
 
 long long Halo::ghost_count() const {

@@ -1,8 +1,18 @@
 #pragma once
-// Ghost atoms and migration over a 3D rank grid. The plan (which owned or ghost atoms go to which
-// neighbour, with which periodic shift) is built at each re-neighbouring by a staged 6-direction
-// exchange (x, then y, then z, forwarding ghosts of earlier stages so edges and corners arrive);
-// between re-neighbourings update_positions() reuses it, moving only coordinates.
+// Ghost atoms and migration over a 3D rank grid, as plans and movers (docs/comm.md):
+//
+//   migrate(): the migration plan (for each dimension: which owned atoms leave for which neighbour) is
+//              computed by kernels from the positions; leaving atoms are packed on the device, moved by
+//              one transport exchange per dimension, and unpacked after the atoms that stay.
+//   build():   the ghost plan (for each of the six swaps: the indices of the atoms within cutneigh of a
+//              face, the periodic shift, how many arrive) is built on the device at each
+//              re-neighbouring, by a staged exchange (x, then y, then z, forwarding ghosts of earlier
+//              dimensions so that edges and corners arrive); both directions of a dimension travel in
+//              one batch.
+//   update_positions(): between re-neighbourings, reuses the plan and moves only coordinates.
+//
+// Everything stays in the memory space of the atoms: only counts cross to the host. Messages from a
+// rank to itself (a dimension of one rank) are copied by a kernel unless the transport routes them.
 #include <array>
 #include <vector>
 
@@ -14,7 +24,7 @@ namespace spotrun::md {
 
 class Halo {
  public:
-  Halo(const comm::ProcessGrid& grid, comm::Transport& transport, double cutneigh);
+  Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::Transport& transport, double cutneigh);
 
   // Moves owned atoms that left the sub-box to the neighbour that owns them now (after wrapping into
   // the periodic box). Atoms that moved further than one sub-box are dropped: the caller's atom count
@@ -27,6 +37,8 @@ class Halo {
   void update_positions(AtomStore& atoms);
 
   long long ghost_count() const;
+  // Bytes one update_positions() hands the transport (sent plus received; local copies excluded).
+  std::size_t position_bytes() const;
 
  private:
   struct Swap {
@@ -36,17 +48,24 @@ class Halo {
     IntView sendlist{"md::halo::sendlist", 0};
     int nsend = 0, nrecv = 0, first_recv = 0;
   };
-  void exchange(const DoubleView& send, std::size_t send_count, int dest, DoubleView& recv, std::size_t recv_count,
-                int src, int tag);
+  // Exchanges the packed buffers of the two swaps of dimension d: swap k's `per_atom` doubles per atom
+  // at send offset send_first[k] go to its send_rank; what arrives from its recv_rank lands at
+  // recv_first[k] of m_recv. Self-messages are copied by a kernel unless the transport routes them.
+  void exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& send_first,
+                    const std::array<std::size_t, 2>& recv_first, const std::array<std::size_t, 2>& nsend,
+                    const std::array<std::size_t, 2>& nrecv);
 
+  const comm::Communicator& m_comm;
   const comm::ProcessGrid& m_grid;
   comm::Transport& m_transport;
   double m_cutneigh;
   std::vector<Swap> m_swaps;
+  comm::Batch m_batch;
+  // Persistent buffers (grown, never shrunk): pack, receive, and the atoms that stay during migration.
   DoubleView m_send{"md::halo::send", 0};
   DoubleView m_recv{"md::halo::recv", 0};
-  Kokkos::View<double*, Kokkos::HostSpace> m_host_send{"md::halo::host_send", 0};
-  Kokkos::View<double*, Kokkos::HostSpace> m_host_recv{"md::halo::host_recv", 0};
+  DoubleView m_keep{"md::halo::keep", 0};
+  IntView m_code{"md::halo::code", 0};
 };
 
 }  // namespace spotrun::md

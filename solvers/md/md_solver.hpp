@@ -49,6 +49,7 @@ class MdSolver final : public Solver {
   const AtomStore& atoms() const { return m_atoms; }
   AtomStore& atoms() { return m_atoms; }
   const comm::ProcessGrid& grid() const { return *m_grid; }
+  const Halo& halo() const { return *m_halo; }
   long long dangerous_builds() const { return m_dangerous_builds; }
   long long neighbor_builds() const { return m_neighbor.builds(); }
   // LAMMPS `velocity create` keyed by atom id (public: CUDA lambdas may not live in private members).

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "md_memory.hpp"
+#include "md_impl.hpp"
 #include "md_solver.hpp"
 
 namespace spotrun::md {
@@ -22,28 +23,37 @@ int block_owner(std::uint64_t total, int nranks, std::uint64_t row) {
   return static_cast<int>(extra + (row - extra * (base + 1)) / base);
 }
 
-// Sends each record to the rank dest[k]; returns the records received (any order).
+// Sends each record to the rank dest[k]; returns the records received (in the order of the sending
+// ranks). Host records: this runs at checkpoints and restores only.
 std::vector<double> exchange_records(const comm::Communicator& comm, comm::Transport& transport,
                                      const std::vector<double>& recs, const std::vector<int>& dest) {
   const int n = comm.size();
-  std::vector<std::size_t> scount(n, 0), sdispl(n, 0), rcount(n, 0), rdispl(n, 0);
-  for (int d : dest) scount[d] += k_rec * sizeof(double);
-  std::vector<std::uint64_t> s64(scount.begin(), scount.end()), r64(n);
-  SPOTRUN_MPI_CHECK(MPI_Alltoall(s64.data(), 1, MPI_UINT64_T, r64.data(), 1, MPI_UINT64_T, comm.mpi()));
-  for (int r = 0; r < n; ++r) rcount[r] = r64[r];
+  std::vector<std::uint64_t> scount(n, 0);
+  for (int d : dest) scount[d] += k_rec;
+  const std::vector<std::uint64_t> rcount = comm.alltoall(scount);
+  std::vector<std::size_t> sdispl(n, 0), rdispl(n, 0);
   for (int r = 1; r < n; ++r) {
     sdispl[r] = sdispl[r - 1] + scount[r - 1];
     rdispl[r] = rdispl[r - 1] + rcount[r - 1];
   }
   std::vector<double> packed(recs.size());
-  std::vector<std::size_t> fill(n);
-  for (int r = 0; r < n; ++r) fill[r] = sdispl[r] / sizeof(double);
+  std::vector<std::size_t> fill(sdispl);
   for (std::size_t k = 0; k < dest.size(); ++k) {
     std::copy_n(&recs[k * k_rec], k_rec, &packed[fill[dest[k]]]);
     fill[dest[k]] += k_rec;
   }
-  std::vector<double> out((rdispl[n - 1] + rcount[n - 1]) / sizeof(double));
-  transport.alltoallv(packed.data(), scount.data(), sdispl.data(), out.data(), rcount.data(), rdispl.data());
+  std::vector<double> out(rdispl[n - 1] + rcount[n - 1]);
+  comm::Batch batch;
+  batch.memory = comm::Memory::host;
+  for (int r = 0; r < n; ++r) {
+    if (r == comm.rank() && !transport.route_self()) {
+      std::copy_n(packed.data() + sdispl[r], scount[r], out.data() + rdispl[r]);
+      continue;
+    }
+    batch.send(r, packed.data() + sdispl[r], scount[r] * sizeof(double));
+    batch.recv(r, out.data() + rdispl[r], rcount[r] * sizeof(double));
+  }
+  transport.exchange(batch);
   return out;
 }
 
@@ -65,12 +75,7 @@ std::string exact(double v) {
   return s.str();
 }
 
-std::string fmt(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
-}
+using impl::fmt;
 
 std::uint64_t bits_of(double v) {
   std::uint64_t b;
@@ -234,8 +239,7 @@ std::string check_block_order(const comm::Communicator& comm, const io::StateArr
   const bool any_rows = ids->rows > 0;
   const std::int64_t mine[3] = {static_cast<std::int64_t>(ids->rows), any_rows ? ids->i64.front() : 0,
                                 any_rows ? ids->i64.back() : 0};
-  std::vector<std::int64_t> all(3 * static_cast<std::size_t>(comm.size()));
-  SPOTRUN_MPI_CHECK(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T, comm.mpi()));
+  const std::vector<std::int64_t> all = comm.all_gather(std::vector<std::int64_t>{mine[0], mine[1], mine[2]});
   std::int64_t row = 0, last = 0;
   bool any = false;
   for (int r = 0; r < comm.size(); ++r) {
@@ -279,13 +283,7 @@ io::SolverState MdSolver::state() {
   const bool dense = max_id == m_natoms;
   std::vector<std::int64_t> all_ids;
   if (!dense) {
-    std::vector<int> counts(m_comm.size()), displs(m_comm.size());
-    SPOTRUN_MPI_CHECK(MPI_Allgather(&nl, 1, MPI_INT, counts.data(), 1, MPI_INT, m_comm.mpi()));
-    for (int r = 1; r < m_comm.size(); ++r) displs[r] = displs[r - 1] + counts[r - 1];
-    std::vector<std::int64_t> mine(hid.data(), hid.data() + nl);
-    all_ids.resize(static_cast<std::size_t>(m_natoms));
-    SPOTRUN_MPI_CHECK(MPI_Allgatherv(mine.data(), nl, MPI_INT64_T, all_ids.data(), counts.data(), displs.data(),
-                                     MPI_INT64_T, m_comm.mpi()));
+    all_ids = m_comm.all_gather(std::vector<std::int64_t>(hid.data(), hid.data() + nl));
     std::sort(all_ids.begin(), all_ids.end());
   }
   auto row_of = [&](std::int64_t id) -> std::uint64_t {

@@ -36,6 +36,8 @@ class NeighborList {
   Int2DView neighbors{"md::neighbors", 0, 0};
   int max_neighbors() const { return static_cast<int>(neighbors.extent(1)); }
   long long builds() const { return m_builds; }
+  // Bins of the grid (padding included): the range of bin_of().
+  int bin_total() const { return m_nbin[0] * m_nbin[1] * m_nbin[2]; }
   long long total_pairs() const { return m_total_pairs; }
 
  private:

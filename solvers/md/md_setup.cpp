@@ -1,42 +1,20 @@
-#include "md_solver.hpp"
-
+// The MD solver, set-up: the domain and rank grid, the initial atoms (fcc lattice or LAMMPS data file),
+// velocities, the first neighbour build and forces.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "integrate.hpp"
+#include "md_impl.hpp"
 #include "md_memory.hpp"
+#include "md_solver.hpp"
 
 namespace spotrun::md {
-namespace {
 
-// Adds the wall time of a scope to a phase counter (fenced, so device work is counted).
-class PhaseTimer {
- public:
-  explicit PhaseTimer(double& acc) : m_acc(acc), m_t0(std::chrono::steady_clock::now()) {}
-  ~PhaseTimer() {
-    Kokkos::fence();
-    m_acc += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
-  }
-
- private:
-  double& m_acc;
-  std::chrono::steady_clock::time_point m_t0;
-};
-
-std::string fmt(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
-}
-
-}  // namespace
+using impl::fmt;
 
 MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
                    const io::LammpsData* data, bool restoring)
@@ -108,7 +86,7 @@ void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& mas
   m_comm.agree<InputError>(nbins < 0.5 * std::numeric_limits<int>::max(),
                            "a sub-box of rank " + std::to_string(m_comm.rank()) + " needs " + fmt(nbins) +
                                " neighbour bins, more than a rank can index; use more ranks");
-  m_halo = std::make_unique<Halo>(*m_grid, m_transport, cutneigh);
+  m_halo = std::make_unique<Halo>(m_comm, *m_grid, m_transport, cutneigh);
   m_neighbor.setup(m_grid->sub_box(), cutneigh);
   m_masses = masses;
   const int ntypes = static_cast<int>(masses.size());
@@ -254,77 +232,6 @@ void MdSolver::create_velocities(double temperature, std::uint64_t seed) {
       });
 }
 
-void MdSolver::sort_owned_atoms() {
-  // Canonical order after every re-neighbouring: by spatial bin (cache locality), then by atom id. The
-  // state after a rebuild then depends only on positions, never on the history of migrations.
-  const int n = m_atoms.nlocal;
-  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.x);
-  auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.v);
-  auto hid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.id);
-  auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.type);
-  auto himg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.image);
-  std::vector<std::pair<int, std::int64_t>> key(n);
-  for (int i = 0; i < n; ++i) key[i] = {m_neighbor.bin_of(hx(i, 0), hx(i, 1), hx(i, 2)), hid(i)};
-  std::vector<int> perm(n);
-  std::iota(perm.begin(), perm.end(), 0);
-  std::sort(perm.begin(), perm.end(), [&](int a, int b) { return key[a] < key[b]; });
-  bool identity = true;
-  for (int i = 0; i < n && identity; ++i) identity = perm[i] == i;
-  if (identity) return;
-  auto sx = Kokkos::create_mirror(hx), sv = Kokkos::create_mirror(hv);
-  auto sid = Kokkos::create_mirror(hid);
-  auto st = Kokkos::create_mirror(ht);
-  auto simg = Kokkos::create_mirror(himg);
-  for (int i = 0; i < n; ++i) {
-    const int p = perm[i];
-    for (int d = 0; d < 3; ++d) {
-      sx(i, d) = hx(p, d);
-      sv(i, d) = hv(p, d);
-      simg(i, d) = himg(p, d);
-    }
-    sid(i) = hid(p);
-    st(i) = ht(p);
-  }
-  Kokkos::deep_copy(m_atoms.x, sx);
-  Kokkos::deep_copy(m_atoms.v, sv);
-  Kokkos::deep_copy(m_atoms.id, sid);
-  Kokkos::deep_copy(m_atoms.type, st);
-  Kokkos::deep_copy(m_atoms.image, simg);
-}
-
-void MdSolver::rebuild() {
-  PhaseTimer timer(m_phase_time[k_neigh]);
-  const int nonfinite = m_halo->migrate(m_atoms);
-  // One reduction serves the lost-atom check, the dangerous-build count and the cause of a loss.
-  double counts[3] = {static_cast<double>(m_atoms.nlocal), m_moved_too_far ? 1.0 : 0.0, static_cast<double>(nonfinite)};
-  m_comm.sum_in_place(counts, 3);
-  if (counts[1] > 0) ++m_dangerous_builds;
-  m_moved_too_far = false;
-  const auto total = static_cast<std::int64_t>(counts[0]);
-  if (total != m_natoms) {
-    std::ostringstream msg;
-    if (counts[2] > 0) {
-      // The sums are the same on every rank: every rank throws this.
-      msg << "non-finite positions at step " << m_step << ": " << instability_hint() << " ("
-          << static_cast<long long>(counts[2]) << " atoms with a non-finite position or velocity, "
-          << (m_natoms - total) << " lost)";
-      throw RunError(msg.str());
-    }
-    msg << (m_natoms - total) << " atoms lost at step " << m_step << " (expected " << m_natoms << ", found " << total
-        << "): atoms moved further than a sub-box between neighbour builds. The system is likely unstable: "
-        << instability_hint() << "; or the lists are rebuilt too rarely (md.neighbor_every, md.neighbor_check = true).";
-    throw RunError(msg.str());
-  }
-  sort_owned_atoms();
-  m_halo->build(m_atoms);
-  m_neighbor.build(m_atoms);
-  if (m_atoms.f.extent(0) != m_scatter.subview().extent(0) || m_atoms.f.data() != m_scatter.subview().data())
-    m_scatter = ForceScatter(m_atoms.f);
-  Kokkos::deep_copy(Kokkos::subview(m_atoms.x_build, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL),
-                    Kokkos::subview(m_atoms.x, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL));
-  m_since_build = 0;
-}
-
 void MdSolver::check_close_atoms() {
   // Atoms closer than 0.5 sigma: almost always a broken input (overlapping atoms blow up at step 1).
   const double limit = 0.5 * m_cfg.sigma;
@@ -360,18 +267,6 @@ void MdSolver::check_close_atoms() {
   m_comm.agree<InputError>(count == 0, msg.str());
 }
 
-void MdSolver::compute_forces(bool ev) {
-  PhaseTimer timer(m_phase_time[k_pair]);
-  Kokkos::deep_copy(Kokkos::subview(m_atoms.f, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL), 0.0);
-  m_tally = std::visit(
-      [&](const auto& pair) {
-        return ev ? compute_pair_forces<true>(m_atoms, m_neighbor, pair, m_scatter)
-                  : compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter);
-      },
-      m_pair);
-  m_tally_valid = ev;
-}
-
 void MdSolver::setup() {
   if (m_restored) return;  // restore() left the state ready for the next step
   rebuild();
@@ -380,103 +275,6 @@ void MdSolver::setup() {
   if (m_cfg.ensemble == Ensemble::Langevin)  // as LAMMPS fix langevin in setup: the first half-kick feels it
     langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
   m_setup_done = true;
-}
-
-void MdSolver::recompute_forces() {
-  rebuild();
-  compute_forces(true);
-}
-
-void MdSolver::step(bool want_thermo) {
-  double maxsq;
-  {
-    PhaseTimer timer(m_phase_time[k_integrate]);
-    maxsq = initial_integrate(m_atoms, m_cfg.dt);
-  }
-  ++m_step;
-  m_time = static_cast<double>(m_step) * m_cfg.dt;  // the same on a resumed run: no accumulated rounding
-  ++m_since_build;
-  const double half_skin_sq = 0.25 * m_cfg.skin * m_cfg.skin;
-  bool rebuild_now = false;
-  if (m_since_build % m_cfg.neighbor_every == 0)
-    rebuild_now = m_cfg.neighbor_check ? m_comm.any(maxsq > half_skin_sq) : true;
-  if (rebuild_now) {
-    rebuild();
-  } else {
-    if (maxsq > half_skin_sq) m_moved_too_far = true;
-    PhaseTimer timer(m_phase_time[k_comm]);
-    m_halo->update_positions(m_atoms);
-  }
-  compute_forces(want_thermo);
-  PhaseTimer timer(m_phase_time[k_integrate]);
-  if (m_cfg.ensemble == Ensemble::Langevin)
-    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
-  final_integrate(m_atoms, m_cfg.dt);
-}
-
-void MdSolver::reverse_velocities() {
-  auto v = m_atoms.v;
-  Kokkos::parallel_for(
-      "md::velocity::reverse", Policy(0, m_atoms.nlocal), KOKKOS_LAMBDA(int i) {
-        for (int c = 0; c < 3; ++c) v(i, c) = -v(i, c);
-      });
-}
-
-Thermo MdSolver::compute_thermo() {
-  if (!m_tally_valid) throw std::logic_error("MdSolver::thermo() called for a step computed without energies");
-  auto v = m_atoms.v;
-  auto type = m_atoms.type;
-  auto mass = m_atoms.mass_by_type;
-  double mv2 = 0;
-  Kokkos::parallel_reduce(
-      "md::thermo::ke", Policy(0, m_atoms.nlocal),
-      KOKKOS_LAMBDA(int i, double& s) {
-        s += mass(type(i)) * (v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2));
-      },
-      mv2);
-  double sums[3] = {mv2, m_tally.energy, m_tally.virial};
-  m_comm.sum_in_place(sums, 3);
-  const double n = static_cast<double>(m_natoms);
-  const double ke = 0.5 * sums[0];
-  const double dof = 3.0 * n - 3.0;
-  Thermo t;
-  t.temp = dof > 0 ? 2.0 * ke / dof : 0.0;
-  t.pe = sums[1] / n;
-  t.ke = ke / n;
-  t.etotal = t.pe + t.ke;
-  t.press = (2.0 * ke + sums[2]) / (3.0 * m_box.volume());
-  return t;
-}
-
-std::vector<std::string> MdSolver::thermo_columns() const { return {"time", "temp", "pe", "ke", "etotal", "press"}; }
-
-std::vector<double> MdSolver::thermo() {
-  Thermo t = compute_thermo();
-  return {m_time, t.temp, t.pe, t.ke, t.etotal, t.press};
-}
-
-std::string MdSolver::instability_hint() const {
-  return "the time step md.dt = " + fmt(m_cfg.dt) +
-         " is too large for this system, or atoms overlap (check the initial configuration, md.pair.epsilon/sigma)";
-}
-
-std::vector<std::string> MdSolver::summary() {
-  double s[2] = {static_cast<double>(m_neighbor.total_pairs()), static_cast<double>(m_atoms.nghost)};
-  m_comm.sum_in_place(s, 2);
-  std::vector<std::string> out;
-  const auto& g = m_grid->dims();
-  out.push_back("Rank grid: " + std::to_string(g[0]) + " x " + std::to_string(g[1]) + " x " + std::to_string(g[2]));
-  out.push_back("Atoms: " + std::to_string(m_natoms) + ", ghosts: " + std::to_string(static_cast<long long>(s[1])));
-  out.push_back("Neighbors per atom (half list, with skin): " + fmt(s[0] / static_cast<double>(m_natoms)));
-  out.push_back("Neighbor list builds = " + std::to_string(m_neighbor.builds()));
-  out.push_back("Dangerous builds = " + std::to_string(m_dangerous_builds));
-  // Timing breakdown: slowest rank per phase (load imbalance shows as max > total/ranks).
-  const char* names[k_nphase] = {"Pair", "Neigh", "Comm", "Integrate"};
-  for (int p = 0; p < k_nphase; ++p) {
-    double tmax = m_comm.max(m_phase_time[p]);
-    out.push_back(std::string("Time ") + names[p] + ": " + fmt(tmax) + " s (slowest rank)");
-  }
-  return out;
 }
 
 }  // namespace spotrun::md

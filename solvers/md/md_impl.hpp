@@ -1,0 +1,35 @@
+#pragma once
+// Helpers shared by the MD solver's source files (md_setup.cpp, md_step.cpp, md_diagnostics.cpp,
+// md_state.cpp); not part of its interface.
+#include <Kokkos_Core.hpp>
+#include <chrono>
+#include <sstream>
+#include <string>
+
+namespace spotrun::md::impl {
+
+// Adds the wall time of a scope to a phase counter (fenced, so device work is counted).
+class PhaseTimer {
+ public:
+  explicit PhaseTimer(double& acc) : m_acc(acc), m_t0(std::chrono::steady_clock::now()) {}
+  ~PhaseTimer() {
+    Kokkos::fence();
+    m_acc += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
+  }
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  double& m_acc;
+  std::chrono::steady_clock::time_point m_t0;
+};
+
+// A number in messages and the summary: six significant digits.
+inline std::string fmt(double v) {
+  std::ostringstream s;
+  s.precision(6);
+  s << v;
+  return s.str();
+}
+
+}  // namespace spotrun::md::impl

@@ -1,0 +1,136 @@
+// The MD solver, stepping: velocity Verlet with the halo exchange, neighbour rebuilds (migration and the
+// spatial sort of atoms on the device, ghosts, lists) and forces.
+#include <Kokkos_Sort.hpp>
+#include <sstream>
+
+#include "integrate.hpp"
+#include "md_impl.hpp"
+#include "md_solver.hpp"
+
+namespace spotrun::md {
+namespace {
+
+// Kokkos::BinSort order of the owned atoms: the neighbour bin of the position, then the atom id within
+// a bin (BinSort's within-bin sort swaps a pair when this returns false for it).
+struct SortByBinThenId {
+  NeighborList bins;
+  Vec3View x;
+  IdView id;
+  int nbins;
+  KOKKOS_INLINE_FUNCTION int max_bins() const { return nbins; }
+  template <class Keys>
+  KOKKOS_INLINE_FUNCTION int bin(Keys&, int i) const {
+    return bins.bin_of(x(i, 0), x(i, 1), x(i, 2));
+  }
+  template <class Keys>
+  KOKKOS_INLINE_FUNCTION bool operator()(Keys&, int a, int b) const {
+    return id(a) < id(b);
+  }
+};
+
+}  // namespace
+
+using impl::PhaseTimer;
+
+void MdSolver::sort_owned_atoms() {
+  // Canonical order after every re-neighbouring: by spatial bin (cache locality), then by atom id. The
+  // state after a rebuild then depends only on positions, never on the history of migrations. On the
+  // device: Kokkos::BinSort over the neighbour bins, each bin then sorted by id.
+  const int n = m_atoms.nlocal;
+  if (n < 2) return;
+  const SortByBinThenId op{m_neighbor, m_atoms.x, m_atoms.id, m_neighbor.bin_total()};
+  Kokkos::BinSort<IdView, SortByBinThenId> sorter(m_atoms.id, 0, n, op, true);
+  sorter.create_permute_vector();
+  sorter.sort(m_atoms.x, 0, n);
+  sorter.sort(m_atoms.v, 0, n);
+  sorter.sort(m_atoms.type, 0, n);
+  sorter.sort(m_atoms.image, 0, n);
+  sorter.sort(m_atoms.id, 0, n);  // last: the within-bin order reads the ids
+}
+
+void MdSolver::rebuild() {
+  PhaseTimer timer(m_phase_time[k_neigh]);
+  const int nonfinite = m_halo->migrate(m_atoms);
+  // One reduction serves the lost-atom check, the dangerous-build count and the cause of a loss.
+  double counts[3] = {static_cast<double>(m_atoms.nlocal), m_moved_too_far ? 1.0 : 0.0, static_cast<double>(nonfinite)};
+  m_comm.sum_in_place(counts, 3);
+  if (counts[1] > 0) ++m_dangerous_builds;
+  m_moved_too_far = false;
+  const auto total = static_cast<std::int64_t>(counts[0]);
+  if (total != m_natoms) {
+    std::ostringstream msg;
+    if (counts[2] > 0) {
+      // The sums are the same on every rank: every rank throws this.
+      msg << "non-finite positions at step " << m_step << ": " << instability_hint() << " ("
+          << static_cast<long long>(counts[2]) << " atoms with a non-finite position or velocity, "
+          << (m_natoms - total) << " lost)";
+      throw RunError(msg.str());
+    }
+    msg << (m_natoms - total) << " atoms lost at step " << m_step << " (expected " << m_natoms << ", found " << total
+        << "): atoms moved further than a sub-box between neighbour builds. The system is likely unstable: "
+        << instability_hint() << "; or the lists are rebuilt too rarely (md.neighbor_every, md.neighbor_check = true).";
+    throw RunError(msg.str());
+  }
+  sort_owned_atoms();
+  m_halo->build(m_atoms);
+  m_neighbor.build(m_atoms);
+  if (m_atoms.f.extent(0) != m_scatter.subview().extent(0) || m_atoms.f.data() != m_scatter.subview().data())
+    m_scatter = ForceScatter(m_atoms.f);
+  Kokkos::deep_copy(Kokkos::subview(m_atoms.x_build, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL),
+                    Kokkos::subview(m_atoms.x, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL));
+  m_since_build = 0;
+}
+
+void MdSolver::compute_forces(bool ev) {
+  PhaseTimer timer(m_phase_time[k_pair]);
+  Kokkos::deep_copy(Kokkos::subview(m_atoms.f, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL), 0.0);
+  m_tally = std::visit(
+      [&](const auto& pair) {
+        return ev ? compute_pair_forces<true>(m_atoms, m_neighbor, pair, m_scatter)
+                  : compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter);
+      },
+      m_pair);
+  m_tally_valid = ev;
+}
+
+void MdSolver::recompute_forces() {
+  rebuild();
+  compute_forces(true);
+}
+
+void MdSolver::step(bool want_thermo) {
+  double maxsq;
+  {
+    PhaseTimer timer(m_phase_time[k_integrate]);
+    maxsq = initial_integrate(m_atoms, m_cfg.dt);
+  }
+  ++m_step;
+  m_time = static_cast<double>(m_step) * m_cfg.dt;  // the same on a resumed run: no accumulated rounding
+  ++m_since_build;
+  const double half_skin_sq = 0.25 * m_cfg.skin * m_cfg.skin;
+  bool rebuild_now = false;
+  if (m_since_build % m_cfg.neighbor_every == 0)
+    rebuild_now = m_cfg.neighbor_check ? m_comm.any(maxsq > half_skin_sq) : true;
+  if (rebuild_now) {
+    rebuild();
+  } else {
+    if (maxsq > half_skin_sq) m_moved_too_far = true;
+    PhaseTimer timer(m_phase_time[k_comm]);
+    m_halo->update_positions(m_atoms);
+  }
+  compute_forces(want_thermo);
+  PhaseTimer timer(m_phase_time[k_integrate]);
+  if (m_cfg.ensemble == Ensemble::Langevin)
+    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
+  final_integrate(m_atoms, m_cfg.dt);
+}
+
+void MdSolver::reverse_velocities() {
+  auto v = m_atoms.v;
+  Kokkos::parallel_for(
+      "md::velocity::reverse", Policy(0, m_atoms.nlocal), KOKKOS_LAMBDA(int i) {
+        for (int c = 0; c < 3; ++c) v(i, c) = -v(i, c);
+      });
+}
+
+}  // namespace spotrun::md
