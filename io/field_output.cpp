@@ -1,7 +1,5 @@
 #include "field_output.hpp"
 
-#include <hdf5.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -10,79 +8,19 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "comm/agreed_step.hpp"
 #include "comm/errors.hpp"
+#include "io/impl/hdf5.hpp"
 
 namespace fs = std::filesystem;
 
 namespace spotrun::io {
+
+using comm::agreed_step;
+using impl::H5Handle;
+using impl::QuietHdf5Errors;
+
 namespace {
-
-// Turns HDF5's automatic error printing off for a scope (our checks report the failing call instead).
-class QuietHdf5 {
- public:
-  QuietHdf5() {
-    H5Eget_auto2(H5E_DEFAULT, &m_func, &m_data);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~QuietHdf5() { H5Eset_auto2(H5E_DEFAULT, m_func, m_data); }
-  QuietHdf5(const QuietHdf5&) = delete;
-  QuietHdf5& operator=(const QuietHdf5&) = delete;
-
- private:
-  H5E_auto2_t m_func = nullptr;
-  void* m_data = nullptr;
-};
-
-// An HDF5 identifier owned by one object, closed once with its close function.
-class H5Id {
- public:
-  using Closer = herr_t (*)(hid_t);
-  H5Id() = default;
-  H5Id(hid_t id, Closer close, const std::string& call) : m_id(id), m_close(close) {
-    if (id < 0) throw std::runtime_error(call + " failed");
-  }
-  ~H5Id() { reset(); }
-  H5Id(const H5Id&) = delete;
-  H5Id& operator=(const H5Id&) = delete;
-  H5Id(H5Id&& o) noexcept : m_id(o.m_id), m_close(o.m_close) { o.m_id = -1; }
-  H5Id& operator=(H5Id&& o) noexcept {
-    if (this != &o) {
-      reset();
-      m_id = o.m_id;
-      m_close = o.m_close;
-      o.m_id = -1;
-    }
-    return *this;
-  }
-  hid_t get() const { return m_id; }
-  // Closes now and checks the result (closing a file flushes it: its failure matters).
-  void close(const std::string& call) {
-    if (m_id < 0) return;
-    const herr_t rc = m_close(m_id);
-    m_id = -1;
-    if (rc < 0) throw std::runtime_error(call + " failed");
-  }
-
- private:
-  void reset() {
-    if (m_id >= 0) m_close(m_id);
-    m_id = -1;
-  }
-  hid_t m_id = -1;
-  Closer m_close = nullptr;
-};
-
-void check(herr_t rc, const std::string& call) {
-  if (rc < 0) throw std::runtime_error(call + " failed");
-}
-
-void write_scalar_attribute(hid_t obj, const char* name, hid_t type, const void* value) {
-  H5Id space(H5Screate(H5S_SCALAR), H5Sclose, "H5Screate");
-  H5Id attr(H5Acreate2(obj, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), H5Aclose,
-            std::string("H5Acreate2(") + name + ")");
-  check(H5Awrite(attr.get(), type, value), std::string("H5Awrite(") + name + ")");
-  attr.close(std::string("H5Aclose(") + name + ")");
-}
 
 std::string step_text(std::int64_t step) {
   char buf[32];
@@ -145,13 +83,12 @@ void write_field(const comm::Communicator& comm, const std::string& outdir, cons
   const std::string stem = name + "_" + step_text(step);
   const fs::path h5 = dir / (stem + ".h5");
   const fs::path tmp = dir / (stem + ".h5.tmp");
-  std::string error;
-  if (comm.is_root()) {
+  agreed_step<RunError>(comm, "", [&] {
+    if (!comm.is_root()) return;
     std::error_code ec;
     fs::create_directories(dir, ec);
-    if (ec) error = "cannot create directory '" + dir.string() + "': " + ec.message();
-  }
-  comm.agree<RunError>(error.empty(), error);
+    if (ec) throw std::runtime_error("cannot create directory '" + dir.string() + "': " + ec.message());
+  });
 
   const std::uint64_t nx = f.n[0], ny = f.n[1], nz = f.n[2];
   const auto nc = static_cast<std::uint64_t>(f.components);
@@ -165,134 +102,112 @@ void write_field(const comm::Communicator& comm, const std::string& outdir, cons
           local[((z * ny + y) * f.rows + x) * nc + c] = f.values[((x * ny + y) * nz + z) * nc + c];
 
   // Each phase ends in a collective verdict, so a rank that failed does not leave others in HDF5.
-  QuietHdf5 quiet;
-  H5Id fapl, file;
-  try {
-    fapl = H5Id(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, "H5Pcreate(file access)");
-    check(H5Pset_fapl_mpio(fapl.get(), comm.mpi(), MPI_INFO_NULL), "H5Pset_fapl_mpio");
-    file = H5Id(H5Fcreate(tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), H5Fclose,
-                "H5Fcreate('" + tmp.string() + "')");
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  comm.agree<RunError>(error.empty(), "writing field " + h5.string() + ": " + error);
-  try {
+  QuietHdf5Errors quiet;
+  const std::string prefix = "writing field " + h5.string() + ": ";
+  const std::string file_name = tmp.string();
+  H5Handle file;
+  agreed_step<RunError>(comm, prefix, [&] {
+    H5Handle fapl = impl::mpio_fapl(comm, file_name);
+    file = SPOTRUN_H5_OPEN(file_name, H5Fclose, H5Fcreate, file_name.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  });
+  agreed_step<RunError>(comm, prefix, [&] {
     const hsize_t dims[4] = {nz, ny, nx, nc};
-    H5Id fspace(H5Screate_simple(rank, dims, nullptr), H5Sclose, "H5Screate_simple");
-    H5Id dset(H5Dcreate2(file.get(), ("/" + name).c_str(), H5T_NATIVE_DOUBLE, fspace.get(), H5P_DEFAULT, H5P_DEFAULT,
-                         H5P_DEFAULT),
-              H5Dclose, "H5Dcreate2(/" + name + ")");
+    H5Handle fspace = SPOTRUN_H5_OPEN(file_name, H5Sclose, H5Screate_simple, rank, dims, nullptr);
+    H5Handle dset = SPOTRUN_H5_OPEN(file_name, H5Dclose, H5Dcreate2, file, ("/" + name).c_str(), H5T_NATIVE_DOUBLE,
+                                    fspace, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     const hsize_t start[4] = {0, 0, f.first_row, 0};
     const hsize_t count[4] = {nz, ny, f.rows, nc};
-    H5Id mspace;
+    H5Handle mspace;
     if (f.rows > 0) {
-      check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), "H5Sselect_hyperslab");
-      mspace = H5Id(H5Screate_simple(rank, count, nullptr), H5Sclose, "H5Screate_simple(memory)");
+      SPOTRUN_H5_CALL(file_name, H5Sselect_hyperslab, fspace, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      mspace = SPOTRUN_H5_OPEN(file_name, H5Sclose, H5Screate_simple, rank, count, nullptr);
     } else {
-      check(H5Sselect_none(fspace.get()), "H5Sselect_none");
+      SPOTRUN_H5_CALL(file_name, H5Sselect_none, fspace);
       const hsize_t one = 1;
-      mspace = H5Id(H5Screate_simple(1, &one, nullptr), H5Sclose, "H5Screate_simple(memory)");
-      check(H5Sselect_none(mspace.get()), "H5Sselect_none(memory)");
+      mspace = SPOTRUN_H5_OPEN(file_name, H5Sclose, H5Screate_simple, 1, &one, nullptr);
+      SPOTRUN_H5_CALL(file_name, H5Sselect_none, mspace);
     }
-    H5Id dxpl(H5Pcreate(H5P_DATASET_XFER), H5Pclose, "H5Pcreate(transfer)");
-    check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "H5Pset_dxpl_mpio");
+    H5Handle dxpl = impl::dxpl_collective(file_name);
     static const double nothing = 0;  // HDF5 wants a buffer even for an empty selection
-    check(H5Dwrite(dset.get(), H5T_NATIVE_DOUBLE, mspace.get(), fspace.get(), dxpl.get(),
-                   local.empty() ? &nothing : local.data()),
-          "H5Dwrite(/" + name + ")");
-    write_scalar_attribute(dset.get(), "time", H5T_NATIVE_DOUBLE, &time);
+    const double* values = local.empty() ? &nothing : local.data();
+    SPOTRUN_H5_CALL(file_name, H5Dwrite, dset, H5T_NATIVE_DOUBLE, mspace, fspace, dxpl, values);
+    impl::write_attribute(dset, "time", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, &time, file_name);
     const long long s = step;
-    write_scalar_attribute(dset.get(), "step", H5T_NATIVE_LLONG, &s);
-    dset.close("H5Dclose");
-    file.close("H5Fclose('" + tmp.string() + "')");
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  comm.agree<RunError>(error.empty(), "writing field " + h5.string() + ": " + error);
+    impl::write_attribute(dset, "step", H5T_NATIVE_LLONG, H5T_NATIVE_LLONG, &s, file_name);
+    dset.close("H5Dclose", file_name);
+    file.close("H5Fclose", file_name);
+  });
 
   // The root renames the finished file and updates the XDMF descriptions.
-  if (comm.is_root()) {
-    try {
-      std::error_code ec;
-      fs::rename(tmp, h5, ec);
-      if (ec) throw std::runtime_error("cannot rename '" + tmp.string() + "': " + ec.message());
-      const std::array<std::uint64_t, 3> n{nx, ny, nz};
-      write_text_atomically(dir / (stem + ".xmf"), std::string(k_xdmf_head) +
-                                                       xdmf_grid(name, time, n, lengths, f.components,
-                                                                 stem + ".h5:/" + name) +
-                                                       k_xdmf_tail);
-      // The series: steps written so far (an earlier, interrupted run may have left later ones).
-      const fs::path series = dir / (name + ".series");
-      std::map<long long, double> steps;
-      {
-        std::ifstream in(series);
-        long long st = 0;
-        double t = 0;
-        while (in >> st >> t)
-          if (st < step) steps[st] = t;
-      }
-      steps[step] = time;
-      std::ostringstream list, grids;
-      for (const auto& [st, t] : steps) {
-        list << st << " " << number(t) << "\n";
-        const std::string other = name + "_" + step_text(st);
-        grids << xdmf_grid(name, t, n, lengths, f.components, "fields/" + other + ".h5:/" + name);
-      }
-      write_text_atomically(series, list.str());
-      write_text_atomically(fs::path(outdir) / (name + ".xmf"),
-                            std::string(k_xdmf_head) + "  <Grid Name=\"" + name +
-                                "_series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n" + grids.str() +
-                                "  </Grid>\n" + k_xdmf_tail);
-    } catch (const std::exception& e) {
-      error = e.what();
+  agreed_step<RunError>(comm, prefix, [&] {
+    if (!comm.is_root()) return;
+    std::error_code ec;
+    fs::rename(tmp, h5, ec);
+    if (ec) throw std::runtime_error("cannot rename '" + tmp.string() + "': " + ec.message());
+    const std::array<std::uint64_t, 3> n{nx, ny, nz};
+    write_text_atomically(dir / (stem + ".xmf"), std::string(k_xdmf_head) +
+                                                     xdmf_grid(name, time, n, lengths, f.components,
+                                                               stem + ".h5:/" + name) +
+                                                     k_xdmf_tail);
+    // The series: steps written so far (an earlier, interrupted run may have left later ones).
+    const fs::path series = dir / (name + ".series");
+    std::map<long long, double> steps;
+    {
+      std::ifstream in(series);
+      long long st = 0;
+      double t = 0;
+      while (in >> st >> t)
+        if (st < step) steps[st] = t;
     }
-  }
-  comm.agree<RunError>(error.empty(), "writing field " + h5.string() + ": " + error);
+    steps[step] = time;
+    std::ostringstream list, grids;
+    for (const auto& [st, t] : steps) {
+      list << st << " " << number(t) << "\n";
+      const std::string other = name + "_" + step_text(st);
+      grids << xdmf_grid(name, t, n, lengths, f.components, "fields/" + other + ".h5:/" + name);
+    }
+    write_text_atomically(series, list.str());
+    write_text_atomically(fs::path(outdir) / (name + ".xmf"),
+                          std::string(k_xdmf_head) + "  <Grid Name=\"" + name +
+                              "_series\" GridType=\"Collection\" CollectionType=\"Temporal\">\n" + grids.str() +
+                              "  </Grid>\n" + k_xdmf_tail);
+  });
 }
 
 void write_spectrum(const comm::Communicator& comm, const std::string& path, std::int64_t step, double time,
                     const std::vector<double>& k, const std::vector<double>& energy) {
-  std::string error;
-  if (comm.is_root()) {
-    QuietHdf5 quiet;
-    try {
-      if (k.size() != energy.size()) throw std::invalid_argument("k and E differ in length");
-      std::error_code ec;
-      const fs::path parent = fs::path(path).parent_path();
-      if (!parent.empty()) fs::create_directories(parent, ec);
-      if (ec) throw std::runtime_error("cannot create directory '" + parent.string() + "': " + ec.message());
-      H5Id file;
-      if (fs::exists(path, ec))
-        file = H5Id(H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose, "H5Fopen('" + path + "')");
-      else
-        file = H5Id(H5Fcreate(path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT), H5Fclose,
-                    "H5Fcreate('" + path + "')");
-      const std::string group = "step_" + step_text(step);
-      const htri_t exists = H5Lexists(file.get(), group.c_str(), H5P_DEFAULT);
-      if (exists < 0) throw std::runtime_error("H5Lexists(" + group + ") failed");
-      if (exists > 0) check(H5Ldelete(file.get(), group.c_str(), H5P_DEFAULT), "H5Ldelete(" + group + ")");
-      H5Id g(H5Gcreate2(file.get(), group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
-             "H5Gcreate2(" + group + ")");
-      const hsize_t n = k.size();
-      const std::pair<const char*, const std::vector<double>*> sets[2] = {{"k", &k}, {"E", &energy}};
-      for (const auto& [dname, data] : sets) {
-        H5Id space(H5Screate_simple(1, &n, nullptr), H5Sclose, "H5Screate_simple");
-        H5Id d(H5Dcreate2(g.get(), dname, H5T_NATIVE_DOUBLE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
-               H5Dclose, std::string("H5Dcreate2(") + dname + ")");
-        check(H5Dwrite(d.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data->data()),
-              std::string("H5Dwrite(") + dname + ")");
-        d.close("H5Dclose");
-      }
-      write_scalar_attribute(g.get(), "time", H5T_NATIVE_DOUBLE, &time);
-      const long long s = step;
-      write_scalar_attribute(g.get(), "step", H5T_NATIVE_LLONG, &s);
-      g.close("H5Gclose");
-      file.close("H5Fclose('" + path + "')");
-    } catch (const std::exception& e) {
-      error = "writing spectrum " + path + ": " + e.what();
+  agreed_step<RunError>(comm, "writing spectrum " + path + ": ", [&] {
+    if (!comm.is_root()) return;
+    QuietHdf5Errors quiet;
+    if (k.size() != energy.size()) throw std::invalid_argument("k and E differ in length");
+    std::error_code ec;
+    const fs::path parent = fs::path(path).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+    if (ec) throw std::runtime_error("cannot create directory '" + parent.string() + "': " + ec.message());
+    H5Handle file;
+    if (fs::exists(path, ec))
+      file = SPOTRUN_H5_OPEN(path, H5Fclose, H5Fopen, path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    else
+      file = SPOTRUN_H5_OPEN(path, H5Fclose, H5Fcreate, path.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    const std::string group = "step_" + step_text(step);
+    if (SPOTRUN_H5_CALL(path, H5Lexists, file, group.c_str(), H5P_DEFAULT) > 0)
+      SPOTRUN_H5_CALL(path, H5Ldelete, file, group.c_str(), H5P_DEFAULT);
+    H5Handle g = SPOTRUN_H5_OPEN(path, H5Gclose, H5Gcreate2, file, group.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    const hsize_t n = k.size();
+    const std::pair<const char*, const std::vector<double>*> sets[2] = {{"k", &k}, {"E", &energy}};
+    for (const auto& [dname, data] : sets) {
+      H5Handle space = SPOTRUN_H5_OPEN(path, H5Sclose, H5Screate_simple, 1, &n, nullptr);
+      H5Handle d = SPOTRUN_H5_OPEN(path, H5Dclose, H5Dcreate2, g, dname, H5T_NATIVE_DOUBLE, space, H5P_DEFAULT,
+                                   H5P_DEFAULT, H5P_DEFAULT);
+      SPOTRUN_H5_CALL(path, H5Dwrite, d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, data->data());
+      d.close("H5Dclose", path);
     }
-  }
-  comm.agree<RunError>(error.empty(), error);
+    impl::write_attribute(g, "time", H5T_NATIVE_DOUBLE, H5T_NATIVE_DOUBLE, &time, path);
+    const long long s = step;
+    impl::write_attribute(g, "step", H5T_NATIVE_LLONG, H5T_NATIVE_LLONG, &s, path);
+    g.close("H5Gclose", path);
+    file.close("H5Fclose", path);
+  });
 }
 
 }  // namespace spotrun::io

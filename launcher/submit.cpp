@@ -13,127 +13,14 @@
 #include "comm/errors.hpp"
 #include "run.hpp"
 #include "slurm_env.hpp"
+// The job body (impl::k_sbatch_job_body), generated at build time from slurm/spotrun.sbatch.in, the one
+// source of the body and of slurm/spotrun-cpu.sbatch and slurm/spotrun-gpu.sbatch.
+#include "spotrun/sbatch_job_body.hpp"
 
 namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
 namespace {
-
-// The job body, shared with slurm/spotrun-cpu.sbatch and slurm/spotrun-gpu.sbatch (tests/slurm checks
-// that they carry the same text).
-const char* const k_body = R"BODY(# ---- spotrun job body: the same in slurm/*.sbatch and in the scripts `spotrun submit` writes ----
-# Uses SPOTRUN, DECK, OUTDIR, MAX_REQUEUES and the arrays RUN_ARGS and SRUN_ARGS set above.
-# spotrun exits 0 when the run finished, 75 when it stopped early with a valid checkpoint (on a signal
-# or before the job's end time), 2 on bad input, 1 on other failures.
-set -uo pipefail
-restarts=${SLURM_RESTART_COUNT:-0}
-note() { printf 'spotrun-job: %s %s\n' "$(date '+%Y-%m-%dT%H:%M:%S')" "$*"; }
-record() {  # one line per run of the job in OUTDIR/slurm-history.log
-  mkdir -p -- "$OUTDIR" 2>/dev/null
-  printf '%s job=%s run=%s nodes=%s exit=%s %s\n' "$(date '+%Y-%m-%dT%H:%M:%S')" "${SLURM_JOB_ID:-none}" \
-    "$((restarts + 1))" "${SLURM_JOB_NODELIST:-$(hostname)}" "$1" "$2" >>"$OUTDIR/slurm-history.log" 2>/dev/null
-}
-export OMP_NUM_THREADS=${SLURM_CPUS_PER_TASK:-${OMP_NUM_THREADS:-1}}
-export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
-note "job ${SLURM_JOB_ID:-(none)} run $((restarts + 1)) (requeued $restarts times, at most $MAX_REQUEUES)" \
-  "on ${SLURM_JOB_NODELIST:-$(hostname)}: ${SLURM_NTASKS:-?} ranks"
-note "deck: $DECK"
-note "output directory: $OUTDIR"
-
-# Stop signals: USR1 comes before the time limit (--signal=B:USR1@...) and on preemption; TERM and INT
-# come with scancel, at the limit and at the end of a preemption's grace time; USR2 means "checkpoint,
-# stop and do not requeue" (scancel --batch --signal=USR2 JOBID). bash runs a trap only after the
-# foreground command ends, so the step runs in the background and the script waits for it.
-step_pid=""
-signals=0
-stop_signal=""
-deliver() {
-  case $1 in
-    USR1 | USR2) kill -s "$1" "$step_pid" 2>/dev/null ;;  # srun passes these on to every rank
-    *)  # srun would kill the ranks on TERM/INT: signal the job's steps through Slurm instead
-      { [ -n "${SLURM_JOB_ID:-}" ] && scancel --signal="$1" "$SLURM_JOB_ID" 2>/dev/null; } ||
-        kill -s USR1 "$step_pid" 2>/dev/null ;;
-  esac
-}
-# shellcheck disable=SC2317  # runs from the traps below
-on_signal() {
-  signals=$((signals + 1))
-  [ -n "$stop_signal" ] || stop_signal=$1
-  note "received SIG$1: spotrun checkpoints and stops"
-  [ -z "$step_pid" ] || deliver "$1"
-}
-for sig in USR1 USR2 TERM INT; do
-  # shellcheck disable=SC2064  # expand $sig now
-  trap "on_signal $sig" "$sig"
-done
-
-rc=75
-if [ "$signals" -gt 0 ]; then
-  note "stopped before spotrun started"
-else
-  mkdir -p -- "$OUTDIR" && touch -- "$OUTDIR/.slurm-run-start"
-  srun "${SRUN_ARGS[@]}" "$SPOTRUN" run "$DECK" --output-dir "$OUTDIR" "${RUN_ARGS[@]}" &
-  step_pid=$!
-  if [ "$signals" -gt 0 ]; then sleep 1; deliver "$stop_signal"; fi  # came while srun was starting
-  while :; do
-    seen=$signals
-    wait "$step_pid"
-    rc=$?
-    [ "$signals" != "$seen" ] || break  # else a trap interrupted the wait: the step is still running
-  done
-fi
-
-case $rc in
-  0)
-    # srun may exit 0 when it failed to start the ranks: a finished run has written final.h5.
-    if [ "$OUTDIR/.slurm-run-start" -nt "$OUTDIR/final.h5" ]; then
-      note "srun exited 0 but spotrun wrote no $OUTDIR/final.h5: the ranks did not run (exit 1)"
-      record 1 "failed: srun exited 0 without a finished run"
-      exit 1
-    fi
-    note "spotrun finished"
-    record 0 finished
-    exit 0
-    ;;
-  75) ;;
-  *)
-    note "spotrun ended with exit code $rc: not requeued"
-    record "$rc" "failed, not requeued"
-    exit "$rc"
-    ;;
-esac
-
-# Exit code 75: stopped early with a valid checkpoint. A job that merely exits is not requeued by Slurm
-# (not even when preempted with PreemptMode=REQUEUE, if it ends within the grace time), so the job
-# requeues itself; when it starts again, the same command resumes from OUTDIR's newest checkpoint.
-why=""
-if [ "$stop_signal" = USR2 ]; then
-  why="SIGUSR2 asked not to requeue"
-elif [ -z "${SLURM_JOB_ID:-}" ]; then
-  why="not a Slurm job"
-elif [ "$restarts" -ge "$MAX_REQUEUES" ]; then
-  why="requeued $restarts times already, at most $MAX_REQUEUES"
-elif scontrol show job "$SLURM_JOB_ID" 2>/dev/null | grep -q 'JobState=CANCELLED'; then
-  why="the job was cancelled"
-fi
-if [ -n "$why" ]; then
-  note "spotrun stopped with a checkpoint (exit 75), not requeued: $why." \
-    "To resume, run the job again with the same output directory (or: scontrol requeue ${SLURM_JOB_ID:-JOBID})"
-  record 75 "stopped, not requeued: $why"
-  exit 75
-fi
-# Requeueing sends SIGTERM to every process of the job, this shell included: ignore it from here on.
-trap '' USR1 USR2 TERM INT
-note "spotrun stopped with a checkpoint (exit 75): requeueing job $SLURM_JOB_ID" \
-  "(requeue $((restarts + 1)) of at most $MAX_REQUEUES); it resumes when it runs again"
-if out=$(scontrol requeue "$SLURM_JOB_ID" 2>&1); then
-  record 75 "requeued"
-else
-  note "scontrol requeue failed: $out"
-  record 75 "stopped, requeue failed: ${out//$'\n'/ }"
-fi
-exit 75
-)BODY";
 
 // Plain Slurm names (partition, account, job name): letters, digits and . _ - + , (a comma separates
 // several partitions); no leading '-'. Anything else could change the meaning of an #SBATCH line.
@@ -198,7 +85,7 @@ std::string shell_quote(const std::string& value) {
 }
 
 const std::string& sbatch_job_body() {
-  static const std::string body = k_body;
+  static const std::string body = impl::k_sbatch_job_body;
   return body;
 }
 

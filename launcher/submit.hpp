@@ -46,7 +46,7 @@ std::string check_submit_options(const SubmitOptions& opt);
 std::string render_sbatch(const SubmitOptions& opt);
 
 // The part of every spotrun batch script after its settings: signal forwarding, running the step,
-// requeueing on exit code 75. slurm/*.sbatch carry the same text (a test checks).
+// requeueing on exit code 75. slurm/*.sbatch carry the same text: all are made from slurm/spotrun.sbatch.in.
 const std::string& sbatch_job_body();
 
 // Shell word for any string: single-quoted, with ' written as '\''.

@@ -281,7 +281,7 @@ STUB
   for s in "$SRC"/slurm/spotrun-cpu.sbatch "$SRC"/slurm/spotrun-gpu.sbatch; do
     bash -n "$s" || fail "$s is not valid bash"
     diff <(body "$WORK/rendered.sh") <(body "$s") >"$WORK/body.diff" ||
-      fail "$s: job body differs from spotrun submit's (update it with tests/slurm/update_scripts.sh): $(head -20 "$WORK/body.diff")"
+      fail "$s: job body differs from spotrun submit's (both are made from slurm/spotrun.sbatch.in: rebuild spotrun; write the scripts with cmake -P cmake/SpotrunSbatch.cmake): $(head -20 "$WORK/body.diff")"
     grep -q '^#SBATCH --requeue' "$s" || fail "$s: no --requeue"
     grep -q '^#SBATCH --signal=B:USR1@' "$s" || fail "$s: no --signal=B:USR1@..."
   done

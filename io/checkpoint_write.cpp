@@ -1,0 +1,480 @@
+// Writing checkpoints (write_checkpoint): local and collective checks of the state, the HDF5 file with
+// its checksums, read-back of every byte written, the manifest, and the atomic commit. The collective
+// safety rules and the format shared with the reader: io/impl/checkpoint_format.hpp.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "checkpoint.hpp"
+#include "comm/agreed_step.hpp"
+#include "comm/errors.hpp"
+#include "file_manifest.hpp"
+#include "impl/checkpoint_format.hpp"
+#include "spotrun/version.hpp"
+
+namespace spotrun::io {
+
+namespace impl {
+bool g_check_free_space = true;
+}  // namespace impl
+
+using namespace impl;
+using comm::agreed_step;
+
+namespace {
+
+// Scratch bytes per rank for reading a new checkpoint back before it is committed.
+constexpr std::uint64_t k_verify_bytes = std::uint64_t(4) << 20;
+
+// ---- small helpers ----------------------------------------------------------------------------------
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+std::uint64_t bits_of(double v) {
+  std::uint64_t b = 0;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+std::string directory_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+bool is_name_char(char c, const char* extra) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || std::strchr(extra, c);
+}
+
+// "/md/x": absolute, components of [A-Za-z0-9_.-], not "." or "..", not under /meta or /state.
+std::string dataset_name_problem(const std::string& name) {
+  if (name.size() < 2 || name[0] != '/') return "must start with '/' and name a dataset";
+  std::size_t start = 1;
+  bool first = true;
+  while (start <= name.size()) {
+    auto end = name.find('/', start);
+    if (end == std::string::npos) end = name.size();
+    const std::string part = name.substr(start, end - start);
+    if (part.empty() || part == "." || part == "..") return "has an empty, '.' or '..' component";
+    for (char c : part)
+      if (!is_name_char(c, "_.-")) return "may only use the characters A-Z a-z 0-9 _ . - and /";
+    if (first && (part == "meta" || part == "state")) return "lies under /" + part + ", which is reserved";
+    first = false;
+    start = end + 1;
+  }
+  return {};
+}
+
+// Names of scalars of /state: [A-Za-z0-9_.] and '/' (e.g. "box/lo_x"); stored as attribute names.
+std::string scalar_name_problem(const std::string& name) {
+  if (name.empty()) return "is empty";
+  for (char c : name)
+    if (!is_name_char(c, "_./")) return "may only use the characters A-Z a-z 0-9 _ . /";
+  return {};
+}
+
+// A file access property list for writing a checkpoint with a user block of `userblock` bytes, reserved
+// for the whole-file manifest. HDF5 wants the user block at least as large as the alignment, so only
+// files with a 1 MiB user block are aligned.
+H5Handle write_fapl(const comm::Communicator& comm, const std::string& file, std::uint64_t userblock) {
+  H5Handle fapl = mpio_fapl(comm, file);
+  // Metadata is written collectively at flush; files stay readable by HDF5 1.8 and later.
+  SPOTRUN_H5_CALL(file, H5Pset_coll_metadata_write, fapl, 1);
+  SPOTRUN_H5_CALL(file, H5Pset_libver_bounds, fapl, H5F_LIBVER_V18, H5F_LIBVER_V18);
+  // Large datasets start on 1 MiB boundaries (file system stripes).
+  constexpr hsize_t k_align = hsize_t(1) << 20;
+  if (userblock >= k_align) SPOTRUN_H5_CALL(file, H5Pset_alignment, fapl, k_align, k_align);
+  return fapl;
+}
+
+// ---- writing ------------------------------------------------------------------------------------------
+
+// Local checks of one rank's state; throws std::runtime_error describing the first problem.
+void check_state_locally(const CheckpointMeta& meta, const SolverState& state) {
+  if (meta.solver.empty()) throw std::runtime_error("CheckpointMeta::solver is empty");
+  if (!state.solver.empty() && state.solver != meta.solver)
+    throw std::runtime_error("state of solver '" + state.solver + "' but metadata of solver '" + meta.solver + "'");
+  std::set<std::string> names;
+  for (const auto& a : state.arrays) {
+    const std::string problem = dataset_name_problem(a.name);
+    if (!problem.empty()) throw std::runtime_error("array name '" + a.name + "' " + problem);
+    if (!names.insert(a.name).second) throw std::runtime_error("array '" + a.name + "' appears twice");
+    std::uint64_t bytes = 0, values = 0;
+    const std::uint64_t row_size = a.row_size();
+    if (!mul_ok(row_size, 8, bytes) || !mul_ok(a.global_rows, bytes, bytes) || a.first_row > a.global_rows ||
+        a.rows > a.global_rows - a.first_row)
+      throw std::runtime_error("array '" + a.name + "': block [" + std::to_string(a.first_row) + ", +" +
+                               std::to_string(a.rows) + ") does not fit its shape " + shape_text(a.global_rows, a.inner));
+    mul_ok(a.rows, row_size, values);
+    const std::size_t have = a.is_integer ? a.i64.size() : a.f64.size();
+    if (have != values)
+      throw std::runtime_error("array '" + a.name + "' holds " + std::to_string(have) + (a.is_integer ? " int64" : " float64") +
+                               " values, its block of " + std::to_string(a.rows) + " rows needs " + std::to_string(values));
+  }
+  for (const auto& n : names)
+    for (const auto& m : names)
+      if (m.size() > n.size() && m.compare(0, n.size(), n) == 0 && m[n.size()] == '/')
+        throw std::runtime_error("array '" + n + "' is also a group of array '" + m + "'");
+  std::set<std::string> scalars;
+  auto check_scalar = [&](const std::string& n) {
+    const std::string problem = scalar_name_problem(n);
+    if (!problem.empty()) throw std::runtime_error("scalar name '" + n + "' " + problem);
+    if (!scalars.insert(n).second) throw std::runtime_error("scalar '" + n + "' is both real, integer or string");
+  };
+  for (const auto& kv : state.reals) check_scalar(kv.first);
+  for (const auto& kv : state.integers) check_scalar(kv.first);
+  for (const auto& kv : state.strings) check_scalar(kv.first);
+}
+
+// Hash of everything that must be the same on every rank: metadata, array layout and scalars.
+std::uint64_t shared_fingerprint(const CheckpointMeta& meta, const SolverState& state) {
+  std::ostringstream s;
+  s << meta.solver << '\0' << meta.step << '\0' << hex64(bits_of(meta.time)) << '\0'
+    << meta.deck << '\0' << meta.physics << '\0' << meta.units << '\0' << meta.version << '\0' << meta.git_hash << '\0'
+    << state.solver << '\0';
+  for (const auto& a : state.arrays) {
+    s << a.name << '\0' << a.is_integer << ' ' << a.global_rows;
+    for (auto d : a.inner) s << ' ' << d;
+    s << '\0';
+  }
+  for (const auto& kv : state.reals) s << kv.first << '\0' << hex64(bits_of(kv.second)) << '\0';
+  for (const auto& kv : state.integers) s << kv.first << '\0' << kv.second << '\0';
+  for (const auto& kv : state.strings) s << kv.first << '\0' << kv.second << '\0';
+  const std::string text = s.str();
+  return XXH64(text.data(), text.size(), 0);
+}
+
+// Checks that the blocks of all ranks tile each array (collective, after the local checks passed).
+std::string tiling_problem(const comm::Communicator& comm, const SolverState& state) {
+  const std::size_t na = state.arrays.size();
+  std::vector<std::uint64_t> mine(2 * na), all(2 * na * comm.size());
+  for (std::size_t i = 0; i < na; ++i) {
+    mine[2 * i] = state.arrays[i].first_row;
+    mine[2 * i + 1] = state.arrays[i].rows;
+  }
+  if (na > 0)
+    SPOTRUN_MPI_CHECK(MPI_Allgather(mine.data(), static_cast<int>(2 * na), MPI_UINT64_T, all.data(), static_cast<int>(2 * na),
+                                    MPI_UINT64_T, comm.mpi()));
+  for (std::size_t i = 0; i < na; ++i) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
+    for (int r = 0; r < comm.size(); ++r) {
+      const auto first = all[2 * na * r + 2 * i], rows = all[2 * na * r + 2 * i + 1];
+      if (rows > 0) blocks.emplace_back(first, rows);
+    }
+    std::sort(blocks.begin(), blocks.end());
+    std::uint64_t next = 0;
+    for (const auto& b : blocks) {
+      if (b.first != next)
+        return "array '" + state.arrays[i].name + "': the ranks' blocks do not tile its " +
+               std::to_string(state.arrays[i].global_rows) + " rows (" + (b.first < next ? "overlap" : "gap") + " at row " +
+               std::to_string(std::min(b.first, next)) + ")";
+      next = b.first + b.second;
+    }
+    if (next != state.arrays[i].global_rows)
+      return "array '" + state.arrays[i].name + "': the ranks' blocks cover " + std::to_string(next) + " of its " +
+             std::to_string(state.arrays[i].global_rows) + " rows";
+  }
+  return {};
+}
+
+// A scalar fixed-length string dataset (created with the metadata, written later by write_text).
+struct TextDataset {
+  H5Handle type;
+  H5Handle dset;
+  const std::string* text = nullptr;
+};
+
+TextDataset create_text_dataset(hid_t group, const std::string& name, const std::string& text, const std::string& file) {
+  TextDataset t;
+  t.text = &text;
+  t.type = SPOTRUN_H5_OPEN(file, H5Tclose, H5Tcopy, H5T_C_S1);
+  SPOTRUN_H5_CALL(file, H5Tset_size, t.type, text.size() + 1);
+  SPOTRUN_H5_CALL(file, H5Tset_strpad, t.type, H5T_STR_NULLTERM);
+  SPOTRUN_H5_CALL(file, H5Tset_cset, t.type, H5T_CSET_UTF8);
+  H5Handle space = SPOTRUN_H5_OPEN(file, H5Sclose, H5Screate, H5S_SCALAR);
+  H5Handle dcpl = SPOTRUN_H5_OPEN(file, H5Pclose, H5Pcreate, H5P_DATASET_CREATE);
+  SPOTRUN_H5_CALL(file, H5Pset_fill_time, dcpl, H5D_FILL_TIME_NEVER);
+  SPOTRUN_H5_CALL(file, H5Pset_alloc_time, dcpl, H5D_ALLOC_TIME_EARLY);
+  t.dset = SPOTRUN_H5_OPEN(file, H5Dclose, H5Dcreate2, group, name.c_str(), t.type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  write_u64_attribute(t.dset, "checksum", text_checksum("/meta/" + name, text), file);
+  write_string_attribute(t.dset, "checksum_algorithm", k_text_algorithm, file);
+  return t;
+}
+
+// Rank 0 writes the text, the others take part in the collective transfer with empty selections.
+void write_text(const comm::Communicator& comm, TextDataset& t, const std::string& file, const std::string& prefix) {
+  agreed_step<std::runtime_error>(comm, prefix, [&] {
+    H5Handle mem = SPOTRUN_H5_OPEN(file, H5Sclose, H5Screate, H5S_SCALAR);
+    H5Handle file_space = SPOTRUN_H5_OPEN(file, H5Sclose, H5Dget_space, t.dset);
+    if (!comm.is_root()) {
+      SPOTRUN_H5_CALL(file, H5Sselect_none, mem);
+      SPOTRUN_H5_CALL(file, H5Sselect_none, file_space);
+    }
+    H5Handle dxpl = dxpl_collective(file);
+    SPOTRUN_H5_CALL(file, H5Dwrite, t.dset, t.type, mem, file_space, dxpl, t.text->c_str());
+  });
+}
+
+// Bytes a rank wrote at `offset` of the file, to be read back before the file is committed.
+struct ReadBack {
+  std::string name;
+  std::uint64_t offset;
+  const void* data;
+  std::uint64_t bytes;
+};
+
+std::uint64_t dataset_offset(hid_t dset, const std::string& file) {
+  const haddr_t offset = H5Dget_offset(dset);
+  if (offset == HADDR_UNDEF) throw std::runtime_error("H5Dget_offset on '" + file + "' failed: " + hdf5_error_text());
+  return offset;
+}
+
+// Reads every item back with POSIX reads and compares it bitwise; throws naming the first that differs.
+void read_back(const std::string& file, const std::vector<ReadBack>& items) {
+  if (items.empty()) return;
+  const int fd = ::open(file.c_str(), O_RDONLY);
+  if (fd < 0) throw std::runtime_error("cannot open '" + file + "' to read it back: " + errno_text(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  std::uint64_t largest = 0;
+  for (const auto& it : items) largest = std::max(largest, it.bytes);
+  std::vector<unsigned char> scratch(std::min(largest, k_verify_bytes));
+  for (const auto& it : items) {
+    for (std::uint64_t done = 0; done < it.bytes;) {
+      const std::uint64_t want = std::min<std::uint64_t>(scratch.size(), it.bytes - done);
+      std::uint64_t got = 0;
+      while (got < want) {
+        const ssize_t n = ::pread(fd, scratch.data() + got, want - got, static_cast<off_t>(it.offset + done + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw std::runtime_error("reading '" + file + "' back failed: " + errno_text(errno));
+        if (n == 0) break;
+        got += static_cast<std::uint64_t>(n);
+      }
+      if (got < want || std::memcmp(scratch.data(), static_cast<const unsigned char*>(it.data) + done, want) != 0)
+        throw std::runtime_error("'" + it.name +
+                                 "': the data read back differs from the data written (lost writes: is the file system full?)");
+      done += want;
+    }
+  }
+}
+
+// Creates and fills `tmp` (collective). Every failure is agreed, so every rank throws together.
+//
+// Order matters when the file system fills up. HDF5 1.10 cannot close a file whose metadata it failed
+// to flush (the identifier stays behind and crashes the library at MPI_Finalize), and a metadata flush
+// that fails on rank 0 only hangs in HDF5's own MPI_File_sync. So every object and attribute is created
+// and flushed first (the file then has its final size, sparse; the free-space check of
+// write_checkpoint makes this small flush fail only in a race with another writer), and only then is
+// the bulk data written: a failed data write leaves no dirty metadata and the file closes cleanly.
+void write_file(const comm::Communicator& comm, const std::string& tmp, const CheckpointMeta& meta,
+                const SolverState& state, const std::vector<std::uint64_t>& checksums, std::uint64_t userblock,
+                const std::string& prefix) {
+  H5Handle file;
+  agreed_step<std::runtime_error>(comm, prefix, [&] {
+    H5Handle fapl = write_fapl(comm, tmp, userblock);
+    H5Handle fcpl = SPOTRUN_H5_OPEN(tmp, H5Pclose, H5Pcreate, H5P_FILE_CREATE);
+    SPOTRUN_H5_CALL(tmp, H5Pset_userblock, fcpl, userblock);
+    file = SPOTRUN_H5_OPEN(tmp, H5Fclose, H5Fcreate, tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
+  });
+  // Metadata: the same calls with the same values on every rank.
+  TextDataset deck, physics;
+  std::vector<H5Handle> datasets(state.arrays.size());
+  agreed_step<std::runtime_error>(comm, prefix, [&] {
+    write_string_attribute(file, "format", k_format, tmp);
+    write_i64_attribute(file, "format_version", k_format_version, tmp);
+    write_string_attribute(file, "solver", meta.solver, tmp);
+    write_i64_attribute(file, "step", meta.step, tmp);
+    write_f64_attribute(file, "time", meta.time, tmp);
+    write_string_attribute(file, "units", meta.units, tmp);
+    write_string_attribute(file, "spotrun_version", meta.version.empty() ? std::string(k_version) : meta.version, tmp);
+    write_string_attribute(file, "git_hash", meta.git_hash.empty() ? std::string(k_git_hash) : meta.git_hash, tmp);
+    write_i64_attribute(file, "nranks", comm.size(), tmp);
+    H5Handle st = SPOTRUN_H5_OPEN(tmp, H5Gclose, H5Gcreate2, file, "/state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    for (const auto& kv : state.reals) write_f64_attribute(st, kv.first, kv.second, tmp);
+    for (const auto& kv : state.integers) write_i64_attribute(st, kv.first, kv.second, tmp);
+    for (const auto& kv : state.strings) write_string_attribute(st, kv.first, kv.second, tmp);
+    st.close("H5Gclose", tmp);
+    H5Handle mg = SPOTRUN_H5_OPEN(tmp, H5Gclose, H5Gcreate2, file, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    deck = create_text_dataset(mg, "deck", meta.deck, tmp);
+    physics = create_text_dataset(mg, "physics", meta.physics, tmp);
+    mg.close("H5Gclose", tmp);
+    // Every array dataset, allocated now (contiguous, no fill), with its checksum.
+    H5Handle lcpl = SPOTRUN_H5_OPEN(tmp, H5Pclose, H5Pcreate, H5P_LINK_CREATE);
+    SPOTRUN_H5_CALL(tmp, H5Pset_create_intermediate_group, lcpl, 1);
+    H5Handle dcpl = SPOTRUN_H5_OPEN(tmp, H5Pclose, H5Pcreate, H5P_DATASET_CREATE);
+    SPOTRUN_H5_CALL(tmp, H5Pset_layout, dcpl, H5D_CONTIGUOUS);
+    SPOTRUN_H5_CALL(tmp, H5Pset_fill_time, dcpl, H5D_FILL_TIME_NEVER);
+    SPOTRUN_H5_CALL(tmp, H5Pset_alloc_time, dcpl, H5D_ALLOC_TIME_EARLY);
+    for (std::size_t i = 0; i < state.arrays.size(); ++i) {
+      const StateArray& a = state.arrays[i];
+      std::vector<hsize_t> dims{a.global_rows};
+      for (auto d : a.inner) dims.push_back(d);
+      H5Handle space = SPOTRUN_H5_OPEN(tmp, H5Sclose, H5Screate_simple, static_cast<int>(dims.size()), dims.data(), nullptr);
+      datasets[i] = SPOTRUN_H5_OPEN(tmp, H5Dclose, H5Dcreate2, file, a.name.c_str(),
+                                    a.is_integer ? H5T_STD_I64LE : H5T_IEEE_F64LE, space, lcpl, dcpl, H5P_DEFAULT);
+      write_u64_attribute(datasets[i], "checksum", checksums[i], tmp);
+      write_string_attribute(datasets[i], "checksum_algorithm", k_rowsum_algorithm, tmp);
+    }
+  });
+  agreed_step<std::runtime_error>(comm, prefix, [&] { SPOTRUN_H5_CALL(tmp, H5Fflush, file, H5F_SCOPE_GLOBAL); });
+  // Bulk data.
+  write_text(comm, deck, tmp, prefix);
+  write_text(comm, physics, tmp, prefix);
+  for (std::size_t i = 0; i < state.arrays.size(); ++i) {
+    const StateArray& a = state.arrays[i];
+    const void* data = a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data());
+    transfer_rows<std::runtime_error>(comm, prefix, tmp, datasets[i], a.is_integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE,
+                                      true, const_cast<void*>(data), a.first_row, a.rows, a.inner, a.row_size(), 8);
+  }
+  // MPI_File_sync on every rank (HDF5 syncs on flush, not on close).
+  agreed_step<std::runtime_error>(comm, prefix, [&] { SPOTRUN_H5_CALL(tmp, H5Fflush, file, H5F_SCOPE_GLOBAL); });
+  // Read back what was written before trusting it: some MPI-IO layers report success for collective
+  // writes that failed (Open MPI 4.1's OMPIO on a full file system), which would commit a file with
+  // holes. Each rank reads its own rows with pread (after the MPI_File_sync above) and compares them.
+  std::vector<ReadBack> items;
+  agreed_step<std::runtime_error>(comm, prefix, [&] {
+    if (comm.is_root())
+      for (TextDataset* t : {&deck, &physics})
+        items.push_back({"/meta/" + std::string(t == &deck ? "deck" : "physics"), dataset_offset(t->dset, tmp),
+                         t->text->c_str(), t->text->size() + 1});
+    for (std::size_t i = 0; i < state.arrays.size(); ++i) {
+      const StateArray& a = state.arrays[i];
+      const std::uint64_t row_bytes = a.row_size() * 8;
+      if (a.rows * row_bytes == 0) continue;
+      const void* data = a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data());
+      items.push_back({a.name, dataset_offset(datasets[i], tmp) + a.first_row * row_bytes, data, a.rows * row_bytes});
+    }
+    read_back(tmp, items);
+  });
+  agreed_step<std::runtime_error>(comm, prefix, [&] {
+    deck.dset.close("H5Dclose", tmp);
+    physics.dset.close("H5Dclose", tmp);
+    for (auto& d : datasets) d.close("H5Dclose", tmp);
+  });
+  agreed_step<std::runtime_error>(comm, prefix, [&] { file.close("H5Fclose", tmp); });
+}
+
+// Bytes the checkpoint will take on disk, roughly: data, texts, room for the metadata, and the user block
+// of the manifest.
+std::uint64_t expected_file_bytes(const CheckpointMeta& meta, const SolverState& state) {
+  std::uint64_t bytes = (std::uint64_t(64) << 10) + meta.deck.size() + meta.physics.size();
+  for (const auto& a : state.arrays) bytes += a.global_rows * a.row_size() * 8 + 4096;
+  return bytes + manifest_userblock_bytes(bytes);
+}
+
+// Free bytes for unprivileged writers on the file system of `dir`, or -1 when it does not say.
+std::int64_t free_bytes(const std::string& dir) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0 || fs.f_blocks == 0) return -1;
+  return static_cast<std::int64_t>(fs.f_bavail) * static_cast<std::int64_t>(fs.f_frsize);
+}
+
+void fsync_path(const std::string& p, bool directory) {
+  const int fd = ::open(p.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
+  if (fd < 0) throw std::runtime_error("cannot open '" + p + "' to sync it: " + errno_text(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw std::runtime_error("fsync of '" + p + "' failed: " + errno_text(err));
+}
+
+}  // namespace
+
+// ---- public interface -------------------------------------------------------------------------------------
+
+void write_checkpoint(const comm::Communicator& comm, const std::string& path, const CheckpointMeta& meta,
+                      const SolverState& state) {
+  QuietHdf5Errors quiet;
+  const std::string tmp = path + ".tmp";
+  const std::string dir = directory_of(path);
+  const std::string prefix = "checkpoint write to '" + path + "' failed: ";
+  bool tmp_may_exist = false;
+  bool writing = false;
+  try {
+    agreed_step<std::runtime_error>(comm, "", [&] { check_state_locally(meta, state); });
+    const std::uint64_t mine = shared_fingerprint(meta, state);
+    std::uint64_t root = mine;
+    SPOTRUN_MPI_CHECK(MPI_Bcast(&root, 1, MPI_UINT64_T, 0, comm.mpi()));
+    agreed_step<std::runtime_error>(comm, "", [&] {
+      if (mine != root)
+        throw std::runtime_error("rank " + std::to_string(comm.rank()) +
+                                 " has other metadata, array layout or scalars than rank 0 (they must be the same on every rank)");
+    });
+    const std::string tiling = tiling_problem(comm, state);
+    if (!tiling.empty()) throw std::runtime_error(tiling);
+
+    // Checksums of every array, one allreduce.
+    std::vector<std::uint64_t> local(state.arrays.size()), global(state.arrays.size());
+    for (std::size_t i = 0; i < state.arrays.size(); ++i) {
+      const auto& a = state.arrays[i];
+      const void* data = a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data());
+      local[i] = RowHasher::rowsum(data, a.rows, a.row_size() * 8, a.first_row);
+    }
+    if (!local.empty())
+      SPOTRUN_MPI_CHECK(MPI_Allreduce(local.data(), global.data(), static_cast<int>(local.size()), MPI_UINT64_T, MPI_SUM,
+                                      comm.mpi()));
+    for (std::size_t i = 0; i < state.arrays.size(); ++i) global[i] += name_hash(state.arrays[i].name);
+
+    // Rank 0 checks that the target can be written before any rank touches HDF5.
+    tmp_may_exist = true;
+    agreed_step<std::runtime_error>(comm, "", [&] {
+      if (!comm.is_root()) return;
+      struct stat st {};
+      if (::stat(dir.c_str(), &st) != 0) throw std::runtime_error("directory '" + dir + "': " + errno_text(errno));
+      if (!S_ISDIR(st.st_mode)) throw std::runtime_error("'" + dir + "' is not a directory");
+      if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) throw std::runtime_error("'" + path + "' is a directory");
+      const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (fd < 0) throw std::runtime_error("cannot create '" + tmp + "': " + errno_text(errno));
+      ::close(fd);
+      const std::uint64_t need = expected_file_bytes(meta, state);
+      const std::int64_t have = free_bytes(dir);
+      if (impl::g_check_free_space && have >= 0 && static_cast<std::uint64_t>(have) < need)
+        throw std::runtime_error("not enough space on the file system of '" + dir + "': the checkpoint needs about " +
+                                 std::to_string(need) + " bytes, " + std::to_string(have) + " are free");
+    });
+    writing = true;
+    const std::uint64_t userblock = manifest_userblock_bytes(expected_file_bytes(meta, state));
+    write_file(comm, tmp, meta, state, global, userblock, "");
+    // Every byte of the closed file hashed into the manifest in its user block.
+    seal_file(comm, tmp, userblock, meta.solver, meta.step);
+    writing = false;
+
+    // Commit: the data is on disk before the name points at it, and the name before we return.
+    agreed_step<std::runtime_error>(comm, "", [&] {
+      if (!comm.is_root()) return;
+      fsync_path(tmp, false);
+      fsync_path(dir, true);
+      if (::rename(tmp.c_str(), path.c_str()) != 0)
+        throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + errno_text(errno));
+      fsync_path(dir, true);
+    });
+  } catch (const std::exception& e) {
+    // Every rank is here, at the same step (each failure above was agreed). Remove the partial file;
+    // `path` is untouched. MPI-IO seldom says why a write failed: add what the file system says.
+    std::string hint;
+    if (comm.is_root()) {
+      const std::int64_t have = writing ? free_bytes(dir) : -1;
+      if (have >= 0) hint = " (the file system of '" + dir + "' has " + std::to_string(have) + " bytes free)";
+      if (tmp_may_exist) ::unlink(tmp.c_str());
+    }
+    hint = comm.broadcast(hint);
+    throw CollectiveError(prefix + e.what() + hint, k_exit_failure);
+  }
+}
+
+}  // namespace spotrun::io
