@@ -3,6 +3,7 @@
 // transport is not ordered on the device stream, and hands a stream-ordered one (NCCL) the stream of the
 // execution-space instance that packed the buffers.
 #include <Kokkos_Core.hpp>
+#include <type_traits>
 
 #include "transport.hpp"
 
