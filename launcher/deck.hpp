@@ -47,7 +47,7 @@ struct KeySpec {
   bool resumable = false;             // may change between a checkpoint and its resume (not physics)
 };
 
-// Every deck key spotrun knows, in documentation order: the launcher's ([run], [checkpoint]), then
+// Every deck key spotrun knows, in documentation order: the launcher's ([run], [checkpoint], [comm]), then
 // those of each registered solver (solvers/registry.hpp).
 const std::vector<KeySpec>& deck_schema();
 const KeySpec* find_key(const std::string& key);

@@ -1,4 +1,4 @@
-// The schema of every deck key: the launcher's keys ([run], [checkpoint]) below, then the keys
+// The schema of every deck key: the launcher's keys ([run], [checkpoint], [comm]) below, then the keys
 // of every registered solver (solvers/registry.hpp). docs/decks.md documents the same keys (a test
 // checks that it does).
 #include <set>
@@ -11,7 +11,7 @@ namespace spotrun::launcher {
 namespace {
 
 // resumable: keys that may change between a checkpoint and its resume (run length, output, checkpoint
-// settings); every other key defines the physics and must not change.
+// settings, transport); every other key defines the physics and must not change.
 std::vector<KeySpec> launcher_keys() {
   // run.solver: one of the registered solvers; the first one registered is the default.
   KeySpec solver{"run.solver", KeyType::String, "", "-", "Solver to run"};
@@ -46,6 +46,12 @@ std::vector<KeySpec> launcher_keys() {
      1e300, false, {"warn", "abort"}, true},
     {"checkpoint.safety_factor", KeyType::Float, "2.0", "-",
      "Time-limit reserve: this factor times the measured checkpoint time, plus two steps", 1, 1e3, false, {}, true},
+    // [comm]
+    {"comm.transport", KeyType::String, "\"auto\"", "-",
+     "Which transport moves halos and transposes: auto picks the best the build and the run allow; mpi = MPI "
+     "given the solver's memory (GPU-aware where there is a device); mpi-host = MPI on host buffers, device data "
+     "staged through host memory",
+     -1e300, 1e300, false, {"auto", "mpi", "mpi-host"}, true},
   };
 }
 

@@ -34,13 +34,14 @@ Deck load_deck(const comm::Communicator& comm, const std::string& path, const st
   return deck;
 }
 
-void print_header(const comm::Communicator& comm) {
+void print_header(const comm::Communicator& comm, const comm::Transport* transport) {
   if (!comm.is_root()) return;
   std::printf("spotrun %s (git %s, %s build)\n", k_version, k_git_hash, k_build_type);
   std::printf("Kokkos %d.%d.%d, execution space %s (%s)\n", KOKKOS_VERSION / 10000, (KOKKOS_VERSION / 100) % 100,
               KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name(), k_kokkos_source);
   std::printf("MPI ranks: %d on %d node(s)%s\n", comm.size(), comm.node_count(),
               k_have_cuda_host ? ", CUDA host APIs compiled in" : "");
+  if (transport) std::printf("Transport: %s (%s)\n", transport->name().c_str(), transport->description().c_str());
 }
 
 namespace {
@@ -183,7 +184,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
           d.validate();
           return d;
         }();
-        auto transport = comm::make_transport("mpi", comm);
+        auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
         restore_solver(comm, *transport, deck, path, reader);
       } catch (const InputError& e) {
         restore = e.what();
@@ -227,7 +228,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const std::string solver_name = deck.get_string("run.solver");
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
 
-  print_header(comm);
+  auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+  print_header(comm, transport.get());
   if (comm.is_root()) std::printf("Deck: %s\nOutput directory: %s\n--- resolved deck ---\n%s---\n", opt.deck_path.c_str(),
                                   outdir.c_str(), deck.resolved().c_str());
   std::fflush(stdout);
@@ -242,7 +244,6 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   // The directory is this run's from here on; nothing in it is touched before.
   OutputDirectoryLock lock(comm, outdir);
 
-  auto transport = comm::make_transport("mpi", comm);
   const std::int64_t steps = deck.get_int("run.steps");
   const std::int64_t thermo_every = deck.get_int("run.thermo_every");
   // --- Slurm: under Slurm the job's end time (less a margin) is a time limit too (launcher/slurm_env.hpp) ---
