@@ -29,7 +29,8 @@
 #include "comm/errors.hpp"
 #include "comm/transport.hpp"
 #include "io/thermo_writer.hpp"
-#include "launcher/fluid_config.hpp"
+#include "launcher/deck.hpp"
+#include "solvers/fluid/fluid_registration.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
 
 namespace {
@@ -157,8 +158,9 @@ int run_deck(const comm::Communicator& comm, const std::string& path, const std:
              std::string outdir) {
   auto deck = launcher::Deck::parse(read_file_on_root(comm, path), path);
   for (const auto& s : sets) deck.apply_set(s);
+  deck.validate();
   if (deck.get_string("run.solver") != "fluid") throw InputError(path + ": run.solver is not \"fluid\"");
-  const fluid::FluidConfig cfg = launcher::fluid_config_from_deck(deck);
+  const fluid::FluidConfig cfg = fluid::config_from_deck(deck);
   const std::int64_t steps = deck.get_int("run.steps");
   const std::int64_t every = deck.get_int("run.thermo_every");
   if (outdir.empty()) outdir = (std::filesystem::path("runs") / std::filesystem::path(path).stem()).string();

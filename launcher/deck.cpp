@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "comm/errors.hpp"
+#include "solvers/registry.hpp"
 
 namespace spotrun::launcher {
 
@@ -789,13 +790,9 @@ double Deck::get_seconds(const std::string& key) const {
 }
 
 bool Deck::section_active(const std::string& key) const {
-  // Keys of [md.lattice] apply unless the atoms come from [md.initial], and vice versa.
-  bool from_data = has("md.initial.lammps_data");
-  if (key.rfind("md.lattice.", 0) == 0) return !from_data;
-  if (key.rfind("md.initial.", 0) == 0) return from_data;
-  if (key.rfind("md.", 0) == 0) return get_string("run.solver") == "md";
-  if (key.rfind("fluid.", 0) == 0) return get_string("run.solver") == "fluid";
-  return true;
+  // A solver's keys apply as its registration says (by default: when run.solver names it).
+  const solvers::SolverRegistration* solver = solvers::solver_of_key(key);
+  return !solver || solver->key_active(*this, key);
 }
 
 void Deck::validate() const {
@@ -893,13 +890,8 @@ void Deck::validate() const {
       }
     }
   }
-  // 2. Rules between keys.
-  if (get_string("run.solver") == "md") {
-    if (has("md.initial") && has("md.lattice"))
-      throw InputError(m_name + ": give either [md.lattice] or [md.initial], not both");
-    if (has("md.initial") && !has("md.initial.lammps_data"))
-      throw InputError(m_name + ": [md.initial] needs key 'lammps_data'");
-  }
+  // 2. Rules between keys, the solver's own (run.solver is one of the registered solvers by now).
+  solvers::solver_named(get_string("run.solver"), m_name).check_rules(*this);
 }
 
 std::string Deck::physics() const {

@@ -47,7 +47,8 @@ struct KeySpec {
   bool resumable = false;             // may change between a checkpoint and its resume (not physics)
 };
 
-// Every deck key spotrun knows, in documentation order.
+// Every deck key spotrun knows, in documentation order: the launcher's ([run], [checkpoint], [comm]), then
+// those of each registered solver (solvers/registry.hpp).
 const std::vector<KeySpec>& deck_schema();
 const KeySpec* find_key(const std::string& key);
 // The schema key closest to an unknown key (edit distance), for "did you mean".
@@ -62,7 +63,8 @@ class Deck {
   // Applies "section.key=value" overrides (value parsed as TOML, else taken as a string). Throws
   // InputError for a key that is not a dotted path of bare names.
   void apply_set(const std::string& assignment);
-  // Checks every key against the schema and the rules between keys. Throws InputError.
+  // Checks every key against the schema (type, range, choices), then the rules between the keys of the
+  // solver run.solver names (its registration's). Throws InputError.
   void validate() const;
 
   bool has(const std::string& key) const;
@@ -83,6 +85,7 @@ class Deck {
  private:
   const toml::value* lookup(const std::string& key) const;
   toml::value value_or_default(const std::string& key) const;
+  // Whether a schema key applies to this deck: the launcher's always, a solver's as it registered.
   bool section_active(const std::string& key) const;
   std::string m_name;
   toml::value m_root;

@@ -19,13 +19,8 @@
 #include "comm/transport.hpp"
 #include "stop.hpp"
 #include "io/input_file.hpp"
-#include "io/lammps_data.hpp"
 #include "io/thermo_writer.hpp"
-#include "solvers/fluid/fluid_memory.hpp"
-#include "solvers/fluid/fluid_solver.hpp"
-#include "solvers/md/md_memory.hpp"
-#include "solvers/md/md_solver.hpp"
-#include "fluid_config.hpp"
+#include "solvers/registry.hpp"
 #include "spotrun/version.hpp"
 
 namespace fs = std::filesystem;
@@ -40,90 +35,42 @@ Deck load_deck(const comm::Communicator& comm, const std::string& path, const st
   return deck;
 }
 
-md::MdConfig md_config_from_deck(const Deck& d) {
-  md::MdConfig c;
-  c.dt = d.get_float("md.dt");
-  c.cutoff = d.get_float("md.cutoff");
-  c.skin = d.get_float("md.skin");
-  c.neighbor_every = static_cast<int>(d.get_int("md.neighbor_every"));
-  c.neighbor_check = d.get_bool("md.neighbor_check");
-  c.ensemble = d.get_string("md.ensemble") == "langevin" ? md::Ensemble::Langevin : md::Ensemble::Nve;
-  c.temperature = d.get_float("md.temperature");
-  c.damp = d.get_float("md.damp");
-  c.seed = static_cast<std::uint64_t>(d.get_int("md.seed"));
-  c.pair_style = d.get_string("md.pair.style");
-  c.epsilon = d.get_float("md.pair.epsilon");
-  c.sigma = d.get_float("md.pair.sigma");
-  c.shift = d.get_bool("md.pair.shift");
-  c.from_lattice = !d.has("md.initial.lammps_data");
-  c.lattice_type = d.get_string("md.lattice.type");
-  c.density = d.get_float("md.lattice.density");
-  c.cells = d.get_int3("md.lattice.cells");
-  c.lattice_temperature = d.get_float("md.lattice.temperature");
-  c.lattice_seed = static_cast<std::uint64_t>(d.get_int("md.lattice.seed"));
-  return c;
-}
-
-void print_header(const comm::Communicator& comm) {
+void print_header(const comm::Communicator& comm, const comm::Transport* transport) {
   if (!comm.is_root()) return;
   std::printf("spotrun %s (git %s, %s build)\n", k_version, k_git_hash, k_build_type);
   std::printf("Kokkos %d.%d.%d, execution space %s (%s)\n", KOKKOS_VERSION / 10000, (KOKKOS_VERSION / 100) % 100,
               KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name(), k_kokkos_source);
   std::printf("MPI ranks: %d on %d node(s)%s\n", comm.size(), comm.node_count(),
               k_have_cuda_host ? ", CUDA host APIs compiled in" : "");
+  if (transport) std::printf("Transport: %s (%s)\n", transport->name().c_str(), transport->description().c_str());
 }
 
 namespace {
 
 // Refuses (exit 2 on every rank) a system whose memory cannot fit on the nodes, before it is allocated.
-// natoms: the atoms of an MD system when known (a data file or checkpoint), else < 0 (the lattice's).
-void check_solver_memory(const comm::Communicator& comm, const Deck& deck, double natoms) {
-  const std::string name = deck.get_string("run.solver");
-  if (name == "md") {
-    const md::MdConfig cfg = md_config_from_deck(deck);
-    const double n = natoms >= 0 ? natoms : md::lattice_atoms(cfg);
-    std::ostringstream what;
-    what << "the MD system of " << n << " atoms";
-    check_memory_fits(comm, md::estimated_bytes_per_rank(cfg, n, comm.size()), what.str());
-  } else if (name == "fluid") {
-    const fluid::FluidConfig cfg = fluid_config_from_deck(deck);
-    check_memory_fits(comm, fluid::estimated_bytes_per_rank(cfg, comm.size()),
-                      "the fluid grid of " + std::to_string(cfg.n[0]) + " x " + std::to_string(cfg.n[1]) + " x " +
-                          std::to_string(cfg.n[2]) + " points");
-  }
+// work_units: the size of the system when an input or a checkpoint fixes it, else < 0 (the deck's).
+void check_solver_memory(const comm::Communicator& comm, const solvers::SolverRegistration& solver, const Deck& deck,
+                         double work_units) {
+  const solvers::MemoryEstimate m = solver.memory(deck, work_units, comm.size());
+  check_memory_fits(comm, m.bytes_per_rank, m.what);
 }
 
-// Makes the solver named by the deck. restoring: no initial state (restore() follows).
+}  // namespace
+
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
                                     const std::string& deck_path, bool restoring) {
-  const std::string name = deck.get_string("run.solver");
-  if (name == "md") {
-    md::MdConfig cfg = md_config_from_deck(deck);
-    std::unique_ptr<io::LammpsData> data;
-    if (!cfg.from_lattice && !restoring) {
-      fs::path p = deck.get_string("md.initial.lammps_data");
-      if (p.is_relative()) p = fs::path(deck_path).parent_path() / p;
-      // Every rank holds the text and parses it: twice its size per rank, checked before it is read.
-      const std::uint64_t bytes = io::input_file_size(comm, p.string(), "LAMMPS data file");
-      check_memory_fits(comm, 2.0 * static_cast<double>(bytes), "reading LAMMPS data file '" + p.string() + "'");
-      std::string text = io::read_input_file(comm, p.string(), "LAMMPS data file", bytes);
-      data = std::make_unique<io::LammpsData>(io::parse_lammps_data(text, p.string()));
-      text.clear();
-      check_solver_memory(comm, deck, static_cast<double>(data->natoms()));
-    } else if (!restoring) {
-      check_solver_memory(comm, deck, -1);
-    }
-    return std::make_unique<md::MdSolver>(cfg, comm, transport, data.get(), restoring);
-  }
-  if (name == "fluid") {
-    check_solver_memory(comm, deck, -1);
-    auto solver = std::make_unique<fluid::FluidSolver>(fluid_config_from_deck(deck), comm, transport, restoring);
-    if (comm.is_root())
-      for (const auto& w : solver->warnings()) std::fprintf(stderr, "WARNING: %s\n", w.c_str());
-    return solver;
-  }
-  throw InputError(deck.name() + ": run.solver '" + name + "' is not compiled into this spotrun");
+  const solvers::SolverRegistration& solver = solvers::solver_named(deck.get_string("run.solver"), deck.name());
+  const solvers::SolverContext ctx{comm, transport, deck, deck_path,
+                                   [&comm](double bytes, const std::string& what) {
+                                     check_memory_fits(comm, bytes, what);
+                                   }};
+  if (restoring) return solver.make(ctx, nullptr);
+  const solvers::SolverInputs inputs = solver.read_inputs(ctx);
+  check_solver_memory(comm, solver, deck, inputs.work_units);
+  return solver.make(ctx, &inputs);
 }
+
+namespace {
 
 // Reads a checkpoint into a new solver of the deck, as a resume does (collective): the file verified,
 // its solver the deck's, the system's memory checked, every dataset read and the state validated by the
@@ -133,9 +80,12 @@ std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Tra
   const std::string solver_name = deck.get_string("run.solver");
   if (reader.meta().solver != solver_name)
     throw InputError("it holds solver '" + reader.meta().solver + "', the deck runs '" + solver_name + "'");
-  // An MD checkpoint holds at least 17 doubles per atom: its size bounds the atoms it can restore.
+  // A checkpoint holds at least the solver's bytes per unit of work: its size bounds the system it can
+  // restore (the atoms of MD; a solver whose deck fixes the size ignores the bound).
+  const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
   const std::uint64_t file_bytes = io::input_file_size(comm, reader.path(), "checkpoint");
-  if (solver_name == "md") check_solver_memory(comm, deck, static_cast<double>(file_bytes) / (17 * 8));
+  check_solver_memory(comm, registration, deck,
+                      static_cast<double>(file_bytes) / registration.checkpoint_bytes_per_work_unit(deck));
   auto solver = make_solver(comm, transport, deck, deck_path, true);
   io::SolverState state = reader.read(solver->state_layout());
   solver->restore(state);
@@ -188,8 +138,6 @@ void truncate_thermo(const comm::Communicator& comm, const std::string& path, st
   comm.agree<InputError>(error.empty(), error);
 }
 
-std::string units_of(const std::string& solver) { return solver == "md" ? "lj" : "nondimensional"; }
-
 // Writes one thermo row, agreed on by every rank: a non-finite value ends the run (RunError, exit 1,
 // nothing written from that state); a CSV write error warns or ends the run as checkpoint.on_error says.
 void write_thermo(const comm::Communicator& comm, io::ThermoWriter& thermo, Solver& solver, bool abort_on_error,
@@ -237,7 +185,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
           d.validate();
           return d;
         }();
-        auto transport = comm::make_transport("mpi", comm);
+        auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
         restore_solver(comm, *transport, deck, path, reader);
       } catch (const InputError& e) {
         restore = e.what();
@@ -280,8 +228,10 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   if (outdir.empty()) outdir = deck.get_string("run.output_dir");
   if (outdir.empty()) outdir = (fs::path("runs") / fs::path(opt.deck_path).stem()).string();
   const std::string solver_name = deck.get_string("run.solver");
+  const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
 
-  print_header(comm);
+  auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+  print_header(comm, transport.get());
   if (comm.is_root()) std::printf("Deck: %s\nOutput directory: %s\n--- resolved deck ---\n%s---\n", opt.deck_path.c_str(),
                                   outdir.c_str(), deck.resolved().c_str());
   std::fflush(stdout);
@@ -296,7 +246,6 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   // The directory is this run's from here on; nothing in it is touched before.
   OutputDirectoryLock lock(comm, outdir);
 
-  auto transport = comm::make_transport("mpi", comm);
   const std::int64_t steps = deck.get_int("run.steps");
   const std::int64_t thermo_every = deck.get_int("run.thermo_every");
   // --- Slurm: under Slurm the job's end time (less a margin) is a time limit too (launcher/slurm_env.hpp) ---
@@ -306,7 +255,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   base.solver = solver_name;
   base.deck = deck.resolved();
   base.physics = deck.physics();
-  base.units = units_of(solver_name);
+  base.units = registration.units;
   base.version = k_version;
   base.git_hash = k_git_hash;
   CheckpointManager checkpoints(comm, outdir, CheckpointSettings::from_deck(deck), base);
@@ -383,7 +332,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const std::int64_t first = solver->step_index();
   StopAgreement agreement(comm.mpi());
   double max_step_time = 0;
-  const double state_bytes = solver->work_per_step() * 17 * 8;
+  const double state_bytes = solver->work_per_step() * registration.checkpoint_bytes_per_work_unit(deck);
   const char* stop_reason = nullptr;
   while (solver->step_index() < steps && !solver->finished()) {
     const double ts = MPI_Wtime();

@@ -1,10 +1,12 @@
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/transport.hpp"
 #include "deck.hpp"
-#include "solvers/md/md_config.hpp"
+#include "solvers/solver.hpp"
 
 namespace spotrun::launcher {
 
@@ -19,11 +21,17 @@ struct RunOptions {
 // Reads the deck on the root rank, broadcasts it, applies --set overrides and validates it on every
 // rank (so every rank reaches the same verdict). Throws InputError.
 Deck load_deck(const comm::Communicator& comm, const std::string& path, const std::vector<std::string>& sets);
-md::MdConfig md_config_from_deck(const Deck& deck);
+// Makes the solver run.solver names, from its registration (solvers/registry.hpp); collective. Fresh:
+// reads the solver's inputs (a data file) and refuses, on every rank, a system whose memory cannot fit.
+// restoring: no initial state and no memory check (a resume checks against the checkpoint's size);
+// restore() follows.
+std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
+                                    const std::string& deck_path, bool restoring);
 // Runs a deck to completion; returns the exit code.
 int run(const comm::Communicator& comm, const RunOptions& options);
-// Prints the run header (version, build, Kokkos, ranks, nodes) on the root rank.
-void print_header(const comm::Communicator& comm);
+// Prints the run header (version, build, Kokkos, ranks, nodes, and the transport when given) on the root
+// rank.
+void print_header(const comm::Communicator& comm, const comm::Transport* transport = nullptr);
 // `spotrun inspect FILE...`: for each checkpoint, verifies every byte and checksum and restores its state
 // into the solver of the deck it holds, as a resume would; prints a report. Returns 0 when every file is
 // fine, else 2.

@@ -10,6 +10,7 @@
 #include "comm/errors.hpp"
 #include "launcher/deck.hpp"
 #include "launcher/run.hpp"
+#include "solvers/md/md_registration.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1);
@@ -98,7 +99,7 @@ TEST(Deck, EmptyDeckHasTheDefaults) {
 
 // The schema defaults and the defaults of md::MdConfig must not drift apart.
 TEST(Deck, SchemaDefaultsMatchMdConfigDefaults) {
-  const auto c = spotrun::launcher::md_config_from_deck(valid(""));
+  const auto c = spotrun::md::config_from_deck(valid(""));
   const spotrun::md::MdConfig d;
   EXPECT_EQ(c.dt, d.dt);
   EXPECT_EQ(c.cutoff, d.cutoff);
@@ -122,7 +123,7 @@ TEST(Deck, SchemaDefaultsMatchMdConfigDefaults) {
 }
 
 TEST(Deck, CustomValuesReachMdConfig) {
-  const auto c = spotrun::launcher::md_config_from_deck(valid(custom_deck()));
+  const auto c = spotrun::md::config_from_deck(valid(custom_deck()));
   EXPECT_EQ(c.dt, 0.0025);
   EXPECT_EQ(c.cutoff, 3.0);
   EXPECT_EQ(c.neighbor_every, 5);
@@ -270,7 +271,7 @@ TEST(Deck, LatticeAndInitialTogetherAreRejected) {
   // Either one alone is fine.
   const Deck d = valid("[md.initial]\nlammps_data = \"lj.data\"\n");
   EXPECT_EQ(d.get_string("md.initial.lammps_data"), "lj.data");
-  EXPECT_FALSE(spotrun::launcher::md_config_from_deck(d).from_lattice);
+  EXPECT_FALSE(spotrun::md::config_from_deck(d).from_lattice);
 }
 
 TEST(Deck, ParseDuration) {

@@ -14,8 +14,10 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
-#include "launcher/fluid_config.hpp"
+#include "launcher/deck.hpp"
+#include "solvers/fluid/fluid_registration.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
+#include "solvers/registry.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
@@ -534,7 +536,8 @@ forcing = "linear"
 spectrum_every = 10
 )",
                                           "test.toml");
-  const FluidConfig c = launcher::fluid_config_from_deck(deck);
+  deck.validate();
+  const FluidConfig c = fluid::config_from_deck(deck);
   EXPECT_EQ(c.n, (Grid{24, 18, 16}));
   EXPECT_EQ(c.viscosity, 0.000625);
   EXPECT_EQ(c.cfl, 0.5);
@@ -549,13 +552,24 @@ spectrum_every = 10
   EXPECT_EQ(c.fft_plan, fft::PlanRigor::Estimate);
 }
 
+// The deck engine checks the keys (types, ranges, choices) and the fluid registration's rule between
+// fluid.cfl and fluid.cfl_limit.
 TEST(FluidDeck, BadValuesAreInputErrors) {
   const char* bad[] = {"[fluid]\nviscosity = -1.0\n", "[fluid]\ninit = \"vortex\"\n", "[fluid]\nn = [2, 16, 16]\n",
                        "[fluid]\nn = [16, 16, 1]\n",    "[fluid]\ndt = 0\n",          "[fluid]\nn = 16\n",
                        "[fluid]\ncfl = 2.0\n",         "[fluid]\nspectrum_every = 1.5\n"};
   for (const char* text : bad) {
-    const auto deck = launcher::Deck::parse(text, "bad.toml");
-    EXPECT_THROW(launcher::fluid_config_from_deck(deck), InputError) << text;
+    const auto deck = launcher::Deck::parse(std::string("[run]\nsolver = \"fluid\"\n") + text, "bad.toml");
+    EXPECT_THROW(deck.validate(), InputError) << text;
+  }
+  const auto deck = launcher::Deck::parse("[run]\nsolver = \"fluid\"\n[fluid]\ncfl = 2.0\n", "bad.toml");
+  try {
+    deck.validate();
+    ADD_FAILURE() << "fluid.cfl > fluid.cfl_limit is valid";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.toml: fluid.cfl = 2.000000 exceeds fluid.cfl_limit = 1.000000"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -564,7 +578,8 @@ TEST(FluidDeck, DocsAndInputsCoverEveryKey) {
   ASSERT_TRUE(in) << "docs/fluid.md is missing";
   std::stringstream doc;
   doc << in.rdbuf();
-  for (const auto& k : launcher::fluid_deck_schema()) {
+  ASSERT_NE(solvers::find_solver("fluid"), nullptr);
+  for (const auto& k : solvers::find_solver("fluid")->keys) {
     EXPECT_NE(doc.str().find("`" + k.key + "`"), std::string::npos) << "docs/fluid.md does not document " << k.key;
     EXPECT_FALSE(k.unit.empty()) << k.key;
   }
@@ -574,7 +589,8 @@ TEST(FluidDeck, DocsAndInputsCoverEveryKey) {
     std::stringstream text;
     text << f.rdbuf();
     const auto deck = launcher::Deck::parse(text.str(), name);
-    EXPECT_NO_THROW(launcher::fluid_config_from_deck(deck)) << name;
+    EXPECT_NO_THROW(deck.validate()) << name;
+    EXPECT_NO_THROW(fluid::config_from_deck(deck)) << name;
     EXPECT_EQ(deck.get_string("run.solver"), "fluid") << name;
   }
 }

@@ -14,6 +14,7 @@
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
 #include "launcher/run.hpp"
+#include "solvers/md/md_registration.hpp"
 #include "solvers/md/md_solver.hpp"
 #include "support/mpi_test.hpp"
 #include "spotrun/version.hpp"
@@ -41,7 +42,7 @@ class Inspect : public ::testing::Test {
     m_deck = launcher::load_deck(test::world(), m_dir + "/deck.toml", {});
     // A state after 10 steps of the deck's system, and the metadata a run would write with it.
     auto transport = comm::make_transport("mpi", test::world());
-    md::MdSolver solver(launcher::md_config_from_deck(m_deck), test::world(), *transport, nullptr, false);
+    md::MdSolver solver(md::config_from_deck(m_deck), test::world(), *transport, nullptr, false);
     solver.setup();
     for (int s = 0; s < 10; ++s) solver.step(false);
     m_state = solver.state();

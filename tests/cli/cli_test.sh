@@ -114,6 +114,9 @@ good_run)
     good_deck good.toml
     run "$NP" run good.toml --output-dir "$W/out"
     expect_exit 0
+    # The header names the transport of comm.transport (default "auto").
+    expect_count "$OUT" "Transport: " 1
+    expect_in "$OUT" "transport = \"auto\""
     if [[ ! -f "$W/out/thermo.csv" ]]; then
         fail "no OUTDIR/thermo.csv"
     else
@@ -132,6 +135,16 @@ good_run)
     expect_exit 0
     steps=$(tail -n +2 "$W/out2/thermo.csv" 2>/dev/null | cut -d, -f1 | tr '\n' ' ')
     [[ "$steps" == "0 15 30 " ]] || fail "with --set: thermo.csv steps '$steps', expected '0 15 30 '"
+    # Every kind of comm.transport runs; another is refused with the kinds allowed.
+    for kind in mpi mpi-host; do
+        run "$NP" run good.toml --output-dir "$W/out-$kind" --set comm.transport=$kind
+        expect_exit 0
+        expect_count "$OUT" "Transport: " 1
+    done
+    run "$NP" run good.toml --output-dir "$W/out3" --set comm.transport=carrier-pigeon
+    expect_input_error
+    expect_in "$ERR" "'comm.transport'"
+    expect_in "$ERR" "\"auto\", \"mpi\", \"mpi-host\""
     ;;
 thermo_rank_independence)
     good_deck deck.toml

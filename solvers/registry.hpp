@@ -1,0 +1,139 @@
+#pragma once
+// The solver registry: everything the deck engine and the launcher need to know about a solver, given
+// by the solver itself, so that neither of them names one (docs/solvers.md). A solver registers, in its
+// own folder (solvers/<name>/<name>_registration.cpp):
+//   its name (run.solver), the unit system its checkpoints name, its deck keys, which of them apply,
+//   the rules between them, its typed configuration reader, its memory estimate, the checkpoint bytes per
+//   unit of its work, the inputs it reads before it is made, and its factory.
+// The solvers built into spotrun are listed once, in SPOTRUN_SOLVERS (solvers/CMakeLists.txt), which
+// generates the list registered_solvers() starts with. A listed solver without a registration fails the
+// link; a folder with a registration that is not listed fails tests/test_registry.cpp.
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/transport.hpp"
+#include "launcher/deck.hpp"
+#include "solvers/solver.hpp"
+
+namespace spotrun::solvers {
+
+// What a factory gets. Collective: every rank makes its solver with the same deck.
+struct SolverContext {
+  const comm::Communicator& comm;
+  comm::Transport& transport;
+  const launcher::Deck& deck;  // validated
+  std::string deck_path;       // paths in the deck are relative to the directory of this file
+  // Refuses (InputError on every rank) bytes_per_rank that the nodes' memory cannot hold; `what`
+  // names them. For what a solver allocates besides its system, e.g. the text of an input file.
+  std::function<void(double bytes_per_rank, const std::string& what)> check_memory;
+};
+
+// What a fresh run reads from files before its solver is made (MD: the atoms of a LAMMPS data file).
+struct SolverInputs {
+  double work_units = -1;           // the size of the system they hold (atoms); < 0: the deck's
+  std::shared_ptr<const void> data;  // the solver's own type, handed to its factory
+};
+
+// Bytes one rank will allocate, and the system they are for ("the MD system of 4000 atoms").
+struct MemoryEstimate {
+  double bytes_per_rank = 0;
+  std::string what;
+};
+
+// The registration of one solver, as the registry keeps it: every function reads the solver's
+// configuration from a validated deck. Make one with make_registration().
+struct SolverRegistration {
+  std::string name;   // run.solver; /solver of its checkpoints; the first part of each of its keys
+  std::string units;  // unit system its checkpoints name (/units): "lj", "nondimensional"
+  std::vector<launcher::KeySpec> keys;  // its deck keys "<name>.*", in documentation order
+  // Whether one of its keys applies to the deck (resolved deck, physics()).
+  std::function<bool(const launcher::Deck&, const std::string& key)> key_active;
+  // The rules between its keys, checked by Deck::validate after every key passed its own checks, when
+  // run.solver names it. Throws InputError.
+  std::function<void(const launcher::Deck&)> check_rules;
+  // Its memory per rank on nranks for a system of work_units (< 0: the system the deck sets up; a
+  // solver whose deck fixes the size ignores it).
+  std::function<MemoryEstimate(const launcher::Deck&, double work_units, int nranks)> memory;
+  // Bytes its state() writes into a checkpoint per unit of work (Solver::work_per_step()).
+  std::function<double(const launcher::Deck&)> checkpoint_bytes_per_work_unit;
+  // Reads the inputs of a fresh run (collective); returns no data and work_units < 0 when there are none.
+  std::function<SolverInputs(const SolverContext&)> read_inputs;
+  // Makes the solver: fresh from inputs, or, with inputs == nullptr, empty for restore() to fill.
+  std::function<std::unique_ptr<Solver>(const SolverContext&, const SolverInputs* inputs)> make;
+};
+
+// What a solver defines, with its configuration type: make_registration() turns it into the
+// registration, reading the configuration from the deck for every other function.
+template <class Config>
+struct SolverDefinition {
+  std::string name;
+  std::string units;
+  std::vector<launcher::KeySpec> keys;
+  // The typed configuration from a validated deck: types, ranges and choices are the deck engine's
+  // checks and are not repeated here.
+  std::function<Config(const launcher::Deck&)> read_config;
+  // Optional: default, every key of the solver applies exactly when run.solver names it.
+  std::function<bool(const launcher::Deck&, const std::string& key)> key_active;
+  // Optional: rules between keys (InputError naming the deck and the keys).
+  std::function<void(const launcher::Deck&, const Config&)> check_rules;
+  std::function<MemoryEstimate(const Config&, double work_units, int nranks)> memory;
+  std::function<double(const Config&)> checkpoint_bytes_per_work_unit;
+  // Optional: default, no inputs besides the deck.
+  std::function<SolverInputs(const Config&, const SolverContext&)> read_inputs;
+  std::function<std::unique_ptr<Solver>(const Config&, const SolverContext&, const SolverInputs* inputs)> make;
+};
+
+template <class Config>
+SolverRegistration make_registration(SolverDefinition<Config> def) {
+  auto d = std::make_shared<const SolverDefinition<Config>>(std::move(def));
+  SolverRegistration r;
+  r.name = d->name;
+  r.units = d->units;
+  r.keys = d->keys;
+  const std::string name = d->name;
+  if (d->key_active)
+    r.key_active = d->key_active;
+  else
+    r.key_active = [name](const launcher::Deck& deck, const std::string&) {
+      return deck.get_string("run.solver") == name;
+    };
+  r.check_rules = [d](const launcher::Deck& deck) {
+    if (d->check_rules) d->check_rules(deck, d->read_config(deck));
+  };
+  r.memory = [d](const launcher::Deck& deck, double work_units, int nranks) {
+    return d->memory(d->read_config(deck), work_units, nranks);
+  };
+  r.checkpoint_bytes_per_work_unit = [d](const launcher::Deck& deck) {
+    return d->checkpoint_bytes_per_work_unit(d->read_config(deck));
+  };
+  r.read_inputs = [d](const SolverContext& ctx) {
+    return d->read_inputs ? d->read_inputs(d->read_config(ctx.deck), ctx) : SolverInputs{};
+  };
+  r.make = [d](const SolverContext& ctx, const SolverInputs* inputs) {
+    return d->make(d->read_config(ctx.deck), ctx, inputs);
+  };
+  return r;
+}
+
+// Every registered solver: the built-in ones in the order of SPOTRUN_SOLVERS (the first is run.solver's
+// default), then those added by register_solver(). Checked on first use: std::logic_error for a
+// registration that is incomplete, names a solver twice, or has a key outside "<name>.".
+const std::deque<SolverRegistration>& registered_solvers();
+// The solver of that name, or nullptr.
+const SolverRegistration* find_solver(const std::string& name);
+// The solver of that name; InputError naming `where` (the deck) and every registered solver otherwise.
+const SolverRegistration& solver_named(const std::string& name, const std::string& where);
+// The registered solver whose key this is ("md.pair.epsilon": md), or nullptr (a key of the launcher).
+const SolverRegistration* solver_of_key(const std::string& key);
+// The names of the registered solvers, in order.
+std::vector<std::string> solver_names();
+// Adds a solver that is not built in (a test's own solver). Call it before any deck is read: the
+// deck schema is rebuilt with its keys. std::logic_error as for the built-in ones.
+void register_solver(SolverRegistration registration);
+
+}  // namespace spotrun::solvers
