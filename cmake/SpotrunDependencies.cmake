@@ -46,22 +46,40 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(FFTW3 REQUIRED IMPORTED_TARGET fftw3)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
 
-# CUDA toolkit host APIs (cuFFT, cuBLAS, NCCL) compile with the host compiler; kernels stay in Kokkos.
-set(SPOTRUN_HAVE_CUDA_HOST OFF)
-if(SPOTRUN_ENABLE_CUDA_HOST)
+# GPU parts, each found on its own (none depends on another being there):
+#   SPOTRUN_KOKKOS_CUDA  the Kokkos found has the Cuda backend (its Kokkos_DEVICES): kernels on the GPU
+#   SPOTRUN_HAVE_CUFFT   cuFFT from CMake's CUDAToolkit (CUDA::cufft): the fluid solver's GPU FFTs
+#   SPOTRUN_HAVE_CUBLAS  cuBLAS from CMake's CUDAToolkit (CUDA::cublas)
+#   SPOTRUN_HAVE_NCCL    NCCL through cmake/FindNCCL.cmake: the nccl transport
+# The host-API parts compile with the host compiler; kernels stay in Kokkos. SPOTRUN_ENABLE_CUDA_HOST=OFF
+# leaves the toolkit's libraries out of a CPU build.
+set(SPOTRUN_KOKKOS_CUDA OFF)
+if(Kokkos_FOUND AND "CUDA" IN_LIST Kokkos_DEVICES)
+  set(SPOTRUN_KOKKOS_CUDA ON)
+endif()
+set(SPOTRUN_HAVE_CUFFT OFF)
+set(SPOTRUN_HAVE_CUBLAS OFF)
+set(SPOTRUN_HAVE_NCCL OFF)
+if(SPOTRUN_ENABLE_CUDA_HOST OR SPOTRUN_KOKKOS_CUDA)
   find_package(CUDAToolkit QUIET)
-  if(CUDAToolkit_FOUND)
-    find_path(SPOTRUN_NCCL_INCLUDE nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
-    find_library(SPOTRUN_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib /usr/local/cuda/lib64)
-    if(SPOTRUN_NCCL_INCLUDE AND SPOTRUN_NCCL_LIBRARY)
-      add_library(spotrun_nccl INTERFACE)
-      target_include_directories(spotrun_nccl SYSTEM INTERFACE ${SPOTRUN_NCCL_INCLUDE})
-      target_link_libraries(spotrun_nccl INTERFACE ${SPOTRUN_NCCL_LIBRARY} CUDA::cudart)
-      set(SPOTRUN_HAVE_CUDA_HOST ON)
-      message(STATUS "spotrun: CUDA toolkit ${CUDAToolkit_VERSION}, NCCL ${SPOTRUN_NCCL_LIBRARY}")
-    endif()
+  if(TARGET CUDA::cufft)
+    set(SPOTRUN_HAVE_CUFFT ON)
+  endif()
+  if(TARGET CUDA::cublas)
+    set(SPOTRUN_HAVE_CUBLAS ON)
+  endif()
+  find_package(NCCL QUIET)
+  if(NCCL_FOUND)
+    set(SPOTRUN_HAVE_NCCL ON)
   endif()
 endif()
+if(SPOTRUN_KOKKOS_CUDA AND NOT SPOTRUN_HAVE_CUFFT)
+  message(WARNING "spotrun: a CUDA Kokkos without cuFFT: the fluid solver cannot run on the GPU")
+endif()
+set(SPOTRUN_HAVE_CUDA_HOST ${SPOTRUN_HAVE_CUFFT})  # cuFFT compiled in: the CUDA host APIs are
+message(STATUS "spotrun: GPU parts: Kokkos CUDA ${SPOTRUN_KOKKOS_CUDA}, cuFFT ${SPOTRUN_HAVE_CUFFT}, "
+               "cuBLAS ${SPOTRUN_HAVE_CUBLAS}, NCCL ${SPOTRUN_HAVE_NCCL}"
+               " (CUDA toolkit ${CUDAToolkit_VERSION}, NCCL ${NCCL_VERSION})")
 
 # Warnings for spotrun's own code.
 add_library(spotrun_warnings INTERFACE)

@@ -40,8 +40,10 @@ void print_header(const comm::Communicator& comm, const comm::Transport* transpo
   std::printf("spotrun %s (git %s, %s build)\n", k_version, k_git_hash, k_build_type);
   std::printf("Kokkos %d.%d.%d, execution space %s (%s)\n", KOKKOS_VERSION / 10000, (KOKKOS_VERSION / 100) % 100,
               KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name(), k_kokkos_source);
-  std::printf("MPI ranks: %d on %d node(s)%s\n", comm.size(), comm.node_count(),
-              k_have_cuda_host ? ", CUDA host APIs compiled in" : "");
+  std::printf("MPI ranks: %d on %d node(s)\n", comm.size(), comm.node_count());
+  auto yes = [](bool b) { return b ? "yes" : "no"; };
+  std::printf("GPU parts compiled in: Kokkos CUDA %s, cuFFT %s, cuBLAS %s, NCCL %s\n", yes(k_kokkos_cuda),
+              yes(k_have_cufft), yes(k_have_cublas), yes(k_have_nccl));
   if (transport) std::printf("Transport: %s (%s)\n", transport->name().c_str(), transport->description().c_str());
 }
 

@@ -6,7 +6,7 @@ set(SPOTRUN_FFT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fft/reshape.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fft/distributed_fft.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fft/impl/backend_fftw.cpp)
-if(SPOTRUN_HAVE_CUDA_HOST)
+if(SPOTRUN_HAVE_CUFFT)
   list(APPEND SPOTRUN_FFT_SOURCES ${CMAKE_CURRENT_LIST_DIR}/fft/impl/backend_cufft.cpp)
 else()
   list(APPEND SPOTRUN_FFT_SOURCES ${CMAKE_CURRENT_LIST_DIR}/fft/impl/backend_cufft_stub.cpp)
@@ -14,7 +14,7 @@ endif()
 add_library(spotrun_fft ${SPOTRUN_FFT_SOURCES})
 target_include_directories(spotrun_fft PUBLIC ${CMAKE_SOURCE_DIR})
 target_link_libraries(spotrun_fft PUBLIC spotrun_comm spotrun_kokkos PRIVATE PkgConfig::FFTW3 spotrun_warnings)
-if(SPOTRUN_HAVE_CUDA_HOST)
+if(SPOTRUN_HAVE_CUFFT)
   target_link_libraries(spotrun_fft PRIVATE CUDA::cufft CUDA::cudart)
   target_compile_definitions(spotrun_fft PUBLIC SPOTRUN_HAVE_CUFFT=1)
 endif()

@@ -1,0 +1,26 @@
+# FindNCCL: NCCL (2.x ships no CMake config). Looks in NCCL_ROOT, CUDA_HOME, the CUDA toolkit's folders
+# (NCCL sits in the toolkit's lib folder on some installs) and the system paths.
+#   NCCL_FOUND, NCCL_INCLUDE_DIR, NCCL_LIBRARY, NCCL_VERSION; imported target NCCL::nccl.
+find_package(CUDAToolkit QUIET)
+set(_nccl_hints ${NCCL_ROOT} $ENV{NCCL_ROOT} $ENV{CUDA_HOME} ${CUDAToolkit_LIBRARY_ROOT} /usr/local/cuda)
+find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${_nccl_hints} ${CUDAToolkit_INCLUDE_DIRS} PATH_SUFFIXES include)
+find_library(NCCL_LIBRARY nccl HINTS ${_nccl_hints} ${CUDAToolkit_LIBRARY_DIR} PATH_SUFFIXES lib lib64)
+if(NCCL_INCLUDE_DIR AND EXISTS "${NCCL_INCLUDE_DIR}/nccl.h")
+  file(STRINGS "${NCCL_INCLUDE_DIR}/nccl.h" _nccl_version_lines REGEX "#define NCCL_(MAJOR|MINOR|PATCH) ")
+  foreach(_part MAJOR MINOR PATCH)
+    string(REGEX MATCH "NCCL_${_part} +([0-9]+)" _m "${_nccl_version_lines}")
+    set(_nccl_${_part} ${CMAKE_MATCH_1})
+  endforeach()
+  set(NCCL_VERSION "${_nccl_MAJOR}.${_nccl_MINOR}.${_nccl_PATCH}")
+endif()
+include(FindPackageHandleStandardArgs)
+find_package_handle_standard_args(NCCL REQUIRED_VARS NCCL_LIBRARY NCCL_INCLUDE_DIR VERSION_VAR NCCL_VERSION)
+if(NCCL_FOUND AND NOT TARGET NCCL::nccl)
+  add_library(NCCL::nccl UNKNOWN IMPORTED)
+  set_target_properties(NCCL::nccl PROPERTIES IMPORTED_LOCATION "${NCCL_LIBRARY}"
+                                              INTERFACE_INCLUDE_DIRECTORIES "${NCCL_INCLUDE_DIR}")
+  if(TARGET CUDA::cudart)
+    set_property(TARGET NCCL::nccl APPEND PROPERTY INTERFACE_LINK_LIBRARIES CUDA::cudart)
+  endif()
+endif()
+mark_as_advanced(NCCL_INCLUDE_DIR NCCL_LIBRARY)
