@@ -78,6 +78,20 @@ md::PairTally forces(const md::AtomStore& atoms, const md::NeighborList& list, c
                 : md::compute_pair_forces<false>(atoms, list, pair, scatter);
 }
 
+}  // namespace
+
+// Moves every atom by up to 0.05 sigma per component, keyed by its id. A free function with external
+// linkage: CUDA extended lambdas may not live in constructors.
+void displace(const md::Vec3View& x, const md::IdView& id, int n) {
+  Kokkos::parallel_for(
+      "bench::displace", md::Policy(0, n), KOKKOS_LAMBDA(int i) {
+        for (int c = 0; c < 3; ++c)
+          x(i, c) += 0.1 * (md::keyed_uniform(4242, static_cast<std::uint64_t>(id(i)), 0, c) - 0.5);
+      });
+}
+
+namespace {
+
 // The benchmark problem, built once: the solver's atoms (owned and ghosts) after setup(), a neighbour
 // list of the benchmark's own, and a displaced copy of the atoms for the force checks.
 struct Problem {
@@ -123,13 +137,7 @@ struct Problem {
     Kokkos::deep_copy(Kokkos::subview(displaced.x, all, Kokkos::ALL), Kokkos::subview(atoms.x, all, Kokkos::ALL));
     Kokkos::deep_copy(Kokkos::subview(displaced.id, all), Kokkos::subview(atoms.id, all));
     Kokkos::deep_copy(Kokkos::subview(displaced.type, all), Kokkos::subview(atoms.type, all));
-    auto x = displaced.x;
-    auto id = displaced.id;
-    Kokkos::parallel_for(
-        "bench::displace", md::Policy(0, nall), KOKKOS_LAMBDA(int i) {
-          for (int c = 0; c < 3; ++c)
-            x(i, c) += 0.1 * (md::keyed_uniform(4242, static_cast<std::uint64_t>(id(i)), 0, c) - 0.5);
-        });
+    displace(displaced.x, displaced.id, nall);
     displaced_list.setup(solver->grid().sub_box(), cfg.cutoff + cfg.skin);
     displaced_list.build(displaced);
     displaced_scatter = md::ForceScatter(displaced.f);

@@ -84,3 +84,7 @@ message(STATUS "spotrun: GPU parts: Kokkos CUDA ${SPOTRUN_KOKKOS_CUDA}, cuFFT ${
 # Warnings for spotrun's own code.
 add_library(spotrun_warnings INTERFACE)
 target_compile_options(spotrun_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers>)
+if(SPOTRUN_KOKKOS_CUDA)
+  # nvcc's translation of host lambdas declares typedefs it does not use.
+  target_compile_options(spotrun_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-unused-local-typedefs>)
+endif()

@@ -221,17 +221,21 @@ double FluidSolver::lamb_vector(const SpectralField3& uhat_s, bool want_umax) {
   return umax;
 }
 
+namespace impl {
+// exp(-nu k^2 h / 2) for every wavenumber k of one direction. A free function with external linkage:
+// CUDA extended lambdas may not live in private member functions.
+void fill_decay(const Kokkos::View<double*, fft::MemSpace>& k, const Kokkos::View<double*, fft::MemSpace>& decay,
+                double nu, double h) {
+  Kokkos::parallel_for(
+      "fluid::decay", fft::Policy(0, decay.extent(0)),
+      KOKKOS_LAMBDA(std::size_t i) { decay(i) = ::exp(-nu * k(i) * k(i) * 0.5 * h); });
+}
+}  // namespace impl
+
 void FluidSolver::update_decay(double h) {
   if (h == m_decay_h) return;
   // On the device (with an adaptive step this runs every step: no host round trip).
-  const double nu = m_cfg.viscosity;
-  for (int d = 0; d < 3; ++d) {
-    auto k = m_k[d];
-    auto decay = m_decay[d];
-    Kokkos::parallel_for(
-        "fluid::decay", fft::Policy(0, decay.extent(0)),
-        KOKKOS_LAMBDA(std::size_t i) { decay(i) = ::exp(-nu * k(i) * k(i) * 0.5 * h); });
-  }
+  for (int d = 0; d < 3; ++d) impl::fill_decay(m_k[d], m_decay[d], m_cfg.viscosity, h);
   m_decay_h = h;
 }
 
