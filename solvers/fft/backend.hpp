@@ -37,6 +37,10 @@ struct BatchSpec {
   int n[2] = {1, 1};
   int howmany = 1;
   bool in_place = false;
+  // The native stream the transforms run on (cudaStream_t of the Kokkos execution space instance whose
+  // kernels prepare and consume the arrays), so that they are ordered with those kernels without a
+  // synchronisation; nullptr for host backends.
+  void* stream = nullptr;
 };
 
 class LocalPlan {

@@ -1,5 +1,7 @@
 #pragma once
-// The one pair-force loop; the physics comes from a small evaluator (PairLJCut, ...).
+// The pair-force loops; the physics comes from a small evaluator (PairLJCut, ...). One loop per list
+// kind (neighbor.hpp): the half list updates both atoms of an owned pair (a scatter: atomics on a GPU),
+// the full list only the atom of the thread (no atomics: the GPU default, bitwise reproducible).
 #include <Kokkos_ScatterView.hpp>
 
 #include "atoms.hpp"
@@ -14,66 +16,133 @@ struct PairTally {
 
 using ForceScatter = Kokkos::Experimental::ScatterView<double* [3], Kokkos::LayoutRight, ExecSpace>;
 
-// Accumulates pair forces on owned atoms into atoms.f (which the caller zeroes). With EV, also returns
-// the energy and virial. Half list: owned-owned pairs update both atoms, owned-ghost pairs only the owned.
+namespace impl {
+
+// Sum over the neighbours jj in [jbegin, jend) of row i of the pair force on atom i; calls
+// on_pair(j, dx, dy, dz, fpair, e) for each pair within the cutoff (e only with EV).
+template <bool EV, class Pair, class OnPair>
+KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const NeighborView& neigh, const Pair& pair, int i,
+                                       int jbegin, int jend, double cutsq, double& fx, double& fy, double& fz,
+                                       const OnPair& on_pair) {
+  const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+  for (int jj = jbegin; jj < jend; ++jj) {
+    const int j = neigh(i, jj);
+    const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
+    const double rsq = dx * dx + dy * dy + dz * dz;
+    if (rsq >= cutsq) continue;
+    double fpair, e = 0;
+    if (EV)
+      pair.compute(rsq, fpair, e);
+    else
+      pair.compute_force(rsq, fpair);
+    fx += dx * fpair;
+    fy += dy * fpair;
+    fz += dz * fpair;
+    on_pair(j, dx, dy, dz, fpair, rsq, e);
+  }
+}
+
+// Half list: accumulates into atoms.f (which the caller zeroes) through the scatter view.
 template <bool EV, class Pair>
-PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, const Pair& pair,
-                              ForceScatter& scatter) {
+PairTally half_list_forces(const AtomStore& atoms, const NeighborList& list, const Pair& pair, ForceScatter& scatter) {
   auto x = atoms.x;
   auto neigh = list.neighbors;
   auto numneigh = list.numneigh;
+  auto numghost = list.numghost;
   const int nlocal = atoms.nlocal;
   const double cutsq = pair.cutsq;
+  const int maxn = list.max_neighbors();
   auto f = atoms.f;
   scatter.reset_except(f);
   PairTally t;
-  auto numghost = list.numghost;
-  const int maxn = list.max_neighbors();
-  Kokkos::parallel_reduce(
-      "md::pair::force", Policy(0, nlocal),
-      KOKKOS_LAMBDA(int i, double& energy, double& virial) {
-        auto fa = scatter.access();
-        const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
-        double fxi = 0, fyi = 0, fzi = 0;
-        // One loop over a part of the row: owned neighbours (the pair force acts on both atoms,
-        // Newton's third law) or ghost neighbours (only the owned atom is updated here; the ghost's
-        // owner computes the pair too, so energy and virial count half). Called with constants, so
-        // each part compiles to its own branch-free loop.
-        auto accumulate = [&](const int jbegin, const int jend, const bool owned) {
-          for (int jj = jbegin; jj < jend; ++jj) {
-            const int j = neigh(i, jj);
-            const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
-            const double rsq = dx * dx + dy * dy + dz * dz;
-            if (rsq >= cutsq) continue;
-            double fpair, e = 0;
-            if (EV)
-              pair.compute(rsq, fpair, e);
-            else
-              pair.compute_force(rsq, fpair);
-            fxi += dx * fpair;
-            fyi += dy * fpair;
-            fzi += dz * fpair;
-            if (owned) {
-              fa(j, 0) -= dx * fpair;
-              fa(j, 1) -= dy * fpair;
-              fa(j, 2) -= dz * fpair;
-            }
-            if (EV) {
-              const double w = owned ? 1.0 : 0.5;
-              energy += w * e;
-              virial += w * rsq * fpair;
-            }
-          }
-        };
-        accumulate(0, numneigh(i), true);
-        accumulate(maxn - numghost(i), maxn, false);
-        fa(i, 0) += fxi;
-        fa(i, 1) += fyi;
-        fa(i, 2) += fzi;
-      },
-      t.energy, t.virial);
+  // Owned neighbours at the front of the row (Newton's third law: the pair force acts on both atoms),
+  // ghost neighbours at the back (only the owned atom is updated here; the ghost's owner computes the
+  // pair too, so energy and virial count half).
+  auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& virial) {
+    auto fa = scatter.access();
+    double fxi = 0, fyi = 0, fzi = 0;
+    row_forces<EV>(x, neigh, pair, i, 0, numneigh(i), cutsq, fxi, fyi, fzi,
+                   [&](int j, double dx, double dy, double dz, double fpair, double rsq, double e) {
+                     fa(j, 0) -= dx * fpair;
+                     fa(j, 1) -= dy * fpair;
+                     fa(j, 2) -= dz * fpair;
+                     if (EV) {
+                       energy += e;
+                       virial += rsq * fpair;
+                     }
+                   });
+    row_forces<EV>(x, neigh, pair, i, maxn - numghost(i), maxn, cutsq, fxi, fyi, fzi,
+                   [&](int, double, double, double, double fpair, double rsq, double e) {
+                     if (EV) {
+                       energy += 0.5 * e;
+                       virial += 0.5 * rsq * fpair;
+                     }
+                   });
+    fa(i, 0) += fxi;
+    fa(i, 1) += fyi;
+    fa(i, 2) += fzi;
+  };
+  if (EV) {
+    Kokkos::parallel_reduce("md::pair::force_half", Policy(0, nlocal), body, t.energy, t.virial);
+  } else {
+    // No reduction: nothing returns to the host on a step without thermo.
+    Kokkos::parallel_for(
+        "md::pair::force_half", Policy(0, nlocal), KOKKOS_LAMBDA(int i) {
+          double e = 0, w = 0;
+          body(i, e, w);
+        });
+  }
   Kokkos::Experimental::contribute(f, scatter);
   return t;
+}
+
+// Full list: each thread writes the force on its own atom; every pair is seen from both of its atoms
+// (here or on the ghost's rank), so energy and virial count half.
+template <bool EV, class Pair>
+PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, const Pair& pair) {
+  auto x = atoms.x;
+  auto f = atoms.f;
+  auto neigh = list.neighbors;
+  auto numneigh = list.numneigh;
+  auto numghost = list.numghost;
+  const int nlocal = atoms.nlocal;
+  const double cutsq = pair.cutsq;
+  const int maxn = list.max_neighbors();
+  PairTally t;
+  auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& virial) {
+    double fxi = 0, fyi = 0, fzi = 0;
+    auto tally = [&](int, double, double, double, double fpair, double rsq, double e) {
+      if (EV) {
+        energy += 0.5 * e;
+        virial += 0.5 * rsq * fpair;
+      }
+    };
+    row_forces<EV>(x, neigh, pair, i, 0, numneigh(i), cutsq, fxi, fyi, fzi, tally);
+    row_forces<EV>(x, neigh, pair, i, maxn - numghost(i), maxn, cutsq, fxi, fyi, fzi, tally);
+    f(i, 0) = fxi;
+    f(i, 1) = fyi;
+    f(i, 2) = fzi;
+  };
+  if (EV) {
+    Kokkos::parallel_reduce("md::pair::force_full", Policy(0, nlocal), body, t.energy, t.virial);
+  } else {
+    Kokkos::parallel_for(
+        "md::pair::force_full", Policy(0, nlocal), KOKKOS_LAMBDA(int i) {
+          double e = 0, w = 0;
+          body(i, e, w);
+        });
+  }
+  return t;
+}
+
+}  // namespace impl
+
+// The pair forces on the owned atoms into atoms.f (which the caller zeroes), through the list's kind. With
+// EV, also the energy and virial (a reduction the host waits for; without EV nothing returns to it).
+template <bool EV, class Pair>
+PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, const Pair& pair,
+                              ForceScatter& scatter) {
+  return list.full() ? impl::full_list_forces<EV>(atoms, list, pair) : impl::half_list_forces<EV>(atoms, list, pair, scatter);
 }
 
 }  // namespace spotrun::md

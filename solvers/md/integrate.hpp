@@ -8,12 +8,12 @@
 
 namespace spotrun::md {
 
-// v += dt/2 f/m; x += dt v. Returns the largest squared displacement since the last neighbour build.
-inline double initial_integrate(AtomStore& a, double dt) {
+// v += dt/2 f/m; x += dt v. Leaves the largest squared displacement since the last neighbour build in
+// maxsq, where the kernels run (a device scalar on a GPU: the host reads it only when it needs it).
+inline void initial_integrate(AtomStore& a, double dt, const Kokkos::View<double, MemSpace>& maxsq) {
   auto x = a.x, v = a.v, f = a.f, xb = a.x_build;
   auto type = a.type;
   auto mass = a.mass_by_type;
-  double maxsq = 0;
   Kokkos::parallel_reduce(
       "md::integrate::initial", Policy(0, a.nlocal),
       KOKKOS_LAMBDA(int i, double& m) {
@@ -27,8 +27,15 @@ inline double initial_integrate(AtomStore& a, double dt) {
         }
         if (d2 > m) m = d2;
       },
-      Kokkos::Max<double>(maxsq));
-  return maxsq;
+      Kokkos::Max<double, MemSpace>(maxsq));
+}
+
+// far = far || maxsq > limit, on the device.
+inline void note_far(const Kokkos::View<double, MemSpace>& maxsq, const Kokkos::View<int, MemSpace>& far, double limit) {
+  Kokkos::parallel_for(
+      "md::integrate::note_far", Policy(0, 1), KOKKOS_LAMBDA(int) {
+        if (maxsq() > limit) far() = 1;
+      });
 }
 
 // v += dt/2 f/m

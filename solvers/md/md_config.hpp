@@ -7,6 +7,9 @@
 namespace spotrun::md {
 
 enum class Ensemble { Nve, Langevin };
+// Neighbour list kind (neighbor.hpp): by default a full list where kernels run on a GPU (no atomics,
+// bitwise reproducible), a half list on CPUs (half the pair evaluations).
+enum class NeighborListKind { ByBackend, Half, Full };
 
 struct MdConfig {
   double dt = 0.005;             // tau
@@ -14,6 +17,7 @@ struct MdConfig {
   double skin = 0.3;             // sigma
   int neighbor_every = 1;        // steps
   bool neighbor_check = true;
+  NeighborListKind neighbor_list = NeighborListKind::ByBackend;  // not a deck key: tests choose
   Ensemble ensemble = Ensemble::Nve;
   double temperature = 1.0;      // epsilon/k_B (Langevin target)
   double damp = 1.0;             // tau (Langevin damping time)

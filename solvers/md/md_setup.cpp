@@ -87,7 +87,7 @@ void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& mas
                            "a sub-box of rank " + std::to_string(m_comm.rank()) + " needs " + fmt(nbins) +
                                " neighbour bins, more than a rank can index; use more ranks");
   m_halo = std::make_unique<Halo>(m_comm, *m_grid, m_transport, cutneigh);
-  m_neighbor.setup(m_grid->sub_box(), cutneigh);
+  m_neighbor.setup(m_grid->sub_box(), cutneigh, full_neighbor_list());
   m_masses = masses;
   const int ntypes = static_cast<int>(masses.size());
   m_atoms.mass_by_type = DoubleView("md::mass", ntypes + 1);

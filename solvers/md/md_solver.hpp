@@ -52,6 +52,8 @@ class MdSolver final : public Solver {
   const Halo& halo() const { return *m_halo; }
   long long dangerous_builds() const { return m_dangerous_builds; }
   long long neighbor_builds() const { return m_neighbor.builds(); }
+  // Whether this solver uses a full neighbour list (MdConfig::neighbor_list; by default on a GPU).
+  bool full_neighbor_list() const;
   // LAMMPS `velocity create` keyed by atom id (public: CUDA lambdas may not live in private members).
   void create_velocities(double temperature, std::uint64_t seed);
   // Reverses every velocity (time-reversal tests).
@@ -84,6 +86,13 @@ class MdSolver final : public Solver {
   double m_time = 0;  // always step * md.dt (restore() checks a checkpoint's time against it)
   int m_since_build = 0;
   bool m_moved_too_far = false;  // an atom moved > skin/2 while the current list was in use
+  // The largest squared displacement since the last build, of the step just integrated, and whether an
+  // atom moved > skin/2 on a step that did not rebuild: kept where the kernels run, read on the host only
+  // when a rebuild is decided or made (no scalar returns to the host on other steps).
+  Kokkos::View<double, MemSpace> m_maxsq{"md::maxsq"};
+  Kokkos::View<int, MemSpace> m_far{"md::moved_too_far"};
+  // m_moved_too_far or'ed with the device flag, which is then cleared (a host read).
+  bool collect_moved_too_far();
   long long m_dangerous_builds = 0;
   // Wall time per phase (seconds), reported in summary() as LAMMPS reports its timing breakdown.
   enum Phase { k_pair, k_neigh, k_comm, k_integrate, k_nphase };

@@ -343,7 +343,7 @@ io::SolverState MdSolver::state() {
   st.integers["md.natoms"] = m_natoms;
   st.integers["md.since_build"] = m_since_build;
   st.integers["md.dangerous_builds"] = m_dangerous_builds;
-  st.integers["md.moved_too_far"] = m_comm.any(m_moved_too_far) ? 1 : 0;
+  st.integers["md.moved_too_far"] = m_comm.any(collect_moved_too_far()) ? 1 : 0;
   st.integers["md.ntypes"] = static_cast<std::int64_t>(m_masses.size());
   for (std::size_t t = 0; t < m_masses.size(); ++t) st.reals["md.mass." + std::to_string(t + 1)] = m_masses[t];
   for (int d = 0; d < 3; ++d) {

@@ -52,7 +52,8 @@ void MdSolver::rebuild() {
   PhaseTimer timer(m_phase_time[k_neigh]);
   const int nonfinite = m_halo->migrate(m_atoms);
   // One reduction serves the lost-atom check, the dangerous-build count and the cause of a loss.
-  double counts[3] = {static_cast<double>(m_atoms.nlocal), m_moved_too_far ? 1.0 : 0.0, static_cast<double>(nonfinite)};
+  double counts[3] = {static_cast<double>(m_atoms.nlocal), collect_moved_too_far() ? 1.0 : 0.0,
+                      static_cast<double>(nonfinite)};
   m_comm.sum_in_place(counts, 3);
   if (counts[1] > 0) ++m_dangerous_builds;
   m_moved_too_far = false;
@@ -93,28 +94,53 @@ void MdSolver::compute_forces(bool ev) {
   m_tally_valid = ev;
 }
 
+bool MdSolver::collect_moved_too_far() {
+  int far = 0;
+  Kokkos::deep_copy(far, m_far);
+  if (far) {
+    m_moved_too_far = true;
+    Kokkos::deep_copy(m_far, 0);
+  }
+  return m_moved_too_far;
+}
+
+bool MdSolver::full_neighbor_list() const {
+  switch (m_cfg.neighbor_list) {
+    case NeighborListKind::Half: return false;
+    case NeighborListKind::Full: return true;
+    case NeighborListKind::ByBackend: break;
+  }
+  return !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+}
+
 void MdSolver::recompute_forces() {
   rebuild();
   compute_forces(true);
 }
 
 void MdSolver::step(bool want_thermo) {
-  double maxsq;
   {
     PhaseTimer timer(m_phase_time[k_integrate]);
-    maxsq = initial_integrate(m_atoms, m_cfg.dt);
+    initial_integrate(m_atoms, m_cfg.dt, m_maxsq);
   }
   ++m_step;
   m_time = static_cast<double>(m_step) * m_cfg.dt;  // the same on a resumed run: no accumulated rounding
   ++m_since_build;
   const double half_skin_sq = 0.25 * m_cfg.skin * m_cfg.skin;
   bool rebuild_now = false;
-  if (m_since_build % m_cfg.neighbor_every == 0)
-    rebuild_now = m_cfg.neighbor_check ? m_comm.any(maxsq > half_skin_sq) : true;
+  if (m_since_build % m_cfg.neighbor_every == 0) {
+    if (m_cfg.neighbor_check) {
+      double maxsq = 0;
+      Kokkos::deep_copy(maxsq, m_maxsq);  // the one host read of a checking step
+      rebuild_now = m_comm.any(maxsq > half_skin_sq);
+    } else {
+      rebuild_now = true;
+    }
+  }
   if (rebuild_now) {
     rebuild();
   } else {
-    if (maxsq > half_skin_sq) m_moved_too_far = true;
+    note_far(m_maxsq, m_far, half_skin_sq);
     PhaseTimer timer(m_phase_time[k_comm]);
     m_halo->update_positions(m_atoms);
   }

@@ -17,8 +17,9 @@ double NeighborList::bin_count(const comm::Box3& sub, double cutneigh) {
   return nbins;
 }
 
-void NeighborList::setup(const comm::Box3& sub, double cutneigh) {
+void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full) {
   m_cutneighsq = cutneigh * cutneigh;
+  m_full = full;
   const double target = 0.5 * cutneigh;
   double binsize[3];
   int reach[3];
@@ -56,9 +57,10 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh) {
   m_bincount = IntView("md::bincount", nbins);
   m_bin_owned = IntView("md::bin_owned", nbins);
   if (m_bins.extent(0) != static_cast<std::size_t>(nbins)) m_bins = Int2DView("md::bins", nbins, 8);
-  // First guess of the row length: half of the atoms in a cutneigh sphere at the density of a liquid,
-  // plus margin (grown on demand).
-  m_initial_max_neighbors = static_cast<int>(0.5 * 4.18879 * cutneigh * cutneigh * cutneigh * 1.2) + 32;
+  // First guess of the row length: the atoms in a cutneigh sphere at the density of a liquid (half of them
+  // for a half list), plus margin (grown on demand).
+  m_initial_max_neighbors =
+      static_cast<int>((full ? 1.0 : 0.5) * 4.18879 * cutneigh * cutneigh * cutneigh * 1.2) + 32;
 }
 
 void NeighborList::build(const AtomStore& atoms) {
@@ -120,7 +122,7 @@ void NeighborList::build(const AtomStore& atoms) {
     numghost = IntView("md::numghost", nlocal + nlocal / 4 + 16);
   }
   if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || neighbors.extent(1) == 0)
-    neighbors = Int2DView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
+    neighbors = NeighborView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
   while (true) {
     auto bincount = m_bincount;
     auto bin_owned = m_bin_owned;
@@ -132,6 +134,7 @@ void NeighborList::build(const AtomStore& atoms) {
     const int maxn = static_cast<int>(neigh.extent(1));
     const int nstencil = static_cast<int>(stencil.extent(0));
     const double cutsq = m_cutneighsq;
+    const bool full = m_full;
     int needed = 0;
     long long pairs = 0;
     Kokkos::parallel_reduce(
@@ -143,12 +146,13 @@ void NeighborList::build(const AtomStore& atoms) {
           for (int s = 0; s < nstencil; ++s) {
             const int b = bi + stencil(s, 0);
             const int cnt = bincount(b);
-            // Owned-owned pairs once: from the lower bin of the two (upper half stencil), or j > i within
-            // a bin. Owned-ghost pairs always, from the owned side: lower-half bins give only their ghosts.
+            // Half list: owned-owned pairs once, from the lower bin of the two (upper half stencil), or
+            // j > i within a bin; owned-ghost pairs always, from the owned side: lower-half bins give only
+            // their ghosts. Full list: every other atom of every stencil bin.
             const int half = stencil(s, 1);
-            for (int m = half < 0 ? bin_owned(b) : 0; m < cnt; ++m) {
+            for (int m = !full && half < 0 ? bin_owned(b) : 0; m < cnt; ++m) {
               const int j = bins(b, m);
-              if (half == 0 && j <= i) continue;
+              if (full ? j == i : (half == 0 && j <= i)) continue;
               const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
               if (dx * dx + dy * dy + dz * dz < cutsq) {
                 if (j < nlocal) {
@@ -171,7 +175,7 @@ void NeighborList::build(const AtomStore& atoms) {
       m_total_pairs = pairs;
       break;
     }
-    neighbors = Int2DView("md::neighbors", neighbors.extent(0), needed + needed / 8 + 4);
+    neighbors = NeighborView("md::neighbors", neighbors.extent(0), needed + needed / 8 + 4);
   }
   ++m_builds;
 }

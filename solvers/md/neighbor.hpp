@@ -1,7 +1,11 @@
 #pragma once
-// Binned cell lists and half Verlet lists with skin. Owned-owned pairs are stored once (j > i);
-// owned-ghost pairs are stored on both ranks that see them (LAMMPS "half/bin/newtoff"), so no reverse
-// communication of forces is needed. Bin contents are ordered by atom index, so lists are reproducible.
+// Binned cell lists and Verlet lists with skin, half or full:
+//  - half (the CPU default): owned-owned pairs are stored once (j > i); owned-ghost pairs are stored on
+//    both ranks that see them (LAMMPS "half/bin/newtoff"), so no reverse communication of forces is
+//    needed; the force loop updates both atoms of an owned pair.
+//  - full (the GPU default): every neighbour of an owned atom, so each thread computes the force on its
+//    own atom only: no atomics, a fixed summation order, a bitwise reproducible run.
+// Bin contents are ordered by atom index, so lists are reproducible.
 #include <array>
 
 #include "atoms.hpp"
@@ -12,8 +16,9 @@ namespace spotrun::md {
 class NeighborList {
  public:
   NeighborList() = default;
-  // cutneigh = cutoff + skin; the bin grid covers the sub-box extended by cutneigh.
-  void setup(const comm::Box3& sub_box, double cutneigh);
+  // cutneigh = cutoff + skin; the bin grid covers the sub-box extended by cutneigh. full: a full list.
+  void setup(const comm::Box3& sub_box, double cutneigh, bool full = false);
+  bool full() const { return m_full; }
   // Bins setup() makes for this sub-box (with the stencil's padding), as a double: no overflow.
   static double bin_count(const comm::Box3& sub_box, double cutneigh);
   void build(const AtomStore& atoms);
@@ -33,7 +38,7 @@ class NeighborList {
   // row, neighbors(i, max_neighbors()-numghost(i) .. max_neighbors()-1), so force loops need no branch.
   IntView numneigh{"md::numneigh", 0};
   IntView numghost{"md::numghost", 0};
-  Int2DView neighbors{"md::neighbors", 0, 0};
+  NeighborView neighbors{"md::neighbors", 0, 0};
   int max_neighbors() const { return static_cast<int>(neighbors.extent(1)); }
   long long builds() const { return m_builds; }
   // Bins of the grid (padding included): the range of bin_of().
@@ -42,6 +47,7 @@ class NeighborList {
 
  private:
   double m_cutneighsq = 0;
+  bool m_full = false;
   double m_lo[3] = {0, 0, 0};
   double m_inv_bin[3] = {1, 1, 1};
   int m_nbin[3] = {1, 1, 1};

@@ -15,5 +15,9 @@ using IntView = Kokkos::View<int*, MemSpace>;
 using IdView = Kokkos::View<std::int64_t*, MemSpace>;
 using DoubleView = Kokkos::View<double*, MemSpace>;
 using Int2DView = Kokkos::View<int**, Kokkos::LayoutRight, MemSpace>;
+// Neighbour rows: the execution space's natural layout. On a GPU (LayoutLeft) entry jj of every row is
+// contiguous, so the threads of a warp (one atom each) read their jj-th neighbours coalesced; on a CPU
+// (LayoutRight) a row is contiguous.
+using NeighborView = Kokkos::View<int**, ExecSpace::array_layout, MemSpace>;
 
 }  // namespace spotrun::md

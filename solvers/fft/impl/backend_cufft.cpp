@@ -74,6 +74,8 @@ class CufftPlan final : public LocalPlan {
       case TransformKind::C2CForward:
       case TransformKind::C2CBackward: m_plan.create(s.rank, n, real_dist, real_dist, CUFFT_Z2Z, s.howmany); break;
     }
+    // On the stream of the Kokkos kernels around the transforms: ordered with them, no synchronisation.
+    check_cufft(cufftSetStream(m_plan.get(), static_cast<cudaStream_t>(s.stream)), "cufftSetStream");
   }
 
   void execute(void* in, void* out) override {
@@ -96,8 +98,6 @@ class CufftPlan final : public LocalPlan {
                     "cufftExecZ2Z");
         break;
     }
-    // The plans run on the default stream; Kokkos kernels that follow must see their results.
-    check_cuda(cudaStreamSynchronize(nullptr), "cudaStreamSynchronize");
   }
 
  private:
