@@ -109,6 +109,12 @@ info)
     expect_exit 0
     expect_count "$OUT" "MPI ranks: $NP " 1
     expect_in "$OUT" "Kokkos"
+    # One line per rank with its host, node-local rank and device (docs/gpu.md).
+    expect_count "$OUT" ", local rank " "$NP"
+    for ((r = 0; r < NP; ++r)); do expect_in "$OUT" "  rank $r: host "; done
+    if grep -qF "Kokkos CUDA no" "$OUT"; then
+        expect_count "$OUT" "no GPU (CPU build)" "$NP"
+    fi
     ;;
 good_run)
     good_deck good.toml
