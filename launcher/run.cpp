@@ -347,8 +347,12 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     const std::int64_t next = solver->step_index() + 1;
     const bool want_thermo = next % thermo_every == 0 || next == steps;
     solver->step(want_thermo);
-    // A solver that reached its own end (fluid.time_end) prints its last row too.
-    if (want_thermo || solver->finished()) write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
+    // A solver that reached its own end (fluid.time_end) prints its last row too. A stream-ordered
+    // transport (NCCL) may still be moving this step's data: its failures surface here, before output.
+    if (want_thermo || solver->finished()) {
+      transport->fence();
+      write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
+    }
     solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);
@@ -362,9 +366,12 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
       stop_reason = agreed[k_flag_signal] ? "signal" : "time limit";
       break;
     }
-    if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint])
+    if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint]) {
+      transport->fence();
       checkpoints.write(*solver, now, agreed[k_flag_checkpoint] ? "interval" : "every_steps");
+    }
   }
+  transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
   Kokkos::fence();
   const double loop = MPI_Wtime() - t0;
   const std::int64_t done = solver->step_index() - first;
