@@ -69,7 +69,7 @@ if(SPOTRUN_ENABLE_CUDA_HOST OR SPOTRUN_KOKKOS_CUDA)
     set(SPOTRUN_HAVE_CUBLAS ON)
   endif()
   find_package(NCCL QUIET)
-  if(NCCL_FOUND)
+  if(NCCL_FOUND AND TARGET CUDA::cudart)  # the transport needs the CUDA runtime too
     set(SPOTRUN_HAVE_NCCL ON)
   endif()
 endif()

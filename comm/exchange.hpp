@@ -27,7 +27,9 @@ void* native_stream(const ExecSpace& space) {
 
 template <class ExecSpace>
 void exchange(Transport& transport, const Batch& batch, const ExecSpace& space) {
-  if (!transport.stream_ordered()) space.fence();
+  // A stream-ordered transport orders device batches after the packing kernels itself; host batches it
+  // moves at once (over MPI), so those need the fence too.
+  if (!transport.stream_ordered() || batch.memory != Memory::device) space.fence();
   transport.exchange(batch, native_stream(space));
 }
 

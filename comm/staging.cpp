@@ -36,7 +36,7 @@ void copy_bytes(void* dst, const void* src, std::size_t n, Memory memory, bool t
 StagedTransport::StagedTransport(std::unique_ptr<Transport> inner, bool force) : m_inner(std::move(inner)), m_force(force) {}
 
 std::string StagedTransport::description() const {
-  return m_inner->description() + "; device buffers staged through host memory";
+  return with_choice(m_inner->description() + "; device buffers staged through host memory");
 }
 
 void StagedTransport::exchange(const Batch& batch, void* stream) {

@@ -7,13 +7,14 @@
 //
 // Backends live in impl/, one file each: MPI on host buffers (mpi-host; device data is staged through
 // host memory by the one staging wrapper in staging.hpp), MPI given the data where it lies (mpi:
-// GPU-aware MPI on a device build); an NCCL backend is one more file beside them.
+// GPU-aware MPI on a device build), and NCCL on the caller's CUDA stream (nccl: one GPU per rank).
 #include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "communicator.hpp"
+#include "device.hpp"
 
 namespace spotrun::comm {
 
@@ -51,9 +52,10 @@ struct Batch {
 class Transport {
  public:
   virtual ~Transport() = default;
-  // "mpi", "mpi-host", ...: the value of comm.transport that makes this transport.
+  // "mpi", "mpi-host", "nccl": the value of comm.transport that makes this transport.
   virtual std::string name() const = 0;
-  // One line for the run header: the backend and the memory it moves ("MPI, host buffers").
+  // One line for the run header: the backend and the memory it moves ("MPI, host buffers"), and why
+  // comm.transport = "auto" chose it when that is not plain (with_choice()).
   virtual std::string description() const = 0;
   virtual Accepts accepts() const = 0;
   // True when exchange() is ordered on the caller's device stream (NCCL): the caller need not wait for
@@ -66,24 +68,62 @@ class Transport {
   // native stream (cudaStream_t) of the execution-space instance that wrote the buffers, or nullptr.
   // Collective among the peers of the batch. Throws std::runtime_error naming the failing call.
   virtual void exchange(const Batch& batch, void* stream = nullptr) = 0;
+  // Completes every exchange posted so far and reports a failure of any: a stream-ordered transport
+  // (NCCL) returns from exchange() before its messages have moved, so its errors (a peer rank gone, an
+  // asynchronous NCCL error) surface here, or at the next exchange(). Throws std::runtime_error naming
+  // the failure. The launcher calls it before output and checkpoints and at the end of the time loop.
+  // Transports that complete every exchange in exchange() need nothing here.
+  virtual void fence() {}
 
   // Bytes this transport has staged between device and host memory so far (0 for a transport that
   // never stages), for the run summary's host-copy figures.
   virtual std::size_t staged_bytes() const { return 0; }
+
+  // Why make_transport() chose this transport for comm.transport = "auto" when that is worth saying (the
+  // fallback from NCCL and its cause); appended to description().
+  void set_choice(std::string why) { m_choice = std::move(why); }
+
+ protected:
+  std::string with_choice(const std::string& description) const {
+    return m_choice.empty() ? description : description + ": " + m_choice;
+  }
+
+ private:
+  std::string m_choice;
 };
 
 struct TransportOptions {
-  std::string kind = "auto";  // "auto", "mpi", "mpi-host"
+  std::string kind = "auto";  // "auto", "mpi", "mpi-host", "nccl"
   bool route_self = false;    // tests: messages to this rank itself go through the transport
   bool force_staging = false; // tests: stage through host buffers even when the data is host memory
+  // nccl: seconds an exchange, or NCCL's set-up, may wait for its peers before the transport gives up
+  // (aborts the NCCL communicator and throws). 0: SPOTRUN_NCCL_TIMEOUT from the environment, else 300.
+  double nccl_timeout_s = 0;
 };
 
-// The kinds make_transport() knows, for messages and the deck schema.
+// The kinds make_transport() knows, for messages and the deck schema (comm.transport's choices).
 const std::vector<std::string>& transport_kinds();
-// Makes the transport of `options.kind`; "auto" picks the best the build and the run allow (MPI given
-// the data where it lies on a host build or with GPU-aware MPI; MPI on host buffers with staging
-// otherwise). Throws InputError for an unknown kind or one this build or MPI library cannot provide.
+// Makes the transport of `options.kind`. Collective. "auto" picks the best the build and the run allow:
+// on a host build MPI on the data where it lies; on a CUDA build NCCL when it is compiled in and every
+// rank has a GPU of its own (device.hpp), else MPI given device memory when MPI is GPU-aware, else MPI
+// on host buffers with staging; description() says why. Throws InputError (on every rank) for an
+// unknown kind or one this build, MPI library or set of GPUs cannot provide.
 std::unique_ptr<Transport> make_transport(const TransportOptions& options, const Communicator& comm);
 std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm);
+
+// What make_transport() decides, apart from the collectives that gather its inputs (tested with made-up
+// builds and devices).
+struct TransportBuild {
+  bool device_build = false;   // Kokkos' default memory space is not host-accessible (CUDA)
+  bool nccl_compiled = false;  // the nccl transport is compiled in
+  bool mpi_gpu_aware = false;  // MPI takes device pointers (impl::mpi_is_gpu_aware())
+};
+struct TransportChoice {
+  std::string kind;  // "mpi", "mpi-host" or "nccl"
+  std::string why;   // for Transport::set_choice(); empty when there is nothing to explain
+};
+// devices: the analysis of every rank's GPU (analyse_devices); needed for "auto" and "nccl" on a device
+// build, ignored otherwise. Throws InputError as make_transport() does.
+TransportChoice choose_transport(const std::string& kind, const TransportBuild& build, const DeviceReport* devices);
 
 }  // namespace spotrun::comm

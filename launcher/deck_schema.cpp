@@ -4,6 +4,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "comm/transport.hpp"
 #include "deck.hpp"
 #include "solvers/registry.hpp"
 
@@ -47,11 +48,12 @@ std::vector<KeySpec> launcher_keys() {
     {"checkpoint.safety_factor", KeyType::Float, "2.0", "-",
      "Time-limit reserve: this factor times the measured checkpoint time, plus two steps", 1, 1e3, false, {}, true},
     // [comm]
+    // comm.transport: the kinds the transport factory knows (comm/transport.hpp).
     {"comm.transport", KeyType::String, "\"auto\"", "-",
      "Which transport moves halos and transposes: auto picks the best the build and the run allow; mpi = MPI "
      "given the solver's memory (GPU-aware where there is a device); mpi-host = MPI on host buffers, device data "
-     "staged through host memory",
-     -1e300, 1e300, false, {"auto", "mpi", "mpi-host"}, true},
+     "staged through host memory; nccl = NCCL on the GPUs (CUDA build, one GPU per rank)",
+     -1e300, 1e300, false, comm::transport_kinds(), true},
   };
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "deck.hpp"
 #include "run.hpp"
@@ -96,7 +97,24 @@ int main(int argc, char** argv) {
   const double start = MPI_Wtime();
   // Kokkos sees only its own --kokkos-* options (so `spotrun --help` is spotrun's help); CLI11 the rest.
   std::vector<char*> kokkos_argv{argv[0]}, app_argv{argv[0]};
-  for (int i = 1; i < argc; ++i) (std::string(argv[i]).rfind("--kokkos-", 0) == 0 ? kokkos_argv : app_argv).push_back(argv[i]);
+  std::vector<std::string> kokkos_args;
+  for (int i = 1; i < argc; ++i) {
+    const bool for_kokkos = std::string(argv[i]).rfind("--kokkos-", 0) == 0;
+    (for_kokkos ? kokkos_argv : app_argv).push_back(argv[i]);
+    if (for_kokkos) kokkos_args.emplace_back(argv[i]);
+  }
+  // The GPU of this rank, chosen before Kokkos starts its CUDA backend (comm/device.hpp, docs/gpu.md):
+  // node-local rank modulo the visible devices, passed as --kokkos-device-id unless the user chose one.
+  // Nothing on a CPU build.
+  std::string device_option;
+  try {
+    device_option = comm::kokkos_device_option(comm::bind_device(MPI_COMM_WORLD), kokkos_args);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ERROR on rank %d: choosing the GPU: %s\n", rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, k_exit_failure);
+  }
+  if (!device_option.empty()) kokkos_argv.push_back(device_option.data());
   int kokkos_argc = static_cast<int>(kokkos_argv.size());
   kokkos_argv.push_back(nullptr);
   Kokkos::initialize(kokkos_argc, kokkos_argv.data());

@@ -16,6 +16,7 @@
 #include "output_lock.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "comm/copy_counter.hpp"
+#include "comm/device.hpp"
 #include "comm/transport.hpp"
 #include "stop.hpp"
 #include "io/input_file.hpp"
@@ -36,6 +37,8 @@ Deck load_deck(const comm::Communicator& comm, const std::string& path, const st
 }
 
 void print_header(const comm::Communicator& comm, const comm::Transport* transport) {
+  // Every rank's device, gathered (collective), then printed by rank 0 with the warnings about them.
+  const auto devices = comm::gather_devices(comm);
   if (!comm.is_root()) return;
   std::printf("spotrun %s (git %s, %s build)\n", k_version, k_git_hash, k_build_type);
   std::printf("Kokkos %d.%d.%d, execution space %s (%s)\n", KOKKOS_VERSION / 10000, (KOKKOS_VERSION / 100) % 100,
@@ -44,6 +47,9 @@ void print_header(const comm::Communicator& comm, const comm::Transport* transpo
   auto yes = [](bool b) { return b ? "yes" : "no"; };
   std::printf("GPU parts compiled in: Kokkos CUDA %s, cuFFT %s, cuBLAS %s, NCCL %s\n", yes(k_kokkos_cuda),
               yes(k_have_cufft), yes(k_have_cublas), yes(k_have_nccl));
+  std::printf("Devices (GPU binding, docs/gpu.md):\n");
+  for (const auto& line : comm::device_lines(devices)) std::printf("  %s\n", line.c_str());
+  for (const auto& warning : comm::analyse_devices(devices).warnings) std::printf("%s\n", warning.c_str());
   if (transport) std::printf("Transport: %s (%s)\n", transport->name().c_str(), transport->description().c_str());
 }
 
@@ -341,8 +347,12 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     const std::int64_t next = solver->step_index() + 1;
     const bool want_thermo = next % thermo_every == 0 || next == steps;
     solver->step(want_thermo);
-    // A solver that reached its own end (fluid.time_end) prints its last row too.
-    if (want_thermo || solver->finished()) write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
+    // A solver that reached its own end (fluid.time_end) prints its last row too. A stream-ordered
+    // transport (NCCL) may still be moving this step's data: its failures surface here, before output.
+    if (want_thermo || solver->finished()) {
+      transport->fence();
+      write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
+    }
     solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);
@@ -356,9 +366,12 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
       stop_reason = agreed[k_flag_signal] ? "signal" : "time limit";
       break;
     }
-    if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint])
+    if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint]) {
+      transport->fence();
       checkpoints.write(*solver, now, agreed[k_flag_checkpoint] ? "interval" : "every_steps");
+    }
   }
+  transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
   Kokkos::fence();
   const double loop = MPI_Wtime() - t0;
   const std::int64_t done = solver->step_index() - first;

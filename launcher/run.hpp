@@ -29,8 +29,9 @@ std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transp
                                     const std::string& deck_path, bool restoring);
 // Runs a deck to completion; returns the exit code.
 int run(const comm::Communicator& comm, const RunOptions& options);
-// Prints the run header (version, build, Kokkos, ranks, nodes, and the transport when given) on the root
-// rank.
+// Prints the run header (version, build, Kokkos, ranks, nodes, every rank's device with warnings about
+// shared or unused GPUs, and the transport when given) on the root rank. Collective: it gathers the
+// devices.
 void print_header(const comm::Communicator& comm, const comm::Transport* transport = nullptr);
 // `spotrun inspect FILE...`: for each checkpoint, verifies every byte and checksum and restores its state
 // into the solver of the deck it holds, as a resume would; prints a report. Returns 0 when every file is

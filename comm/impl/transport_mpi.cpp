@@ -30,8 +30,9 @@ TransportMpi::TransportMpi(const Communicator& comm, Accepts accepts, bool route
     : m_comm(comm), m_accepts(accepts), m_route_self(route_self) {}
 
 std::string TransportMpi::description() const {
-  return m_accepts == Accepts::host ? "MPI point-to-point on host buffers"
-                                    : "MPI point-to-point on the buffers where they lie (GPU-aware on a device build)";
+  return with_choice(m_accepts == Accepts::host
+                         ? "MPI point-to-point on host buffers"
+                         : "MPI point-to-point on the buffers where they lie (GPU-aware on a device build)");
 }
 
 void TransportMpi::exchange(const Batch& batch, void*) {

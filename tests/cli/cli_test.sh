@@ -109,6 +109,12 @@ info)
     expect_exit 0
     expect_count "$OUT" "MPI ranks: $NP " 1
     expect_in "$OUT" "Kokkos"
+    # One line per rank with its host, node-local rank and device (docs/gpu.md).
+    expect_count "$OUT" ", local rank " "$NP"
+    for ((r = 0; r < NP; ++r)); do expect_in "$OUT" "  rank $r: host "; done
+    if grep -qF "Kokkos CUDA no" "$OUT"; then
+        expect_count "$OUT" "no GPU (CPU build)" "$NP"
+    fi
     ;;
 good_run)
     good_deck good.toml
@@ -144,7 +150,15 @@ good_run)
     run "$NP" run good.toml --output-dir "$W/out3" --set comm.transport=carrier-pigeon
     expect_input_error
     expect_in "$ERR" "'comm.transport'"
-    expect_in "$ERR" "\"auto\", \"mpi\", \"mpi-host\""
+    expect_in "$ERR" "\"auto\", \"mpi\", \"mpi-host\", \"nccl\""
+    # NCCL needs a CUDA build: a CPU build refuses it on every rank, before anything is written.
+    run "$NP" info
+    if grep -qF "Kokkos CUDA no" "$OUT"; then
+        run "$NP" run good.toml --output-dir "$W/out-nccl" --set comm.transport=nccl
+        expect_input_error
+        expect_in "$ERR" "comm.transport = \"nccl\""
+        [[ ! -e "$W/out-nccl/thermo.csv" ]] || fail "a refused transport wrote thermo.csv"
+    fi
     ;;
 thermo_rank_independence)
     good_deck deck.toml

@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <memory>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "comm/device.hpp"
 #include "support/mpi_test.hpp"
 
 namespace spotrun::test {
@@ -94,7 +97,14 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   ::testing::InitGoogleTest(&argc, argv);
-  Kokkos::initialize(argc, argv);
+  // The GPU binding of spotrun's main() (comm/device.hpp): each rank on the GPU of its node-local rank.
+  std::vector<char*> kokkos_argv(argv, argv + argc);
+  std::vector<std::string> kokkos_args(argv + 1, argv + argc);
+  std::string device_option = spotrun::comm::kokkos_device_option(spotrun::comm::bind_device(MPI_COMM_WORLD), kokkos_args);
+  if (!device_option.empty()) kokkos_argv.push_back(device_option.data());
+  int kokkos_argc = static_cast<int>(kokkos_argv.size());
+  kokkos_argv.push_back(nullptr);
+  Kokkos::initialize(kokkos_argc, kokkos_argv.data());
   int rc = 0;
   {
     spotrun::comm::Communicator world(MPI_COMM_WORLD);
