@@ -186,10 +186,12 @@ TEST(MdPhysics, AgreesWithLammps) {
     const char* csv;
     bool shift;
   };
+  for (const auto list : {md::NeighborListKind::Half, md::NeighborListKind::Full})
   for (const Case& c : {Case{"lj-small.data", "lammps-lj-small-nve.csv", false},
                         Case{"lj-small.data", "lammps-lj-small-nve-shift.csv", true},
                         Case{"lj-small-noimage.data", "lammps-lj-small-zero-v.csv", false}}) {
-    SCOPED_TRACE(c.csv);
+    const std::string kind = list == md::NeighborListKind::Full ? "full list" : "half list";
+    SCOPED_TRACE(std::string(c.csv) + ", " + kind);
     const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/" + c.data);
     const auto ref = read_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/" + c.csv);
     md::MdConfig cfg;
@@ -200,15 +202,37 @@ TEST(MdPhysics, AgreesWithLammps) {
     cfg.neighbor_check = true;
     cfg.dt = 0.005;
     cfg.shift = c.shift;
+    cfg.neighbor_list = list;
     MdRun run(cfg, test::world(), &data);
     EXPECT_EQ(run->natoms(), 864);
     const auto rows = test::run_thermo(*run.solver, 100, 10);
     std::string where;
     const double diff = max_thermo_diff(rows, ref, &where);
     EXPECT_LE(diff, 1e-9) << where;
-    test::report(std::string(c.csv) + " at " + std::to_string(test::nranks()) +
+    test::report(std::string(c.csv) + ", " + kind + ", at " + std::to_string(test::nranks()) +
                  " ranks: max relative difference to LAMMPS " + test::sci(diff) + " (" + where + ")");
   }
+}
+
+// The full list (the GPU default) and the half list (the CPU default) give the same forces to
+// rounding, and a full-list run repeats itself bit for bit (no atomics in its force loop).
+TEST(MdPhysics, FullAndHalfListsAgreeAndTheFullListRepeatsBitwise) {
+  auto half = test::lattice_config({6, 5, 5}, 2.0);  // a hot liquid: many rebuilds and migrations
+  half.neighbor_list = md::NeighborListKind::Half;
+  auto full = half;
+  full.neighbor_list = md::NeighborListKind::Full;
+  MdRun rh(half, test::world()), rf(full, test::world()), rf2(full, test::world());
+  EXPECT_FALSE(rh->full_neighbor_list());
+  EXPECT_TRUE(rf->full_neighbor_list());
+  const auto rows_h = test::run_thermo(*rh.solver, 100, 10);
+  const auto rows_f = test::run_thermo(*rf.solver, 100, 10);
+  const auto rows_f2 = test::run_thermo(*rf2.solver, 100, 10);
+  std::string where;
+  const double diff = max_thermo_diff(rows_h, rows_f, &where);
+  EXPECT_LE(diff, 1e-10) << where;
+  EXPECT_EQ(max_thermo_diff(rows_f, rows_f2, &where), 0.0) << where;
+  test::report("full vs half neighbour list over 100 steps of a hot liquid: max relative thermo difference " +
+               test::sci(diff));
 }
 
 // Velocity Verlet is time reversible: 100 steps, reverse the velocities, 100 steps: back to the start.
