@@ -285,7 +285,7 @@ TEST(LammpsData, WrapJustBelowHiStaysInsideTheBox) {
 }
 
 TEST(LammpsData, ReadsTheLammpsReferenceData) {
-  const LammpsData d = spotrun::io::read_lammps_data(SPOTRUN_TEST_DATA_DIR "/lj-small.data");
+  const LammpsData d = spotrun::io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/lj-small.data");
   ASSERT_EQ(d.natoms(), 864u);
   EXPECT_EQ(d.ntypes, 1);
   EXPECT_EQ(d.masses, std::vector<double>{1.0});
@@ -312,7 +312,7 @@ TEST(LammpsData, ReadsTheLammpsReferenceData) {
     for (int k = 0; k < 3; ++k) vsum[k] += d.v[3 * i + k];
   for (int k = 0; k < 3; ++k) EXPECT_NEAR(vsum[k], 0.0, 1e-10) << "LAMMPS velocities have zero momentum";
 
-  const LammpsData n = spotrun::io::read_lammps_data(SPOTRUN_TEST_DATA_DIR "/lj-small-noimage.data");
+  const LammpsData n = spotrun::io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/lj-small-noimage.data");
   ASSERT_EQ(n.natoms(), 864u);
   EXPECT_FALSE(n.has_velocities);
   EXPECT_EQ(n.image, std::vector<int>(3 * 864, 0));

@@ -15,6 +15,16 @@
 
 namespace spotrun::test {
 
+// The source tree's tests/data and root, as the build saw them, unless the environment moves them
+// (SPOTRUN_TEST_DATA_DIR, SPOTRUN_SOURCE_DIR: tests run from a bundle on another machine,
+// tools/gpu-check.sh).
+const char* data_dir();
+const char* source_dir();
+
+// The exit code of a test executable that skips as a whole (a GPU build without a GPU): ctest's
+// SKIP_RETURN_CODE of every test (tests/CMakeLists.txt).
+inline constexpr int k_skip_exit_code = 77;
+
 // The communicator of MPI_COMM_WORLD, valid while the tests run.
 const comm::Communicator& world();
 inline int rank() { return world().rank(); }
@@ -41,3 +51,7 @@ std::string sci(double v);
 #define SPOTRUN_TEST_RANKS_CAT(a, b) SPOTRUN_TEST_RANKS_CAT2(a, b)
 #define SPOTRUN_TEST_RANKS(...) \
   static const ::spotrun::test::SupportedRanks SPOTRUN_TEST_RANKS_CAT(spotrun_test_ranks_, __LINE__){__VA_ARGS__}
+
+// Where the tests find their data and the source tree (see data_dir() and source_dir()).
+#define SPOTRUN_TEST_DATA_DIR (::spotrun::test::data_dir())
+#define SPOTRUN_SOURCE_DIR (::spotrun::test::source_dir())

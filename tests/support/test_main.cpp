@@ -5,6 +5,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <cstdio>
 #include <memory>
@@ -83,6 +84,15 @@ void report(const std::string& line) {
   std::fflush(stdout);
 }
 
+const char* data_dir() {
+  const char* env = std::getenv("SPOTRUN_TEST_DATA_DIR");
+  return env && *env ? env : SPOTRUN_TEST_DATA_DIR_BUILT;
+}
+const char* source_dir() {
+  const char* env = std::getenv("SPOTRUN_SOURCE_DIR");
+  return env && *env ? env : SPOTRUN_SOURCE_DIR_BUILT;
+}
+
 std::string sci(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3e", v);
@@ -100,7 +110,24 @@ int main(int argc, char** argv) {
   // The GPU binding of spotrun's main() (comm/device.hpp): each rank on the GPU of its node-local rank.
   std::vector<char*> kokkos_argv(argv, argv + argc);
   std::vector<std::string> kokkos_args(argv + 1, argv + argc);
-  std::string device_option = spotrun::comm::kokkos_device_option(spotrun::comm::bind_device(MPI_COMM_WORLD), kokkos_args);
+  const auto binding = spotrun::comm::bind_device(MPI_COMM_WORLD);
+  // A GPU build on a machine without a GPU: every test would need one. Skip (ctest's SKIP_RETURN_CODE,
+  // tests/CMakeLists.txt), or fail with SPOTRUN_REQUIRE_GPU=1, so that a GPU run cannot pass by skipping.
+  constexpr bool gpu_build =
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  int have = binding.device >= 0 ? 1 : 0, all = 0;
+  MPI_Allreduce(&have, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (gpu_build && !all) {
+    const char* require = std::getenv("SPOTRUN_REQUIRE_GPU");
+    const bool required = require && std::string(require) == "1";
+    if (rank == 0)
+      std::fprintf(stderr, "%s: this is a GPU build (Kokkos %s) and a rank sees no GPU%s\n",
+                   required ? "FAILED" : "SKIPPED", Kokkos::DefaultExecutionSpace::name(),
+                   required ? " (SPOTRUN_REQUIRE_GPU=1)" : "; SPOTRUN_REQUIRE_GPU=1 makes this a failure");
+    MPI_Finalize();
+    return required ? 1 : spotrun::test::k_skip_exit_code;
+  }
+  std::string device_option = spotrun::comm::kokkos_device_option(binding, kokkos_args);
   if (!device_option.empty()) kokkos_argv.push_back(device_option.data());
   int kokkos_argc = static_cast<int>(kokkos_argv.size());
   kokkos_argv.push_back(nullptr);
