@@ -84,6 +84,9 @@ message(STATUS "spotrun: GPU parts: Kokkos CUDA ${SPOTRUN_KOKKOS_CUDA}, cuFFT ${
 # Warnings for spotrun's own code.
 add_library(spotrun_warnings INTERFACE)
 target_compile_options(spotrun_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers>)
+# spotrun's shared libraries call their own functions directly, as a static build would (no interposition
+# through the PLT).
+target_compile_options(spotrun_warnings INTERFACE $<$<CXX_COMPILER_ID:GNU>:-fno-semantic-interposition>)
 if(SPOTRUN_KOKKOS_CUDA)
   # nvcc's translation of host lambdas declares typedefs it does not use.
   target_compile_options(spotrun_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-unused-local-typedefs>)

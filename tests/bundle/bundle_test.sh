@@ -131,7 +131,9 @@ printf 'localhost slots=1\n%s slots=1\n' "$NODE2" >hostfile
 # moved (bind-mounted elsewhere, hidden where they were) in a second namespace.
 CUDA_PROGRAM=""
 CUDA_DIRS=()
-for w in "$BUNDLE"/bin/test_*; do
+# test_fft first: it uses cuFFT itself and needs no tool of the system (test_checkpoint runs h5dump).
+for w in "$BUNDLE"/bin/test_fft "$BUNDLE"/bin/test_*; do
+    [[ -f "$w" ]] || continue
     needs=$(sed -n 's/^SPOTRUN_BUNDLE_NEEDS="\(.*\)".*/\1/p' "$w")
     [[ -n "$needs" ]] || continue
     CUDA_PROGRAM=$(basename "$w")
