@@ -9,11 +9,16 @@ namespace {
 
 std::atomic<std::uint64_t> g_bytes{0};
 std::atomic<std::uint64_t> g_copies{0};
+std::atomic<std::uint64_t> g_scalars{0};
 bool g_counting = false;
 
 void on_deep_copy(Kokkos::Tools::SpaceHandle dst, const char*, const void*, Kokkos::Tools::SpaceHandle src, const char*,
                   const void*, std::uint64_t size) {
   if (std::strncmp(dst.name, src.name, sizeof dst.name) == 0) return;
+  if (size <= k_scalar_bytes) {
+    ++g_scalars;
+    return;
+  }
   g_bytes += size;
   ++g_copies;
 }
@@ -28,6 +33,6 @@ void start_counting_copies() {
 
 bool counting_copies() { return g_counting; }
 
-CopyTally copies_between_spaces() { return {g_bytes.load(), g_copies.load()}; }
+CopyTally copies_between_spaces() { return {g_bytes.load(), g_copies.load(), g_scalars.load()}; }
 
 }  // namespace spotrun::comm

@@ -7,9 +7,13 @@
 
 namespace spotrun::comm {
 
+// Copies of at most k_scalar_bytes are scalars (a reduction result, a count): a step may read a few of
+// those (a rebuild decision, thermo); arrays are the rest.
+inline constexpr std::uint64_t k_scalar_bytes = 64;
 struct CopyTally {
-  std::uint64_t bytes = 0;   // between different memory spaces
-  std::uint64_t copies = 0;
+  std::uint64_t bytes = 0;    // of arrays copied between different memory spaces
+  std::uint64_t copies = 0;   // array copies between spaces
+  std::uint64_t scalars = 0;  // scalar copies between spaces
 };
 
 // Installs the callback (idempotent). Does nothing, and counting() stays false, when a Kokkos Tools

@@ -377,7 +377,9 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const std::int64_t done = solver->step_index() - first;
   // Data that left the solver's memory space in the loop (the slowest rank's): copies between memory
   // spaces, and exchanges staged through host memory.
-  const double copied = comm.max(static_cast<double>(comm::copies_between_spaces().bytes - copies0.bytes));
+  const comm::CopyTally copies1 = comm::copies_between_spaces();
+  const double copied = comm.max(static_cast<double>(copies1.bytes - copies0.bytes));
+  const double scalars = comm.max(static_cast<double>(copies1.scalars - copies0.scalars));
   const double staged = comm.max(static_cast<double>(transport->staged_bytes() - staged0));
   int code = k_exit_finished;
   if (stop_reason) {
@@ -407,9 +409,10 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
                   solver->work_unit().c_str());
     for (const auto& l : lines) std::printf("%s\n", l.c_str());
     if (done > 0)
-      std::printf("Memory traffic per step: %.6g bytes between memory spaces, %.6g bytes staged through host memory "
-                  "by the transport (slowest rank)%s\n",
-                  copied / static_cast<double>(done), staged / static_cast<double>(done),
+      std::printf("Memory traffic per step: %.6g bytes of arrays between memory spaces (%.3g scalar reads), "
+                  "%.6g bytes staged through host memory by the transport (slowest rank)%s\n",
+                  copied / static_cast<double>(done), scalars / static_cast<double>(done),
+                  staged / static_cast<double>(done),
                   comm::counting_copies() ? "" : " (copies not counted: a Kokkos tool owns the callbacks)");
     const double wall = MPI_Wtime() - opt.start_wtime;
     std::printf("Checkpoints: %d written, %d failed, %.3g s in total (%.2g%% of %.3g s)\n", checkpoints.written(),

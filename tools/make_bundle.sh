@@ -22,7 +22,10 @@
 #               not the fabric transports: UCX, OFI, openib, PSM), help files and configuration
 #   lib/pmix/, share/pmix/, etc/pmix/            PMIx's, when Open MPI uses an external PMIx
 #   lib/hwloc/  hwloc's plugins (PCI topology)
-#   env.sh      sets PATH, LD_LIBRARY_PATH (with the node's CUDA folders), OPAL_*, PMIX_*, HWLOC_PLUGINS_PATH
+#   share/spotrun/source/   the decks (inputs/, bench/*.toml), tests/data and docs/ the programs read
+#   gpu-check.sh  tools/gpu-check.sh: the one-command check of a GPU node (docs/gpu.md)
+#   env.sh      sets PATH, LD_LIBRARY_PATH (with the node's CUDA folders), OPAL_*, PMIX_*, HWLOC_PLUGINS_PATH,
+#               SPOTRUN_TEST_DATA_DIR and SPOTRUN_SOURCE_DIR (the tests' data in share/spotrun/source)
 #   bundle-info.txt   what was packed, from where, and what the node must provide
 set -euo pipefail
 
@@ -290,6 +293,18 @@ for soname in "${!PACKED[@]}"; do
     copy_elf "${PACKED[$soname]}" "$dest"
 done
 
+# --- the source files programs read at run time ----------------------------------------------------------
+# The tests read tests/data, inputs/ and docs/ (through SPOTRUN_TEST_DATA_DIR and SPOTRUN_SOURCE_DIR, which
+# env.sh points here), tools/gpu-check.sh reads the decks of inputs/ and bench/ and runs from the bundle.
+S="$B/share/spotrun/source"
+mkdir -p "$S/tests" "$S/bench" "$S/docs"
+cp -R "$SOURCE_DIR/inputs" "$S/inputs"
+cp -R "$SOURCE_DIR/tests/data" "$S/tests/data"
+cp "$SOURCE_DIR"/docs/*.md "$S/docs/"
+cp "$SOURCE_DIR"/bench/*.toml "$S/bench/"
+[[ -d "$SOURCE_DIR/bench/suite" ]] && cp -R "$SOURCE_DIR/bench/suite" "$S/bench/suite"
+[[ -f "$SOURCE_DIR/tools/gpu-check.sh" ]] && cp "$SOURCE_DIR/tools/gpu-check.sh" "$B/gpu-check.sh"
+
 # --- env.sh ----------------------------------------------------------------------------------------------
 cat >"$B/env.sh" <<'ENV'
 # spotrun bundle environment. The programs in bin/ source it; `source BUNDLE/env.sh` in a bash shell of
@@ -386,6 +401,9 @@ if [[ -d "$SPOTRUN_BUNDLE/lib/pmix" ]]; then
            PMIX_SYSCONFDIR="$SPOTRUN_BUNDLE/etc/pmix" PMIX_MCA_mca_base_component_path="$SPOTRUN_BUNDLE/lib/pmix"
 fi
 export HWLOC_PLUGINS_PATH="$SPOTRUN_BUNDLE/lib/hwloc"
+# The tests' data and the source files they read, shipped in share/spotrun/source.
+export SPOTRUN_TEST_DATA_DIR="$SPOTRUN_BUNDLE/share/spotrun/source/tests/data" \
+       SPOTRUN_SOURCE_DIR="$SPOTRUN_BUNDLE/share/spotrun/source"
 unset _sb_dirs _sb_user _sb_d _sb_cuda _sb_missing _sb_wheels _sb_py _sb_still _sb_lib _sb_ld _sb_list _sb_ldcache
 unset -f _sb_find
 ENV
