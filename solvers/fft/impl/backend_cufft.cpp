@@ -37,10 +37,6 @@ void check_cufft(cufftResult r, const char* call) {
                              std::to_string(static_cast<int>(r)) + ")");
 }
 
-void check_cuda(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(e));
-}
-
 // A cufftHandle owned by one object: not copyable, destroyed once.
 class CufftPlanHandle {
  public:
