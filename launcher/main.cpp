@@ -89,7 +89,9 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // FUNNELED: the helper threads (the spot notice watcher, the NCCL watchdog) make no MPI call.
+  int thread_level = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   launcher::install_stop_handlers();  // as early as possible: a stop signal during start-up is kept
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
