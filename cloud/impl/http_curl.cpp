@@ -101,33 +101,44 @@ HttpResponse HttpClient::perform(const HttpRequest& request) const {
   // No "Expect: 100-continue" (curl adds it to some PUTs): one round trip, no waiting for a go-ahead.
   if (curl_slist* next = curl_slist_append(headers.list, "Expect:")) headers.list = next;
   char error_buffer[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(h, CURLOPT_URL, request.url.c_str());
-#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-#else
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP));
-#endif
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-  curl_easy_setopt(h, CURLOPT_NOPROXY, "*");  // http_proxy of the environment must not see these requests
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM from libcurl: this runs in a thread of an MPI process
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, m_limits.connect_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, m_limits.total_timeout_ms);
-  curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(m_limits.max_body_bytes));
-  curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.list);
-  curl_easy_setopt(h, CURLOPT_USERAGENT, "spotrun");
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, error_buffer);
-  if (request.method == "PUT") {
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
-  } else if (request.method != "GET") {
+  if (request.method != "GET" && request.method != "PUT") {
     r.error = "method " + request.method + " not supported";
+    return done(r);
+  }
+  // Every option checked: a limit that did not take must not leave a transfer unbounded.
+  CURLcode set_rc = CURLE_OK;
+  const char* failed_option = nullptr;
+  auto set = [&](CURLoption option, auto value, const char* name) {
+    if (set_rc != CURLE_OK) return;
+    set_rc = curl_easy_setopt(h, option, value);
+    if (set_rc != CURLE_OK) failed_option = name;
+  };
+  set(CURLOPT_URL, request.url.c_str(), "CURLOPT_URL");
+#if LIBCURL_VERSION_NUM >= 0x075500  // 7.85
+  set(CURLOPT_PROTOCOLS_STR, "http", "CURLOPT_PROTOCOLS_STR");
+#else
+  set(CURLOPT_PROTOCOLS, static_cast<long>(CURLPROTO_HTTP), "CURLOPT_PROTOCOLS");
+#endif
+  set(CURLOPT_FOLLOWLOCATION, 0L, "CURLOPT_FOLLOWLOCATION");
+  set(CURLOPT_NOPROXY, "*", "CURLOPT_NOPROXY");  // http_proxy of the environment must not see these requests
+  set(CURLOPT_NOSIGNAL, 1L, "CURLOPT_NOSIGNAL");  // no SIGALRM from libcurl: this runs in a thread of an MPI process
+  set(CURLOPT_CONNECTTIMEOUT_MS, m_limits.connect_timeout_ms, "CURLOPT_CONNECTTIMEOUT_MS");
+  set(CURLOPT_TIMEOUT_MS, m_limits.total_timeout_ms, "CURLOPT_TIMEOUT_MS");
+  set(CURLOPT_MAXFILESIZE_LARGE, static_cast<curl_off_t>(m_limits.max_body_bytes), "CURLOPT_MAXFILESIZE_LARGE");
+  set(CURLOPT_FORBID_REUSE, 1L, "CURLOPT_FORBID_REUSE");
+  set(CURLOPT_HTTPHEADER, headers.list, "CURLOPT_HTTPHEADER");
+  set(CURLOPT_USERAGENT, "spotrun", "CURLOPT_USERAGENT");
+  set(CURLOPT_WRITEFUNCTION, on_body, "CURLOPT_WRITEFUNCTION");
+  set(CURLOPT_WRITEDATA, static_cast<void*>(&t), "CURLOPT_WRITEDATA");
+  set(CURLOPT_HEADERFUNCTION, on_header, "CURLOPT_HEADERFUNCTION");
+  set(CURLOPT_HEADERDATA, static_cast<void*>(&t), "CURLOPT_HEADERDATA");
+  set(CURLOPT_NOPROGRESS, 0L, "CURLOPT_NOPROGRESS");
+  set(CURLOPT_XFERINFOFUNCTION, on_progress, "CURLOPT_XFERINFOFUNCTION");
+  set(CURLOPT_XFERINFODATA, static_cast<void*>(&t), "CURLOPT_XFERINFODATA");
+  set(CURLOPT_ERRORBUFFER, static_cast<char*>(error_buffer), "CURLOPT_ERRORBUFFER");
+  if (request.method == "PUT") set(CURLOPT_CUSTOMREQUEST, "PUT", "CURLOPT_CUSTOMREQUEST");
+  if (set_rc != CURLE_OK) {
+    r.error = std::string("curl_easy_setopt(") + failed_option + "): " + curl_easy_strerror(set_rc);
     return done(r);
   }
   const CURLcode rc = curl_easy_perform(h);
