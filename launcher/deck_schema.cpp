@@ -4,8 +4,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "cloud/metadata_endpoint.hpp"
-#include "cloud/provider.hpp"
+#include "launcher/cloud/metadata_endpoint.hpp"
+#include "launcher/cloud/provider.hpp"
 #include "comm/transport.hpp"
 #include "deck.hpp"
 #include "solvers/registry.hpp"
@@ -18,7 +18,7 @@ namespace {
 std::vector<KeySpec> launcher_keys() {
   // run.solver: one of the registered solvers; the first one registered is the default.
   KeySpec solver{"run.solver", KeyType::String, "", "-", "Solver to run"};
-  // cloud.metadata_url: loopback and link-local IP literals only (cloud/metadata_endpoint.hpp).
+  // cloud.metadata_url: loopback and link-local IP literals only (launcher/cloud/metadata_endpoint.hpp).
   KeySpec metadata_url{"cloud.metadata_url", KeyType::String, "\"\"", "URL",
                        "Metadata service polled for spot notices: http://ADDRESS[:PORT], a loopback or link-local "
                        "IP literal; \"\" = the provider's, http://169.254.169.254",

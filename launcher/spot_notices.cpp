@@ -5,8 +5,8 @@
 #include <ctime>
 #include <map>
 
-#include "cloud/metadata_endpoint.hpp"
-#include "cloud/provider.hpp"
+#include "launcher/cloud/metadata_endpoint.hpp"
+#include "launcher/cloud/provider.hpp"
 
 namespace spotrun::launcher {
 

@@ -10,11 +10,11 @@
 #include <memory>
 #include <thread>
 
-#include "cloud/metadata_endpoint.hpp"
-#include "cloud/notice_poller.hpp"
-#include "cloud/notice_watcher.hpp"
-#include "cloud/provider.hpp"
-#include "cloud/spot_notice.hpp"
+#include "launcher/cloud/metadata_endpoint.hpp"
+#include "launcher/cloud/notice_poller.hpp"
+#include "launcher/cloud/notice_watcher.hpp"
+#include "launcher/cloud/provider.hpp"
+#include "launcher/cloud/spot_notice.hpp"
 #include "comm/errors.hpp"
 #include "launcher/deck.hpp"
 #include "support/http_server.hpp"
