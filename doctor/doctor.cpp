@@ -144,7 +144,7 @@ std::vector<fs::path> make_directory(const std::string& dir, std::string& error)
 
 // What one rank measured, as JSON for the gather.
 json rank_json(const RankResult& r, const std::vector<PairResult>& pairs, const DiskResult* disk) {
-  json j = {{"figures", r.figures}, {"gpu", r.gpu}, {"errors", r.errors}};
+  json j = {{"figures", r.figures}, {"blas", r.blas}, {"gpu", r.gpu}, {"errors", r.errors}};
   json jp = json::array();
   for (const auto& p : pairs) jp.push_back({{"a", p.rank_a}, {"b", p.rank_b}, {"figures", p.figures}});
   j["pairs"] = jp;
@@ -278,9 +278,14 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
 
   // CPU: every rank at once, as a run loads them.
   comm.barrier();
-  attempt("CPU DGEMM", [&] {
-    figure("cpu.dgemm_gflops", impl::cpu_dgemm_gflops(sizes.cpu_gemm_n, sizes.cpu_min_seconds, slow_down));
-  });
+  // Without OpenBLAS (a bundle on a node that lacks it) the DGEMM is not measured: said, not broken.
+  mine.blas = impl::blas_config();
+  if (mine.blas.empty())
+    mine.blas = "not measured: " + impl::blas_missing();
+  else
+    attempt("CPU DGEMM", [&] {
+      figure("cpu.dgemm_gflops", impl::cpu_dgemm_gflops(sizes.cpu_gemm_n, sizes.cpu_min_seconds, slow_down));
+    });
   comm.barrier();
   attempt("CPU triad", [&] {
     figure("cpu.triad_gbs", impl::cpu_triad_gbs(sizes.cpu_triad_bytes, sizes.triad_passes, slow_down));
@@ -373,6 +378,7 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
       rr.node = d.node;
       rr.local_rank = d.local_rank;
       rr.figures = j.at("figures").get<std::map<std::string, double>>();
+      rr.blas = j.at("blas").get<std::string>();
       rr.gpu = j.at("gpu").get<std::string>();
       rr.errors = j.at("errors").get<std::vector<std::string>>();
       report.per_rank.push_back(rr);

@@ -1,10 +1,16 @@
 // CPU figures of one rank: OpenBLAS DGEMM on one thread, and a STREAM triad on the host.
+//
+// OpenBLAS is loaded when the doctor first needs it (dlopen), not linked: the spotrun binary, and the
+// relocatable bundle made from it (tools/make_bundle.sh, at most 64 MiB), do not carry its 36 MB. The
+// header (cblas.h of libopenblas-dev) gives the types; the functions are looked up in the library.
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -27,15 +33,68 @@ void stretch(double seconds, double slow_down) {
   if (slow_down > 1) std::this_thread::sleep_for(std::chrono::duration<double>(seconds * (slow_down - 1)));
 }
 
+struct OpenBlas {
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+  decltype(&openblas_get_config) get_config = nullptr;
+  std::string library;  // the file it came from
+  std::string error;    // why it could not be loaded
+};
+
+// SPOTRUN_OPENBLAS_LIBRARY when set (that file only), else the library of the OpenBLAS spotrun was built
+// against, else the loader's search for libopenblas.so.0 and libopenblas.so. Loaded once, never unloaded.
+const OpenBlas& openblas() {
+  static const OpenBlas blas = [] {
+    OpenBlas b;
+    std::vector<std::string> candidates;
+    if (const char* env = std::getenv("SPOTRUN_OPENBLAS_LIBRARY"); env && *env) {
+      candidates.emplace_back(env);
+    } else {
+#if defined(SPOTRUN_OPENBLAS_LIBRARY_DIR)
+      candidates.push_back(std::string(SPOTRUN_OPENBLAS_LIBRARY_DIR) + "/libopenblas.so.0");
+#endif
+      candidates.emplace_back("libopenblas.so.0");
+      candidates.emplace_back("libopenblas.so");
+    }
+    for (const auto& name : candidates) {
+      void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+      if (!handle) {
+        const char* why = ::dlerror();
+        b.error += (b.error.empty() ? "" : "; ") + std::string(why ? why : name.c_str());
+        continue;
+      }
+      b.dgemm = reinterpret_cast<decltype(&cblas_dgemm)>(::dlsym(handle, "cblas_dgemm"));
+      b.set_num_threads = reinterpret_cast<decltype(&openblas_set_num_threads)>(::dlsym(handle, "openblas_set_num_threads"));
+      b.get_config = reinterpret_cast<decltype(&openblas_get_config)>(::dlsym(handle, "openblas_get_config"));
+      if (b.dgemm && b.set_num_threads) {
+        b.library = name;
+        b.error.clear();
+        return b;
+      }
+      b.error += (b.error.empty() ? "" : "; ") + name + " lacks cblas_dgemm or openblas_set_num_threads";
+      b.dgemm = nullptr;
+    }
+    b.error = "OpenBLAS not found (" + b.error + "); install libopenblas0 or set SPOTRUN_OPENBLAS_LIBRARY";
+    return b;
+  }();
+  return blas;
+}
+
 }  // namespace
 
 std::string blas_config() {
-  const char* config = openblas_get_config();
-  return config ? config : "OpenBLAS";
+  const OpenBlas& b = openblas();
+  if (!b.dgemm) return "";
+  const char* config = b.get_config ? b.get_config() : nullptr;
+  return (config ? std::string(config) : std::string("OpenBLAS")) + " (" + b.library + ")";
 }
 
+std::string blas_missing() { return openblas().error; }
+
 double cpu_dgemm_gflops(int n, double min_seconds, double slow_down) {
-  openblas_set_num_threads(1);
+  const OpenBlas& blas = openblas();
+  if (!blas.dgemm) throw std::runtime_error(blas.error);
+  blas.set_num_threads(1);
   const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
   std::vector<double> a(nn), b(nn), c(nn, 0.0);
   for (std::size_t i = 0; i < nn; ++i) {
@@ -43,7 +102,7 @@ double cpu_dgemm_gflops(int n, double min_seconds, double slow_down) {
     b[i] = 0.5 + static_cast<double>(i % 5) * 0.25;
   }
   auto gemm = [&] {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    blas.dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
   };
   gemm();  // warm-up: pages touched, OpenBLAS' buffers made
   double best = std::numeric_limits<double>::infinity(), total = 0;

@@ -93,11 +93,52 @@ std::vector<Verdict> broken_verdicts(const Report& report) {
   return out;
 }
 
+std::vector<Verdict> missing_expected(const Report& report) {
+  std::vector<Verdict> out;
+  auto add = [&out](const std::string& figure, const std::string& subject, const std::vector<std::string>& hosts, int rank,
+                    const std::string& why) {
+    Verdict v;
+    v.kind = "expected";
+    v.figure = figure;
+    v.subject = subject;
+    v.hosts = hosts;
+    v.rank = rank;
+    v.message = subject + ": " + figure + " was not measured" + (why.empty() ? "" : " (" + why + ")") +
+                ", but --expect gives it a limit";
+    out.push_back(std::move(v));
+  };
+  for (const auto& [figure, limit] : report.expected) {
+    const FigureSpec* spec = find_figure(figure);
+    if (!spec) continue;
+    switch (spec->scope) {
+      case Scope::rank:
+        for (const auto& r : report.per_rank)
+          if (!r.figures.count(figure))
+            add(figure, rank_subject(r), {r.host}, r.rank, figure.rfind("gpu.", 0) == 0 ? r.gpu : figure == "cpu.dgemm_gflops" ? r.blas : "");
+        break;
+      case Scope::pair:
+        if (report.pairs.empty()) add(figure, "the job", {}, -1, report.mpi_note);
+        for (const auto& p : report.pairs)
+          if (!p.figures.count(figure)) add(figure, pair_subject(p), {p.host_a, p.host_b}, -1, "");
+        break;
+      case Scope::node:
+        for (const auto& d : report.disks)
+          if (!d.figures.count(figure) && d.error.empty()) add(figure, disk_subject(d), {d.host}, -1, "");
+        break;
+      case Scope::job:
+        if (!report.nccl.figures.count(figure)) add(figure, "the job (every rank's GPU)", {}, -1, report.nccl.status);
+        break;
+    }
+  }
+  return out;
+}
+
 void judge(Report& report) {
   report.verdicts = broken_verdicts(report);
   const auto m = measurements(report);
   for (auto& v : compare_with_peers(m, report.slow_factor)) report.verdicts.push_back(std::move(v));
   for (auto& v : compare_with_expected(m, report.expected)) report.verdicts.push_back(std::move(v));
+  for (auto& v : missing_expected(report)) report.verdicts.push_back(std::move(v));
   report.failing = failing_hosts(report.verdicts);
   report.healthy = report.verdicts.empty();
   report.exit_code = report.healthy ? 0 : 1;
@@ -124,6 +165,7 @@ std::string to_json(const Report& report) {
                      {"node", r.node},
                      {"local_rank", r.local_rank},
                      {"figures", figures_json(r.figures)},
+                     {"blas", r.blas},
                      {"gpu", r.gpu},
                      {"errors", r.errors}});
   j["per_rank"] = ranks;
@@ -182,6 +224,10 @@ std::string to_table(const Report& report) {
   for (const auto& r : report.per_rank)
     o << "  " << pad(std::to_string(r.rank), 6) << pad(r.host, 20) << pad(std::to_string(r.local_rank), 7)
       << pad(cell(r.figures, "cpu.dgemm_gflops"), 15) << pad(cell(r.figures, "cpu.triad_gbs"), 12) << r.gpu << "\n";
+  // The BLAS of rank 0, and of every rank whose differs.
+  for (const auto& r : report.per_rank)
+    if (r.rank == 0 || r.blas != report.per_rank.front().blas)
+      o << "  DGEMM" << (r.rank == 0 ? "" : " of rank " + std::to_string(r.rank)) << ": " << r.blas << "\n";
 
   bool any_gpu = false;
   for (const auto& r : report.per_rank)

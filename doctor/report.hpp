@@ -20,6 +20,7 @@ struct RankResult {
   int node = 0;  // the lowest world rank of its node
   int local_rank = 0;
   std::map<std::string, double> figures;
+  std::string blas;                 // the OpenBLAS of the DGEMM, or "not measured: OpenBLAS not found (...)"
   std::string gpu;                  // "no GPU (CPU build)", or "GPU 0 NVIDIA H200 (GPU-...)"
   std::vector<std::string> errors;  // parts that failed on this rank ("GPU: cublasDgemm failed: ...")
 };
@@ -78,8 +79,12 @@ std::vector<Measurement> measurements(const Report& report);
 // The broken parts: a rank's errors, a failed NCCL all-reduce, a directory that cannot be written, less
 // free space than the run needs.
 std::vector<Verdict> broken_verdicts(const Report& report);
-// Fills verdicts (broken, then against peers, then against report.expected), failing hosts, healthy
-// and the exit code (0 healthy, 1 otherwise).
+// A figure --expect gives a limit that was not measured (a GPU figure without a GPU, the DGEMM without
+// OpenBLAS, an MPI figure at one rank): an "expected" verdict for each subject that lacks it. Not for the
+// disk of a node whose directory is broken (that is its own verdict).
+std::vector<Verdict> missing_expected(const Report& report);
+// Fills verdicts (broken, then against peers, then against report.expected, then the expected figures not
+// measured), failing hosts, healthy and the exit code (0 healthy, 1 otherwise).
 void judge(Report& report);
 
 // The JSON report (--json), indented.
