@@ -176,7 +176,7 @@ CheckpointNeed checkpoint_need(const comm::Communicator& comm, const launcher::D
   if (units < 0) return need;
   const double per_unit = solver.checkpoint_bytes_per_work_unit(deck);
   need.bytes = units * per_unit;
-  need.what = "solver " + solver.name + ", " + format_value(units) + " units of work of " + format_value(per_unit) + " bytes";
+  need.what = "solver " + solver.name + ": " + format_value(units) + " work units x " + format_value(per_unit) + " bytes";
   return need;
 }
 
@@ -229,10 +229,11 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   }
   if (report.directory.empty()) report.directory = "runs/doctor";
   if (!o.json_path.empty()) {
-    // The report file must be writable before minutes are spent measuring.
+    // The report file must be writable before minutes are spent measuring; emptied, so that a job that
+    // dies on the way never leaves the report of an earlier run behind.
     std::string error;
     if (comm.is_root()) {
-      std::ofstream probe(o.json_path, std::ios::app);
+      std::ofstream probe(o.json_path, std::ios::trunc);
       if (!probe) error = "--json: cannot write '" + o.json_path + "'";
     }
     comm.agree<InputError>(error.empty(), error);

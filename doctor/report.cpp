@@ -27,7 +27,16 @@ std::string pair_subject(const PairResult& p) {
 
 std::string disk_subject(const DiskResult& d) { return "node " + d.host + " (rank " + std::to_string(d.rank) + ")"; }
 
-std::string gib(double bytes) { return format_value(bytes / k_gib) + " GiB"; }
+// Bytes in the largest binary unit that leaves at least 1 ("520 KiB", "1.5 GiB").
+std::string gib(double bytes) {
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (u < 4 && bytes >= 1024) {
+    bytes /= 1024;
+    ++u;
+  }
+  return format_value(bytes) + " " + units[u];
+}
 
 // A figure's value for the table, or "-".
 std::string cell(const std::map<std::string, double>& figures, const std::string& name) {
