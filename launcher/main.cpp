@@ -12,7 +12,7 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "deck.hpp"
-#include "doctor/doctor.hpp"  // --- spotrun doctor ---
+#include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
 #include "run.hpp"
 #include "stop.hpp"
 #include "spotrun/version.hpp"
@@ -59,7 +59,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   launcher::add_submit_options(*submit, submit_opt);
   // --- end Slurm ---
 
-  doctor::DoctorOptions doctor_opt;  // --- spotrun doctor (doctor/doctor.hpp) ---
+  doctor::DoctorOptions doctor_opt;  // --- spotrun doctor (launcher/doctor/doctor.hpp) ---
   auto* doctor_cmd = app.add_subcommand("doctor", "Measure CPUs, GPUs, MPI and the checkpoint directory of every rank before a run");
   doctor::add_doctor_options(*doctor_cmd, doctor_opt);
 

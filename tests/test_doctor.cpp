@@ -6,9 +6,9 @@
 #include <set>
 
 #include "comm/errors.hpp"
-#include "doctor/impl/probes.hpp"
-#include "doctor/report.hpp"
-#include "doctor/verdicts.hpp"
+#include "launcher/doctor/impl/probes.hpp"
+#include "launcher/doctor/report.hpp"
+#include "launcher/doctor/verdicts.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace spotrun;

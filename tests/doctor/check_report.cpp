@@ -17,7 +17,7 @@
 #include <sstream>
 #include <string>
 
-#include "doctor/report.hpp"
+#include "launcher/doctor/report.hpp"
 
 using nlohmann::json;
 

@@ -10,7 +10,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/device.hpp"
-#include "doctor/report.hpp"
+#include "launcher/doctor/report.hpp"
 
 namespace spotrun::doctor::impl {
 

@@ -1,7 +1,7 @@
 // GPU figures of one rank (cuBLAS DGEMM and SGEMM, device memory bandwidth) and the NCCL all-reduce
 // over every rank's GPU. Compiled everywhere: the GPU code only on a CUDA build of Kokkos
 // (KOKKOS_ENABLE_CUDA), cuBLAS with SPOTRUN_HAVE_CUBLAS, NCCL with SPOTRUN_HAVE_NCCL (both set by
-// doctor/CMakeLists.txt on CUDA builds only); elsewhere it says why there is no figure. Every CUDA,
+// launcher/doctor/CMakeLists.txt on CUDA builds only); elsewhere it says why there is no figure. Every CUDA,
 // cuBLAS and NCCL call is checked and a failure names the call.
 #include <Kokkos_Core.hpp>
 #include <functional>

@@ -9,7 +9,7 @@
 //     against what the deck's checkpoints need.
 // Every figure is judged against its peers and against --expect; broken parts are named. Exit code 0
 // healthy, 1 a host below its threshold or broken, 2 bad usage. The JSON report (--json) names the
-// failing hosts for `spotrun launch --doctor` (doctor/report.hpp: read_doctor_summary_file()).
+// failing hosts for `spotrun launch --doctor` (launcher/doctor/report.hpp: read_doctor_summary_file()).
 #include <string>
 #include <vector>
 
