@@ -25,7 +25,7 @@
 #include "solvers/md/force.hpp"
 #include "solvers/md/md_solver.hpp"
 #include "solvers/md/neighbor.hpp"
-#include "solvers/md/pair_lj_cut.hpp"
+#include "solvers/md/pair.hpp"
 #include "solvers/md/random.hpp"
 
 namespace {
@@ -74,7 +74,7 @@ double weighted_pairs(const md::AtomStore& atoms, const md::NeighborList& list) 
   return sum;
 }
 
-md::PairTally forces(const md::AtomStore& atoms, const md::NeighborList& list, const md::PairLJCut& pair,
+md::PairTally forces(const md::AtomStore& atoms, const md::NeighborList& list, const md::PairTable<md::PairLJCut>& pair,
                      md::ForceScatter& scatter, bool energy) {
   Kokkos::deep_copy(Kokkos::subview(atoms.f, std::make_pair(0, atoms.nlocal), Kokkos::ALL), 0.0);
   return energy ? md::compute_pair_forces<true>(atoms, list, pair, scatter)
@@ -103,7 +103,7 @@ struct Problem {
   std::unique_ptr<comm::Transport> transport;
   std::unique_ptr<md::MdSolver> solver;
   md::NeighborList list;
-  md::PairLJCut pair{1.0, 1.0, 2.5, false};
+  md::PairTable<md::PairLJCut> pair;  // one type
   md::ForceScatter scatter;
   double lattice_virial = 0;  // per atom, from the force kernel with energy at setup
 
@@ -121,7 +121,7 @@ struct Problem {
     cfg.cells = {20, 20, 20};
     cfg.lattice_temperature = 1.44;
     cfg.lattice_seed = 87287;
-    pair = md::PairLJCut(cfg.epsilon, cfg.sigma, cfg.cutoff, cfg.shift);
+    pair = md::single_type_table(md::PairLJCut(cfg.epsilon, cfg.sigma, cfg.cutoff, cfg.shift));
     transport = comm::make_transport("mpi", comm);
     solver = std::make_unique<md::MdSolver>(cfg, comm, *transport, nullptr);
     solver->setup();

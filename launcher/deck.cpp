@@ -130,6 +130,8 @@ std::string type_name(KeyType t) {
     case KeyType::String: return "a string";
     case KeyType::Int3: return "an array of 3 integers";
     case KeyType::Duration: return std::string("a duration: ") + k_duration_forms;
+    case KeyType::Strings: return "an array of strings";
+    case KeyType::TableArray: return "an array of tables ([[...]] blocks)";
   }
   return "?";
 }
@@ -186,8 +188,16 @@ std::string show(const toml::value& v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "\"%02d:%02d:%02d\"", t.hour, t.minute, t.second);
     s << buf;
-  } else if (v.is_table())
-    s << "(a table)";
+  } else if (v.is_table()) {
+    // An inline table, its keys sorted (the resolved deck and physics() do not depend on hash order).
+    std::vector<std::string> names;
+    for (const auto& kv : v.as_table()) names.push_back(kv.first);
+    std::sort(names.begin(), names.end());
+    s << '{';
+    for (std::size_t i = 0; i < names.size(); ++i)
+      s << (i ? ", " : "") << names[i] << " = " << show(v.as_table().at(names[i]));
+    s << '}';
+  }
   else
     s << "(a value)";
   return s.str();
@@ -736,9 +746,27 @@ void Deck::apply_set(const std::string& assignment) {
   t->as_table()[parts.back()] = value;
 }
 
+// The schema key of a key that may index tables of a TableArray: "md.pair.coeff.0.epsilon" ->
+// "md.pair.coeff.epsilon".
+static std::string schema_key(const std::string& key) {
+  std::string out;
+  for (const auto& p : split_key(key)) {
+    if (all_digits(p)) continue;
+    out += (out.empty() ? "" : ".") + p;
+  }
+  return out;
+}
+
 const toml::value* Deck::lookup(const std::string& key) const {
   const toml::value* t = &m_root;
   for (const auto& p : split_key(key)) {
+    if (t->is_array() && all_digits(p)) {  // a table of a TableArray
+      const auto& a = t->as_array();
+      const auto i = std::stoull(p);
+      if (i >= a.size()) return nullptr;
+      t = &a[i];
+      continue;
+    }
     if (!t->is_table()) return nullptr;
     const auto& tab = t->as_table();
     auto it = tab.find(p);
@@ -752,7 +780,7 @@ bool Deck::has(const std::string& key) const { return lookup(key) != nullptr; }
 
 toml::value Deck::value_or_default(const std::string& key) const {
   if (const auto* v = lookup(key)) return *v;
-  const KeySpec* s = find_key(key);
+  const KeySpec* s = find_key(schema_key(key));
   if (!s) throw std::logic_error("deck key '" + key + "' is not in the schema");
   if (s->default_value.empty()) throw InputError(m_name + ": key '" + key + "' is required (" + s->help + ")");
   return parse_literal(s->default_value);
@@ -774,6 +802,16 @@ std::array<int, 3> Deck::get_int3(const std::string& key) const {
   return {static_cast<int>(a[0].as_integer()), static_cast<int>(a[1].as_integer()),
           static_cast<int>(a[2].as_integer())};
 }
+std::vector<std::string> Deck::get_strings(const std::string& key) const {
+  const toml::value v = value_or_default(key);
+  std::vector<std::string> out;
+  for (const auto& e : v.as_array()) out.push_back(e.as_string().str);
+  return out;
+}
+std::size_t Deck::count(const std::string& key) const {
+  const toml::value* v = lookup(key);
+  return v && v->is_array() ? v->as_array().size() : 0;
+}
 double Deck::get_seconds(const std::string& key) const {
   auto v = value_or_default(key);
   if (v.is_string()) {
@@ -793,6 +831,121 @@ bool Deck::section_active(const std::string& key) const {
   // A solver's keys apply as its registration says (by default: when run.solver names it).
   const solvers::SolverRegistration* solver = solvers::solver_of_key(key);
   return !solver || solver->key_active(*this, key);
+}
+
+// Checks one value against its key's schema entry (type, range, choices); key is the key as the message
+// shows it ("md.pair.coeff[1].epsilon"). Throws InputError.
+static void check_value(const std::string& deck_name, const KeySpec& spec, const std::string& key,
+                        const toml::value& v) {
+  const KeySpec* s = &spec;
+  auto bad = [&](const std::string& why) {
+    throw InputError(deck_name + ": key " + key_text(key) + " = " + show_short(v) + ": " + why);
+  };
+  switch (s->type) {
+    case KeyType::Int:
+      if (!v.is_integer()) bad("expected " + type_name(s->type));
+      if (v.as_integer() < s->min || v.as_integer() > s->max) bad("out of range; allowed: " + range_text(*s));
+      break;
+    case KeyType::Float: {
+      if (!v.is_integer() && !v.is_floating()) bad("expected " + type_name(s->type));
+      double x = v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
+      if (!std::isfinite(x) || x < s->min || x > s->max || (s->min_exclusive && x == s->min))
+        bad("out of range; allowed: " + range_text(*s) + " (" + s->unit + ")");
+      break;
+    }
+    case KeyType::Bool:
+      if (!v.is_boolean()) bad("expected " + type_name(s->type));
+      break;
+    case KeyType::String: {
+      if (!v.is_string()) bad("expected " + type_name(s->type));
+      const std::string& str = v.as_string().str;
+      if (!s->choices.empty() && std::find(s->choices.begin(), s->choices.end(), str) == s->choices.end())
+        bad("allowed: " + range_text(*s));
+      // An empty string is refused unless it is the key's default (cloud.metadata_url: the provider's).
+      if (s->choices.empty() && str.empty() && s->default_value != "\"\"") bad("must not be empty");
+      if (s->unit == "path" || s->choices.empty()) {
+        // A path goes to the file system as a C string: a NUL would cut it, other control
+        // characters make names no one can type.
+        const auto c = std::find_if(str.begin(), str.end(), [](char ch) {
+          return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+        });
+        if (c != str.end()) {
+          char code[8];
+          std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(static_cast<unsigned char>(*c)));
+          bad(std::string("contains the control character ") + code + " at character " +
+              std::to_string(count_chars(std::string_view(str).substr(0, c - str.begin())) + 1) +
+              "; a path must not contain control characters (U+0000 to U+001F, U+007F)");
+        }
+        if (const std::size_t at = invalid_utf8_at(str); at < str.size())
+          bad("not valid UTF-8 (byte " + std::to_string(at + 1) +
+              "): a deck is TOML, and TOML strings are UTF-8");
+        if (str.size() > k_deck_max_path)
+          bad("a path of " + std::to_string(str.size()) + " bytes; the longest a file system takes is " +
+              std::to_string(k_deck_max_path) + " (PATH_MAX)");
+      }
+      if (s->check)
+        if (const std::string why = s->check(str); !why.empty()) bad(why);
+      break;
+    }
+    case KeyType::Int3: {
+      if (!v.is_array() || v.as_array().size() != 3) bad("expected " + type_name(s->type));
+      for (const auto& e : v.as_array()) {
+        if (!e.is_integer()) bad("expected " + type_name(s->type));
+        if (e.as_integer() < s->min || e.as_integer() > s->max)
+          bad("each component must be " + range_text(*s));
+      }
+      break;
+    }
+    case KeyType::Duration:
+      if (v.is_local_time()) {
+        // HH:MM:SS without quotes: TOML reads it as a time of day, which is fine as a duration < 24 h.
+      } else if (v.is_string()) {
+        if (!parse_duration(v.as_string().str)) bad("expected " + type_name(s->type));
+      } else if (v.is_integer() || v.is_floating()) {
+        double x = v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
+        if (!(x >= 0) || !std::isfinite(x)) bad("must be a finite number >= 0 seconds");
+      } else {
+        bad("expected " + type_name(s->type));
+      }
+      break;
+    case KeyType::Strings:
+      if (!v.is_array()) bad("expected " + type_name(s->type));
+    if (v.as_array().size() < s->min || v.as_array().size() > s->max)
+      bad("expected " + range_text(*s) + " strings");
+    for (const auto& e : v.as_array())
+      if (!e.is_string() || e.as_string().str.empty()) bad("expected an array of non-empty strings");
+    break;
+  case KeyType::TableArray: {
+    if (!v.is_array()) bad("expected " + type_name(s->type) + ": write each as a [[" + key + "]] block");
+    if (v.as_array().size() > s->max) bad("at most " + std::to_string(static_cast<long long>(s->max)) + " tables");
+    const std::string prefix = spec.key + ".";
+    for (std::size_t i = 0; i < v.as_array().size(); ++i) {
+      const toml::value& e = v.as_array()[i];
+      const std::string at = key + "[" + std::to_string(i) + "]";
+      if (!e.is_table()) throw InputError(deck_name + ": " + key_text(at) + ": expected a table ([[" + key + "]] block)");
+      std::vector<std::string> names;
+      for (const auto& kv : e.as_table()) names.push_back(kv.first);
+      std::sort(names.begin(), names.end());
+      for (const auto& name : names) {
+        const KeySpec* field = is_bare_key(name) ? find_key(prefix + name) : nullptr;
+        if (!field) {
+          std::string fields;
+          for (const auto& f : deck_schema())
+            if (f.key.rfind(prefix, 0) == 0) fields += (fields.empty() ? "" : ", ") + f.key.substr(prefix.size());
+          throw InputError(deck_name + ": unknown key " + key_text(at + "." + name) + " in a [[" + key +
+                           "]] table; allowed: " + fields);
+        }
+        check_value(deck_name, *field, at + "." + name, e.as_table().at(name));
+      }
+      for (const auto& f : deck_schema())
+        if (f.key.rfind(prefix, 0) == 0 && f.default_value.empty() && !f.optional &&
+            !e.as_table().count(f.key.substr(prefix.size())))
+          throw InputError(deck_name + ": " + key_text(at) + " has no key '" + f.key.substr(prefix.size()) + "' (" +
+                           f.help + ")");
+    }
+    break;
+  }
+  }
 }
 
 void Deck::validate() const {
@@ -820,87 +973,24 @@ void Deck::validate() const {
         throw InputError(m_name + ": unknown key " + key_text(key) + "; did you mean " + key_text(closest_key(key)) +
                          "?");
       }
-      auto bad = [&](const std::string& why) {
-        throw InputError(m_name + ": key " + key_text(key) + " = " + show_short(v) + ": " + why);
-      };
-      switch (s->type) {
-        case KeyType::Int:
-          if (!v.is_integer()) bad("expected " + type_name(s->type));
-          if (v.as_integer() < s->min || v.as_integer() > s->max) bad("out of range; allowed: " + range_text(*s));
-          break;
-        case KeyType::Float: {
-          if (!v.is_integer() && !v.is_floating()) bad("expected " + type_name(s->type));
-          double x = v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
-          if (!std::isfinite(x) || x < s->min || x > s->max || (s->min_exclusive && x == s->min))
-            bad("out of range; allowed: " + range_text(*s) + " (" + s->unit + ")");
-          break;
-        }
-        case KeyType::Bool:
-          if (!v.is_boolean()) bad("expected " + type_name(s->type));
-          break;
-        case KeyType::String: {
-          if (!v.is_string()) bad("expected " + type_name(s->type));
-          const std::string& str = v.as_string().str;
-          if (!s->choices.empty() && std::find(s->choices.begin(), s->choices.end(), str) == s->choices.end())
-            bad("allowed: " + range_text(*s));
-          // An empty string is refused unless it is the key's default (cloud.metadata_url: the provider's).
-          if (s->choices.empty() && str.empty() && s->default_value != "\"\"") bad("must not be empty");
-          if (s->unit == "path" || s->choices.empty()) {
-            // A path goes to the file system as a C string: a NUL would cut it, other control
-            // characters make names no one can type.
-            const auto c = std::find_if(str.begin(), str.end(), [](char ch) {
-              return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
-            });
-            if (c != str.end()) {
-              char code[8];
-              std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(static_cast<unsigned char>(*c)));
-              bad(std::string("contains the control character ") + code + " at character " +
-                  std::to_string(count_chars(std::string_view(str).substr(0, c - str.begin())) + 1) +
-                  "; a path must not contain control characters (U+0000 to U+001F, U+007F)");
-            }
-            if (const std::size_t at = invalid_utf8_at(str); at < str.size())
-              bad("not valid UTF-8 (byte " + std::to_string(at + 1) +
-                  "): a deck is TOML, and TOML strings are UTF-8");
-            if (str.size() > k_deck_max_path)
-              bad("a path of " + std::to_string(str.size()) + " bytes; the longest a file system takes is " +
-                  std::to_string(k_deck_max_path) + " (PATH_MAX)");
-          }
-          if (s->check)
-            if (const std::string why = s->check(str); !why.empty()) bad(why);
-          break;
-        }
-        case KeyType::Int3: {
-          if (!v.is_array() || v.as_array().size() != 3) bad("expected " + type_name(s->type));
-          for (const auto& e : v.as_array()) {
-            if (!e.is_integer()) bad("expected " + type_name(s->type));
-            if (e.as_integer() < s->min || e.as_integer() > s->max)
-              bad("each component must be " + range_text(*s));
-          }
-          break;
-        }
-        case KeyType::Duration:
-          if (v.is_local_time()) {
-            // HH:MM:SS without quotes: TOML reads it as a time of day, which is fine as a duration < 24 h.
-          } else if (v.is_string()) {
-            if (!parse_duration(v.as_string().str)) bad("expected " + type_name(s->type));
-          } else if (v.is_integer() || v.is_floating()) {
-            double x = v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
-            if (!(x >= 0) || !std::isfinite(x)) bad("must be a finite number >= 0 seconds");
-          } else {
-            bad("expected " + type_name(s->type));
-          }
-          break;
-      }
+      check_value(m_name, *s, key, v);
     }
   }
   // 2. Rules between keys, the solver's own (run.solver is one of the registered solvers by now).
   solvers::solver_named(get_string("run.solver"), m_name).check_rules(*this);
 }
 
+// A field of the tables of a TableArray key: physics() and resolved() show it with its table.
+static bool is_table_field(const KeySpec& s) {
+  const auto dot = s.key.rfind('.');
+  const KeySpec* parent = dot == std::string::npos ? nullptr : find_key(s.key.substr(0, dot));
+  return parent && parent->type == KeyType::TableArray;
+}
+
 std::string Deck::physics() const {
   std::vector<std::string> lines;
   for (const auto& s : deck_schema()) {
-    if (s.resumable || !section_active(s.key)) continue;
+    if (s.resumable || is_table_field(s) || !section_active(s.key)) continue;
     if (!has(s.key) && s.default_value.empty()) continue;
     lines.push_back(s.key + " = " + show(value_or_default(s.key)));
   }
@@ -914,13 +1004,20 @@ std::string Deck::resolved() const {
   std::ostringstream out;
   std::string section;
   for (const auto& s : deck_schema()) {
-    if (!section_active(s.key)) continue;
+    if (is_table_field(s) || !section_active(s.key)) continue;
     auto dot = s.key.rfind('.');
     std::string sec = s.key.substr(0, dot), name = s.key.substr(dot + 1);
     if (!has(s.key) && s.default_value.empty()) continue;
     if (sec != section) {
       out << (section.empty() ? "" : "\n") << "[" << sec << "]\n";
       section = sec;
+    }
+    if (s.type == KeyType::TableArray) {  // one table a line: within k_deck_max_line however many
+      out << name << " = [\n";
+      const toml::value tables = value_or_default(s.key);
+      for (const auto& e : tables.as_array()) out << "  " << show(e) << ",\n";
+      out << "]\n";
+      continue;
     }
     out << name << " = " << show(value_or_default(s.key)) << "\n";
   }

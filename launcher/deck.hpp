@@ -34,7 +34,10 @@ inline constexpr std::size_t k_message_quote_max = 80;
 // start and the end, then the total length: "aaaa...aaa" (1048000 characters).
 std::string quote_for_message(const std::string& text, char q = '"');
 
-enum class KeyType { Int, Float, Bool, String, Int3, Duration };
+// Strings: an array of strings, min..max of them. TableArray: an array of tables ([[md.pair.coeff]] blocks),
+// at most max of them; the fields of its tables are the schema keys one level below it ("md.pair.coeff.epsilon"),
+// each checked like a key of its own, and a field without a default is required in every table.
+enum class KeyType { Int, Float, Bool, String, Int3, Duration, Strings, TableArray };
 
 struct KeySpec {
   std::string key;                    // full dotted key, e.g. "md.pair.epsilon"
@@ -48,6 +51,9 @@ struct KeySpec {
   bool resumable = false;             // may change between a checkpoint and its resume (not physics)
   // String keys: a check of the value beyond the rules above; returns "" when it is fine, else why not.
   std::function<std::string(const std::string&)> check;
+  // A field of a TableArray's tables without a default that may still be left out (its reader knows what
+  // that means, e.g. md.pair.coeff.cutoff: md.cutoff); other fields without a default are required.
+  bool optional = false;
 };
 
 // Every deck key spotrun knows, in documentation order: the launcher's ([run], [checkpoint], [comm], [cloud]), then
@@ -76,6 +82,10 @@ class Deck {
   bool get_bool(const std::string& key) const;
   std::string get_string(const std::string& key) const;
   std::array<int, 3> get_int3(const std::string& key) const;
+  std::vector<std::string> get_strings(const std::string& key) const;
+  // Tables of a TableArray key (0 when the deck has none). Their fields are read with the index as a key
+  // part: get_float("md.pair.coeff.0.epsilon"); a field not given reads as its schema default.
+  std::size_t count(const std::string& key) const;
   // Duration keys: seconds as a number, a TOML time of day (an unquoted 02:00:00) or a string that
   // parse_duration() accepts; returns seconds. InputError for a string it does not accept.
   double get_seconds(const std::string& key) const;

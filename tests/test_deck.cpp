@@ -60,6 +60,8 @@ void expect_same_values(const Deck& a, const Deck& b) {
       case KeyType::String: EXPECT_EQ(a.get_string(s.key), b.get_string(s.key)); break;
       case KeyType::Int3: EXPECT_EQ(a.get_int3(s.key), b.get_int3(s.key)); break;
       case KeyType::Duration: EXPECT_EQ(a.get_seconds(s.key), b.get_seconds(s.key)); break;
+      case KeyType::Strings: EXPECT_EQ(a.get_strings(s.key), b.get_strings(s.key)); break;
+      case KeyType::TableArray: EXPECT_EQ(a.count(s.key), b.count(s.key)); break;
     }
   }
 }
@@ -769,4 +771,58 @@ TEST(Deck, LimitsAreDocumented) {
       "control\n  characters (U+0000 to U+001F, U+007F"};
   for (const std::string& row : rows)
     EXPECT_CONTAINS(doc, row);
+}
+
+// [[md.types]] and [[md.pair.coeff]]: arrays of tables whose fields are checked like keys, read into
+// MdConfig, resolved and read back; the keys of several types apply only to decks that have types.
+TEST(Deck, AtomTypesAndPairCoefficients) {
+  const std::string text =
+      "[[md.types]]\nname = \"A\"\nfraction = 0.8\n[[md.types]]\nname = \"B\"\nmass = 2.5\nfraction = 0.2\n"
+      "[md.pair]\nmix = \"arithmetic\"\n"
+      "[[md.pair.coeff]]\ntypes = [\"A\", \"B\"]\nepsilon = 1.5\nsigma = 0.8\ncutoff = 2.0\n"
+      "[[md.pair.coeff]]\ntypes = [\"B\", \"B\"]\nepsilon = 0.5\nsigma = 0.88\n"
+      "[md.lattice]\ntype_seed = 99\n";
+  const Deck d = valid(text);
+  const auto c = spotrun::md::config_from_deck(d);
+  ASSERT_EQ(c.types.size(), 2u);
+  EXPECT_EQ(c.types[1].name, "B");
+  EXPECT_EQ(c.types[1].mass, 2.5);
+  EXPECT_TRUE(c.types[1].mass_given);
+  EXPECT_EQ(c.types[0].mass, 1.0);
+  EXPECT_FALSE(c.types[0].mass_given);
+  EXPECT_EQ(c.types[0].fraction, 0.8);
+  ASSERT_EQ(c.pair_coeffs.size(), 2u);
+  EXPECT_EQ(c.pair_coeffs[0].type_b, "B");
+  EXPECT_EQ(c.pair_coeffs[0].cutoff, 2.0);
+  EXPECT_EQ(c.pair_coeffs[1].cutoff, 0.0);  // not given: md.cutoff
+  EXPECT_EQ(c.mix, spotrun::md::PairMix::Arithmetic);
+  EXPECT_EQ(c.type_seed, 99u);
+  const std::string r = d.resolved();
+  SCOPED_TRACE("resolved deck:\n" + r);
+  Deck back = Deck::parse(r, "resolved.toml");
+  EXPECT_NO_THROW(back.validate());
+  expect_same_values(d, back);
+  EXPECT_EQ(back.resolved(), r);
+  EXPECT_CONTAINS(d.physics(), "md.pair.coeff = [{cutoff = 2.0, epsilon = 1.5, sigma = 0.8, types = [\"A\", \"B\"]}, "
+                               "{epsilon = 0.5, sigma = 0.88, types = [\"B\", \"B\"]}]");
+  EXPECT_CONTAINS(d.physics(), "md.pair.mix = \"arithmetic\"");
+  // A deck without types: its physics (and so its checkpoints' physics) has none of the new keys.
+  EXPECT_EQ(valid("").physics().find("md.pair.mix"), std::string::npos);
+  EXPECT_EQ(valid("").physics().find("type_seed"), std::string::npos);
+
+  EXPECT_CONTAINS(validate_error("[[md.types]]\nname = \"A\"\nmas = 2.0\n"),
+                  "unknown key 'md.types[0].mas' in a [[md.types]] table; allowed: name, mass, fraction");
+  EXPECT_CONTAINS(validate_error("[[md.types]]\nmass = 2.0\n"), "'md.types[0]' has no key 'name'");
+  EXPECT_CONTAINS(validate_error("[[md.pair.coeff]]\ntypes = [\"1\", \"1\"]\nepsilon = 1.0\n"),
+                  "'md.pair.coeff[0]' has no key 'sigma'");
+  EXPECT_CONTAINS(validate_error("[[md.pair.coeff]]\ntypes = [\"1\"]\nepsilon = 1.0\nsigma = 1.0\n"),
+                  "key 'md.pair.coeff[0].types' = [\"1\"]: expected >= 2 and <= 2 strings");
+  EXPECT_CONTAINS(validate_error("[[md.pair.coeff]]\ntypes = [\"1\", \"1\"]\nepsilon = -1.0\nsigma = 1.0\n"),
+                  "key 'md.pair.coeff[0].epsilon' = -1.0: out of range");
+  EXPECT_CONTAINS(validate_error("[md.pair.coeff]\ntypes = [\"1\", \"1\"]\n"),
+                  "key 'md.pair.coeff' = {types = [\"1\", \"1\"]}: expected an array of tables");
+  EXPECT_CONTAINS(validate_error("[[md.types]]\nname = \"A\"\n[[md.types]]\nname = \"A\"\n"),
+                  "md.types[1].name = \"A\" is also the name of md.types[0]; type names must be unique");
+  EXPECT_CONTAINS(validate_error("[[md.types]]\nname = \"A\"\nfraction = 0.5\n[[md.types]]\nname = \"B\"\nfraction = 0.2\n"),
+                  "the md.types fractions add up to 0.7");
 }

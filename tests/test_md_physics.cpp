@@ -18,6 +18,8 @@ using namespace spotrun;
 using test::AtomState;
 using test::MdRun;
 using test::ThermoRow;
+using test::max_thermo_diff;
+using test::read_csv;
 
 namespace {
 
@@ -42,49 +44,6 @@ std::vector<ThermoRow> serial_on_rank0(const std::function<std::vector<ThermoRow
   MPI_Bcast(&n, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   rows.resize(n);
   MPI_Bcast(rows.data(), static_cast<int>(7 * n), MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  return rows;
-}
-
-// Largest relative difference of columns time..press over all rows (rows must match in step).
-double max_thermo_diff(const std::vector<ThermoRow>& a, const std::vector<ThermoRow>& b, std::string* where = nullptr) {
-  EXPECT_EQ(a.size(), b.size());
-  double worst = 0;
-  for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
-    EXPECT_EQ(a[r][0], b[r][0]) << "row " << r;
-    for (int c = 1; c < 7; ++c) {
-      const double d = test::rel_diff(a[r][c], b[r][c]);
-      if (d > worst) {
-        worst = d;
-        if (where) {
-          std::ostringstream s;
-          s.precision(17);
-          s << "step " << a[r][0] << " " << test::k_thermo_names[c] << ": " << a[r][c] << " vs " << b[r][c];
-          *where = s.str();
-        }
-      }
-    }
-  }
-  return worst;
-}
-
-std::vector<ThermoRow> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  std::string line;
-  std::getline(in, line);
-  if (line != "step,time,temp,pe,ke,etotal,press") throw std::runtime_error(path + ": unexpected header " + line);
-  std::vector<ThermoRow> rows;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    ThermoRow r{};
-    std::istringstream s(line);
-    std::string cell;
-    for (int c = 0; c < 7; ++c) {
-      std::getline(s, cell, ',');
-      r[c] = std::stod(cell);
-    }
-    rows.push_back(r);
-  }
   return rows;
 }
 

@@ -126,13 +126,23 @@ TEST(PairLJCut, RegistryBuildsLjCutAndRejectsUnknownStyles) {
   c.sigma = 1.3;
   c.cutoff = 3.0;
   c.shift = true;
-  auto any = spotrun::md::make_pair(c);
-  const auto& p = std::get<PairLJCut>(any);
+  // Two types: the first's own pair from [md.pair], the second's given, the unlike pair mixed (geometric).
+  c.pair_coeffs = {{"2", "2", 0.5, 0.88, 2.2}};
+  const auto coeffs = spotrun::md::resolve_pair_coeffs(c, {"1", "2"});
+  auto any = spotrun::md::make_pair(c, coeffs);
+  const auto table = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),
+                                                         std::get<spotrun::md::PairTable<PairLJCut>>(any).table);
+  const auto& p = table(1, 1);
   EXPECT_DOUBLE_EQ(p.cutsq, 9.0);
   EXPECT_NEAR(p.offset, -0.052618381733852209370, 1e-15);
+  EXPECT_DOUBLE_EQ(table(2, 2).cutsq, 2.2 * 2.2);
+  EXPECT_DOUBLE_EQ(table(1, 2).cutsq, 3.0 * 2.2);  // (sqrt(3.0 * 2.2))^2
+  EXPECT_EQ(table(1, 2).lj1, table(2, 1).lj1);
+  const PairLJCut mixed(std::sqrt(1.0), std::sqrt(1.3 * 0.88), std::sqrt(3.0 * 2.2), true);
+  EXPECT_EQ(table(1, 2).lj3, mixed.lj3);
   c.pair_style = "lj/cut/coul";
   try {
-    spotrun::md::make_pair(c);
+    spotrun::md::make_pair(c, coeffs);
     ADD_FAILURE() << "unknown pair style accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("lj/cut/coul"), std::string::npos) << e.what();

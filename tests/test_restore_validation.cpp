@@ -216,13 +216,13 @@ TEST(MdRestore, RejectsCraftedStates) {
       {"mass 0", [](io::SolverState& st) { st.reals["md.mass.1"] = 0; }, "mass of type 1 is 0;"},
       {"mass NaN", [](io::SolverState& st) { st.reals["md.mass.1"] = k_nan; }, "mass of type 1 is nan"},
       {"mass 2 for a lattice deck", [](io::SolverState& st) { st.reals["md.mass.1"] = 2; },
-       "the deck's lattice has one type of mass 1"},
+       "checkpoint mass of type 1 is 2, but the deck gives it mass 1 (md.types, default 1)"},
       {"two types for a lattice deck",
        [](io::SolverState& st) {
          st.integers["md.ntypes"] = 2;
          st.reals["md.mass.2"] = 1;
        },
-       "checkpoint has 2 atom type(s)"},
+       "checkpoint has 2 atom type(s), but the deck's lattice has 1 (md.types)"},
       {"ntypes 0", [](io::SolverState& st) { st.integers["md.ntypes"] = 0; }, "md.ntypes = 0 is outside"},
       {"box one ulp larger than the lattice's",
        [](io::SolverState& st) { st.reals["md.box.hi_y"] = std::nextafter(st.reals["md.box.hi_y"], 1e300); },

@@ -70,6 +70,22 @@ cp "$TMP/lj-small.data" "$DATA/lj-small.data"
 strip_image_and_velocities "$DATA/lj-small.data" > "$DATA/lj-small-noimage.data"
 echo "wrote tests/data/lj-small.data, tests/data/lj-small-noimage.data"
 
+# 1b. ka-small.data: the Kob-Andersen 80:20 mixture (serial).
+(cd "$TMP" && run_lmp "$TMP/log.make-ka-data" "$LMP" -in "$INPUTS/in.make-ka-data" -var out "$TMP/ka-small.data")
+cp "$TMP/ka-small.data" "$DATA/ka-small.data"
+echo "wrote tests/data/ka-small.data"
+
+# compare_np CSV LOG: the max relative difference of a parallel run's thermo to the serial CSV.
+compare_np() {
+    log_to_csv "$2" > "$TMP/np.csv"
+    paste -d, "$DATA/$1" "$TMP/np.csv" | awk -F, -v name="$1" -v np="$CHECK_NP" '
+        NR > 1 { for (i = 3; i <= 7; i++) {
+                     a = $i; b = $(i + 7); d = a - b; if (d < 0) d = -d
+                     s = (a < 0 ? -a : a); if (s < 1) s = 1
+                     if (d / s > m) m = d / s } }
+        END { printf "  np=%s vs serial, %s: max rel diff %.3g\n", np, name, m }'
+}
+
 # 2. NVE thermo references: name data-file shift
 CASES=(
     "lammps-lj-small-nve.csv        lj-small.data         no"
@@ -95,5 +111,26 @@ for c in "${CASES[@]}"; do
                          s = (a < 0 ? -a : a); if (s < 1) s = 1
                          if (d / s > m) m = d / s } }
             END { printf "  np=%s vs serial, %s: max rel diff %.3g\n", np, name, m }'
+    fi
+done
+
+# 3. Kob-Andersen thermo references: name fix coeffs
+KA_CASES=(
+    "lammps-ka-small-nve.csv        nve ka"
+    "lammps-ka-small-nvt.csv        nvt ka"
+    "lammps-ka-small-mixed-nve.csv  nve mixed"
+)
+for c in "${KA_CASES[@]}"; do
+    read -r csv fix coeffs <<<"$c"
+    log="$TMP/log.${csv%.csv}"
+    (cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.ka-ref" -var data "$DATA/ka-small.data" -var fix "$fix" -var coeffs "$coeffs")
+    log_to_csv "$log" > "$DATA/$csv"
+    rows=$(( $(wc -l < "$DATA/$csv") - 1 ))
+    [[ $rows -eq 11 ]] || { echo "error: $csv has $rows rows, expected 11" >&2; exit 1; }
+    echo "wrote tests/data/$csv"
+    if [[ -n "$CHECK_NP" ]]; then
+        plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
+        (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.ka-ref" -var data "$DATA/ka-small.data" -var fix "$fix" -var coeffs "$coeffs")
+        compare_np "$csv" "$plog"
     fi
 done

@@ -6,6 +6,7 @@
 
 #include "atoms.hpp"
 #include "neighbor.hpp"
+#include "pair.hpp"
 
 namespace spotrun::md {
 
@@ -19,17 +20,19 @@ using ForceScatter = Kokkos::Experimental::ScatterView<double* [3], Kokkos::Layo
 namespace impl {
 
 // Sum over the neighbours jj in [jbegin, jend) of row i of the pair force on atom i; calls
-// on_pair(j, dx, dy, dz, fpair, e) for each pair within the cutoff (e only with EV).
+// on_pair(j, dx, dy, dz, fpair, e) for each pair within the cutoff of the two atoms' types (e only with EV).
 template <bool EV, class Pair, class OnPair>
-KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const NeighborView& neigh, const Pair& pair, int i,
-                                       int jbegin, int jend, double cutsq, double& fx, double& fy, double& fz,
-                                       const OnPair& on_pair) {
+KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, const NeighborView& neigh,
+                                       const PairTable<Pair>& pairs, int i, int jbegin, int jend, double& fx,
+                                       double& fy, double& fz, const OnPair& on_pair) {
   const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+  const int ti = type(i);
   for (int jj = jbegin; jj < jend; ++jj) {
     const int j = neigh(i, jj);
     const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
     const double rsq = dx * dx + dy * dy + dz * dz;
-    if (rsq >= cutsq) continue;
+    const Pair& pair = pairs(ti, type(j));
+    if (rsq >= pair.cutsq) continue;
     double fpair, e = 0;
     if (EV)
       pair.compute(rsq, fpair, e);
@@ -44,13 +47,13 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const NeighborView& ne
 
 // Half list: accumulates into atoms.f (which the caller zeroes) through the scatter view.
 template <bool EV, class Pair>
-PairTally half_list_forces(const AtomStore& atoms, const NeighborList& list, const Pair& pair, ForceScatter& scatter) {
+PairTally half_list_forces(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair, ForceScatter& scatter) {
   auto x = atoms.x;
   auto neigh = list.neighbors;
   auto numneigh = list.numneigh;
   auto numghost = list.numghost;
   const int nlocal = atoms.nlocal;
-  const double cutsq = pair.cutsq;
+  auto type = atoms.type;
   const int maxn = list.max_neighbors();
   auto f = atoms.f;
   scatter.reset_except(f);
@@ -61,7 +64,7 @@ PairTally half_list_forces(const AtomStore& atoms, const NeighborList& list, con
   auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& virial) {
     auto fa = scatter.access();
     double fxi = 0, fyi = 0, fzi = 0;
-    row_forces<EV>(x, neigh, pair, i, 0, numneigh(i), cutsq, fxi, fyi, fzi,
+    row_forces<EV>(x, type, neigh, pair, i, 0, numneigh(i), fxi, fyi, fzi,
                    [&](int j, double dx, double dy, double dz, double fpair, double rsq, double e) {
                      fa(j, 0) -= dx * fpair;
                      fa(j, 1) -= dy * fpair;
@@ -71,7 +74,7 @@ PairTally half_list_forces(const AtomStore& atoms, const NeighborList& list, con
                        virial += rsq * fpair;
                      }
                    });
-    row_forces<EV>(x, neigh, pair, i, maxn - numghost(i), maxn, cutsq, fxi, fyi, fzi,
+    row_forces<EV>(x, type, neigh, pair, i, maxn - numghost(i), maxn, fxi, fyi, fzi,
                    [&](int, double, double, double, double fpair, double rsq, double e) {
                      if (EV) {
                        energy += 0.5 * e;
@@ -99,14 +102,14 @@ PairTally half_list_forces(const AtomStore& atoms, const NeighborList& list, con
 // Full list: each thread writes the force on its own atom; every pair is seen from both of its atoms
 // (here or on the ghost's rank), so energy and virial count half.
 template <bool EV, class Pair>
-PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, const Pair& pair) {
+PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair) {
   auto x = atoms.x;
   auto f = atoms.f;
   auto neigh = list.neighbors;
   auto numneigh = list.numneigh;
   auto numghost = list.numghost;
   const int nlocal = atoms.nlocal;
-  const double cutsq = pair.cutsq;
+  auto type = atoms.type;
   const int maxn = list.max_neighbors();
   PairTally t;
   auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& virial) {
@@ -117,8 +120,8 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
         virial += 0.5 * rsq * fpair;
       }
     };
-    row_forces<EV>(x, neigh, pair, i, 0, numneigh(i), cutsq, fxi, fyi, fzi, tally);
-    row_forces<EV>(x, neigh, pair, i, maxn - numghost(i), maxn, cutsq, fxi, fyi, fzi, tally);
+    row_forces<EV>(x, type, neigh, pair, i, 0, numneigh(i), fxi, fyi, fzi, tally);
+    row_forces<EV>(x, type, neigh, pair, i, maxn - numghost(i), maxn, fxi, fyi, fzi, tally);
     f(i, 0) = fxi;
     f(i, 1) = fyi;
     f(i, 2) = fzi;
@@ -140,7 +143,7 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
 // The pair forces on the owned atoms into atoms.f (which the caller zeroes), through the list's kind. With
 // EV, also the energy and virial (a reduction the host waits for; without EV nothing returns to it).
 template <bool EV, class Pair>
-PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, const Pair& pair,
+PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair,
                               ForceScatter& scatter) {
   return list.full() ? impl::full_list_forces<EV>(atoms, list, pair) : impl::half_list_forces<EV>(atoms, list, pair, scatter);
 }

@@ -3,10 +3,29 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace spotrun::md {
 
 enum class Ensemble { Nve, Langevin };
+// Mixing of the pairs of unlike types that [[md.pair.coeff]] does not give (LAMMPS pair_modify mix).
+enum class PairMix { Geometric, Arithmetic };
+
+// One of md.types: the types are numbered 1.. in the order of the deck.
+struct AtomTypeSpec {
+  std::string name;
+  double mass = 1.0;      // mass
+  double fraction = 0.0;  // lattice starts: the share of the sites of this type
+  bool mass_given = false;  // the deck gave the mass (a data file's Masses must then agree)
+};
+
+// One [[md.pair.coeff]] entry.
+struct PairCoeffSpec {
+  std::string type_a, type_b;
+  double epsilon = 1.0;  // epsilon
+  double sigma = 1.0;    // sigma
+  double cutoff = 0.0;   // sigma; 0: md.cutoff
+};
 // Neighbour list kind (neighbor.hpp): by default a full list where kernels run on a GPU (no atomics,
 // bitwise reproducible), a half list on CPUs (half the pair evaluations).
 enum class NeighborListKind { ByBackend, Half, Full };
@@ -27,6 +46,9 @@ struct MdConfig {
   double epsilon = 1.0;          // epsilon
   double sigma = 1.0;            // sigma
   bool shift = false;            // shift the pair energy to 0 at the cutoff
+  PairMix mix = PairMix::Geometric;
+  std::vector<AtomTypeSpec> types;        // empty: one type of mass 1 (lattice), the data file's types
+  std::vector<PairCoeffSpec> pair_coeffs;
 
   bool from_lattice = true;      // false: atoms from a LAMMPS data file
   std::string lattice_type = "fcc";
@@ -34,6 +56,7 @@ struct MdConfig {
   std::array<int, 3> cells{10, 10, 10};
   double lattice_temperature = 1.0;  // epsilon/k_B
   std::uint64_t lattice_seed = 87287;
+  std::uint64_t type_seed = 4321;  // lattice starts with several types: which site gets which type
 };
 
 }  // namespace spotrun::md

@@ -2,6 +2,7 @@
 // md_state.cpp allocate, counted from the geometry the solver will choose. Each term names the arrays
 // it stands for; keep them in step with the code.
 #include "md_memory.hpp"
+#include "pair_coeffs.hpp"
 
 #include <algorithm>
 #include <array>
@@ -85,7 +86,7 @@ double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) 
   natoms = std::max(natoms, 1.0);
   const double rho = cfg.density > 0 ? cfg.density : 0.8442;
   const double a = std::cbrt(4.0 / rho);
-  const double c = cfg.cutoff + cfg.skin;
+  const double c = max_configured_cutoff(cfg) + cfg.skin;
 
   // The box and the rank grid init_domain() chooses (a data file's box: a cube at the lattice density).
   std::array<double, 3> L;

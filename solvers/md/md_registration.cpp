@@ -3,6 +3,7 @@
 // checkpoint sizes, the LAMMPS data file it may start from, and its factory.
 #include "md_registration.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <sstream>
 
@@ -34,6 +35,28 @@ MdConfig config_from_deck(const Deck& d) {
   c.epsilon = d.get_float("md.pair.epsilon");
   c.sigma = d.get_float("md.pair.sigma");
   c.shift = d.get_bool("md.pair.shift");
+  c.mix = d.has("md.pair.mix") && d.get_string("md.pair.mix") == "arithmetic" ? PairMix::Arithmetic : PairMix::Geometric;
+  for (std::size_t k = 0; k < d.count("md.types"); ++k) {
+    const std::string at = "md.types." + std::to_string(k) + ".";
+    AtomTypeSpec t;
+    t.name = d.get_string(at + "name");
+    t.mass = d.get_float(at + "mass");
+    t.mass_given = d.has(at + "mass");
+    t.fraction = d.get_float(at + "fraction");
+    c.types.push_back(t);
+  }
+  for (std::size_t k = 0; k < d.count("md.pair.coeff"); ++k) {
+    const std::string at = "md.pair.coeff." + std::to_string(k) + ".";
+    PairCoeffSpec p;
+    const auto names = d.get_strings(at + "types");
+    p.type_a = names.at(0);
+    p.type_b = names.at(1);
+    p.epsilon = d.get_float(at + "epsilon");
+    p.sigma = d.get_float(at + "sigma");
+    p.cutoff = d.has(at + "cutoff") ? d.get_float(at + "cutoff") : 0.0;
+    c.pair_coeffs.push_back(p);
+  }
+  if (d.has("md.lattice.type_seed")) c.type_seed = static_cast<std::uint64_t>(d.get_int("md.lattice.type_seed"));
   c.from_lattice = !d.has("md.initial.lammps_data");
   c.lattice_type = d.get_string("md.lattice.type");
   c.density = d.get_float("md.lattice.density");
@@ -48,7 +71,7 @@ namespace {
 // resumable: keys that may change between a checkpoint and its resume (neighbour list tuning); every
 // other key defines the physics and must not change.
 std::vector<KeySpec> md_keys() {
-  return {
+  std::vector<KeySpec> keys = {
       // [md]
       {"md.dt", KeyType::Float, "0.005", "tau", "Time step", 0, 1e3, true},
       {"md.cutoff", KeyType::Float, "2.5", "sigma", "Pair cutoff radius", 0, 1e3, true},
@@ -64,11 +87,35 @@ std::vector<KeySpec> md_keys() {
       {"md.temperature", KeyType::Float, "1.0", "epsilon/k_B", "Langevin target temperature", 0, 1e9},
       {"md.damp", KeyType::Float, "1.0", "tau", "Langevin damping time", 0, 1e9, true},
       {"md.seed", KeyType::Int, "12345", "-", "Seed of the Langevin random forces", 1, 9.2e18},
+      // [[md.types]]
+      {"md.types", KeyType::TableArray, "", "-",
+       "Atom types in type order (type 1 first): [[md.types]] blocks with name, mass, fraction; default: one type "
+       "\"1\" of mass 1 (lattice) or the data file's types, named \"1\", \"2\", ...",
+       0, 100},
+      {"md.types.name", KeyType::String, "", "-", "Name of the type (unique)"},
+      {"md.types.mass", KeyType::Float, "1.0", "mass",
+       "Mass of the type (a data file's Masses must agree when both are given)", 0, 1e9, true},
+      {"md.types.fraction", KeyType::Float, "0.0", "-",
+       "Lattice starts with several types: the share of the sites of this type (the shares add up to 1; each "
+       "site draws its type, keyed by md.lattice.type_seed)", 0, 1},
       // [md.pair]
       {"md.pair.style", KeyType::String, "\"lj/cut\"", "-", "Pair potential", -1e300, 1e300, false, {"lj/cut"}},
       {"md.pair.epsilon", KeyType::Float, "1.0", "epsilon", "LJ well depth", 0, 1e9, true},
       {"md.pair.sigma", KeyType::Float, "1.0", "sigma", "LJ zero-crossing distance", 0, 1e9, true},
       {"md.pair.shift", KeyType::Bool, "false", "-", "Shift the pair energy to zero at the cutoff (pair_modify shift yes)"},
+      {"md.pair.mix", KeyType::String, "\"geometric\"", "-",
+       "Coefficients of unlike type pairs not given in [[md.pair.coeff]] (LAMMPS pair_modify mix): epsilon = "
+       "sqrt(eps_i eps_j); sigma and cutoff = sqrt(s_i s_j) (geometric) or (s_i + s_j)/2 (arithmetic)",
+       -1e300, 1e300, false, {"geometric", "arithmetic"}},
+      {"md.pair.coeff", KeyType::TableArray, "", "-",
+       "Coefficients of one pair of atom types ([[md.pair.coeff]] blocks, LAMMPS pair_coeff); a type's own pair "
+       "not given has md.pair.epsilon, md.pair.sigma and md.cutoff, an unlike pair is mixed (md.pair.mix)",
+       0, 5050},
+      {"md.pair.coeff.types", KeyType::Strings, "", "-", "The two type names of the pair (md.types; numbers \"1\", "
+       "\"2\", ... without md.types)", 2, 2},
+      {"md.pair.coeff.epsilon", KeyType::Float, "", "epsilon", "LJ well depth of the pair", 0, 1e9, true},
+      {"md.pair.coeff.sigma", KeyType::Float, "", "sigma", "LJ zero-crossing distance of the pair", 0, 1e9, true},
+      {"md.pair.coeff.cutoff", KeyType::Float, "", "sigma", "Cutoff of the pair; default md.cutoff", 0, 1e3, true},
       // [md.lattice]
       {"md.lattice.type", KeyType::String, "\"fcc\"", "-", "Lattice type", -1e300, 1e300, false, {"fcc"}},
       {"md.lattice.density", KeyType::Float, "0.8442", "sigma^-3", "Reduced number density (LAMMPS lattice fcc RHO)", 0,
@@ -76,10 +123,15 @@ std::vector<KeySpec> md_keys() {
       {"md.lattice.cells", KeyType::Int3, "[10, 10, 10]", "unit cells", "Unit cells [nx, ny, nz] (4 atoms each)", 1, 1e5},
       {"md.lattice.temperature", KeyType::Float, "1.0", "epsilon/k_B", "Initial temperature of the velocities", 0, 1e9},
       {"md.lattice.seed", KeyType::Int, "87287", "-", "Seed of the initial velocities", 1, 9.2e18},
+      {"md.lattice.type_seed", KeyType::Int, "4321", "-",
+       "Seed of the type of each lattice site (with more than one of md.types)", 1, 9.2e18},
       // [md.initial]
       {"md.initial.lammps_data", KeyType::String, "", "path",
        "LAMMPS data file to start from (relative paths: to the deck's directory)"},
   };
+  for (auto& k : keys)
+    if (k.key == "md.pair.coeff.cutoff") k.optional = true;
+  return keys;
 }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
@@ -93,12 +145,29 @@ bool key_active(const Deck& d, const std::string& key) {
   const std::string solver = d.get_string("run.solver");
   const bool source_keys = solver == "md" || solver == "fluid";
   const bool from_data = d.has("md.initial.lammps_data");
+  // Keys of several atom types: active when the deck has types or pair coefficients, so that the physics of a
+  // single-type deck (and of its checkpoints) stays as it was before types existed.
+  const bool typed = d.count("md.types") > 0 || d.count("md.pair.coeff") > 0;
+  if (key == "md.lattice.type_seed") return solver == "md" && !from_data && typed;
+  if (key == "md.pair.mix") return solver == "md" && typed;
   if (starts_with(key, "md.lattice.")) return source_keys && !from_data;
   if (starts_with(key, "md.initial.")) return source_keys && from_data;
   return solver == "md";
 }
 
-void check_rules(const Deck& d, const MdConfig&) {
+void check_rules(const Deck& d, const MdConfig& c) {
+  for (std::size_t i = 0; i < c.types.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (c.types[i].name == c.types[j].name)
+        throw InputError(d.name() + ": md.types[" + std::to_string(i) + "].name = \"" + c.types[i].name +
+                         "\" is also the name of md.types[" + std::to_string(j) + "]; type names must be unique");
+  if (c.from_lattice && c.types.size() > 1) {
+    double sum = 0;
+    for (const auto& t : c.types) sum += t.fraction;
+    if (std::abs(sum - 1.0) > 1e-9)
+      throw InputError(d.name() + ": the md.types fractions add up to " + std::to_string(sum) +
+                       "; a lattice start with several types needs shares that add up to 1");
+  }
   if (d.has("md.initial") && d.has("md.lattice"))
     throw InputError(d.name() + ": give either [md.lattice] or [md.initial], not both");
   if (d.has("md.initial") && !d.has("md.initial.lammps_data"))

@@ -18,19 +18,25 @@ using impl::fmt;
 
 MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
                    const io::LammpsData* data, bool restoring)
-    : m_cfg(config), m_comm(comm), m_transport(transport), m_pair([&] {
-        try {
-          return make_pair(config);
-        } catch (const std::invalid_argument& e) {
-          throw InputError(std::string("md.pair.style: ") + e.what());
-        }
-      }()) {
+    : m_cfg(config), m_comm(comm), m_transport(transport) {
+  if (m_cfg.pair_style != "lj/cut")
+    throw InputError("md.pair.style: pair style '" + m_cfg.pair_style + "' is not known; allowed: " + k_pair_styles);
   if (restoring) return;  // restore() sets up the domain from the checkpoint
   comm::Box3 box;
   std::vector<double> masses{1.0};
+  if (!m_cfg.types.empty()) {
+    masses.clear();
+    for (const auto& t : m_cfg.types) masses.push_back(t.mass);
+  }
   if (data) {
     box.lo = data->lo;
     box.hi = data->hi;
+    if (!m_cfg.types.empty() && m_cfg.types.size() == data->masses.size())
+      for (std::size_t t = 0; t < m_cfg.types.size(); ++t)
+        if (m_cfg.types[t].mass_given && m_cfg.types[t].mass != data->masses[t])
+          throw InputError("md.types[" + std::to_string(t) + "].mass = " + fmt(m_cfg.types[t].mass) + " for type \"" +
+                           m_cfg.types[t].name + "\", but the data file's Masses give type " + std::to_string(t + 1) +
+                           " mass " + fmt(data->masses[t]) + "; leave the mass out of md.types or make them agree");
     masses = data->masses;
   } else {
     if (m_cfg.lattice_type != "fcc")
@@ -41,7 +47,7 @@ MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm:
       box.hi[d] = m_cfg.cells[d] * a;
     }
   }
-  init_domain(box, masses);
+  init_domain(box, masses, data ? "the data file" : "the lattice");
   if (data)
     load_data(*data);
   else
@@ -50,9 +56,11 @@ MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm:
   if (!data) create_velocities(m_cfg.lattice_temperature, m_cfg.lattice_seed);
 }
 
-void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& masses) {
+void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source) {
   m_box = box;
-  const double cutneigh = m_cfg.cutoff + m_cfg.skin;
+  m_coeffs = resolve_pair_coeffs(m_cfg, type_names(m_cfg, static_cast<int>(masses.size()), source));
+  m_pair = make_pair(m_cfg, m_coeffs);
+  const double cutneigh = m_coeffs.max_cutoff() + m_cfg.skin;
   auto dims = comm::choose_grid(m_comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)}, cutneigh);
   if (dims[0] == 0) {
     std::ostringstream msg;
@@ -143,10 +151,25 @@ void MdSolver::create_lattice() {
   auto hx = Kokkos::create_mirror_view(m_atoms.x);
   auto hid = Kokkos::create_mirror_view(m_atoms.id);
   auto ht = Kokkos::create_mirror_view(m_atoms.type);
+  // Several types: each site draws its type from the md.types fractions (LAMMPS set type/fraction), keyed
+  // by the atom id, so the assignment does not depend on the rank count.
+  std::vector<double> upper;  // cumulative fractions
+  for (const auto& t : m_cfg.types) upper.push_back((upper.empty() ? 0.0 : upper.back()) + t.fraction);
+  const std::uint64_t type_key = m_cfg.type_seed ^ (static_cast<std::uint64_t>(k_stream_type) << 40);
   for (int a2 = 0; a2 < nl; ++a2) {
     for (int d = 0; d < 3; ++d) hx(a2, d) = xs[3 * a2 + d];
     hid(a2) = ids[a2];
-    ht(a2) = 1;
+    int t = 1;
+    if (upper.size() > 1) {
+      const double u = keyed_uniform(type_key, static_cast<std::uint64_t>(ids[a2]), 0, 0) * upper.back();
+      t = static_cast<int>(upper.size());
+      for (std::size_t k = 0; k < upper.size(); ++k)
+        if (u < upper[k]) {
+          t = static_cast<int>(k) + 1;
+          break;
+        }
+    }
+    ht(a2) = t;
   }
   Kokkos::deep_copy(m_atoms.x, hx);
   Kokkos::deep_copy(m_atoms.id, hid);
@@ -234,7 +257,7 @@ void MdSolver::create_velocities(double temperature, std::uint64_t seed) {
 
 void MdSolver::check_close_atoms() {
   // Atoms closer than 0.5 sigma: almost always a broken input (overlapping atoms blow up at step 1).
-  const double limit = 0.5 * m_cfg.sigma;
+  const double limit = 0.5 * m_coeffs.min_sigma();
   auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.x);
   auto hid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.id);
   auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_neighbor.numneigh);
@@ -261,7 +284,8 @@ void MdSolver::check_close_atoms() {
       }
     }
   std::ostringstream msg;
-  msg << "atoms " << bi << " and " << bj << " are " << fmt(best) << " sigma apart, closer than the allowed 0.5 sigma";
+  msg << "atoms " << bi << " and " << bj << " are " << fmt(best) << " sigma apart, closer than the allowed " << fmt(limit)
+      << " sigma (half the smallest pair sigma)";
   if (count > 1) msg << " (" << count << " such pairs on rank " << m_comm.rank() << ")";
   msg << "; check the initial configuration";
   m_comm.agree<InputError>(count == 0, msg.str());

@@ -62,7 +62,8 @@ class MdSolver final : public Solver {
   void recompute_forces();
 
  private:
-  void init_domain(const comm::Box3& box, const std::vector<double>& masses);
+  // source: where the types come from, for messages ("the data file F", "checkpoint F").
+  void init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source);
   void create_lattice();
   void load_data(const io::LammpsData& data);
   void rebuild();
@@ -79,7 +80,8 @@ class MdSolver final : public Solver {
   std::unique_ptr<Halo> m_halo;
   AtomStore m_atoms;
   NeighborList m_neighbor;
-  AnyPair m_pair;
+  PairCoeffs m_coeffs;  // by type pair (host), for set-up and messages
+  AnyPair m_pair;       // the evaluators of every type pair, where the kernels run
   ForceScatter m_scatter;
   std::int64_t m_natoms = 0;
   std::int64_t m_step = 0;
@@ -102,6 +104,9 @@ class MdSolver final : public Solver {
   bool m_setup_done = false;
   bool m_restored = false;
   std::vector<double> m_masses;  // by type - 1
+ public:
+  const PairCoeffs& pair_coeffs() const { return m_coeffs; }
+  const std::vector<double>& masses() const { return m_masses; }
 };
 
 }  // namespace spotrun::md

@@ -152,9 +152,19 @@ std::string read_scalars(const io::SolverState& st, const MdConfig& cfg, Scalars
   if (static_cast<double>(s.natoms) != lattice_atoms(cfg))
     return "checkpoint md.natoms = " + std::to_string(s.natoms) + ", but the deck's lattice has " + exact(lattice_atoms(cfg)) +
            " atoms (4 x md.lattice.cells)";
-  if (s.masses.size() != 1 || bits_of(s.masses[0]) != bits_of(1.0))
-    return "checkpoint has " + std::to_string(s.masses.size()) + " atom type(s), the first of mass " +
-           exact(s.masses[0]) + "; the deck's lattice has one type of mass 1";
+  // The deck's types: md.types, else one type of mass 1.
+  std::vector<double> deck_masses{1.0};
+  if (!cfg.types.empty()) {
+    deck_masses.clear();
+    for (const auto& t : cfg.types) deck_masses.push_back(t.mass);
+  }
+  if (s.masses.size() != deck_masses.size())
+    return "checkpoint has " + std::to_string(s.masses.size()) + " atom type(s), but the deck's lattice has " +
+           std::to_string(deck_masses.size()) + " (md.types)";
+  for (std::size_t t = 0; t < deck_masses.size(); ++t)
+    if (bits_of(s.masses[t]) != bits_of(deck_masses[t]))
+      return "checkpoint mass of type " + std::to_string(t + 1) + " is " + exact(s.masses[t]) +
+             ", but the deck gives it mass " + exact(deck_masses[t]) + " (md.types, default 1)";
   return {};
 }
 
@@ -365,7 +375,7 @@ void MdSolver::restore(const io::SolverState& st) {
     bad = e.what();
   }
   m_comm.agree<InputError>(bad.empty(), bad);
-  init_domain(s.box, s.masses);
+  init_domain(s.box, s.masses, "the checkpoint");
   m_natoms = s.natoms;
 
   // 2. This rank's block of every dataset, then its atoms, then the ids where blocks meet.

@@ -1,20 +1,51 @@
 #pragma once
-// The registry of pair styles: a new potential is one evaluator header plus one line here.
+// The registry of pair styles: a new potential is one evaluator header plus one line here. The evaluator
+// of every pair of atom types lives in a table in the memory where the kernels run (one force loop for
+// one type or many: force.hpp looks the pair up by the two atoms' types).
 #include <string>
 #include <variant>
 
 #include "md_config.hpp"
+#include "pair_coeffs.hpp"
 #include "pair_lj_cut.hpp"
+#include "types.hpp"
 
 namespace spotrun::md {
 
-using AnyPair = std::variant<PairLJCut>;
+// Evaluators by type pair, [ti][tj] for types 1..ntypes (row and column 0 unused).
+template <class Pair>
+struct PairTable {
+  Kokkos::View<Pair**, Kokkos::LayoutRight, MemSpace> table;
+
+  KOKKOS_INLINE_FUNCTION const Pair& operator()(int ti, int tj) const { return table(ti, tj); }
+};
+
+// The table of a run of one type whose pair is p.
+template <class Pair>
+PairTable<Pair> single_type_table(const Pair& p) {
+  PairTable<Pair> t{Kokkos::View<Pair**, Kokkos::LayoutRight, MemSpace>("md::pair::table", 2, 2)};
+  auto h = Kokkos::create_mirror_view(t.table);
+  h(1, 1) = p;
+  Kokkos::deep_copy(t.table, h);
+  return t;
+}
+
+using AnyPair = std::variant<PairTable<PairLJCut>>;
 
 inline const char* k_pair_styles = "\"lj/cut\"";
 
-inline AnyPair make_pair(const MdConfig& c) {
-  if (c.pair_style == "lj/cut") return PairLJCut(c.epsilon, c.sigma, c.cutoff, c.shift);
-  throw std::invalid_argument("pair style '" + c.pair_style + "' is not known; allowed: " + k_pair_styles);
+inline AnyPair make_pair(const MdConfig& c, const PairCoeffs& coeffs) {
+  if (c.pair_style != "lj/cut")
+    throw std::invalid_argument("pair style '" + c.pair_style + "' is not known; allowed: " + k_pair_styles);
+  const int n1 = coeffs.ntypes + 1;
+  PairTable<PairLJCut> t{Kokkos::View<PairLJCut**, Kokkos::LayoutRight, MemSpace>("md::pair::table", n1, n1)};
+  auto h = Kokkos::create_mirror_view(t.table);
+  for (int i = 1; i < n1; ++i)
+    for (int j = 1; j < n1; ++j)
+      h(i, j) = PairLJCut(coeffs.at(coeffs.epsilon, i, j), coeffs.at(coeffs.sigma, i, j), coeffs.at(coeffs.cutoff, i, j),
+                          c.shift);
+  Kokkos::deep_copy(t.table, h);
+  return t;
 }
 
 }  // namespace spotrun::md

@@ -7,7 +7,9 @@
 namespace spotrun::md {
 
 struct PairLJCut {
-  double lj1, lj2, lj3, lj4, offset, cutsq;
+  double lj1 = 0, lj2 = 0, lj3 = 0, lj4 = 0, offset = 0, cutsq = 0;
+
+  PairLJCut() = default;  // an unused entry of a pair table (md::PairTable)
 
   PairLJCut(double epsilon, double sigma, double cutoff, bool shift) {
     double s6 = std::pow(sigma, 6);

@@ -25,6 +25,7 @@ KOKKOS_INLINE_FUNCTION double keyed_uniform(std::uint64_t seed, std::uint64_t id
 }
 
 // Streams, so that different uses of the same seed never share numbers.
-enum RandomStream : std::uint64_t { k_stream_velocity = 0x7665ull, k_stream_langevin = 0x6c616eull };
+enum RandomStream : std::uint64_t { k_stream_velocity = 0x7665ull, k_stream_langevin = 0x6c616eull,
+                               k_stream_type = 0x747970ull };
 
 }  // namespace spotrun::md

@@ -8,6 +8,9 @@
 #               valid checkpoint and finishes bit-identical
 #   damaged     truncated and bit-flipped newest checkpoints are skipped with a warning naming them
 #   physics     a deck whose physics changed since the checkpoint is refused (exit 2, keys listed)
+#   mixture     a two-type Kob-Andersen lattice mixture ([[md.types]], [[md.pair.coeff]]) stopped and resumed
+#               at the same rank count, and at another, ends bit-identical / with the same types; a deck with
+#               changed pair coefficients is refused
 set -uo pipefail
 SPOTRUN=$1
 SCENARIO=$2
@@ -45,6 +48,61 @@ temperature = 1.5
 every_steps = 50
 keep = 3
 DECK
+
+if [ "$SCENARIO" = mixture ]; then
+  cat >"$WORK/deck.toml" <<DECK
+[run]
+steps = 200
+thermo_every = 20
+[md]
+cutoff = 2.5
+[[md.types]]
+name = "A"
+fraction = 0.8
+[[md.types]]
+name = "B"
+mass = 2.0
+fraction = 0.2
+[[md.pair.coeff]]
+types = ["A", "A"]
+epsilon = 1.0
+sigma = 1.0
+[[md.pair.coeff]]
+types = ["A", "B"]
+epsilon = 1.5
+sigma = 0.8
+cutoff = 2.0
+[[md.pair.coeff]]
+types = ["B", "B"]
+epsilon = 0.5
+sigma = 0.88
+cutoff = 2.2
+[md.lattice]
+cells = [6, 6, 6]
+density = 1.2
+temperature = 1.0
+[checkpoint]
+every_steps = 50
+DECK
+  [ "$(run "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"
+  [ "$(run "$NP" "$WORK/a" --set run.steps=77)" = 0 ] || fail "short run failed: $(tail -5 "$WORK/a.log")"
+  [ "$(run "$NP" "$WORK/a")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/a.log")"
+  grep -q "Resuming from .*final.h5 at step 77" "$WORK/a.log" || fail "did not resume from step 77"
+  same_state "$WORK/ref/final.h5" "$WORK/a/final.h5" && h5diff -q "$WORK/ref/final.h5" "$WORK/a/final.h5" /md/type ||
+    fail "resumed mixture is not bit-identical"
+  # The thermo rows of the thermo steps (the stopped run adds one at step 77) are the same text.
+  cmp <(awk -F, '$1 % 20 == 0' "$WORK/ref/thermo.csv") <(awk -F, '$1 % 20 == 0' "$WORK/a/thermo.csv") ||
+    fail "thermo.csv differs from the uninterrupted run's"
+  other=$((NP % 4 + 1))
+  [ "$(run "$NP" "$WORK/b" --set run.steps=100)" = 0 ] || fail "first leg failed"
+  [ "$(run "$other" "$WORK/b")" = 0 ] || fail "resume on $other ranks failed: $(tail -5 "$WORK/b.log")"
+  h5diff -q "$WORK/ref/final.h5" "$WORK/b/final.h5" /md/type || fail "types changed on a resume at $other ranks"
+  code=$(run "$NP" "$WORK/a" --set run.steps=220 --set md.pair.mix=arithmetic)
+  [ "$code" = 2 ] || fail "changed mixing rule gave exit $code, expected 2"
+  grep -q "md.pair.mix: \"geometric\" -> \"arithmetic\"" "$WORK/a.log" || fail "message does not name md.pair.mix"
+  echo "PASS: $SCENARIO at np $NP"
+  exit 0
+fi
 
 # The reference: the run done in one go.
 [ "$(run "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"

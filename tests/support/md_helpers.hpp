@@ -1,11 +1,14 @@
 #pragma once
 // Helpers of the MD tests: build an MdSolver on a communicator, run it collecting thermo rows, gather
 // every atom to every rank, move one atom.
+#include <gtest/gtest.h>
 #include <mpi.h>
 
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +54,49 @@ inline std::vector<ThermoRow> run_thermo(md::MdSolver& s, int steps, int every, 
 inline double rel_diff(double a, double b) {
   const double scale = std::max(std::abs(a), std::abs(b));
   return scale == 0 ? 0.0 : std::abs(a - b) / scale;
+}
+
+// Largest relative difference of columns time..press over all rows (rows must match in step).
+inline double max_thermo_diff(const std::vector<ThermoRow>& a, const std::vector<ThermoRow>& b, std::string* where = nullptr) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0;
+  for (std::size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
+    EXPECT_EQ(a[r][0], b[r][0]) << "row " << r;
+    for (int c = 1; c < 7; ++c) {
+      const double d = rel_diff(a[r][c], b[r][c]);
+      if (d > worst) {
+        worst = d;
+        if (where) {
+          std::ostringstream s;
+          s.precision(17);
+          s << "step " << a[r][0] << " " << k_thermo_names[c] << ": " << a[r][c] << " vs " << b[r][c];
+          *where = s.str();
+        }
+      }
+    }
+  }
+  return worst;
+}
+
+inline std::vector<ThermoRow> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::string line;
+  std::getline(in, line);
+  if (line != "step,time,temp,pe,ke,etotal,press") throw std::runtime_error(path + ": unexpected header " + line);
+  std::vector<ThermoRow> rows;
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    ThermoRow r{};
+    std::istringstream s(line);
+    std::string cell;
+    for (int c = 0; c < 7; ++c) {
+      std::getline(s, cell, ',');
+      r[c] = std::stod(cell);
+    }
+    rows.push_back(r);
+  }
+  return rows;
 }
 
 struct AtomState {

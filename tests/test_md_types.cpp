@@ -1,0 +1,177 @@
+// Atom types of md::MdSolver at 1-4 ranks: the Kob-Andersen 80:20 mixture from a data file against LAMMPS
+// (explicit unlike pair and pair_modify mix arithmetic), the pair coefficients LAMMPS's mixing rules give,
+// errors naming the [[md.pair.coeff]] entry at fault, and lattice starts with a type fraction.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+
+#include "comm/errors.hpp"
+#include "solvers/md/pair_coeffs.hpp"
+#include "support/md_helpers.hpp"
+#include "support/mpi_test.hpp"
+
+SPOTRUN_TEST_RANKS(1, 2, 3, 4);
+
+using namespace spotrun;
+using test::MdRun;
+
+namespace {
+
+// The Kob-Andersen types and pairs (A = type 1, B = type 2; cutoffs 2.5 sigma of each pair).
+md::MdConfig ka_config(bool explicit_ab) {
+  md::MdConfig c;
+  c.from_lattice = false;
+  c.cutoff = 2.5;
+  c.skin = 0.3;
+  c.dt = 0.005;
+  c.types = {{"A", 1.0, 0.0, false}, {"B", 1.0, 0.0, false}};
+  c.pair_coeffs = {{"A", "A", 1.0, 1.0, 2.5}, {"B", "B", 0.5, 0.88, 2.2}};
+  if (explicit_ab)
+    c.pair_coeffs.push_back({"B", "A", 1.5, 0.8, 2.0});
+  else
+    c.mix = md::PairMix::Arithmetic;
+  return c;
+}
+
+std::string input_error(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no InputError)";
+}
+
+}  // namespace
+
+// 100 steps NVE of tests/data/ka-small.data against LAMMPS (tests/data/README.md), both list kinds.
+TEST(MdTypes, KobAndersenAgreesWithLammps) {
+  const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/ka-small.data");
+  ASSERT_EQ(data.ntypes, 2);
+  for (const bool explicit_ab : {true, false})
+    for (const auto list : {md::NeighborListKind::Half, md::NeighborListKind::Full}) {
+      const std::string csv = explicit_ab ? "lammps-ka-small-nve.csv" : "lammps-ka-small-mixed-nve.csv";
+      const std::string kind = list == md::NeighborListKind::Full ? "full list" : "half list";
+      SCOPED_TRACE(csv + ", " + kind);
+      auto cfg = ka_config(explicit_ab);
+      cfg.neighbor_list = list;
+      MdRun run(cfg, test::world(), &data);
+      EXPECT_EQ(run->natoms(), 864);
+      const auto rows = test::run_thermo(*run.solver, 100, 10);
+      std::string where;
+      const double diff = test::max_thermo_diff(rows, test::read_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/" + csv), &where);
+      EXPECT_LE(diff, 1e-9) << where;
+      test::report(csv + ", " + kind + ", at " + std::to_string(test::nranks()) +
+                   " ranks: max relative difference to LAMMPS " + test::sci(diff) + " (" + where + ")");
+    }
+}
+
+// The coefficients of every pair as LAMMPS resolves them (hand-computed from the mixing rules).
+TEST(MdTypes, PairCoefficientsFollowTheMixingRules) {
+  md::MdConfig c;
+  c.cutoff = 3.0;
+  c.epsilon = 2.0;  // type "3" is not given: md.pair.epsilon/sigma and md.cutoff
+  c.sigma = 1.2;
+  c.pair_coeffs = {{"1", "1", 1.0, 1.0, 2.5}, {"2", "2", 0.5, 0.8, 0.0}, {"2", "1", 1.5, 0.9, 2.25}};
+  const std::vector<std::string> names{"1", "2", "3"};
+  for (const auto mix : {md::PairMix::Geometric, md::PairMix::Arithmetic}) {
+    c.mix = mix;
+    const auto p = md::resolve_pair_coeffs(c, names);
+    const bool geo = mix == md::PairMix::Geometric;
+    // given: 1-2 (either order), 2-2 with the default cutoff md.cutoff
+    EXPECT_EQ(p.at(p.epsilon, 1, 2), 1.5);
+    EXPECT_EQ(p.at(p.sigma, 2, 1), 0.9);
+    EXPECT_EQ(p.at(p.cutoff, 1, 2), 2.25);
+    EXPECT_EQ(p.at(p.cutoff, 2, 2), 3.0);
+    EXPECT_EQ(p.at(p.epsilon, 3, 3), 2.0);
+    // mixed: 1-3 and 2-3
+    EXPECT_DOUBLE_EQ(p.at(p.epsilon, 1, 3), std::sqrt(2.0));
+    EXPECT_DOUBLE_EQ(p.at(p.epsilon, 3, 2), 1.0);
+    EXPECT_DOUBLE_EQ(p.at(p.sigma, 1, 3), geo ? std::sqrt(1.2) : 1.1);
+    EXPECT_DOUBLE_EQ(p.at(p.sigma, 2, 3), geo ? std::sqrt(0.96) : 1.0);
+    EXPECT_DOUBLE_EQ(p.at(p.cutoff, 3, 1), geo ? std::sqrt(7.5) : 2.75);
+    EXPECT_DOUBLE_EQ(p.at(p.cutoff, 2, 3), 3.0);
+    EXPECT_DOUBLE_EQ(p.max_cutoff(), 3.0);
+    EXPECT_DOUBLE_EQ(p.min_sigma(), 0.8);
+  }
+}
+
+TEST(MdTypes, BadPairCoefficientsNameTheEntry) {
+  md::MdConfig c;
+  c.pair_coeffs = {{"A", "A", 1.0, 1.0, 2.5}, {"A", "C", 1.0, 1.0, 2.5}};
+  const std::vector<std::string> names{"A", "B"};
+  std::string e = input_error([&] { md::resolve_pair_coeffs(c, names); });
+  EXPECT_NE(e.find("md.pair.coeff[1].types: no atom type named \"C\"; the types are \"A\", \"B\""), std::string::npos) << e;
+  c.pair_coeffs = {{"A", "B", 1.0, 1.0, 2.5}, {"B", "A", 1.0, 1.0, 2.5}};
+  e = input_error([&] { md::resolve_pair_coeffs(c, names); });
+  EXPECT_NE(e.find("md.pair.coeff[1]: the pair \"B\" \"A\" is given twice"), std::string::npos) << e;
+  // md.types must name as many types as the data file has.
+  const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/ka-small.data");
+  c = ka_config(true);
+  c.types.push_back({"C", 1.0, 0.0, false});
+  e = input_error([&] { MdRun run(c, test::world(), &data); });
+  EXPECT_NE(e.find("md.types names 3 atom type(s), but the data file has 2"), std::string::npos) << e;
+  c = ka_config(true);
+  c.types[1].mass = 2.0;
+  c.types[1].mass_given = true;
+  e = input_error([&] { MdRun run(c, test::world(), &data); });
+  EXPECT_NE(e.find("md.types[1].mass = 2 for type \"B\", but the data file's Masses give type 2 mass 1"),
+            std::string::npos)
+      << e;
+}
+
+// A lattice start with two types: each site draws its type keyed by its id, so every rank count gives the
+// same types; about the requested share is B; another md.lattice.type_seed gives another draw; the heavier
+// type moves more slowly (the masses reach the integrator).
+TEST(MdTypes, LatticeTypeFractionIsRankIndependent) {
+  auto cfg = test::lattice_config({6, 6, 6}, 1.0);
+  cfg.types = {{"A", 1.0, 0.8, true}, {"B", 4.0, 0.2, true}};
+  cfg.pair_coeffs = ka_config(true).pair_coeffs;
+  MdRun run(cfg, test::world());
+  const auto atoms = test::gather_atoms(*run.solver, test::world());
+  ASSERT_EQ(atoms.size(), 864u);
+  int nb = 0;
+  double v2[3] = {0, 0, 0};
+  for (const auto& a : atoms) {
+    nb += a.type == 2;
+    v2[a.type] += a.v[0] * a.v[0] + a.v[1] * a.v[1] + a.v[2] * a.v[2];
+  }
+  // Binomial(864, 0.2): mean 172.8, standard deviation 11.8; 5 sigma either side.
+  EXPECT_GT(nb, 113);
+  EXPECT_LT(nb, 232);
+  // velocity create gives each component (u - 1/2)/sqrt(m): <v^2> of B is a quarter of A's (within 30%).
+  const double ratio = (v2[2] / nb) / (v2[1] / (864 - nb));
+  EXPECT_NEAR(ratio, 0.25, 0.075);
+  // The same types at one rank (rank 0 alone builds the lattice) and at this rank count.
+  std::vector<int> types_here;
+  for (const auto& a : atoms) types_here.push_back(a.type);
+  std::vector<int> types_one(864);
+  if (test::is_root()) {
+    MPI_Comm one = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_SELF, 0, 0, &one);
+    {
+      comm::Communicator c(one);
+      MdRun serial(cfg, c);
+      for (const auto& a : test::gather_atoms(*serial.solver, c)) types_one[a.id - 1] = a.type;
+    }
+    MPI_Comm_free(&one);
+    EXPECT_EQ(types_here, types_one);
+  }
+  auto other = cfg;
+  other.type_seed = cfg.type_seed + 1;
+  MdRun run2(other, test::world());
+  int differ = 0;
+  for (const auto& a : test::gather_atoms(*run2.solver, test::world())) differ += a.type != types_here[a.id - 1];
+  EXPECT_GT(differ, 50);
+  // Runs, and conserves energy (the potential shifted to zero at each pair's cutoff: no jumps).
+  cfg.shift = true;
+  MdRun shifted(cfg, test::world());
+  const auto rows = test::run_thermo(*shifted.solver, 100, 100);
+  EXPECT_LT(std::abs(rows.back()[5] - rows.front()[5]), 1e-3 * std::abs(rows.front()[5]));
+  const double drift = std::abs(rows.back()[5] - rows.front()[5]) / std::abs(rows.front()[5]);
+  test::report("lattice mixture: " + std::to_string(nb) + " of 864 sites type B (share 0.2), <v^2> B/A " +
+               test::sci(ratio) + ", " + std::to_string(differ) + " types differ with another seed, relative " +
+               "energy drift over 100 steps " + test::sci(drift));
+}
