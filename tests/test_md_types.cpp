@@ -68,6 +68,37 @@ TEST(MdTypes, KobAndersenAgreesWithLammps) {
     }
 }
 
+// 100 steps of Nose-Hoover NVT (LAMMPS fix nvt temp 0.8 0.8 0.25, tchain 3) from the same start. The
+// system starts at T = 1.07 and is pulled towards 0.8; the extended energy (etotal + thermostat energy per
+// atom) stays put while etotal falls.
+TEST(MdTypes, NoseHooverNvtAgreesWithLammps) {
+  const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/ka-small.data");
+  const auto ref = test::read_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-ka-small-nvt.csv");
+  for (const auto list : {md::NeighborListKind::Half, md::NeighborListKind::Full}) {
+    const std::string kind = list == md::NeighborListKind::Full ? "full list" : "half list";
+    SCOPED_TRACE(kind);
+    auto cfg = ka_config(true);
+    cfg.neighbor_list = list;
+    cfg.ensemble = md::Ensemble::Nvt;
+    cfg.temperature = 0.8;
+    cfg.damp = 0.25;
+    cfg.tchain = 3;
+    MdRun run(cfg, test::world(), &data);
+    run->setup();
+    const double extended0 = run->thermo()[4] + run->thermostat().energy() / 864;
+    const auto rows = test::run_thermo(*run.solver, 100, 10, false);
+    const double extended1 = rows.back()[5] + run->thermostat().energy() / 864;
+    std::string where;
+    const double diff = test::max_thermo_diff(rows, ref, &where);
+    EXPECT_LE(diff, 1e-9) << where;
+    EXPECT_LT(std::abs(extended1 - extended0), 2e-3 * std::abs(extended0));
+    EXPECT_LT(rows.back()[5], rows.front()[5] - 0.3);  // the thermostat takes energy out
+    test::report("lammps-ka-small-nvt.csv, " + kind + ", at " + std::to_string(test::nranks()) +
+                 " ranks: max relative difference to LAMMPS " + test::sci(diff) + " (" + where +
+                 "); extended energy per atom " + test::sci(extended0) + " -> " + test::sci(extended1));
+  }
+}
+
 // The coefficients of every pair as LAMMPS resolves them (hand-computed from the mixing rules).
 TEST(MdTypes, PairCoefficientsFollowTheMixingRules) {
   md::MdConfig c;

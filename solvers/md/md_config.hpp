@@ -7,7 +7,7 @@
 
 namespace spotrun::md {
 
-enum class Ensemble { Nve, Langevin };
+enum class Ensemble { Nve, Langevin, Nvt };
 // Mixing of the pairs of unlike types that [[md.pair.coeff]] does not give (LAMMPS pair_modify mix).
 enum class PairMix { Geometric, Arithmetic };
 
@@ -38,8 +38,9 @@ struct MdConfig {
   bool neighbor_check = true;
   NeighborListKind neighbor_list = NeighborListKind::ByBackend;  // not a deck key: tests choose
   Ensemble ensemble = Ensemble::Nve;
-  double temperature = 1.0;      // epsilon/k_B (Langevin target)
-  double damp = 1.0;             // tau (Langevin damping time)
+  double temperature = 1.0;      // epsilon/k_B (Langevin and Nose-Hoover target)
+  double damp = 1.0;             // tau (Langevin damping time, Nose-Hoover Tdamp)
+  int tchain = 3;                // Nose-Hoover chain length
   std::uint64_t seed = 12345;    // Langevin random forces
 
   std::string pair_style = "lj/cut";

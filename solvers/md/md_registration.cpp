@@ -27,7 +27,9 @@ MdConfig config_from_deck(const Deck& d) {
   c.skin = d.get_float("md.skin");
   c.neighbor_every = static_cast<int>(d.get_int("md.neighbor_every"));
   c.neighbor_check = d.get_bool("md.neighbor_check");
-  c.ensemble = d.get_string("md.ensemble") == "langevin" ? Ensemble::Langevin : Ensemble::Nve;
+  const std::string ensemble = d.get_string("md.ensemble");
+  c.ensemble = ensemble == "langevin" ? Ensemble::Langevin : ensemble == "nvt" ? Ensemble::Nvt : Ensemble::Nve;
+  if (c.ensemble == Ensemble::Nvt) c.tchain = static_cast<int>(d.get_int("md.tchain"));
   c.temperature = d.get_float("md.temperature");
   c.damp = d.get_float("md.damp");
   c.seed = static_cast<std::uint64_t>(d.get_int("md.seed"));
@@ -82,10 +84,16 @@ std::vector<KeySpec> md_keys() {
       {"md.neighbor_check", KeyType::Bool, "true", "-",
        "Rebuild only if an atom moved more than skin/2 since the last build (LAMMPS neigh_modify check yes)", -1e300,
        1e300, false, {}, true},
-      {"md.ensemble", KeyType::String, "\"nve\"", "-", "Integrator: velocity Verlet (nve) or with a Langevin thermostat",
-       -1e300, 1e300, false, {"nve", "langevin"}},
-      {"md.temperature", KeyType::Float, "1.0", "epsilon/k_B", "Langevin target temperature", 0, 1e9},
-      {"md.damp", KeyType::Float, "1.0", "tau", "Langevin damping time", 0, 1e9, true},
+      {"md.ensemble", KeyType::String, "\"nve\"", "-",
+       "Integrator: velocity Verlet (nve), with a Langevin thermostat (langevin) or with a Nose-Hoover chain "
+       "(nvt, LAMMPS fix nvt)",
+       -1e300, 1e300, false, {"nve", "langevin", "nvt"}},
+      {"md.temperature", KeyType::Float, "1.0", "epsilon/k_B", "Target temperature of the thermostat (langevin, nvt)", 0,
+       1e9},
+      {"md.damp", KeyType::Float, "1.0", "tau",
+       "Damping time of the thermostat: Langevin friction time; Nose-Hoover Tdamp (fix nvt temp T T Tdamp)", 0, 1e9,
+       true},
+      {"md.tchain", KeyType::Int, "3", "-", "Nose-Hoover chain length (LAMMPS fix nvt tchain); nvt only", 1, 100},
       {"md.seed", KeyType::Int, "12345", "-", "Seed of the Langevin random forces", 1, 9.2e18},
       // [[md.types]]
       {"md.types", KeyType::TableArray, "", "-",
@@ -150,6 +158,7 @@ bool key_active(const Deck& d, const std::string& key) {
   const bool typed = d.count("md.types") > 0 || d.count("md.pair.coeff") > 0;
   if (key == "md.lattice.type_seed") return solver == "md" && !from_data && typed;
   if (key == "md.pair.mix") return solver == "md" && typed;
+  if (key == "md.tchain") return solver == "md" && d.get_string("md.ensemble") == "nvt";
   if (starts_with(key, "md.lattice.")) return source_keys && !from_data;
   if (starts_with(key, "md.initial.")) return source_keys && from_data;
   return solver == "md";

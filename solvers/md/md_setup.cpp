@@ -298,6 +298,7 @@ void MdSolver::setup() {
   compute_forces(true);
   if (m_cfg.ensemble == Ensemble::Langevin)  // as LAMMPS fix langevin in setup: the first half-kick feels it
     langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
+  setup_thermostat();
   m_setup_done = true;
 }
 

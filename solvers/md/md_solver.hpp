@@ -12,6 +12,7 @@
 #include "io/lammps_data.hpp"
 #include "md_config.hpp"
 #include "neighbor.hpp"
+#include "nose_hoover.hpp"
 #include "pair.hpp"
 #include "solvers/solver.hpp"
 
@@ -60,6 +61,11 @@ class MdSolver final : public Solver {
   void reverse_velocities();
   // Recomputes forces (and energy/virial) for the current positions, rebuilding lists.
   void recompute_forces();
+  // Nose-Hoover NVT (md_nvt.cpp; public: CUDA lambdas may not live in private members): the temperature
+  // as LAMMPS compute temp (collective), every velocity times factor.
+  double current_temperature();
+  void scale_velocities(double factor);
+  const NoseHooverChain& thermostat() const { return m_nhc; }
 
  private:
   // source: where the types come from, for messages ("the data file F", "checkpoint F").
@@ -71,6 +77,10 @@ class MdSolver final : public Solver {
   void compute_forces(bool ev);
   void check_atom_count(const char* where);
   void check_close_atoms();
+  // md.ensemble = "nvt": the chain's set-up (a fresh run) and one half-step update (before the first
+  // half-kick, or after the second: then with the temperature measured first). No-ops otherwise.
+  void setup_thermostat();
+  void thermostat_half_step(bool after_kick);
 
   MdConfig m_cfg;
   const comm::Communicator& m_comm;
@@ -99,6 +109,7 @@ class MdSolver final : public Solver {
   // Wall time per phase (seconds), reported in summary() as LAMMPS reports its timing breakdown.
   enum Phase { k_pair, k_neigh, k_comm, k_integrate, k_nphase };
   double m_phase_time[k_nphase] = {0, 0, 0, 0};
+  NoseHooverChain m_nhc;  // md.ensemble = "nvt"
   PairTally m_tally;
   bool m_tally_valid = false;
   bool m_setup_done = false;

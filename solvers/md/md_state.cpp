@@ -92,6 +92,8 @@ struct Scalars {
   double time = 0;
   comm::Box3 box;
   std::vector<double> masses;  // by type - 1
+  double t_current = 0;                        // md.ensemble = "nvt": the Nose-Hoover chain
+  std::vector<double> eta, eta_dot, eta_dotdot;
 };
 
 // Reads the scalars of a checkpoint and checks them, and what the deck fixes, against the configuration;
@@ -136,6 +138,22 @@ std::string read_scalars(const io::SolverState& st, const MdConfig& cfg, Scalars
       return std::string("checkpoint box in ") + char('x' + d) + " is [" + exact(s.box.lo[d]) + ", " +
              exact(s.box.hi[d]) + "): not a finite, non-empty interval";
 
+  if (cfg.ensemble == Ensemble::Nvt) {
+    const std::int64_t tchain = st.require_integer("md.nvt.tchain");
+    if (tchain != cfg.tchain)
+      return "checkpoint md.nvt.tchain = " + std::to_string(tchain) + ", but the deck's md.tchain is " +
+             std::to_string(cfg.tchain);
+    s.t_current = st.require_real("md.nvt.t_current");
+    for (const char* name : {"eta", "eta_dot", "eta_dotdot"}) {
+      auto& values = name == std::string("eta") ? s.eta : name == std::string("eta_dot") ? s.eta_dot : s.eta_dotdot;
+      for (std::int64_t k = 1; k <= tchain; ++k) values.push_back(st.require_real(std::string("md.nvt.") + name + "." + std::to_string(k)));
+    }
+    for (const double v : {s.t_current, s.eta.front(), s.eta_dot.front(), s.eta_dotdot.front()})
+      if (!std::isfinite(v)) return "checkpoint holds a non-finite Nose-Hoover thermostat value (md.nvt.*)";
+    for (std::size_t k = 0; k < s.eta.size(); ++k)
+      if (!std::isfinite(s.eta[k]) || !std::isfinite(s.eta_dot[k]) || !std::isfinite(s.eta_dotdot[k]))
+        return "checkpoint holds a non-finite Nose-Hoover thermostat value (md.nvt.*." + std::to_string(k + 1) + ")";
+  }
   if (!cfg.from_lattice) return {};  // a data file's box, atoms and masses: the deck does not say
   // A lattice start: the deck fixes the box, the atom count and the one type of mass 1 (the constructor's
   // formulas, compared exactly).
@@ -360,6 +378,16 @@ io::SolverState MdSolver::state() {
     st.reals[std::string("md.box.lo_") + char('x' + d)] = m_box.lo[d];
     st.reals[std::string("md.box.hi_") + char('x' + d)] = m_box.hi[d];
   }
+  if (m_cfg.ensemble == Ensemble::Nvt) {  // the Nose-Hoover chain, so that a resume continues it bitwise
+    st.integers["md.nvt.tchain"] = m_nhc.chain();
+    st.reals["md.nvt.t_current"] = m_nhc.t_current();
+    for (int k = 0; k < m_nhc.chain(); ++k) {
+      const std::string n = std::to_string(k + 1);
+      st.reals["md.nvt.eta." + n] = m_nhc.eta()[k];
+      st.reals["md.nvt.eta_dot." + n] = m_nhc.eta_dot()[k];
+      st.reals["md.nvt.eta_dotdot." + n] = m_nhc.eta_dotdot()[k];
+    }
+  }
   return st;
 }
 
@@ -461,6 +489,15 @@ void MdSolver::restore(const io::SolverState& st) {
   Kokkos::deep_copy(m_atoms.x, cx);
   Kokkos::deep_copy(m_atoms.f, cf);
   m_halo->update_positions(m_atoms);
+  if (m_cfg.ensemble == Ensemble::Nvt) {
+    m_nhc = NoseHooverChain(m_cfg.tchain, m_cfg.temperature, m_cfg.damp, m_cfg.dt);
+    for (int k = 0; k < m_cfg.tchain; ++k) {
+      m_nhc.eta()[k] = s.eta[k];
+      m_nhc.eta_dot()[k] = s.eta_dot[k];
+      m_nhc.eta_dotdot()[k] = s.eta_dotdot[k];
+    }
+    m_nhc.restore(s.t_current, 3.0 * static_cast<double>(m_natoms) - 3.0);
+  }
   m_since_build = static_cast<int>(s.since_build);
   m_moved_too_far = s.moved_too_far != 0;
   m_tally_valid = false;

@@ -119,6 +119,7 @@ void MdSolver::recompute_forces() {
 }
 
 void MdSolver::step(bool want_thermo) {
+  thermostat_half_step(false);
   {
     PhaseTimer timer(m_phase_time[k_integrate]);
     initial_integrate(m_atoms, m_cfg.dt, m_maxsq);
@@ -149,6 +150,7 @@ void MdSolver::step(bool want_thermo) {
   if (m_cfg.ensemble == Ensemble::Langevin)
     langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
   final_integrate(m_atoms, m_cfg.dt);
+  thermostat_half_step(true);
 }
 
 void MdSolver::reverse_velocities() {

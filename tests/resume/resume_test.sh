@@ -8,7 +8,8 @@
 #               valid checkpoint and finishes bit-identical
 #   damaged     truncated and bit-flipped newest checkpoints are skipped with a warning naming them
 #   physics     a deck whose physics changed since the checkpoint is refused (exit 2, keys listed)
-#   mixture     a two-type Kob-Andersen lattice mixture ([[md.types]], [[md.pair.coeff]]) stopped and resumed
+#   mixture     a two-type Kob-Andersen lattice mixture ([[md.types]], [[md.pair.coeff]]) under the Nose-Hoover
+#               thermostat (md.ensemble = "nvt", its chain in the checkpoint) stopped and resumed
 #               at the same rank count, and at another, ends bit-identical / with the same types; a deck with
 #               changed pair coefficients is refused
 set -uo pipefail
@@ -56,6 +57,9 @@ steps = 200
 thermo_every = 20
 [md]
 cutoff = 2.5
+ensemble = "nvt"
+temperature = 0.8
+damp = 0.25
 [[md.types]]
 name = "A"
 fraction = 0.8

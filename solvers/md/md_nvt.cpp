@@ -1,0 +1,49 @@
+// The MD solver, Nose-Hoover NVT (md.ensemble = "nvt", LAMMPS fix nvt): the chain's set-up and its two
+// half-step updates per step, with the temperature and the velocity scaling they need.
+#include "md_impl.hpp"
+#include "md_solver.hpp"
+
+namespace spotrun::md {
+
+double MdSolver::current_temperature() {
+  // LAMMPS compute temp: sum m v^2 times tfactor = 1 / dof, dof = 3N - 3.
+  auto v = m_atoms.v;
+  auto type = m_atoms.type;
+  auto mass = m_atoms.mass_by_type;
+  double mv2 = 0;
+  Kokkos::parallel_reduce(
+      "md::nvt::temperature", Policy(0, m_atoms.nlocal),
+      KOKKOS_LAMBDA(int i, double& s) {
+        s += (v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2)) * mass(type(i));
+      },
+      mv2);
+  mv2 = m_comm.sum(mv2);
+  const double dof = 3.0 * static_cast<double>(m_natoms) - 3.0;
+  const double tfactor = dof > 0 ? 1.0 / dof : 0.0;
+  return mv2 * tfactor;
+}
+
+void MdSolver::scale_velocities(double factor) {
+  auto v = m_atoms.v;
+  Kokkos::parallel_for(
+      "md::nvt::scale", Policy(0, m_atoms.nlocal), KOKKOS_LAMBDA(int i) {
+        v(i, 0) *= factor;
+        v(i, 1) *= factor;
+        v(i, 2) *= factor;
+      });
+}
+
+void MdSolver::setup_thermostat() {
+  if (m_cfg.ensemble != Ensemble::Nvt) return;
+  m_nhc = NoseHooverChain(m_cfg.tchain, m_cfg.temperature, m_cfg.damp, m_cfg.dt);
+  m_nhc.setup(current_temperature(), 3.0 * static_cast<double>(m_natoms) - 3.0);
+}
+
+void MdSolver::thermostat_half_step(bool after_kick) {
+  if (m_cfg.ensemble != Ensemble::Nvt) return;
+  impl::PhaseTimer timer(m_phase_time[k_integrate]);
+  if (after_kick) m_nhc.set_temperature(current_temperature());  // FixNH::final_integrate
+  m_nhc.half_step([this](double f) { scale_velocities(f); });
+}
+
+}  // namespace spotrun::md
