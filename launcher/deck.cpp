@@ -912,8 +912,15 @@ static void check_value(const std::string& deck_name, const KeySpec& spec, const
       if (!v.is_array()) bad("expected " + type_name(s->type));
     if (v.as_array().size() < s->min || v.as_array().size() > s->max)
       bad("expected " + range_text(*s) + " strings");
-    for (const auto& e : v.as_array())
+    for (std::size_t i = 0; i < v.as_array().size(); ++i) {
+      const auto& e = v.as_array()[i];
       if (!e.is_string() || e.as_string().str.empty()) bad("expected an array of non-empty strings");
+      const std::string& str = e.as_string().str;
+      if (!s->choices.empty() && std::find(s->choices.begin(), s->choices.end(), str) == s->choices.end())
+        bad("\"" + str + "\" is not allowed; allowed: " + range_text(*s));
+      for (std::size_t j = 0; j < i && !s->choices.empty(); ++j)  // a set of choices names each once
+        if (v.as_array()[j].as_string().str == str) bad("\"" + str + "\" appears twice");
+    }
     break;
   case KeyType::TableArray: {
     if (!v.is_array()) bad("expected " + type_name(s->type) + ": write each as a [[" + key + "]] block");

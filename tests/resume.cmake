@@ -18,3 +18,13 @@ spotrun_add_resume_test(kill 1 3)
 spotrun_add_resume_test(damaged 2)
 spotrun_add_resume_test(physics 3)
 spotrun_add_resume_test(mixture 1 2 3 4)
+
+# H5MD trajectories (tests/trajectory/trajectory_test.sh): metadata, last frame == final.h5, a resumed run's
+# trajectory == an uninterrupted one's, rank-count independent rows, read by h5py and MDAnalysis (Debian's
+# python3-h5py and python3-mdanalysis, for /usr/bin/python3).
+foreach(np 1 2 3 4)
+  add_test(NAME trajectory.np${np}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trajectory/trajectory_test.sh $<TARGET_FILE:spotrun> ${np})
+  set_tests_properties(trajectory.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "resume;mpi"
+                       PASS_REGULAR_EXPRESSION "PASS: trajectory at np ${np}")
+endforeach()

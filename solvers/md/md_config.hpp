@@ -57,7 +57,10 @@ struct MdConfig {
   std::array<int, 3> cells{10, 10, 10};
   double lattice_temperature = 1.0;  // epsilon/k_B
   std::uint64_t lattice_seed = 87287;
-  std::uint64_t type_seed = 4321;  // lattice starts with several types: which site gets which type
+  std::uint64_t type_seed = 4321;
+  // [md.trajectory]: a frame every this many steps (0: none) with these fields (io/h5md_trajectory.hpp).
+  std::int64_t trajectory_every = 0;
+  std::vector<std::string> trajectory_fields{"position", "image", "species"};  // lattice starts with several types: which site gets which type
 };
 
 }  // namespace spotrun::md

@@ -58,6 +58,8 @@ MdConfig config_from_deck(const Deck& d) {
     p.cutoff = d.has(at + "cutoff") ? d.get_float(at + "cutoff") : 0.0;
     c.pair_coeffs.push_back(p);
   }
+  c.trajectory_every = d.get_int("md.trajectory.every");
+  c.trajectory_fields = d.get_strings("md.trajectory.fields");
   if (d.has("md.lattice.type_seed")) c.type_seed = static_cast<std::uint64_t>(d.get_int("md.lattice.type_seed"));
   c.from_lattice = !d.has("md.initial.lammps_data");
   c.lattice_type = d.get_string("md.lattice.type");
@@ -133,6 +135,12 @@ std::vector<KeySpec> md_keys() {
       {"md.lattice.seed", KeyType::Int, "87287", "-", "Seed of the initial velocities", 1, 9.2e18},
       {"md.lattice.type_seed", KeyType::Int, "4321", "-",
        "Seed of the type of each lattice site (with more than one of md.types)", 1, 9.2e18},
+      // [md.trajectory]
+      {"md.trajectory.every", KeyType::Int, "0", "steps",
+       "Write a trajectory frame (OUTDIR/trajectory.h5, H5MD) every this many steps; 0 = none", 0, 1e15, false, {},
+       true},
+      {"md.trajectory.fields", KeyType::Strings, "[\"position\", \"image\", \"species\"]", "-",
+       "Fields of the trajectory frames", 1, 5, false, {"position", "image", "velocity", "force", "species"}, true},
       // [md.initial]
       {"md.initial.lammps_data", KeyType::String, "", "path",
        "LAMMPS data file to start from (relative paths: to the deck's directory)"},

@@ -9,6 +9,7 @@
 #include "comm/transport.hpp"
 #include "force.hpp"
 #include "halo.hpp"
+#include "io/h5md_trajectory.hpp"
 #include "io/lammps_data.hpp"
 #include "md_config.hpp"
 #include "neighbor.hpp"
@@ -43,6 +44,8 @@ class MdSolver final : public Solver {
   io::SolverState state() override;
   std::vector<io::StateArray> state_layout() const override;
   void restore(const io::SolverState& state) override;
+  // [md.trajectory]: a frame of OUTDIR/trajectory.h5 at the steps it asks for (md_trajectory.cpp).
+  void write_outputs(const std::string& outdir, std::int64_t step) override;
 
   // For tests and diagnostics.
   Thermo compute_thermo();
@@ -109,6 +112,7 @@ class MdSolver final : public Solver {
   // Wall time per phase (seconds), reported in summary() as LAMMPS reports its timing breakdown.
   enum Phase { k_pair, k_neigh, k_comm, k_integrate, k_nphase };
   double m_phase_time[k_nphase] = {0, 0, 0, 0};
+  std::unique_ptr<io::H5mdTrajectory> m_trajectory;  // opened at the first write_outputs()
   NoseHooverChain m_nhc;  // md.ensemble = "nvt"
   PairTally m_tally;
   bool m_tally_valid = false;

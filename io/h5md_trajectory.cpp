@@ -1,0 +1,277 @@
+#include "h5md_trajectory.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
+
+#include "io/impl/hdf5.hpp"
+#include "spotrun/version.hpp"
+
+namespace spotrun::io {
+
+using impl::H5Handle;
+using impl::QuietHdf5Errors;
+
+const std::vector<std::string> k_h5md_fields = {"position", "image", "velocity", "force", "species"};
+
+namespace {
+
+// Per-frame groups: the box edges and each time-dependent field; their value rows are atoms (but edges).
+struct Series {
+  std::string group;  // "/particles/all/position"
+  int row_size;       // values per atom (per frame for the edges)
+  bool integer;
+  const char* unit;   // unit of the values in units lj
+  bool per_atom;
+};
+
+std::vector<Series> series_of(const std::vector<std::string>& fields) {
+  std::vector<Series> s{{"/particles/all/box/edges", 3, false, "sigma", false}};
+  for (const auto& f : fields) {
+    if (f == "position") s.push_back({"/particles/all/position", 3, false, "sigma", true});
+    if (f == "image") s.push_back({"/particles/all/image", 3, true, "1", true});
+    if (f == "velocity") s.push_back({"/particles/all/velocity", 3, false, "sigma tau-1", true});
+    if (f == "force") s.push_back({"/particles/all/force", 3, false, "epsilon sigma-1", true});
+  }
+  return s;
+}
+
+H5Handle make_group(hid_t parent, const std::string& name, const std::string& file) {
+  return SPOTRUN_H5_OPEN(file, H5Gclose, H5Gcreate2, parent, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+// A dataset of frames: [0, unlimited) x inner, chunked by one frame.
+void make_series_dataset(hid_t group, const char* name, hid_t type, const std::vector<hsize_t>& inner,
+                         const std::string& file) {
+  std::vector<hsize_t> dims{0}, max{H5S_UNLIMITED}, chunk{inner.empty() ? hsize_t{256} : hsize_t{1}};
+  for (auto d : inner) {
+    dims.push_back(d);
+    max.push_back(d);
+    chunk.push_back(std::max<hsize_t>(1, d));
+  }
+  H5Handle space = SPOTRUN_H5_OPEN(file, H5Sclose, H5Screate_simple, static_cast<int>(dims.size()), dims.data(), max.data());
+  H5Handle dcpl = SPOTRUN_H5_OPEN(file, H5Pclose, H5Pcreate, H5P_DATASET_CREATE);
+  SPOTRUN_H5_CALL(file, H5Pset_chunk, dcpl, static_cast<int>(chunk.size()), chunk.data());
+  H5Handle d = SPOTRUN_H5_OPEN(file, H5Dclose, H5Dcreate2, group, name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+}
+
+void string_array_attribute(hid_t obj, const char* name, const std::vector<std::string>& values, const std::string& file) {
+  std::size_t len = 1;
+  for (const auto& v : values) len = std::max(len, v.size());
+  std::string buf(len * values.size(), '\0');
+  for (std::size_t i = 0; i < values.size(); ++i) std::copy(values[i].begin(), values[i].end(), buf.begin() + i * len);
+  H5Handle type = SPOTRUN_H5_OPEN(file, H5Tclose, H5Tcopy, H5T_C_S1);
+  SPOTRUN_H5_CALL(file, H5Tset_size, type, len);
+  SPOTRUN_H5_CALL(file, H5Tset_strpad, type, H5T_STR_NULLPAD);
+  const hsize_t n = values.size();
+  H5Handle space = SPOTRUN_H5_OPEN(file, H5Sclose, H5Screate_simple, 1, &n, nullptr);
+  H5Handle a = SPOTRUN_H5_OPEN(file, H5Aclose, H5Acreate2, obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  SPOTRUN_H5_CALL(file, H5Awrite, a, type, buf.data());
+}
+
+void int_array_attribute(hid_t obj, const char* name, const std::vector<int>& values, const std::string& file) {
+  const hsize_t n = values.size();
+  H5Handle space = SPOTRUN_H5_OPEN(file, H5Sclose, H5Screate_simple, 1, &n, nullptr);
+  H5Handle a = SPOTRUN_H5_OPEN(file, H5Aclose, H5Acreate2, obj, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  SPOTRUN_H5_CALL(file, H5Awrite, a, H5T_NATIVE_INT, values.data());
+}
+
+// Number of frames in a series (the extent of its step dataset).
+hsize_t frames_of(hid_t file_id, const Series& s, const std::string& file) {
+  H5Handle d = SPOTRUN_H5_OPEN(file, H5Dclose, H5Dopen2, file_id, (s.group + "/step").c_str(), H5P_DEFAULT);
+  H5Handle space = SPOTRUN_H5_OPEN(file, H5Sclose, H5Dget_space, d);
+  hsize_t n = 0;
+  SPOTRUN_H5_CALL(file, H5Sget_simple_extent_dims, space, &n, nullptr);
+  return n;
+}
+
+// Sets the frame count of every dataset of a series (collective).
+void set_frames(hid_t file_id, const Series& s, hsize_t frames, std::uint64_t natoms, const std::string& file) {
+  for (const char* name : {"step", "time", "value"}) {
+    H5Handle d = SPOTRUN_H5_OPEN(file, H5Dclose, H5Dopen2, file_id, (s.group + "/" + name).c_str(), H5P_DEFAULT);
+    std::vector<hsize_t> dims{frames};
+    if (std::string(name) == "value") {
+      dims.push_back(s.per_atom ? natoms : 3);  // the edges: a 3 x 3 matrix (rows: the edge vectors)
+      dims.push_back(static_cast<hsize_t>(s.row_size));
+    }
+    SPOTRUN_H5_CALL(file, H5Dset_extent, d, dims.data());
+  }
+}
+
+}  // namespace
+
+H5mdTrajectory::H5mdTrajectory(std::string path, std::vector<std::string> fields, std::uint64_t natoms)
+    : m_path(std::move(path)), m_fields(std::move(fields)), m_natoms(natoms) {}
+
+void H5mdTrajectory::continue_after(const comm::Communicator& comm, std::int64_t step) {
+  const bool exists = comm.broadcast(std::filesystem::exists(m_path) ? "1" : "0") == "1";
+  m_exists = false;
+  if (!exists || step < 0) return;  // a new file at the first frame (a fresh run replaces an old one)
+  std::string error;
+  try {
+    QuietHdf5Errors quiet;
+    H5Handle fapl = impl::mpio_fapl(comm, m_path);
+    H5Handle file = SPOTRUN_H5_OPEN(m_path, H5Fclose, H5Fopen, m_path.c_str(), H5F_ACC_RDWR, fapl);
+    // The same fields as this run's: each per-atom series present with this many atoms, no other.
+    for (const auto& f : k_h5md_fields) {
+      const std::string g = "/particles/all/" + f;
+      const bool in_file = H5Lexists(file, g.c_str(), H5P_DEFAULT) > 0;
+      const bool wanted = std::find(m_fields.begin(), m_fields.end(), f) != m_fields.end();
+      if (in_file != wanted)
+        throw std::runtime_error("it " + std::string(in_file ? "has" : "lacks") + " the field '" + f +
+                                 "', but md.trajectory.fields " + (wanted ? "names" : "does not name") + " it");
+    }
+    const auto series = series_of(m_fields);
+    // The frames to keep: those of steps up to `step` (steps increase from frame to frame).
+    H5Handle d = SPOTRUN_H5_OPEN(m_path, H5Dclose, H5Dopen2, file, (series[0].group + "/step").c_str(), H5P_DEFAULT);
+    const hsize_t n = frames_of(file, series[0], m_path);
+    std::vector<std::int64_t> steps(n);
+    if (n > 0) SPOTRUN_H5_CALL(m_path, H5Dread, d, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps.data());
+    const auto keep = static_cast<hsize_t>(std::upper_bound(steps.begin(), steps.end(), step) - steps.begin());
+    for (const auto& s : series) {
+      if (frames_of(file, s, m_path) != n)
+        throw std::runtime_error(s.group + " has " + std::to_string(frames_of(file, s, m_path)) + " frames, " +
+                                 series[0].group + " " + std::to_string(n));
+      if (s.per_atom) {
+        H5Handle v = SPOTRUN_H5_OPEN(m_path, H5Dclose, H5Dopen2, file, (s.group + "/value").c_str(), H5P_DEFAULT);
+        H5Handle space = SPOTRUN_H5_OPEN(m_path, H5Sclose, H5Dget_space, v);
+        hsize_t dims[3] = {0, 0, 0};
+        SPOTRUN_H5_CALL(m_path, H5Sget_simple_extent_dims, space, dims, nullptr);
+        if (dims[1] != m_natoms)
+          throw std::runtime_error(s.group + " holds " + std::to_string(dims[1]) + " atoms, this run " +
+                                   std::to_string(m_natoms));
+      }
+      set_frames(file, s, keep, m_natoms, m_path);
+    }
+    d.close("H5Dclose", m_path);
+    file.close("H5Fclose", m_path);
+  } catch (const std::exception& e) {
+    error = "cannot continue the trajectory '" + m_path + "': " + e.what() +
+            ". Move it away (or give md.trajectory the fields it has) to continue this run";
+  }
+  comm.agree<std::runtime_error>(error.empty(), error);
+  m_exists = true;
+}
+
+void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) {
+  std::string error;
+  try {
+    QuietHdf5Errors quiet;
+    H5Handle fapl = impl::mpio_fapl(comm, m_path);
+    const auto series = series_of(m_fields);
+    const std::string& f = m_path;
+    H5Handle file;
+    if (!m_exists) {
+      file = SPOTRUN_H5_OPEN(f, H5Fclose, H5Fcreate, f.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+      H5Handle h5md = make_group(file, "h5md", f);
+      int_array_attribute(h5md, "version", {1, 1}, f);
+      H5Handle author = make_group(h5md, "author", f);
+      const char* user = std::getenv("USER");
+      impl::write_string_attribute(author, "name", user && *user ? user : "unknown", f);
+      H5Handle creator = make_group(h5md, "creator", f);
+      impl::write_string_attribute(creator, "name", "spotrun", f);
+      impl::write_string_attribute(creator, "version", k_version, f);
+      H5Handle particles = make_group(file, "particles", f);
+      H5Handle all = make_group(particles, "all", f);
+      H5Handle box = make_group(all, "box", f);
+      int_array_attribute(box, "dimension", {3}, f);
+      string_array_attribute(box, "boundary", {"periodic", "periodic", "periodic"}, f);
+      for (const auto& s : series) {
+        H5Handle g = make_group(file, s.group.substr(1), f);
+        make_series_dataset(g, "step", H5T_STD_I64LE, {}, f);
+        make_series_dataset(g, "time", H5T_IEEE_F64LE, {}, f);
+        std::vector<hsize_t> inner{s.per_atom ? m_natoms : 3, static_cast<hsize_t>(s.row_size)};
+        make_series_dataset(g, "value", s.integer ? H5T_STD_I32LE : H5T_IEEE_F64LE, inner, f);
+        // The unit of the values (and "tau" of the times) as an attribute of the group, not H5MD's "unit"
+        // attribute of the datasets: reduced LJ units are no units of H5MD's list, and readers refuse
+        // unknown ones (MDAnalysis raises at "sigma").
+        impl::write_string_attribute(g, "lj_unit", s.unit, f);
+      }
+      // The units of the run: LAMMPS units lj (parameters: H5MD's group for the simulation's own data).
+      H5Handle parameters = make_group(file, "parameters", f);
+      impl::write_string_attribute(parameters, "units", "lj", f);
+      impl::write_string_attribute(parameters, "unit_length", "sigma", f);
+      impl::write_string_attribute(parameters, "unit_energy", "epsilon", f);
+      impl::write_string_attribute(parameters, "unit_mass", "mass", f);
+      impl::write_string_attribute(parameters, "unit_time", "tau = sigma sqrt(mass / epsilon)", f);
+      if (std::find(m_fields.begin(), m_fields.end(), "species") != m_fields.end()) {
+        // Time-independent: the types of the atoms, in id order.
+        const hsize_t n = m_natoms;
+        H5Handle space = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, 1, &n, nullptr);
+        H5Handle d = SPOTRUN_H5_OPEN(f, H5Dclose, H5Dcreate2, all, "species", H5T_STD_I32LE, space, H5P_DEFAULT,
+                                     H5P_DEFAULT, H5P_DEFAULT);
+        const hsize_t first = fr.first_row, count = fr.rows;
+        H5Handle fs = SPOTRUN_H5_OPEN(f, H5Sclose, H5Dget_space, d);
+        H5Handle ms = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, 1, &count, nullptr);
+        if (count > 0) {
+          SPOTRUN_H5_CALL(f, H5Sselect_hyperslab, fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr);
+        } else {
+          SPOTRUN_H5_CALL(f, H5Sselect_none, fs);
+          SPOTRUN_H5_CALL(f, H5Sselect_none, ms);
+        }
+        H5Handle dxpl = impl::dxpl_collective(f);
+        SPOTRUN_H5_CALL(f, H5Dwrite, d, H5T_NATIVE_INT64, ms, fs, dxpl, fr.species);
+      }
+    } else {
+      file = SPOTRUN_H5_OPEN(f, H5Fclose, H5Fopen, f.c_str(), H5F_ACC_RDWR, fapl);
+    }
+    H5Handle dxpl = impl::dxpl_collective(f);
+    for (const auto& s : series) {
+      const hsize_t frame = frames_of(file, s, f);
+      set_frames(file, s, frame + 1, m_natoms, f);
+      // step and time: rank 0 writes the new element, the others select none (a collective write).
+      const bool root = comm.is_root();
+      auto write_scalar = [&](const char* name, hid_t mem_type, const void* value) {
+        H5Handle d = SPOTRUN_H5_OPEN(f, H5Dclose, H5Dopen2, file, (s.group + "/" + name).c_str(), H5P_DEFAULT);
+        H5Handle fs = SPOTRUN_H5_OPEN(f, H5Sclose, H5Dget_space, d);
+        const hsize_t one = 1;
+        H5Handle ms = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, 1, &one, nullptr);
+        if (root) {
+          SPOTRUN_H5_CALL(f, H5Sselect_hyperslab, fs, H5S_SELECT_SET, &frame, nullptr, &one, nullptr);
+        } else {
+          SPOTRUN_H5_CALL(f, H5Sselect_none, fs);
+          SPOTRUN_H5_CALL(f, H5Sselect_none, ms);
+        }
+        SPOTRUN_H5_CALL(f, H5Dwrite, d, mem_type, ms, fs, dxpl, value);
+      };
+      write_scalar("step", H5T_NATIVE_INT64, &fr.step);
+      write_scalar("time", H5T_NATIVE_DOUBLE, &fr.time);
+      H5Handle d = SPOTRUN_H5_OPEN(f, H5Dclose, H5Dopen2, file, (s.group + "/value").c_str(), H5P_DEFAULT);
+      H5Handle fs = SPOTRUN_H5_OPEN(f, H5Sclose, H5Dget_space, d);
+      if (!s.per_atom) {  // the box edges, a diagonal matrix (H5MD: edge vectors as rows): rank 0
+        const hsize_t start[3] = {frame, 0, 0}, count[3] = {1, 3, 3};
+        const double edges[9] = {fr.box_edges[0], 0, 0, 0, fr.box_edges[1], 0, 0, 0, fr.box_edges[2]};
+        H5Handle ms = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, 3, count, nullptr);
+        if (root) {
+          SPOTRUN_H5_CALL(f, H5Sselect_hyperslab, fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+        } else {
+          SPOTRUN_H5_CALL(f, H5Sselect_none, fs);
+          SPOTRUN_H5_CALL(f, H5Sselect_none, ms);
+        }
+        SPOTRUN_H5_CALL(f, H5Dwrite, d, H5T_NATIVE_DOUBLE, ms, fs, dxpl, edges);
+        continue;
+      }
+      const hsize_t start[3] = {frame, fr.first_row, 0}, count[3] = {1, fr.rows, 3};
+      H5Handle ms = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, 3, count, nullptr);
+      if (fr.rows > 0) {
+        SPOTRUN_H5_CALL(f, H5Sselect_hyperslab, fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+      } else {
+        SPOTRUN_H5_CALL(f, H5Sselect_none, fs);
+        SPOTRUN_H5_CALL(f, H5Sselect_none, ms);
+      }
+      const void* data = s.group == "/particles/all/position"   ? static_cast<const void*>(fr.position)
+                         : s.group == "/particles/all/velocity" ? static_cast<const void*>(fr.velocity)
+                         : s.group == "/particles/all/force"    ? static_cast<const void*>(fr.force)
+                                                                : static_cast<const void*>(fr.image);
+      SPOTRUN_H5_CALL(f, H5Dwrite, d, s.integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, ms, fs, dxpl, data);
+    }
+    file.close("H5Fclose", f);
+  } catch (const std::exception& e) {
+    error = "writing trajectory frame of step " + std::to_string(fr.step) + " to '" + m_path + "' failed: " + e.what();
+  }
+  comm.agree<std::runtime_error>(error.empty(), error);
+  m_exists = true;
+}
+
+}  // namespace spotrun::io

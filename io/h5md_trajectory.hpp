@@ -1,0 +1,56 @@
+#pragma once
+// Trajectories in H5MD 1.1 (https://www.nongnu.org/h5md/), read by MDAnalysis, OVITO and VMD's plugin:
+// OUTDIR/trajectory.h5 with /h5md (version, author, creator), /particles/all/box (periodic, edges per
+// frame) and one time-dependent group per field (step, time, value) under /particles/all; species (the
+// atom types) is time-independent. Rows are atoms in id order, each rank writing its block collectively
+// (parallel HDF5), so the file does not depend on the rank count. The file is opened and closed around
+// every frame, so that it is complete whenever no frame is being written.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+
+namespace spotrun::io {
+
+// The fields a trajectory may hold, in file order; "species" is the per-atom type.
+extern const std::vector<std::string> k_h5md_fields;
+
+struct H5mdFrame {
+  std::int64_t step = 0;
+  double time = 0;
+  std::array<double, 3> box_edges{};
+  // This rank's block of rows [first_row, first_row + rows) of the atoms sorted by id; each array that its
+  // field needs: position, velocity, force (3 doubles a row), image (3 ints), species (1 int).
+  std::uint64_t first_row = 0, rows = 0;
+  const double* position = nullptr;
+  const double* velocity = nullptr;
+  const double* force = nullptr;
+  const std::int64_t* image = nullptr;
+  const std::int64_t* species = nullptr;
+};
+
+class H5mdTrajectory {
+ public:
+  // fields: a subset of k_h5md_fields; units: the unit of each quantity ("length", "time", "velocity",
+  // "force") as H5MD unit strings; natoms: rows of every frame.
+  H5mdTrajectory(std::string path, std::vector<std::string> fields, std::uint64_t natoms);
+
+  // Opens the file of an earlier run for continuing at step `step` (collective): frames of steps after
+  // `step` are dropped (a resumed run's trajectory then equals an uninterrupted one's). A missing file
+  // starts a new one at the next frame; one with other fields or another atom count is an error naming
+  // the file (std::runtime_error on every rank).
+  void continue_after(const comm::Communicator& comm, std::int64_t step);
+  // Appends one frame (collective). The first frame of a new file creates it.
+  void write(const comm::Communicator& comm, const H5mdFrame& frame);
+  const std::string& path() const { return m_path; }
+
+ private:
+  std::string m_path;
+  std::vector<std::string> m_fields;
+  std::uint64_t m_natoms;
+  bool m_exists = false;  // the file holds this run's frames (created or continued)
+};
+
+}  // namespace spotrun::io

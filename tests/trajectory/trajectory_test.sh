@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# H5MD trajectories of spotrun run (md.trajectory), checked by check_trajectory.py with h5py and MDAnalysis.
+# usage: trajectory_test.sh SPOTRUN NP
+set -uo pipefail
+SPOTRUN=$1
+NP=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+WORK=$(mktemp -d /tmp/spotrun-trajectory.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+run() {  # run NP OUTDIR [args...]: prints the exit code
+  local np=$1 out=$2
+  shift 2
+  timeout 300 mpirun -np "$np" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" "$@" >>"$out.log" 2>&1
+  echo $?
+}
+cat >"$WORK/deck.toml" <<DECK
+[run]
+steps = 100
+thermo_every = 50
+[md]
+ensemble = "nvt"
+temperature = 0.8
+damp = 0.25
+[[md.types]]
+name = "A"
+fraction = 0.8
+[[md.types]]
+name = "B"
+fraction = 0.2
+[[md.pair.coeff]]
+types = ["A", "B"]
+epsilon = 1.5
+sigma = 0.8
+cutoff = 2.0
+[[md.pair.coeff]]
+types = ["B", "B"]
+epsilon = 0.5
+sigma = 0.88
+cutoff = 2.2
+[md.lattice]
+cells = [6, 6, 6]
+density = 1.2
+[md.trajectory]
+every = 10
+fields = ["position", "image", "velocity", "force", "species"]
+[checkpoint]
+every_steps = 30
+keep = 5
+DECK
+[ "$(run "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"
+[ "$(run 1 "$WORK/one")" = 0 ] || fail "one-rank run failed: $(tail -5 "$WORK/one.log")"
+# A run whose newest checkpoints are lost: its trajectory holds frames up to step 100, the resume starts
+# at step 60 and must drop the frames after it and write them again.
+[ "$(run "$NP" "$WORK/r")" = 0 ] || fail "first run failed: $(tail -5 "$WORK/r.log")"
+rm -f "$WORK/r/final.h5" "$WORK/r/checkpoints/ckpt-90.h5"
+[ "$(run "$NP" "$WORK/r")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/r.log")"
+grep -q "Resuming from .*ckpt-60.h5 at step 60" "$WORK/r.log" || fail "did not resume from step 60"
+# A trajectory with other fields than the deck's is refused, the file left as it was.
+cp "$WORK/r/trajectory.h5" "$WORK/saved.h5"
+rm -f "$WORK/r/final.h5"
+code=$(run "$NP" "$WORK/r" --set 'md.trajectory.fields=["position"]')
+[ "$code" != 0 ] || fail "a trajectory with other fields was continued"
+grep -q "cannot continue the trajectory .*trajectory.h5': it has the field 'image', but md.trajectory.fields does not name it" \
+  "$WORK/r.log" || fail "no message naming the field: $(tail -3 "$WORK/r.log")"
+cmp -s "$WORK/saved.h5" "$WORK/r/trajectory.h5" || fail "the refused run changed the trajectory"
+/usr/bin/python3 "$HERE/check_trajectory.py" "$WORK/ref/trajectory.h5" "$WORK/ref/final.h5" \
+  "$WORK/saved.h5" "$WORK/one/trajectory.h5" 11 10 || fail "check_trajectory.py"
+echo "PASS: trajectory at np $NP"
