@@ -22,6 +22,14 @@ struct LammpsData {
   std::size_t natoms() const { return id.size(); }
 };
 
+// The text of a data file of `d` that LAMMPS read_data and read_lammps_data() read (atom_style atomic:
+// header, Masses, Atoms with image flags, Velocities), every number exact (17 significant digits);
+// title: the first line.
+std::string format_lammps_data(const LammpsData& d, const std::string& title);
+// Extended XYZ of `d` (one frame): the atom count, a comment line with the box (Lattice) and properties,
+// then "NAME x y z" per atom, NAME the type's name (names[type - 1]).
+std::string format_xyz(const LammpsData& d, const std::vector<std::string>& names, const std::string& comment);
+
 // Parses a data file; throws InputError "FILE:LINE: ..." on any problem.
 LammpsData read_lammps_data(const std::string& path);
 // Same, from text already in memory (name is used in messages).

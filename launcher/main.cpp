@@ -13,6 +13,7 @@
 #include "comm/errors.hpp"
 #include "deck.hpp"
 #include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
+#include "export.hpp"
 #include "run.hpp"
 #include "stop.hpp"
 #include "spotrun/version.hpp"
@@ -43,6 +44,13 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   auto* inspect = app.add_subcommand(
       "inspect", "Verify checkpoints (every byte, every checksum, the state restores) and print their metadata");
   inspect->add_option("file", inspect_paths, "Checkpoint files (.h5)")->required();
+
+  launcher::ExportOptions export_opt;
+  auto* export_cmd = app.add_subcommand(
+      "export", "Write the atoms of an MD checkpoint as a LAMMPS data file (read_data continues it) or extended XYZ");
+  export_cmd->add_option("checkpoint", export_opt.checkpoint, "Checkpoint file (.h5, e.g. OUTDIR/final.h5)")->required();
+  export_cmd->add_option("--lammps-data", export_opt.lammps_data, "LAMMPS data file to write (atom_style atomic)");
+  export_cmd->add_option("--xyz", export_opt.xyz, "Extended XYZ file to write");
 
   std::string validate_path;
   std::vector<std::string> validate_sets;
@@ -77,6 +85,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   comm::Communicator comm(MPI_COMM_WORLD);
   if (*run) return launcher::run(comm, run_opt);
   if (*inspect) return launcher::inspect(comm, inspect_paths);
+  if (*export_cmd) return launcher::export_checkpoint(comm, export_opt);
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
   if (*doctor_cmd) return doctor::run_doctor(comm, doctor_opt);  // --- spotrun doctor ---
   if (*validate) {

@@ -28,3 +28,17 @@ foreach(np 1 2 3 4)
   set_tests_properties(trajectory.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "resume;mpi"
                        PASS_REGULAR_EXPRESSION "PASS: trajectory at np ${np}")
 endforeach()
+
+# spotrun export (tests/export/export_test.sh): LAMMPS (Debian's lammps, `lmp`) reads the exported data file
+# and gives the run's last thermo row at its step 0 to 1e-12.
+find_program(SPOTRUN_LMP lmp)
+if(SPOTRUN_LMP)
+  foreach(np 1 3)
+    add_test(NAME export.np${np}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/export/export_test.sh $<TARGET_FILE:spotrun> ${SPOTRUN_LMP} ${np})
+    set_tests_properties(export.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "cli;mpi"
+                         PASS_REGULAR_EXPRESSION "PASS: export at np ${np}")
+  endforeach()
+else()
+  message(WARNING "spotrun: lmp not found (Debian: lammps); the export tests are not registered")
+endif()

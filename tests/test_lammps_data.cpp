@@ -330,3 +330,32 @@ TEST(LammpsData, MissingFileNamesThePath) {
     EXPECT_CONTAINS(e.what(), "/nonexistent/dir/lj.data");
   }
 }
+
+// format_lammps_data() writes what parse_lammps_data() reads back exactly (two types, masses, image flags,
+// velocities, 17 digits); format_xyz() writes one line per atom named by its type.
+TEST(LammpsData, WrittenDataReadsBackExactly) {
+  spotrun::io::LammpsData d;
+  d.lo = {-1.5, 0.0, 0.1};
+  d.hi = {2.0 / 3.0, 7.25, 3.0};
+  d.ntypes = 2;
+  d.masses = {1.0, 1.0 / 3.0};
+  d.id = {7, 2, 40};
+  d.type = {1, 2, 2};
+  d.x = {0.1, 1.0 / 7.0, 0.2, -1.5, 7.0, 2.9999999999999996, 0.5, 3.25, 1.0};
+  d.v = {1e-300, -2.5, 1.0 / 3.0, 0, 0, 0, 4, 5, 6};
+  d.image = {0, -1, 2, 3, 0, 0, -7, 0, 1};
+  d.has_velocities = true;
+  const auto back = spotrun::io::parse_lammps_data(spotrun::io::format_lammps_data(d, "title"), "written");
+  EXPECT_EQ(back.lo, d.lo);
+  EXPECT_EQ(back.hi, d.hi);
+  EXPECT_EQ(back.masses, d.masses);
+  EXPECT_EQ(back.id, d.id);
+  EXPECT_EQ(back.type, d.type);
+  EXPECT_EQ(back.x, d.x);
+  EXPECT_EQ(back.v, d.v);
+  EXPECT_EQ(back.image, d.image);
+  const std::string xyz = spotrun::io::format_xyz(d, {"A", "B"}, "Step=3");
+  EXPECT_EQ(xyz.substr(0, 2), "3\n");
+  EXPECT_NE(xyz.find("\nA 0.10000000000000001 0.14285714285714285 0.20000000000000001\n"), std::string::npos) << xyz;
+  EXPECT_NE(xyz.find("\nB 0.5 3.25 1\n"), std::string::npos) << xyz;
+}
