@@ -35,6 +35,9 @@ std::vector<KeySpec> launcher_keys() {
      false, {}, true},
     {"run.output_dir", KeyType::String, "", "path",
      "Output directory (default: runs/<deck file stem>; --output-dir overrides)", -1e300, 1e300, false, {}, true},
+    {"run.progress_seconds", KeyType::Float, "60", "s",
+     "Progress report interval: step, share done, throughput and expected end on stderr (root rank) and in "
+     "OUTDIR/progress.json; 0 = off", 0, 1e12, false, {}, true},
     {"run.time_limit", KeyType::Duration, "0", "s or HH:MM:SS",
      "Wall-clock limit of this run: stop with a checkpoint (exit 75) before it; 0 = none", 0, 1e300, false, {}, true},
     // [checkpoint]

@@ -23,6 +23,7 @@
 #include "io/input_file.hpp"
 #include "io/thermo_writer.hpp"
 #include "solvers/registry.hpp"
+#include "launcher/progress.hpp"
 #include "spotrun/version.hpp"
 
 namespace fs = std::filesystem;
@@ -346,6 +347,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   double max_step_time = 0;
   const double state_bytes = solver->work_per_step() * registration.checkpoint_bytes_per_work_unit(deck);
   const char* stop_reason = nullptr;
+  ProgressReporter progress(comm.is_root(), outdir, deck.get_float("run.progress_seconds"), first, steps, t0,
+                            solver->work_unit());
   while (solver->step_index() < steps && !solver->finished()) {
     const double ts = MPI_Wtime();
     const std::int64_t next = solver->step_index() + 1;
@@ -360,6 +363,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);
+    progress.after_step(solver->step_index(), now, solver->work_per_step());
     int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
                            time_limit > 0 && (now - opt.start_wtime) + checkpoints.reserve_seconds(state_bytes) +
                                                      2 * max_step_time >= time_limit,
@@ -379,6 +383,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
   Kokkos::fence();
   const double loop = MPI_Wtime() - t0;
+  progress.at_end(solver->step_index(), MPI_Wtime(), solver->work_per_step(),
+                  solver->step_index() >= steps || solver->finished());
   const std::int64_t done = solver->step_index() - first;
   // Data that left the solver's memory space in the loop (the slowest rank's): copies between memory
   // spaces, and exchanges staged through host memory.

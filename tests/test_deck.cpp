@@ -9,6 +9,7 @@
 
 #include "comm/errors.hpp"
 #include "launcher/deck.hpp"
+#include "launcher/progress.hpp"
 #include "launcher/run.hpp"
 #include "solvers/md/md_registration.hpp"
 #include "support/mpi_test.hpp"
@@ -825,4 +826,26 @@ TEST(Deck, AtomTypesAndPairCoefficients) {
                   "md.types[1].name = \"A\" is also the name of md.types[0]; type names must be unique");
   EXPECT_CONTAINS(validate_error("[[md.types]]\nname = \"A\"\nfraction = 0.5\n[[md.types]]\nname = \"B\"\nfraction = 0.2\n"),
                   "the md.types fractions add up to 0.7");
+}
+
+// The progress figures: share, throughput over this process's steps, time left and expected end.
+TEST(Progress, FiguresAndLine) {
+  using spotrun::launcher::progress_figures;
+  // Resumed at step 100, now step 300 of 1100 after 10 s: 20 steps/s, 800 steps = 40 s left.
+  const double epoch = 1795996800;  // 2026-11-30T00:00:00Z
+  const auto f = progress_figures(100, 300, 1100, 10.0, 864.0, epoch);
+  EXPECT_DOUBLE_EQ(f.percent, 100.0 * 300 / 1100);
+  EXPECT_DOUBLE_EQ(f.steps_per_second, 20.0);
+  EXPECT_DOUBLE_EQ(f.work_per_second, 20.0 * 864);
+  EXPECT_DOUBLE_EQ(f.remaining, 40.0);
+  EXPECT_EQ(f.eta_utc, "2026-11-30T00:00:40Z");
+  EXPECT_EQ(spotrun::launcher::progress_line(f, "atom-steps"),
+            "Progress: step 300 of 1100 (27.3%), 20 steps/s (1.728e+04 atom-steps/s), 40 s left, ends at "
+            "2026-11-30 00:00:40 UTC");
+  const auto g = progress_figures(100, 100, 1100, 0.5, 864.0, epoch);  // no step done yet
+  EXPECT_LT(g.remaining, 0);
+  EXPECT_CONTAINS(spotrun::launcher::progress_line(g, "atom-steps"), "no step done yet");
+  const auto h = progress_figures(0, 50, 7250, 1.0, 1.0, epoch);  // 50 steps/s, 144 s left
+  EXPECT_CONTAINS(spotrun::launcher::progress_line(h, "x"), "2 min 24 s left, ends at 2026-11-30 00:02:24 UTC");
+  EXPECT_CONTAINS(spotrun::launcher::progress_json(f, "atom-steps", false), "\"remaining_seconds\": 40.0");
 }

@@ -160,6 +160,31 @@ good_run)
         [[ ! -e "$W/out-nccl/thermo.csv" ]] || fail "a refused transport wrote thermo.csv"
     fi
     ;;
+progress)
+    # run.progress_seconds: the root rank reports to stderr (stdout stays thermo and summary) and keeps
+    # OUTDIR/progress.json; 0 turns both off.
+    good_deck good.toml
+    run "$NP" run good.toml --output-dir "$W/out" --set run.steps=400 --set run.progress_seconds=0.02
+    expect_exit 0
+    grep -qE '^Progress: step [0-9]+ of 400 \([0-9]+\.[0-9]%\), [0-9.e+]+ steps/s \([0-9.e+]+ atom-steps/s\), [0-9]+ (s|min [0-9]+ s) left, ends at 20[0-9]{2}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2} UTC$' "$ERR" ||
+        fail "no progress line on stderr: $(head -3 "$ERR")"
+    ! grep -q "^Progress:" "$OUT" || fail "progress on stdout"
+    # Only the root rank reports: each step once, in increasing order.
+    grep -o '^Progress: step [0-9]*' "$ERR" | awk '{ if ($3 <= last) bad = 1; last = $3 } END { exit bad }' ||
+        fail "progress lines repeat or go back (more than one rank reporting?)"
+    /usr/bin/python3 -c '
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert p["step"] == 400 and p["steps"] == 400 and p["finished"] is True and p["percent"] == 100.0, p
+assert p["steps_per_second"] > 0 and p["work_unit"] == "atom-steps/s" and p["remaining_seconds"] == 0, p
+assert p["expected_end_utc"].endswith("Z") and p["elapsed_seconds"] > 0, p
+' "$W/out/progress.json" || fail "progress.json: $(cat "$W/out/progress.json")"
+    [[ ! -e "$W/out/progress.json.tmp" ]] || fail "progress.json.tmp left behind"
+    run "$NP" run good.toml --output-dir "$W/off" --set run.steps=400 --set run.progress_seconds=0
+    expect_exit 0
+    ! grep -q "^Progress:" "$ERR" || fail "progress with run.progress_seconds = 0"
+    [[ ! -e "$W/off/progress.json" ]] || fail "progress.json with run.progress_seconds = 0"
+    ;;
 thermo_rank_independence)
     good_deck deck.toml
     for np in 1 2 3 4; do

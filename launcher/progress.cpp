@@ -1,0 +1,127 @@
+#include "progress.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+namespace spotrun::launcher {
+namespace {
+
+std::string utc_text(double epoch, const char* format) {
+  const auto t = static_cast<std::time_t>(std::llround(epoch));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[64];
+  std::strftime(buf, sizeof buf, format, &tm);
+  return buf;
+}
+
+// "3 h 02 min", "12 min 05 s", "42 s"
+std::string duration_text(double s) {
+  const auto total = static_cast<long long>(std::llround(s));
+  char buf[64];
+  if (total >= 86400)
+    std::snprintf(buf, sizeof buf, "%lld d %02lld h %02lld min", total / 86400, total % 86400 / 3600, total % 3600 / 60);
+  else if (total >= 3600)
+    std::snprintf(buf, sizeof buf, "%lld h %02lld min", total / 3600, total % 3600 / 60);
+  else if (total >= 60)
+    std::snprintf(buf, sizeof buf, "%lld min %02lld s", total / 60, total % 60);
+  else
+    std::snprintf(buf, sizeof buf, "%lld s", total);
+  return buf;
+}
+
+double now_epoch() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+ProgressFigures progress_figures(std::int64_t first_step, std::int64_t step, std::int64_t steps, double elapsed,
+                                 double work_per_step, double now) {
+  ProgressFigures f;
+  f.step = step;
+  f.steps = steps;
+  f.percent = steps > 0 ? 100.0 * static_cast<double>(step) / static_cast<double>(steps) : 100.0;
+  f.elapsed = elapsed;
+  const auto done = static_cast<double>(step - first_step);
+  if (done > 0 && elapsed > 0) {
+    f.steps_per_second = done / elapsed;
+    f.work_per_second = f.steps_per_second * work_per_step;
+    f.remaining = static_cast<double>(steps - step) / f.steps_per_second;
+    f.eta_utc = utc_text(now + f.remaining, "%Y-%m-%dT%H:%M:%SZ");
+  }
+  return f;
+}
+
+std::string progress_line(const ProgressFigures& f, const std::string& work_unit) {
+  char buf[512];
+  if (f.remaining < 0) {
+    std::snprintf(buf, sizeof buf, "Progress: step %lld of %lld (%.1f%%), no step done yet", static_cast<long long>(f.step),
+                  static_cast<long long>(f.steps), f.percent);
+    return buf;
+  }
+  std::string eta = f.eta_utc;  // 2026-11-30T17:40:12Z -> 2026-11-30 17:40:12 UTC
+  if (eta.size() == 20) eta = eta.substr(0, 10) + " " + eta.substr(11, 8) + " UTC";
+  std::snprintf(buf, sizeof buf, "Progress: step %lld of %lld (%.1f%%), %.4g steps/s (%.4g %s/s), %s left, ends at %s",
+                static_cast<long long>(f.step), static_cast<long long>(f.steps), f.percent, f.steps_per_second,
+                f.work_per_second, work_unit.c_str(), duration_text(f.remaining).c_str(), eta.c_str());
+  return buf;
+}
+
+std::string progress_json(const ProgressFigures& f, const std::string& work_unit, bool finished) {
+  nlohmann::json j;
+  j["step"] = f.step;
+  j["steps"] = f.steps;
+  j["percent"] = f.percent;
+  j["steps_per_second"] = f.steps_per_second;
+  j["work_per_second"] = f.work_per_second;
+  j["work_unit"] = work_unit + "/s";
+  j["elapsed_seconds"] = f.elapsed;
+  j["remaining_seconds"] = f.remaining >= 0 ? nlohmann::json(f.remaining) : nlohmann::json(nullptr);
+  j["expected_end_utc"] = f.eta_utc.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.eta_utc);
+  j["updated_utc"] = utc_text(now_epoch(), "%Y-%m-%dT%H:%M:%SZ");
+  j["finished"] = finished;
+  return j.dump(2) + "\n";
+}
+
+ProgressReporter::ProgressReporter(bool root, std::string outdir, double interval, std::int64_t first_step,
+                                   std::int64_t steps, double loop_start, std::string work_unit)
+    : m_root(root), m_outdir(std::move(outdir)), m_interval(interval), m_first_step(first_step), m_steps(steps),
+      m_loop_start(loop_start), m_last(loop_start), m_work_unit(std::move(work_unit)) {}
+
+void ProgressReporter::after_step(std::int64_t step, double now, double work_per_step) {
+  if (!m_root || m_interval <= 0 || now - m_last < m_interval) return;
+  m_last = now;
+  report(step, now, work_per_step, false, true);
+}
+
+void ProgressReporter::at_end(std::int64_t step, double now, double work_per_step, bool finished) {
+  if (!m_root || m_interval <= 0) return;
+  report(step, now, work_per_step, finished, false);
+}
+
+void ProgressReporter::report(std::int64_t step, double now, double work_per_step, bool finished, bool print) {
+  const ProgressFigures f = progress_figures(m_first_step, step, m_steps, now - m_loop_start, work_per_step, now_epoch());
+  if (print) {
+    std::fprintf(stderr, "%s\n", progress_line(f, m_work_unit).c_str());
+    std::fflush(stderr);
+  }
+  // progress.json through a temporary file and a rename; a failure costs the report, never the run.
+  const std::filesystem::path path = std::filesystem::path(m_outdir) / "progress.json";
+  const std::string tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << progress_json(f, m_work_unit, finished);
+    if (!out) return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+}
+
+}  // namespace spotrun::launcher
