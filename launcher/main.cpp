@@ -13,6 +13,7 @@
 #include "comm/errors.hpp"
 #include "deck.hpp"
 #include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
+#include "launcher/report/recorder.hpp"  // --- spotrun report ---
 #include "run.hpp"
 #include "stop.hpp"
 #include "spotrun/version.hpp"
@@ -63,6 +64,15 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   auto* doctor_cmd = app.add_subcommand("doctor", "Measure CPUs, GPUs, MPI and the checkpoint directory of every rank before a run");
   doctor::add_doctor_options(*doctor_cmd, doctor_opt);
 
+  // --- spotrun report (launcher/report/recorder.hpp, docs/report.md) ---
+  std::string report_dir, report_png;
+  bool report_json = false;
+  auto* report_cmd = app.add_subcommand("report", "Print the run report of an output directory (every attempt: time, "
+                                                  "GPU-hours, cost, work redone, checkpoint advice)");
+  report_cmd->add_option("outdir", report_dir, "Output directory of spotrun run")->required();
+  report_cmd->add_flag("--json", report_json, "Print report.json instead of the summary");
+  report_cmd->add_option("--png", report_png, "Draw the timeline of the attempts into this PNG file (python3-matplotlib)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -79,6 +89,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   if (*inspect) return launcher::inspect(comm, inspect_paths);
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
   if (*doctor_cmd) return doctor::run_doctor(comm, doctor_opt);  // --- spotrun doctor ---
+  if (*report_cmd) return report::report_command(comm, report_dir, report_json, report_png);  // --- spotrun report ---
   if (*validate) {
     launcher::set_signal_mode(launcher::SignalMode::exit_now, "reading the deck");
     auto deck = launcher::load_deck(comm, validate_path, validate_sets);

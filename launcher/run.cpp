@@ -16,6 +16,7 @@
 #include "output_lock.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
+#include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
 #include "comm/device.hpp"
 #include "comm/transport.hpp"
@@ -239,7 +240,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const std::string solver_name = deck.get_string("run.solver");
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
 
-  auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+  // --- run report: the transport's exchanges and fences timed (communication) ---
+  auto transport = report::timed(comm::make_transport(deck.get_string("comm.transport"), comm));
   // --- spot notices: polled from here on (a notice in the start-up stops the run at its first agreed step) ---
   SpotNotices notices(comm, deck);
   print_header(comm, transport.get());
@@ -281,7 +283,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   } else if (opt.resume == "never") {
     const std::string moved = checkpoints.archive_previous_run();
     if (comm.is_root() && !moved.empty())
-      std::printf("Starting fresh: the earlier run's checkpoints, final.h5 and thermo.csv moved to %s\n", moved.c_str());
+      std::printf("Starting fresh: the earlier run's checkpoints, final.h5, thermo.csv and run report moved to %s\n", moved.c_str());
   } else {
     candidates.push_back({opt.resume, -1});
   }
@@ -313,6 +315,9 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   if (!solver && !candidates.empty())
     throw InputError("no valid checkpoint in " + outdir + " (all " + std::to_string(candidates.size()) +
                      " damaged, see above); nothing was changed. Use --resume=never to start a new run there.");
+  // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (launcher/report/recorder.hpp) ---
+  report::RunRecorder run_report(comm, deck, outdir, opt.start_wtime, *transport);
+  if (comm.is_root()) std::printf("%s\n", run_report.header().c_str());
 
   set_signal_mode(SignalMode::exit_now, "setting up the run");
   const bool abort_on_error = checkpoints.settings().abort_on_error;
@@ -342,12 +347,14 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const double t0 = MPI_Wtime();
   checkpoints.mark_started(t0);
   const std::int64_t first = solver->step_index();
+  run_report.loop_started(t0, first, resumed_from);  // --- run report: set-up ends here ---
   StopAgreement agreement(comm.mpi());
   double max_step_time = 0;
   const double state_bytes = solver->work_per_step() * registration.checkpoint_bytes_per_work_unit(deck);
   const char* stop_reason = nullptr;
   while (solver->step_index() < steps && !solver->finished()) {
     const double ts = MPI_Wtime();
+    run_report.step_begin();  // --- run report ---
     const std::int64_t next = solver->step_index() + 1;
     const bool want_thermo = next % thermo_every == 0 || next == steps;
     solver->step(want_thermo);
@@ -360,12 +367,15 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);
+    run_report.step_end(now - ts);  // --- run report: compute (less the transport's time) ---
     int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
                            time_limit > 0 && (now - opt.start_wtime) + checkpoints.reserve_seconds(state_bytes) +
                                                      2 * max_step_time >= time_limit,
                            notices.noticed()};
     int agreed[k_nflags];
+    const double ta = MPI_Wtime();
     agreement.exchange(local, agreed);
+    run_report.add_communication(MPI_Wtime() - ta);  // --- run report ---
     if (solver->step_index() >= steps || solver->finished()) break;
     if (agreed[k_flag_signal] || agreed[k_flag_time_limit] || agreed[k_flag_spot_notice]) {
       stop_reason = agreed[k_flag_signal] ? "signal" : agreed[k_flag_spot_notice] ? "spot notice" : "time limit";
@@ -373,7 +383,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     }
     if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint]) {
       transport->fence();
-      checkpoints.write(*solver, now, agreed[k_flag_checkpoint] ? "interval" : "every_steps");
+      const char* why = agreed[k_flag_checkpoint] ? "interval" : "every_steps";
+      run_report.checkpoint(solver->step_index(), why, [&] { return checkpoints.write(*solver, now, why); });
     }
   }
   transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
@@ -400,7 +411,9 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
                   sig ? " " : "", sig ? signal_name(sig) : "");
     // A checkpoint of this very step may just have been written.
     const bool ok = checkpoints.last_step() == solver->step_index() ||
-                    checkpoints.write(*solver, MPI_Wtime(), stop_reason, true);
+                    run_report.checkpoint(solver->step_index(), stop_reason, [&] {
+                      return checkpoints.write(*solver, MPI_Wtime(), stop_reason, true);
+                    });
     code = ok || checkpoints.written() > 0 || !resumed_from.empty() ? k_exit_resume_me : k_exit_failure;
     if (!ok && comm.is_root())
       std::fprintf(stderr, "ERROR: the stop checkpoint failed: %s\n",
@@ -409,7 +422,10 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
                        : "there is no earlier checkpoint, the steps of this run are lost");
   } else {
     set_signal_mode(SignalMode::stopping, "writing the final state");
-    checkpoints.write_final(*solver);
+    run_report.checkpoint(solver->step_index(), "final", [&] {
+      checkpoints.write_final(*solver);
+      return true;
+    });
   }
   auto lines = solver->summary();
   if (comm.is_root()) {
@@ -430,6 +446,14 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     if (code == k_exit_resume_me) std::printf("Exit 75: stopped early with a valid checkpoint; run the same command to resume\n");
     std::fflush(stdout);
   }
+  // --- run report: how this attempt ended; the summary of every attempt ---
+  const int stop_signal = received_signal();
+  run_report.finish(code,
+                    code == k_exit_finished ? std::string("finished")
+                    : !stop_reason          ? std::string("failed")
+                                            : std::string(stop_reason) + (code == k_exit_failure ? " (stop checkpoint failed)" : "") +
+                                                  (stop_signal ? std::string(" ") + signal_name(stop_signal) : ""),
+                    solver->step_index());
   return code;
 }
 
