@@ -220,8 +220,9 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
                            fmt(a.min_gpu_utilisation, "%g") + " %");
     }
     if (a.state == "lost")
-      warnings.push_back("attempt " + std::to_string(a.number) + " ended without a record (" + a.exit_cause +
-                         "): its figures stop at its last update");
+      warnings.push_back("attempt " + std::to_string(a.number) +
+                         " ended without a record (killed, or its node went away): its figures stop at its last "
+                         "update, the steps after its last checkpoint are not counted");
     wall += a.parts.wall;
     rank_hours += a.parts.wall * a.ranks / 3600.0;
     ckpt += a.parts.checkpoint;
@@ -337,7 +338,7 @@ std::string summary_text(const json& r) {
   o << "Run report of " << r.at("output_dir").get<std::string>() << " (" << t.at("attempts").get<int>()
     << " attempt(s); " << k_report_name << ", docs/report.md):\n";
   char line[512];
-  std::snprintf(line, sizeof line, "  %-3s %-24s %5s %4s %-16s %15s %6s %9s %8s %8s %8s %8s %8s\n", "#", "start (UTC)",
+  std::snprintf(line, sizeof line, "  %-3s %-24s %5s %4s %-20s %15s %6s %9s %8s %8s %8s %8s %8s\n", "#", "start (UTC)",
                 "ranks", "GPUs", "exit", "steps", "redone", "wall s", "setup", "compute", "comm", "ckpt", "idle");
   o << line;
   for (const auto& a : r.at("attempts")) {
@@ -345,8 +346,8 @@ std::string summary_text(const json& r) {
     const std::string steps = std::to_string(a.at("start_step").get<long long>()) + "->" +
                               std::to_string(a.at("end_step").get<long long>());
     std::string cause = a.at("exit_cause").get<std::string>();
-    if (cause.size() > 16) cause = cause.substr(0, 16);
-    std::snprintf(line, sizeof line, "  %-3d %-24s %5d %4d %-16s %15s %6lld %9.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n",
+    if (cause.size() > 20) cause = cause.substr(0, 20);
+    std::snprintf(line, sizeof line, "  %-3d %-24s %5d %4d %-20s %15s %6lld %9.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n",
                   a.at("attempt").get<int>(), a.at("start").get<std::string>().c_str(), a.at("ranks").get<int>(),
                   a.value("gpus", 0), cause.c_str(), steps.c_str(), a.at("steps_redone").get<long long>(),
                   s.at("wall").get<double>(), s.at("setup").get<double>(), s.at("compute").get<double>(),

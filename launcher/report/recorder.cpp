@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace fs = std::filesystem;
 
 namespace spotrun::report {
@@ -23,6 +25,29 @@ double cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+// When this process started (seconds since 1970), from /proc/self/stat and the boot time; 0 if unknown.
+double process_start_unix() {
+  std::string stat, proc_stat;
+  std::ifstream in("/proc/self/stat");
+  std::getline(in, stat);
+  std::ifstream boot("/proc/stat");
+  double btime = 0;
+  for (std::string key; boot >> key;) {
+    if (key == "btime") {
+      boot >> btime;
+      break;
+    }
+  }
+  // Field 22 (starttime, clock ticks after boot) counts from the ')' that ends the command name (field 2).
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || btime <= 0) return 0;
+  std::istringstream fields(stat.substr(close + 1));
+  std::string f;
+  for (int k = 3; k <= 22 && (fields >> f); ++k)
+    if (k == 22) return btime + std::stod(f) / static_cast<double>(sysconf(_SC_CLK_TCK));
+  return 0;
 }
 
 bool read_text(const fs::path& path, std::string& text) {
@@ -88,6 +113,10 @@ nlohmann::json load_report(const std::string& outdir, std::vector<std::string>& 
 RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& deck, const std::string& outdir,
                          double start_wtime, const TimedTransport& transport)
     : m_comm(comm), m_outdir(outdir), m_start_wtime(start_wtime), m_transport(transport) {
+  // The process started before MPI_Init (start_wtime): that time counts as set-up (tick resolution).
+  const double started = process_start_unix();
+  const double at_start_wtime = unix_now() - (MPI_Wtime() - start_wtime);
+  if (started > 0 && at_start_wtime > started && at_start_wtime - started < 3600) m_before_start = at_start_wtime - started;
   m_devices = comm::gather_devices(comm);  // collective; every rank gets every rank's
   // The node-local rank 0 of a node whose ranks have GPUs samples them.
   bool node_has_gpu = false;
@@ -113,7 +142,7 @@ RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& d
   for (auto& a : m_attempts)
     if (a.state == "running") {
       a.state = "lost";
-      a.exit_cause = "lost: ended without a record (killed, or its node went away)";
+      a.exit_cause = "lost: no end record";
     }
   std::string text;
   const fs::path report_path = fs::path(outdir) / k_report_name;
@@ -131,7 +160,7 @@ RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& d
   Attempt a;
   a.number = static_cast<int>(m_attempts.size()) + 1;
   a.state = "running";
-  a.start_unix = unix_now() - (MPI_Wtime() - start_wtime);
+  a.start_unix = at_start_wtime - m_before_start;
   a.end_unix = unix_now();
   std::set<std::string> hosts;
   std::set<std::pair<std::string, std::string>> gpus;
@@ -162,7 +191,7 @@ RunRecorder::~RunRecorder() {
   a.exit_code = 1;
   a.exit_cause = "failed: an error ended the run (see its log)";
   a.end_unix = unix_now();
-  a.parts.wall = MPI_Wtime() - m_start_wtime;
+  a.parts.wall = MPI_Wtime() - m_start_wtime + m_before_start;
   a.parts.idle = std::max(0.0, a.parts.wall - a.parts.setup - a.parts.compute - a.parts.communication - a.parts.checkpoint);
   try {
     write_files();
@@ -193,9 +222,9 @@ bool RunRecorder::checkpoint(std::int64_t step, const char* reason, const std::f
 
 void RunRecorder::update(std::int64_t step) {
   // Every rank's parts (means over the ranks), CPU times and each node's GPU figures, to the root.
-  const double wall = MPI_Wtime() - m_start_wtime;
+  const double wall = MPI_Wtime() - m_start_wtime + m_before_start;
   const bool looped = m_loop_start >= 0;
-  const double setup = looped ? m_loop_start - m_start_wtime : wall;
+  const double setup = looped ? m_loop_start - m_start_wtime + m_before_start : wall;
   const double communication = looped ? m_transport.seconds() - m_transport_at_loop + m_agreement_seconds : 0;
   double v[6] = {wall, setup, m_steps_seconds - m_transport_in_steps, communication, m_checkpoint_seconds,
                  m_steps_seconds};

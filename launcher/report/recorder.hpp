@@ -2,7 +2,7 @@
 // The run report of `spotrun run` (docs/report.md): this attempt's record in OUTDIR/attempts.jsonl (the
 // ledger: one line per attempt, replaced atomically by the root rank) and OUTDIR/report.json derived from
 // it, both rewritten at every checkpoint and at the end; the human summary printed at the end. Its time
-// parts: set-up (program start to the time loop), compute (time in steps less the transport's),
+// parts: set-up (process start, MPI_Init included, to the time loop), compute (time in steps less the transport's),
 // communication (the transport's exchanges and fences, the stop agreement), checkpoint (writes of the
 // state), idle (the rest of the wall time). A report that cannot be written warns; it never stops a run.
 #include <functional>
@@ -53,6 +53,7 @@ class RunRecorder {
   const comm::Communicator& m_comm;
   std::string m_outdir;
   double m_start_wtime;
+  double m_before_start = 0;  // seconds from the process's start to start_wtime (MPI_Init)
   const TimedTransport& m_transport;
   std::unique_ptr<GpuSampler> m_sampler;
   std::vector<comm::DeviceInfo> m_devices;  // every rank's (root)
