@@ -3,8 +3,8 @@
 spotrun_add_test_executable(test_report test_report.cpp LIBS spotrun_report)
 spotrun_add_unit_test(report.unit test_report)
 set_tests_properties(report.unit PROPERTIES LABELS "unit;report")
-# End to end (tests/report/report_test.sh): a run stopped by SIGTERM twice and resumed, at 1 and 2 ranks.
-foreach(np 1 2)
+# End to end (tests/report/report_test.sh): a run stopped by SIGTERM twice and resumed, at 1, 2 and 3 ranks.
+foreach(np 1 2 3)
   add_test(NAME report.sigterm_twice.np${np}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report/report_test.sh $<TARGET_FILE:spotrun> ${MPIEXEC_EXECUTABLE}
                    ${np} ${CMAKE_CURRENT_BINARY_DIR}/cli-work/report.np${np})

@@ -209,10 +209,11 @@ void RunRecorder::loop_started(double now, std::int64_t step, const std::string&
 }
 
 bool RunRecorder::checkpoint(std::int64_t step, const char* reason, const std::function<bool()>& write) {
-  const double t = MPI_Wtime();
+  const double t = MPI_Wtime(), moved = m_transport.seconds();
   const bool ok = write();
   const double local = MPI_Wtime() - t;
   m_checkpoint_seconds += local;
+  m_transport_in_checkpoints += m_transport.seconds() - moved;  // a solver's state() may exchange data
   const double seconds = m_comm.max(local);
   if (m_comm.is_root())
     m_attempts.back().checkpoints.push_back({step, MPI_Wtime() - m_start_wtime, seconds, reason, ok});
@@ -225,7 +226,8 @@ void RunRecorder::update(std::int64_t step) {
   const double wall = MPI_Wtime() - m_start_wtime + m_before_start;
   const bool looped = m_loop_start >= 0;
   const double setup = looped ? m_loop_start - m_start_wtime + m_before_start : wall;
-  const double communication = looped ? m_transport.seconds() - m_transport_at_loop + m_agreement_seconds : 0;
+  const double communication =
+      looped ? m_transport.seconds() - m_transport_at_loop - m_transport_in_checkpoints + m_agreement_seconds : 0;
   double v[6] = {wall, setup, m_steps_seconds - m_transport_in_steps, communication, m_checkpoint_seconds,
                  m_steps_seconds};
   m_comm.sum_in_place(v, 6);

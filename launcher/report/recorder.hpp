@@ -65,6 +65,7 @@ class RunRecorder {
   double m_transport_at_loop = 0;
   double m_step_transport = 0;
   double m_steps_seconds = 0, m_transport_in_steps = 0, m_agreement_seconds = 0, m_checkpoint_seconds = 0;
+  double m_transport_in_checkpoints = 0;  // the transport's time inside checkpoint writes (checkpoint time)
 };
 
 // `spotrun report OUTDIR [--json] [--png FILE]` (root rank does the work): prints the summary (or the JSON)

@@ -24,7 +24,7 @@ cat >"$WORK/deck.toml" <<DECK
 steps = 10000000
 thermo_every = 50
 [md.lattice]
-cells = [5, 5, 5]
+cells = [6, 6, 6]
 [checkpoint]
 every_steps = 40
 keep = 4
@@ -98,7 +98,8 @@ for k, (x, w) in enumerate(zip(a, want)):
     if x["ranks"] != np: fail("attempt %d: %d ranks" % (k + 1, x["ranks"]))
     s = x["seconds"]
     parts = [s[p] for p in ("setup", "compute", "communication", "checkpoint", "idle")]
-    if min(parts[:4]) < 0 or s["idle"] < -0.02 * s["wall"]: fail("attempt %d: a negative time part %s" % (k + 1, s))
+    # The parts are disjoint intervals of each rank's time: idle (the rest) is never negative.
+    if min(parts[:4]) < 0 or s["idle"] < -1e-3: fail("attempt %d: a negative time part %s" % (k + 1, s))
     if abs(sum(parts) - s["wall"]) > 0.02 * s["wall"]: fail("attempt %d: parts %s do not add up to %g" % (k + 1, parts, s["wall"]))
     span = x["end_unix"] - x["start_unix"]
     if abs(span - s["wall"]) > 0.02 * s["wall"] + 0.05: fail("attempt %d: wall %g s, start to end %g s" % (k + 1, s["wall"], span))
