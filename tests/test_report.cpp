@@ -3,7 +3,10 @@
 // worked out by hand from the made-up attempts.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdlib>
+#include <thread>
 
 #include "launcher/report/gpu_sampler.hpp"
 #include "launcher/report/model.hpp"
@@ -182,4 +185,27 @@ TEST(Report, SamplerWithoutNvmlIsNoError) {
   if (s.sampling()) GTEST_SKIP() << "NVML is present here: " << s.status();
   EXPECT_EQ(s.status().rfind("off: ", 0), 0u) << s.status();
   EXPECT_TRUE(s.snapshot().empty());
+}
+
+TEST(Report, SamplerReadsEveryGpuThroughNvml) {
+  // Where NVML and a GPU are present: every GPU sampled at the interval, figures in their ranges. Skipped
+  // elsewhere; SPOTRUN_REQUIRE_GPU=1 turns the skip into a failure.
+  GpuSampler s(true, 0.05);
+  if (!s.sampling()) {
+    const char* require = std::getenv("SPOTRUN_REQUIRE_GPU");
+    if (require && std::string(require) == "1") FAIL() << "SPOTRUN_REQUIRE_GPU=1 but " << s.status();
+    GTEST_SKIP() << "no GPU sampling here: " << s.status();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  const auto stats = s.snapshot();
+  ASSERT_FALSE(stats.empty());
+  for (const auto& g : stats) {
+    EXPECT_EQ(g.uuid.rfind("GPU-", 0), 0u) << g.uuid;
+    EXPECT_GE(g.samples, 3) << g.uuid;  // one at the start, then every 50 ms
+    EXPECT_GE(g.util_min, 0);
+    EXPECT_LE(g.util_min * g.samples, g.util_sum + 1e-9);
+    EXPECT_LE(g.util_sum, 100.0 * g.samples);
+    EXPECT_GT(g.memory_max_bytes, 0);
+    EXPECT_GT(g.sm_clock_sum_mhz, 0);
+  }
 }
