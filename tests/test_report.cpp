@@ -102,12 +102,15 @@ TEST(Report, HoursCostAndSpotSaving) {
 TEST(Report, NoGpuNoGpuFields) {
   std::vector<Attempt> a{attempt(1, 0, 100, 60, 0)};
   a[0].price_per_gpu_hour = 3;
+  a[0].cpu_seconds = {30, 57};  // 50 % and 95 % of the 60 s of wall
+  EXPECT_EQ(derive(a, {}, "out").at("attempts")[0].at("cpu_utilisation_percent"), nlohmann::json({50.0, 95.0}));
   const auto r = derive(a, {}, "out");
   for (const char* k : {"gpu_hours", "cost", "spot_saving", "gpu_util_mean_percent"})
     EXPECT_FALSE(r.at("totals").contains(k)) << k;
   EXPECT_FALSE(r.at("attempts")[0].contains("gpu_hours"));
   EXPECT_FALSE(r.at("attempts")[0].contains("gpus"));
   EXPECT_NE(summary_text(r).find("GPUs: none"), std::string::npos);
+  EXPECT_NE(summary_text(r).find("CPU time / wall time per rank (attempt 1): 50 %, 95 %"), std::string::npos);
 }
 
 TEST(Report, UtilisationWarningAndMtbfWithoutInterruptions) {
@@ -118,6 +121,9 @@ TEST(Report, UtilisationWarningAndMtbfWithoutInterruptions) {
   const auto r = derive(a, {}, "out");
   ASSERT_EQ(r.at("warnings").size(), 1u);
   EXPECT_NE(r.at("warnings")[0].get<std::string>().find("rank 1"), std::string::npos);
+  EXPECT_NE(summary_text(r).find("GPU utilisation mean/min per rank (attempt 1): rank 0 80/60 %, rank 1 30/5 %"),
+            std::string::npos)
+      << summary_text(r);
   EXPECT_DOUBLE_EQ(r.at("totals").at("gpu_util_mean_percent").get<double>(), 55);
   EXPECT_DOUBLE_EQ(r.at("totals").at("gpu_util_min_percent").get<double>(), 5);
   const auto& adv = r.at("checkpoint_advice");

@@ -201,6 +201,11 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
     j["steps_redone"] = redone[k];
     j["redone_seconds"] = static_cast<double>(redone[k]) * step_s;
     j["rank_hours"] = a.parts.wall * a.ranks / 3600.0;
+    if (a.parts.wall > 0 && !a.cpu_seconds.empty()) {
+      json cpu = json::array();
+      for (double c : a.cpu_seconds) cpu.push_back(100 * c / a.parts.wall);
+      j["cpu_utilisation_percent"] = cpu;
+    }
     if (a.gpus > 0) {
       any_gpu = true;
       j["gpu_hours"] = a.parts.wall * a.gpus / 3600.0;
@@ -392,6 +397,27 @@ std::string summary_text(const json& r) {
     o << "; " << adv.at("advice").get<std::string>() << "\n";
   } else {
     o << "  Checkpoint advice: " << adv.at("advice").get<std::string>() << "\n";
+  }
+  // The latest attempt's ranks: CPU time over wall time, GPU utilisation (mean / minimum sample).
+  if (!r.at("attempts").empty()) {
+    const json& a = r.at("attempts").back();
+    std::string cpu, gpu;
+    std::size_t shown = 0;
+    if (a.contains("cpu_utilisation_percent"))
+      for (const auto& c : a.at("cpu_utilisation_percent"))
+        if (shown++ < 8) cpu += (cpu.empty() ? "" : ", ") + fmt(c.get<double>(), "%.0f") + " %";
+    if (shown > 8) cpu += ", ... (" + std::to_string(shown) + " ranks)";
+    shown = 0;
+    if (a.contains("gpu"))
+      for (const auto& g : a.at("gpu"))
+        if (shown++ < 8)
+          gpu += (gpu.empty() ? "" : ", ") + std::string("rank ") + std::to_string(g.at("rank").get<int>()) + " " +
+                 fmt(g.at("util_mean_percent").get<double>(), "%.0f") + "/" +
+                 fmt(g.at("util_min_percent").get<double>(), "%.0f") + " %";
+    if (shown > 8) gpu += ", ... (" + std::to_string(shown) + " GPUs)";
+    if (!cpu.empty()) o << "  CPU time / wall time per rank (attempt " << a.at("attempt").get<int>() << "): " << cpu << "\n";
+    if (!gpu.empty())
+      o << "  GPU utilisation mean/min per rank (attempt " << a.at("attempt").get<int>() << "): " << gpu << "\n";
   }
   for (const auto& w : r.at("warnings")) o << "  WARNING: " << w.get<std::string>() << "\n";
   return o.str();
