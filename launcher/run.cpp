@@ -448,12 +448,10 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   }
   // --- run report: how this attempt ended; the summary of every attempt ---
   const int stop_signal = received_signal();
-  run_report.finish(code,
-                    code == k_exit_finished ? std::string("finished")
-                    : !stop_reason          ? std::string("failed")
-                                            : std::string(stop_reason) + (code == k_exit_failure ? " (stop checkpoint failed)" : "") +
-                                                  (stop_signal ? std::string(" ") + signal_name(stop_signal) : ""),
-                    solver->step_index());
+  std::string cause = code == k_exit_finished ? "finished" : stop_reason ? stop_reason : "failed";
+  if (stop_reason && stop_signal) cause += std::string(" ") + signal_name(stop_signal);
+  if (stop_reason && code == k_exit_failure) cause += " (stop checkpoint failed)";
+  run_report.finish(code, cause, solver->step_index());
   return code;
 }
 
