@@ -12,6 +12,7 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "deck.hpp"
+#include "launch.hpp"  // --- spotrun launch ---
 #include "run.hpp"
 #include "stop.hpp"
 #include "spotrun/version.hpp"
@@ -58,6 +59,10 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   launcher::add_submit_options(*submit, submit_opt);
   // --- end Slurm ---
 
+  // --- spotrun launch: handled in main() before MPI_Init (launcher/launch.hpp); listed here for --help ---
+  app.add_subcommand("launch", "Run a deck under mpirun on ad hoc nodes, relaunching from the newest checkpoint "
+                               "when ranks or hosts fail (spotrun launch --help)")->allow_extras();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -89,6 +94,8 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --- spotrun launch: a supervisor without MPI (a singleton MPI_Init would start an orted) ---
+  if (argc > 1 && std::string(argv[1]) == "launch") return launcher::launch_main(argc, argv);
   MPI_Init(&argc, &argv);
   launcher::install_stop_handlers();  // as early as possible: a stop signal during start-up is kept
   int rank = 0;

@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "checkpointing.hpp"
 #include "memory_check.hpp"
 #include "output_lock.hpp"
+#include "run_status.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "comm/copy_counter.hpp"
 #include "comm/device.hpp"
@@ -227,7 +229,12 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
   return all_ok ? k_exit_finished : k_exit_bad_input;
 }
 
-int run(const comm::Communicator& comm, const RunOptions& opt) {
+namespace {
+
+// The run; `lock` and `status` belong to run() (below), so that a failure is recorded in
+// OUTDIR/status.json while the lock is still held.
+int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optional<OutputDirectoryLock>& lock,
+               RunStatus& status) {
   install_stop_handlers();
   comm::start_counting_copies();
   set_signal_mode(SignalMode::exit_now, "reading the deck");
@@ -252,7 +259,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   }
   comm.agree<InputError>(error.empty(), error);
   // The directory is this run's from here on; nothing in it is touched before.
-  OutputDirectoryLock lock(comm, outdir);
+  lock.emplace(comm, outdir);
+  status.begin(outdir, opt.deck_path);
 
   const std::int64_t steps = deck.get_int("run.steps");
   const std::int64_t thermo_every = deck.get_int("run.thermo_every");
@@ -331,6 +339,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     solver->write_outputs(outdir, solver->step_index());
   }
 
+  status.running(solver->step_index(), resumed_from);
   comm.barrier();
   set_signal_mode(SignalMode::record, "the time loop");
   const comm::CopyTally copies0 = comm::copies_between_spaces();
@@ -401,6 +410,18 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     set_signal_mode(SignalMode::stopping, "writing the final state");
     checkpoints.write_final(*solver);
   }
+  // OUTDIR/status.json: how the run ended (launcher/run_status.hpp).
+  if (code == k_exit_finished) {
+    status.finished(solver->step_index(), (fs::path(outdir) / "final.h5").string());
+  } else if (code == k_exit_resume_me) {
+    const int sig = received_signal();
+    const std::int64_t at = checkpoints.last_step() >= 0 ? checkpoints.last_step() : first;
+    const std::string from = checkpoints.last_step() >= 0
+        ? (fs::path(checkpoints.directory()) / ("ckpt-" + std::to_string(at) + ".h5")).string() : resumed_from;
+    status.stopped(solver->step_index(), from, at, std::string(stop_reason) + (sig ? " " : "") + (sig ? signal_name(sig) : ""));
+  } else {
+    status.failed(code, "the stop checkpoint failed and there is no earlier checkpoint");
+  }
   auto lines = solver->summary();
   if (comm.is_root()) {
     std::printf("Loop time: %.6g s on %d ranks for %lld steps\n", loop, comm.size(), static_cast<long long>(done));
@@ -421,6 +442,22 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     std::fflush(stdout);
   }
   return code;
+}
+
+}  // namespace
+
+int run(const comm::Communicator& comm, const RunOptions& opt) {
+  std::optional<OutputDirectoryLock> lock;
+  RunStatus status(comm);
+  try {
+    return run_locked(comm, opt, lock, status);
+  } catch (const CollectiveError& e) {
+    status.failed(e.exit_code(), e.what());
+    throw;
+  } catch (const std::exception& e) {
+    status.failed(k_exit_failure, e.what());  // on rank 0, before the job is aborted
+    throw;
+  }
 }
 
 }  // namespace spotrun::launcher
