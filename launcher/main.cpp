@@ -13,6 +13,7 @@
 #include "comm/errors.hpp"
 #include "deck.hpp"
 #include "launch.hpp"  // --- spotrun launch ---
+#include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
 #include "run.hpp"
 #include "stop.hpp"
 #include "spotrun/version.hpp"
@@ -63,6 +64,10 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   app.add_subcommand("launch", "Run a deck under mpirun on ad hoc nodes, relaunching from the newest checkpoint "
                                "when ranks or hosts fail (spotrun launch --help)")->allow_extras();
 
+  doctor::DoctorOptions doctor_opt;  // --- spotrun doctor (launcher/doctor/doctor.hpp) ---
+  auto* doctor_cmd = app.add_subcommand("doctor", "Measure CPUs, GPUs, MPI and the checkpoint directory of every rank before a run");
+  doctor::add_doctor_options(*doctor_cmd, doctor_opt);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -78,6 +83,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   if (*run) return launcher::run(comm, run_opt);
   if (*inspect) return launcher::inspect(comm, inspect_paths);
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
+  if (*doctor_cmd) return doctor::run_doctor(comm, doctor_opt);  // --- spotrun doctor ---
   if (*validate) {
     launcher::set_signal_mode(launcher::SignalMode::exit_now, "reading the deck");
     auto deck = launcher::load_deck(comm, validate_path, validate_sets);
@@ -96,7 +102,9 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
 int main(int argc, char** argv) {
   // --- spotrun launch: a supervisor without MPI (a singleton MPI_Init would start an orted) ---
   if (argc > 1 && std::string(argv[1]) == "launch") return launcher::launch_main(argc, argv);
-  MPI_Init(&argc, &argv);
+  // FUNNELED: the helper threads (the spot notice watcher, the NCCL watchdog) make no MPI call.
+  int thread_level = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   launcher::install_stop_handlers();  // as early as possible: a stop signal during start-up is kept
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
