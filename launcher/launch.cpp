@@ -28,6 +28,7 @@
 
 #include "comm/errors.hpp"
 #include "deck.hpp"
+#include "launcher/doctor/report.hpp"
 #include "run_status.hpp"
 
 extern char** environ;
@@ -418,6 +419,9 @@ struct LaunchOptions {
   int min_ranks = 1;
   std::string mpirun;
   double probe_timeout = 10;
+  bool doctor = false;         // spotrun doctor before each attempt
+  std::string doctor_expect;   // its --expect file
+  double doctor_slow_factor = 0;  // its --slow-factor (0: its default)
   std::vector<std::string> mpirun_args;
 };
 
@@ -461,8 +465,12 @@ class Launcher {
   void log(const std::string& text);
   bool hosts_for_attempt(int attempt, std::vector<Placement>& capacity, std::map<std::string, int>& cores);
   std::vector<ProbeResult> probe(const std::vector<std::string>& hosts);
+  std::vector<std::string> mpirun_command(const std::vector<Placement>& placement, const std::string& binding,
+                                          bool oversubscribed, const std::string& hostfile) const;
   AttemptResult run_attempt(int number, const std::vector<Placement>& placement, const std::string& binding,
                             bool oversubscribed);
+  std::vector<std::string> run_doctor(int number, const std::vector<Placement>& placement, const std::string& binding,
+                                      bool oversubscribed);
   bool record_of(const std::string& id, nlohmann::json& record) const;
   void read_outcome(AttemptResult& a) const;
   int finish(int code, const std::string& outcome);
@@ -713,6 +721,114 @@ void Launcher::read_outcome(AttemptResult& a) const {
   }
 }
 
+// mpirun on the hosts of `hostfile` (written from `placement`), up to and including the spotrun the ranks
+// run: binding, the environment the ranks get, the user's mpirun options.
+std::vector<std::string> Launcher::mpirun_command(const std::vector<Placement>& placement, const std::string& binding,
+                                                  bool oversubscribed, const std::string& hostfile) const {
+  {
+    std::ofstream out(hostfile, std::ios::trunc);
+    out << "# written by spotrun launch\n";
+    for (const auto& p : placement) out << p.host << " slots=" << p.ranks << "\n";
+  }
+  int ranks = 0;
+  for (const auto& p : placement) ranks += p.ranks;
+  // Ranks fill each host's slots in turn (--map-by slot), each bound to a core of its own where the
+  // hosts have a core per rank (--bind-to core), else not bound.
+  // The user's --map-by and --bind-to (after --) replace these.
+  std::vector<std::string> argv{m_mpirun, "--hostfile", hostfile, "-np", std::to_string(ranks)};
+  const auto given = [&](const char* option) {
+    return std::any_of(m_opt.mpirun_args.begin(), m_opt.mpirun_args.end(), [&](const std::string& a) {
+      return a == std::string("--") + option || a == std::string("-") + option;
+    });
+  };
+  if (!given("map-by")) argv.insert(argv.end(), {"--map-by", "slot"});
+  if (!given("bind-to")) argv.insert(argv.end(), {"--bind-to", binding});
+  if (oversubscribed) argv.insert(argv.end(), {"--mca", "mpi_yield_when_idle", "1"});
+  // The ranks' environment: spotrun's, Open MPI's, OpenMP's and Kokkos's variables of this process (one
+  // thread per rank unless OMP_NUM_THREADS says otherwise), and the attempt's name.
+  std::set<std::string> forwarded{RunStatus::attempt_variable()};
+  for (char** e = environ; *e; ++e) {
+    const std::string var(*e);
+    const std::string name = var.substr(0, var.find('='));
+    // A bundle's variables are set on each node by its own env.sh (docs/gpu.md).
+    if (name.rfind("SPOTRUN_BUNDLE", 0) == 0) continue;
+    for (const char* prefix : {"SPOTRUN_", "OMPI_", "OMP_", "KOKKOS_"})
+      if (name.rfind(prefix, 0) == 0 && name.size() > std::strlen(prefix)) forwarded.insert(name);
+  }
+  if (!std::getenv("OMP_NUM_THREADS")) argv.insert(argv.end(), {"-x", "OMP_NUM_THREADS=1"});
+  for (const auto& name : forwarded) argv.insert(argv.end(), {"-x", name});
+  argv.insert(argv.end(), m_opt.mpirun_args.begin(), m_opt.mpirun_args.end());
+  argv.push_back(m_spotrun);
+  return argv;
+}
+
+// `spotrun doctor` on the hosts of `placement` before attempt `number`; returns the hosts it names as
+// failing (none when it could not tell: the attempt then runs on every host, and launch.log says why).
+std::vector<std::string> Launcher::run_doctor(int number, const std::vector<Placement>& placement,
+                                              const std::string& binding, bool oversubscribed) {
+  const std::string report = (fs::path(m_outdir) / "doctor.json").string();
+  std::vector<std::string> argv =
+      mpirun_command(placement, binding, oversubscribed, (fs::path(m_outdir) / "launch-hosts").string());
+  argv.insert(argv.end(), {"doctor", "--json", report, "--deck", m_deck, "--output-dir", m_outdir});
+  for (const auto& s : m_opt.sets) argv.insert(argv.end(), {"--set", s});
+  if (!m_opt.doctor_expect.empty()) argv.insert(argv.end(), {"--expect", m_opt.doctor_expect});
+  if (m_opt.doctor_slow_factor > 0) argv.insert(argv.end(), {"--slow-factor", fixed(m_opt.doctor_slow_factor, 4)});
+  const std::string tag = "attempt " + std::to_string(number) + ": doctor: ";
+  log(tag + "spotrun doctor on " + plural(static_cast<long long>(placement.size()), "host") + " (report " + report + ")");
+  const double started = now_unix();
+  int out_fd = -1;
+  const pid_t pid = spawn(argv, {}, &out_fd, nullptr, SIGKILL);
+  if (pid < 0) {
+    log(tag + "WARNING: cannot start mpirun: " + std::strerror(errno) + "; the attempt runs on every host");
+    return {};
+  }
+  // Its table goes to this process's stdout; a stop request ends it at once (it writes nothing to keep).
+  int status = 0;
+  bool exited = false;
+  while (!exited || out_fd >= 0) {
+    std::vector<pollfd> fds{{g_signal_pipe[0], POLLIN, 0}};
+    if (out_fd >= 0) fds.push_back({out_fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 100);
+    if (fds[0].revents & POLLIN) note_signals(take_signals());
+    if (m_stop_signal && !exited) {
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+    }
+    if (fds.size() > 1 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      char buf[65536];
+      const ssize_t n = ::read(out_fd, buf, sizeof buf);
+      if (n > 0) {
+        (void)!::write(STDOUT_FILENO, buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        ::close(out_fd);
+        out_fd = -1;
+      }
+    }
+    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+  }
+  if (m_stop_signal) return {};
+  const std::string took = " after " + fixed(now_unix() - started, 1) + " s";
+  try {
+    const doctor::DoctorSummary s = doctor::read_doctor_summary_file(report);
+    if (s.healthy) {
+      log(tag + "healthy" + took);
+      return {};
+    }
+    std::string problems;
+    for (const auto& p : s.problems) problems += (problems.empty() ? "" : "; ") + p;
+    std::string hosts;
+    for (const auto& h : s.failing_hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    log(tag + "not healthy" + took + " (" + describe_wait(status) + "): " + problems +
+        (hosts.empty() ? std::string("; it names no host: the attempt runs on every host")
+                       : "; hosts left out of this attempt: " + hosts));
+    return s.failing_hosts;
+  } catch (const std::exception& e) {
+    log(tag + "WARNING: no report" + took + " (" + describe_wait(status) + ": " + e.what() +
+        "); the attempt runs on every host");
+    return {};
+  }
+}
+
 AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& placement, const std::string& binding,
                                     bool oversubscribed) {
   AttemptResult a;
@@ -723,26 +839,11 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
 
   // The hosts of this attempt, as mpirun reads them.
   const std::string hostfile = (fs::path(m_outdir) / "launch-hosts").string();
-  {
-    std::ofstream out(hostfile, std::ios::trunc);
-    out << "# written by spotrun launch for attempt " << number << "\n";
-    for (const auto& p : placement) out << p.host << " slots=" << p.ranks << "\n";
-  }
+  const bool bind_given = std::any_of(m_opt.mpirun_args.begin(), m_opt.mpirun_args.end(),
+                                      [](const std::string& w) { return w == "--bind-to" || w == "-bind-to"; });
   const std::string attempt_env = std::string(RunStatus::attempt_variable()) + "=" + a.id;
-  std::vector<std::string> argv{m_mpirun, "--hostfile", hostfile, "-np", std::to_string(a.ranks), "--bind-to", binding};
-  if (oversubscribed) argv.insert(argv.end(), {"--mca", "mpi_yield_when_idle", "1"});
-  std::set<std::string> forwarded{RunStatus::attempt_variable()};
-  for (char** e = environ; *e; ++e) {
-    const std::string var(*e);
-    const std::string name = var.substr(0, var.find('='));
-    // A bundle's variables are set on each node by its own env.sh (docs/gpu.md).
-    if (name.rfind("SPOTRUN_BUNDLE", 0) == 0) continue;
-    for (const char* prefix : {"SPOTRUN_", "OMPI_", "OMP_", "KOKKOS_"})
-      if (name.rfind(prefix, 0) == 0 && name.size() > std::strlen(prefix)) forwarded.insert(name);
-  }
-  for (const auto& name : forwarded) argv.insert(argv.end(), {"-x", name});
-  argv.insert(argv.end(), m_opt.mpirun_args.begin(), m_opt.mpirun_args.end());
-  argv.insert(argv.end(), {m_spotrun, "run", m_deck, "--output-dir", m_outdir});
+  std::vector<std::string> argv = mpirun_command(placement, binding, oversubscribed, hostfile);
+  argv.insert(argv.end(), {"run", m_deck, "--output-dir", m_outdir});
   for (const auto& s : m_opt.sets) argv.insert(argv.end(), {"--set", s});
 
   std::string command;
@@ -750,7 +851,7 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   std::ostringstream where;
   for (const auto& p : placement) where << (where.tellp() > 0 ? " " : "") << p.host << ":" << p.ranks;
   log("attempt " + std::to_string(number) + ": start: " + plural(a.ranks, "rank") + " on " + where.str() +
-      ", --bind-to " + binding + (oversubscribed ? " (more ranks than cores: ranks yield when idle)" : "") + "; newest checkpoint: " +
+      ", --bind-to " + (bind_given ? "as given after --" : binding) + (oversubscribed ? " (more ranks than cores: ranks yield when idle)" : "") + "; newest checkpoint: " +
       (newest_checkpoint_step(m_outdir) >= 0 ? "step " + std::to_string(newest_checkpoint_step(m_outdir)) : "none"));
   if (m_log) {
     std::fprintf(m_log, "  %s\n", command.c_str());
@@ -852,6 +953,13 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   }
   for (int s = 0; s < 2; ++s)
     if (fds_open[s] >= 0) ::close(fds_open[s]);
+  // What mpirun started on this machine (its ssh clients, local daemons and ranks) ends with it; what is
+  // left of its process group after 10 s is killed, so that the next attempt starts on a clean machine.
+  for (double until = now_unix() + 10; ::kill(-pid, 0) == 0 && now_unix() < until;) ::usleep(50000);
+  if (::kill(-pid, 0) == 0) {
+    ::kill(-pid, SIGKILL);
+    log("attempt " + std::to_string(number) + ": processes of mpirun's process group still ran 10 s after it ended: killed");
+  }
   a.ended = exited_at;
   read_outcome(a);
   return a;
@@ -881,7 +989,7 @@ int Launcher::run() {
     std::map<std::string, int> cores;
     const bool any = hosts_for_attempt(attempt, capacity, cores);
     if (m_stop_signal) return stop_exit(m_stop_signal, "before attempt " + std::to_string(attempt));
-    const std::vector<Placement> plan = any ? plan_ranks(capacity, m_opt.np) : std::vector<Placement>{};
+    std::vector<Placement> plan = any ? plan_ranks(capacity, m_opt.np) : std::vector<Placement>{};
     int ranks = 0;
     for (const auto& p : plan) ranks += p.ranks;
     if (ranks < m_opt.min_ranks)
@@ -897,6 +1005,26 @@ int Launcher::run() {
       if (c == cores.end() || p.ranks > c->second) oversubscribed = true;
     }
     const bool bind = !oversubscribed && !(threads && std::atoi(threads) > 1);
+    if (m_opt.doctor) {
+      // spotrun doctor on the hosts of the plan; the hosts it names are left out of this attempt (and
+      // checked again before the next one).
+      const std::vector<std::string> failing = run_doctor(attempt, plan, bind ? "core" : "none", oversubscribed);
+      if (m_stop_signal) return stop_exit(m_stop_signal, "before attempt " + std::to_string(attempt));
+      if (!failing.empty()) {
+        std::vector<Placement> healthy;
+        for (const auto& c : capacity) {
+          const bool bad = std::any_of(failing.begin(), failing.end(),
+                                       [&](const std::string& h) { return same_host(c.host, h, m_self); });
+          if (!bad) healthy.push_back(c);
+        }
+        plan = plan_ranks(healthy, m_opt.np);
+        ranks = 0;
+        for (const auto& p : plan) ranks += p.ranks;
+        if (ranks < m_opt.min_ranks)
+          return finish(1, "gave up: only " + plural(ranks, "rank") + " fit on the hosts spotrun doctor passed, fewer "
+                           "than --min-ranks " + std::to_string(m_opt.min_ranks));
+      }
+    }
     ++m_attempts;
     AttemptResult a = run_attempt(attempt, plan, bind ? "core" : "none", oversubscribed);
 
@@ -939,7 +1067,7 @@ int Launcher::run() {
     for (const auto& h : a.stop_hosts)
       for (const auto& e : m_hosts)
         if (same_host(e.name, h, m_self) && m_dropped.insert(e.name).second)
-          log("attempt " + std::to_string(attempt) + ": host " + e.name + " is not used again: the run's stop named it");
+          log("attempt " + std::to_string(attempt) + ": host " + e.name + " is not used again: it got a spot notice");
 
     if (a.state == "finished") return finish(0, "finished at step " + std::to_string(a.step));
     if (m_stop_signal) {
@@ -1033,6 +1161,11 @@ int launch_main(int argc, char** argv) {
   app.add_option("--mpirun", opt.mpirun, "mpirun to use (default: the one next to spotrun, else the first on PATH)");
   app.add_option("--probe-timeout", opt.probe_timeout, "Seconds a host has to answer its probe (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
+  app.add_flag("--doctor", opt.doctor, "Run spotrun doctor on the hosts before each attempt and leave out those it names");
+  app.add_option("--doctor-expect", opt.doctor_expect, "Expected values for spotrun doctor (its --expect FILE)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--doctor-slow-factor", opt.doctor_slow_factor, "spotrun doctor's --slow-factor (implies --doctor)")
+      ->check(CLI::Range(0.01, 0.99));
   app.footer("Arguments after -- go to mpirun. Exit codes: 0 finished, 75 stopped on request (SIGINT, SIGTERM) or by the "
              "run's time limit with a checkpoint, 1 gave up, 2 bad usage or input.");
   std::vector<char*> cargv{argv[0]};
@@ -1094,6 +1227,11 @@ int launch_main(int argc, char** argv) {
     return k_exit_bad_input;
   }
   if (!opt.hostfile.empty()) opt.hostfile = fs::absolute(opt.hostfile, ec).string();
+  if (opt.doctor_slow_factor > 0) opt.doctor = true;
+  if (!opt.doctor_expect.empty()) {
+    opt.doctor_expect = fs::absolute(opt.doctor_expect, ec).string();
+    opt.doctor = true;
+  }
   const std::string deck = fs::absolute(opt.deck_path, ec).lexically_normal().string();
   install_launch_signals();
   Launcher launcher(opt, outdir, deck, mpirun, spotrun);

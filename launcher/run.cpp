@@ -396,11 +396,14 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   const double scalars = comm.max(static_cast<double>(copies1.scalars - copies0.scalars));
   const double staged = comm.max(static_cast<double>(transport->staged_bytes() - staged0));
   int code = k_exit_finished;
+  std::string notice;                      // the spot notice that stopped the run, described
+  std::vector<std::string> noticed_hosts;  // and the nodes that saw it
   if (stop_reason) {
     set_signal_mode(SignalMode::stopping, "writing the stop checkpoint");
     int sig = received_signal();
     // --- spot notices: which notice, and its deadline (collective: every rank agreed on this reason) ---
-    const std::string notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
+    notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
+    noticed_hosts = std::string(stop_reason) == "spot notice" ? notices.noticed_hosts(comm) : std::vector<std::string>{};
     if (comm.is_root() && !notice.empty())
       std::printf("Stopping at step %lld: spot notice (%s)\n", static_cast<long long>(solver->step_index()),
                   notice.c_str());
@@ -428,7 +431,11 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     const std::int64_t at = checkpoints.last_step() >= 0 ? checkpoints.last_step() : first;
     const std::string from = checkpoints.last_step() >= 0
         ? (fs::path(checkpoints.directory()) / ("ckpt-" + std::to_string(at) + ".h5")).string() : resumed_from;
-    status.stopped(solver->step_index(), from, at, std::string(stop_reason) + (sig ? " " : "") + (sig ? signal_name(sig) : ""));
+    // A spot notice names its nodes, which a supervisor does not use again (spotrun launch).
+    status.stopped(solver->step_index(), from, at,
+                   notice.empty() ? std::string(stop_reason) + (sig ? " " : "") + (sig ? signal_name(sig) : "")
+                                  : "spot notice (" + notice + ")",
+                   noticed_hosts);
   } else {
     status.failed(code, "the stop checkpoint failed and there is no earlier checkpoint");
   }

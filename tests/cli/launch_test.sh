@@ -9,10 +9,27 @@
 #   give_up      a failure that repeats without progress stops launch (exit 1) after 2 attempts, not after
 #                --max-restarts; --max-restarts 0 and --min-ranks are kept
 #   ctrl_c       SIGINT to launch: exit 75 with a checkpoint, no relaunch; launch again resumes and finishes
+#   notice       a loopback metadata service serves an AWS spot notice to one host: the run stops with a
+#                checkpoint (exit 75) before the deadline, launch relaunches without that host and finishes
+#   doctor       launch --doctor: spotrun doctor before the attempt names a planted slow rank's host, the
+#                attempt runs without it
+# (usage: ... WORKDIR HTTP_SERVER, the loopback test server spotrun_test_http_server.)
 # Only this test's processes are signalled: they are found by their unique --output-dir.
+#
+# Several hosts on one machine (shrink, notice, doctor): the hostfiles name 127.0.0.2, 127.0.0.3, ...,
+# loopback addresses that Open MPI takes for other nodes (none is the address of an interface), and
+# `-- --mca plm_rsh_agent $W/fake-ssh` makes Open MPI start its daemon on each "host" through fake-ssh
+# (written below) instead of ssh: it runs the daemon here, with SPOTRUN_TEST_HOST_NAME set to the host's
+# name (the name spotrun's ranks on it report: comm::host_name()) and SPOTRUN_TEST_DMI_DIR set to a DMI
+# folder that says Amazon EC2 for the host named in $W/aws-host, none for the others. A host listed in
+# $W/down refuses the connection, as a host that is gone does. The ranks of different "hosts" talk over
+# TCP, as across real nodes; they are not bound to cores (--bind-to none), since each daemon would bind its
+# rank to the first core of "its" host, this machine's. launch's probes (mpirun -H HOST nproc) go through fake-ssh too, since launch
+# passes --mca options on to them.
 source "$(dirname "$0")/cli_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+SERVER="${7:-}"
 OUT="$W/stdout.txt"
 ERR="$W/stderr.txt"
 T0=$SECONDS
@@ -89,6 +106,34 @@ kill_a_rank() {
     kill -KILL "$victim"
 }
 last_etotal() { tail -1 "$1/thermo.csv" | cut -d, -f6; }
+
+# fake_hosts: writes $W/fake-ssh (see the top of this file); FAKE is the mpirun option that uses it.
+fake_hosts() {
+    mkdir -p "$W/dmi-aws" "$W/dmi-none"
+    echo "Amazon EC2" >"$W/dmi-aws/sys_vendor"
+    echo "m5.large" >"$W/dmi-aws/product_name"
+    : >"$W/down"
+    : >"$W/aws-host"
+    cat >"$W/fake-ssh" <<EOF
+#!/bin/sh
+# Stands in for ssh: [OPTIONS] HOST COMMAND... runs COMMAND here as host HOST.
+while [ \$# -gt 0 ]; do case "\$1" in -*) shift ;; *) break ;; esac; done
+host=\$1
+shift
+if grep -qxF "\$host" "$W/down"; then
+    echo "ssh: connect to host \$host port 22: Connection refused" >&2
+    exit 255
+fi
+SPOTRUN_TEST_HOST_NAME=\$host
+SPOTRUN_TEST_DMI_DIR=$W/dmi-none
+grep -qxF "\$host" "$W/aws-host" && SPOTRUN_TEST_DMI_DIR=$W/dmi-aws
+export SPOTRUN_TEST_HOST_NAME SPOTRUN_TEST_DMI_DIR
+exec sh -c "\$*"
+EOF
+    chmod +x "$W/fake-ssh"
+    # Each "host" has this machine's cores: unbound ranks, or every daemon would bind its rank to core 0.
+    FAKE=(-- --mca plm_rsh_agent "$W/fake-ssh" --bind-to none)
+}
 
 case "$CASE" in
 status)
@@ -193,30 +238,116 @@ kill)
     expect_in "$W/k/launch.log" "summary: finished at step 1500. 2 attempts (1 restart), $redone step"
     status_has "$W/k" '"state":"finished","exit_code":0,"step":1500'
     grep -q '"attempt":"[0-9]*-[0-9]*/2"' "$W/k/status.json" || fail "status.json is not attempt 2's"
-    h5diff -q "$W/ref/final.h5" "$W/k/final.h5" /md/x && h5diff -q "$W/ref/final.h5" "$W/k/final.h5" /md/v ||
+    # Every dataset and attribute of final.h5 (h5diff without a tolerance: values compared exactly; the
+    # files' bytes differ in HDF5's own metadata, such as object times), and /md/x and /md/v by name.
+    h5diff "$W/ref/final.h5" "$W/k/final.h5" && h5diff -q "$W/ref/final.h5" "$W/k/final.h5" /md/x &&
+        h5diff -q "$W/ref/final.h5" "$W/k/final.h5" /md/v ||
         fail "final.h5 after a SIGKILL and a relaunch is not bit-identical to the run in one go"
     ;;
 shrink)
     mpirun_run 3 "$W/ref"
     [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
-    printf '# two hosts; the second never answers\nlocalhost slots=3\nnosuchhost.invalid slots=2\n' >"$W/hosts"
-    launch_bg "$W/h" --hostfile "$W/hosts" --min-ranks 2 --probe-timeout 10
+    # Three hosts of one slot and a fourth that is gone (its probe fails before every attempt).
+    fake_hosts
+    echo 127.0.0.5 >"$W/down"
+    printf '# three hosts; the fourth is gone\n127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.4 slots=1\n127.0.0.5 slots=2\n' >"$W/hosts"
+    launch_bg "$W/h" --hostfile "$W/hosts" --min-ranks 2 --probe-timeout 10 "${FAKE[@]}"
     wait_for "$W/h/checkpoints/ckpt-100.h5"
-    printf 'localhost slots=2\nnosuchhost.invalid slots=2\n' >"$W/hosts"
+    # The hostfile loses 127.0.0.4 while the run goes on; then a rank is killed.
+    printf '127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.5 slots=2\n' >"$W/hosts"
     kill_a_rank "$W/h"
     wait $LAUNCH_PID
     RC=$?
     [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
-    expect_count "$W/h/launch.log" "host nosuchhost.invalid left out: its probe failed" 2
-    expect_in "$W/h/launch.log" "attempt 1: start: 3 ranks on localhost:3, --bind-to none (more ranks than cores"
-    expect_in "$W/h/launch.log" "attempt 2: start: 2 ranks on localhost:2"
+    expect_count "$W/h/launch.log" "host 127.0.0.5 left out: its probe failed" 2
+    expect_in "$W/h/launch.log" "attempt 1: start: 3 ranks on 127.0.0.2:1 127.0.0.3:1 127.0.0.4:1"
+    expect_in "$W/h/launch.log" "attempt 2: start: 2 ranks on 127.0.0.2:1 127.0.0.3:1"
     expect_in "$W/h/launch.log" "summary: finished at step 1500. 2 attempts (1 restart)"
-    status_has "$W/h" '"ranks":2'
+    status_has "$W/h" '"ranks":2,"nodes":2'
     a=$(last_etotal "$W/ref")
     b=$(last_etotal "$W/h")
     awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; s = a < 0 ? -a : a; exit !(d <= 1e-6 * s) }' ||
         fail "final etotal $b (3 -> 2 ranks) differs from $a (3 ranks throughout) by more than 1e-6 relative"
     echo "final etotal: $a (3 ranks) vs $b (3 -> 2 ranks)"
+    ;;
+notice)
+    # The metadata service (loopback) serves IMDSv2; the node 127.0.0.3 says Amazon EC2 in its DMI folder, so
+    # with cloud.provider = "auto" only its node-local rank 0 polls it.
+    [[ -x "$SERVER" ]] || fail "no test server given"
+    mkdir -p "$W/imds/latest/api" "$W/imds/latest/meta-data/spot"
+    printf TESTTOKEN >"$W/imds/latest/api/token"
+    "$SERVER" --root "$W/imds" --port-file "$W/port" --log "$W/requests.log" --lifetime 110 &
+    srv=$!
+    for ((k = 0; k < 100; ++k)); do [[ -s "$W/port" ]] && break; sleep 0.05; done
+    url="http://127.0.0.1:$(cat "$W/port")"
+    fake_hosts
+    echo 127.0.0.3 >"$W/aws-host"
+    printf '127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.4 slots=1\n' >"$W/hosts"
+    launch_bg "$W/n" --hostfile "$W/hosts" --set run.steps=400 --set cloud.provider=auto \
+        --set "cloud.metadata_url=$url" --set cloud.poll_seconds=0.2 "${FAKE[@]}"
+    wait_for "$W/n/checkpoints/ckpt-100.h5"
+    deadline_epoch=$(($(date +%s) + 90))
+    deadline=$(date -u -d "@$deadline_epoch" +%Y-%m-%dT%H:%M:%SZ)
+    printf '{"action": "terminate", "time": "%s"}' "$deadline" >"$W/imds/latest/meta-data/spot/instance-action.tmp"
+    mv "$W/imds/latest/meta-data/spot/instance-action.tmp" "$W/imds/latest/meta-data/spot/instance-action"
+    for ((k = 0; k < 3000; ++k)); do grep -q "attempt 1: end after" "$W/n/launch.log" && break; sleep 0.02; done
+    stopped=$(date +%s)
+    wait $LAUNCH_PID
+    RC=$?
+    kill $srv 2>/dev/null
+    wait $srv 2>/dev/null
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    [[ $stopped -lt $deadline_epoch ]] || fail "attempt 1 ended after the notice's deadline"
+    expect_in "$W/n.out" ": spot notice (aws: terminate at $deadline, "
+    expect_in "$W/n/launch.log" "attempt 1: start: 3 ranks on 127.0.0.2:1 127.0.0.3:1 127.0.0.4:1"
+    grep "attempt 1: end after" "$W/n/launch.log" | grep -qF "stopped (exit 75): spot notice (aws: terminate at $deadline" ||
+        fail "attempt 1 did not end stopped by the notice: $(grep 'attempt 1: end' "$W/n/launch.log")"
+    expect_in "$W/n/launch.log" "attempt 1: host 127.0.0.3 is not used again: it got a spot notice"
+    expect_in "$W/n/launch.log" "host 127.0.0.3 left out: it failed in an earlier attempt"
+    expect_in "$W/n/launch.log" "attempt 2: start: 2 ranks on 127.0.0.2:1 127.0.0.4:1"
+    expect_in "$W/n/launch.log" "summary: finished at step 400. 2 attempts (1 restart), 0 steps redone"
+    step=$(sed -n 's/^Stopping at step \([0-9]*\): spot notice.*/\1/p' "$W/n.out")
+    expect_in "$W/n.out" "Resuming from $W/n/checkpoints/ckpt-$step.h5 at step $step"
+    status_has "$W/n" '"state":"finished","exit_code":0,"step":400'
+    echo "notice served $((deadline_epoch - 90)), attempt 1 ended by $stopped (deadline $deadline_epoch)"
+    ;;
+doctor)
+    # spotrun doctor before the attempt, on three hosts, rank 2 (on 127.0.0.4) planted 10 times slower
+    # (SPOTRUN_DOCTOR_SLOW_RANK): 127.0.0.4 is left out, and the attempt runs on the hosts the doctor
+    # passed. --doctor-slow-factor 0.2: a figure is slow at a fifth of its peers' median, which the planted
+    # rank always is. The other figures of three "nodes" sharing this machine's cores with whatever else
+    # runs can still be that far apart (MPI latency over TCP is the worst); if the doctor names every
+    # host, launch must give up with its clear message, which is checked instead of the run.
+    fake_hosts
+    printf '127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.4 slots=1\n' >"$W/hosts"
+    export SPOTRUN_DOCTOR_SLOW_RANK=2 SPOTRUN_DOCTOR_QUICK=1
+    launch_bg "$W/d" --hostfile "$W/hosts" --doctor-slow-factor 0.2 --set run.steps=200 "${FAKE[@]}"
+    wait $LAUNCH_PID
+    RC=$?
+    expect_in "$W/d/launch.log" "attempt 1: doctor: spotrun doctor on 3 hosts"
+    expect_in "$W/d/launch.log" "attempt 1: doctor: not healthy after"
+    expect_in "$W/d/launch.log" "rank 2 (host 127.0.0.4): cpu.dgemm_gflops = "
+    left=$(grep "attempt 1: doctor: not healthy" "$W/d/launch.log" | sed -n 's/.*; hosts left out of this attempt: //p')
+    [[ ", $left," == *", 127.0.0.4,"* ]] || fail "the doctor's verdict did not leave out 127.0.0.4: '$left'"
+    /usr/bin/python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$W/d/doctor.json" ||
+        fail "doctor.json is not valid JSON"
+    if [[ "$left" == "127.0.0.2, 127.0.0.3, 127.0.0.4" ]]; then
+        [[ $RC -eq 1 ]] || fail "launch --doctor with every host failing: exit $RC, expected 1"
+        expect_in "$W/d/launch.log" "gave up: only 0 ranks fit on the hosts spotrun doctor passed, fewer than --min-ranks 1"
+        echo "the doctor named every host (noise on this machine): launch gave up as it must"
+    else
+        [[ $RC -eq 0 ]] || fail "launch --doctor: exit $RC, expected 0"
+        start=$(grep "attempt 1: start: " "$W/d/launch.log")
+        for h in 127.0.0.2 127.0.0.3 127.0.0.4; do
+            if [[ ", $left," == *", $h,"* ]]; then
+                [[ "$start" != *" $h:"* ]] || fail "attempt 1 runs on $h, which the doctor failed: $start"
+            else
+                [[ "$start" == *" $h:1"* ]] || fail "attempt 1 does not run on $h, which the doctor passed: $start"
+            fi
+        done
+        expect_in "$W/d/launch.log" "summary: finished at step 200. 1 attempt (0 restarts)"
+        echo "left out by the doctor: $left"
+    fi
     ;;
 give_up)
     # The system blows up at step 4 every time: two attempts, then launch stops.
