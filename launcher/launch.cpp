@@ -981,7 +981,9 @@ int Launcher::run() {
     log(head.str());
   }
   long long newest_at_last_end = newest_checkpoint_step(m_outdir);
-  bool last_failed = false;
+  // The kind of failure of the previous attempt ("" when it did not fail): "failed" (the run's record),
+  // "killed" (a record left "running"), "none" (mpirun could not start the run).
+  std::string last_failure;
   for (int attempt = 1;; ++attempt) {
     note_signals(take_signals());
     if (m_stop_signal) return stop_exit(m_stop_signal, "before attempt " + std::to_string(attempt));
@@ -1081,8 +1083,10 @@ int Launcher::run() {
                             std::to_string(a.checkpoint_step) + "; not relaunched");
     if (a.state == "failed" && a.exit_code == k_exit_bad_input)
       return finish(2, "gave up: the run refused its input (exit 2: " + a.reason + "); a relaunch cannot help");
+    // The same kind of failure twice in a row from the same checkpoint is not retried again; another
+    // kind (a run killed, then a start that fails while the lost host's daemons time out) is.
     const bool failed = a.state != "stopped";
-    if (failed && last_failed && newest <= newest_at_last_end)
+    if (failed && a.state == last_failure && newest <= newest_at_last_end)
       return finish(1, "gave up: attempt " + std::to_string(attempt) + " failed, as attempt " +
                            std::to_string(attempt - 1) + " did, without a new checkpoint in between (" +
                            (newest >= 0 ? "newest: step " + std::to_string(newest) : std::string("none yet")) +
@@ -1090,7 +1094,7 @@ int Launcher::run() {
     if (m_restarts >= m_opt.max_restarts)
       return finish(1, "gave up after " + plural(m_restarts, "restart") + " (--max-restarts " +
                            std::to_string(m_opt.max_restarts) + "); last cause: " + a.state + ": " + a.reason);
-    last_failed = failed;
+    last_failure = failed ? a.state : std::string();
     newest_at_last_end = newest;
     // The next attempt takes the output directory's lock: wait until this one's rank 0 released it.
     for (double until = now_unix() + 10; run_lock_held(m_outdir) && now_unix() < until;) ::usleep(50000);
