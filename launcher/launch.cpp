@@ -466,7 +466,7 @@ class Launcher {
   bool hosts_for_attempt(int attempt, std::vector<Placement>& capacity, std::map<std::string, int>& cores);
   std::vector<ProbeResult> probe(const std::vector<std::string>& hosts);
   std::vector<std::string> mpirun_command(const std::vector<Placement>& placement, const std::string& binding,
-                                          bool oversubscribed, const std::string& hostfile) const;
+                                          bool oversubscribed, const std::string& hostfile, bool attempt) const;
   AttemptResult run_attempt(int number, const std::vector<Placement>& placement, const std::string& binding,
                             bool oversubscribed);
   std::vector<std::string> run_doctor(int number, const std::vector<Placement>& placement, const std::string& binding,
@@ -724,7 +724,8 @@ void Launcher::read_outcome(AttemptResult& a) const {
 // mpirun on the hosts of `hostfile` (written from `placement`), up to and including the spotrun the ranks
 // run: binding, the environment the ranks get, the user's mpirun options.
 std::vector<std::string> Launcher::mpirun_command(const std::vector<Placement>& placement, const std::string& binding,
-                                                  bool oversubscribed, const std::string& hostfile) const {
+                                                  bool oversubscribed, const std::string& hostfile,
+                                                  bool attempt) const {
   {
     std::ofstream out(hostfile, std::ios::trunc);
     out << "# written by spotrun launch\n";
@@ -745,8 +746,9 @@ std::vector<std::string> Launcher::mpirun_command(const std::vector<Placement>& 
   if (!given("bind-to")) argv.insert(argv.end(), {"--bind-to", binding});
   if (oversubscribed) argv.insert(argv.end(), {"--mca", "mpi_yield_when_idle", "1"});
   // The ranks' environment: spotrun's, Open MPI's, OpenMP's and Kokkos's variables of this process (one
-  // thread per rank unless OMP_NUM_THREADS says otherwise), and the attempt's name.
-  std::set<std::string> forwarded{RunStatus::attempt_variable()};
+  // thread per rank unless OMP_NUM_THREADS says otherwise), and the attempt's name (`attempt`).
+  std::set<std::string> forwarded;
+  if (attempt) forwarded.insert(RunStatus::attempt_variable());
   for (char** e = environ; *e; ++e) {
     const std::string var(*e);
     const std::string name = var.substr(0, var.find('='));
@@ -768,7 +770,7 @@ std::vector<std::string> Launcher::run_doctor(int number, const std::vector<Plac
                                               const std::string& binding, bool oversubscribed) {
   const std::string report = (fs::path(m_outdir) / "doctor.json").string();
   std::vector<std::string> argv =
-      mpirun_command(placement, binding, oversubscribed, (fs::path(m_outdir) / "launch-hosts").string());
+      mpirun_command(placement, binding, oversubscribed, (fs::path(m_outdir) / "launch-hosts").string(), false);
   argv.insert(argv.end(), {"doctor", "--json", report, "--deck", m_deck, "--output-dir", m_outdir});
   for (const auto& s : m_opt.sets) argv.insert(argv.end(), {"--set", s});
   if (!m_opt.doctor_expect.empty()) argv.insert(argv.end(), {"--expect", m_opt.doctor_expect});
@@ -842,7 +844,7 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   const bool bind_given = std::any_of(m_opt.mpirun_args.begin(), m_opt.mpirun_args.end(),
                                       [](const std::string& w) { return w == "--bind-to" || w == "-bind-to"; });
   const std::string attempt_env = std::string(RunStatus::attempt_variable()) + "=" + a.id;
-  std::vector<std::string> argv = mpirun_command(placement, binding, oversubscribed, hostfile);
+  std::vector<std::string> argv = mpirun_command(placement, binding, oversubscribed, hostfile, true);
   argv.insert(argv.end(), {"run", m_deck, "--output-dir", m_outdir});
   for (const auto& s : m_opt.sets) argv.insert(argv.end(), {"--set", s});
 

@@ -21,11 +21,12 @@
 # `-- --mca plm_rsh_agent $W/fake-ssh` makes Open MPI start its daemon on each "host" through fake-ssh
 # (written below) instead of ssh: it runs the daemon here, with SPOTRUN_TEST_HOST_NAME set to the host's
 # name (the name spotrun's ranks on it report: comm::host_name()) and SPOTRUN_TEST_DMI_DIR set to a DMI
-# folder that says Amazon EC2 for the host named in $W/aws-host, none for the others. A host listed in
+# folder that says Amazon EC2 for the host named in $W/aws-host, none for the others, and TMPDIR set to a
+# folder of the host's own (Open MPI's session folders, apart as on real nodes). A host listed in
 # $W/down refuses the connection, as a host that is gone does. The ranks of different "hosts" talk over
-# TCP, as across real nodes; they are not bound to cores (--bind-to none), since each daemon would bind its
-# rank to the first core of "its" host, this machine's. launch's probes (mpirun -H HOST nproc) go through fake-ssh too, since launch
-# passes --mca options on to them.
+# TCP, as across real nodes; they are not bound to cores (--bind-to none), since each daemon would bind
+# its rank to the first core of "its" host, this machine's. launch's probes (mpirun -H HOST nproc) go
+# through fake-ssh too, since launch passes --mca options on to them.
 source "$(dirname "$0")/cli_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
@@ -127,7 +128,11 @@ fi
 SPOTRUN_TEST_HOST_NAME=\$host
 SPOTRUN_TEST_DMI_DIR=$W/dmi-none
 grep -qxF "\$host" "$W/aws-host" && SPOTRUN_TEST_DMI_DIR=$W/dmi-aws
-export SPOTRUN_TEST_HOST_NAME SPOTRUN_TEST_DMI_DIR
+# Each host its own temporary folder, as on real nodes: Open MPI's session folders of daemons on
+# different "hosts" must not meet in this machine's /tmp.
+TMPDIR=$W/tmp-\$host
+mkdir -p "\$TMPDIR"
+export SPOTRUN_TEST_HOST_NAME SPOTRUN_TEST_DMI_DIR TMPDIR
 exec sh -c "\$*"
 EOF
     chmod +x "$W/fake-ssh"
