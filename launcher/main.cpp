@@ -12,6 +12,7 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "deck.hpp"
+#include "launch.hpp"  // --- spotrun launch ---
 #include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
 #include "launcher/report/recorder.hpp"  // --- spotrun report ---
 #include "run.hpp"
@@ -60,6 +61,10 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   launcher::add_submit_options(*submit, submit_opt);
   // --- end Slurm ---
 
+  // --- spotrun launch: handled in main() before MPI_Init (launcher/launch.hpp); listed here for --help ---
+  app.add_subcommand("launch", "Run a deck under mpirun on ad hoc nodes, relaunching from the newest checkpoint "
+                               "when ranks or hosts fail (spotrun launch --help)")->allow_extras();
+
   doctor::DoctorOptions doctor_opt;  // --- spotrun doctor (launcher/doctor/doctor.hpp) ---
   auto* doctor_cmd = app.add_subcommand("doctor", "Measure CPUs, GPUs, MPI and the checkpoint directory of every rank before a run");
   doctor::add_doctor_options(*doctor_cmd, doctor_opt);
@@ -106,6 +111,8 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --- spotrun launch: a supervisor without MPI (a singleton MPI_Init would start an orted) ---
+  if (argc > 1 && std::string(argv[1]) == "launch") return launcher::launch_main(argc, argv);
   // FUNNELED: the helper threads (the spot notice watcher, the NCCL watchdog) make no MPI call.
   int thread_level = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);

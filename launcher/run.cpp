@@ -9,11 +9,13 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "checkpointing.hpp"
 #include "memory_check.hpp"
 #include "output_lock.hpp"
+#include "run_status.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
 #include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
@@ -229,7 +231,12 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
   return all_ok ? k_exit_finished : k_exit_bad_input;
 }
 
-int run(const comm::Communicator& comm, const RunOptions& opt) {
+namespace {
+
+// The run; `lock` and `status` belong to run() (below), so that a failure is recorded in
+// OUTDIR/status.json while the lock is still held.
+int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optional<OutputDirectoryLock>& lock,
+               RunStatus& status) {
   install_stop_handlers();
   comm::start_counting_copies();
   set_signal_mode(SignalMode::exit_now, "reading the deck");
@@ -258,7 +265,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   }
   comm.agree<InputError>(error.empty(), error);
   // The directory is this run's from here on; nothing in it is touched before.
-  OutputDirectoryLock lock(comm, outdir);
+  lock.emplace(comm, outdir);
+  status.begin(outdir, opt.deck_path);
 
   const std::int64_t steps = deck.get_int("run.steps");
   const std::int64_t thermo_every = deck.get_int("run.thermo_every");
@@ -340,6 +348,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     solver->write_outputs(outdir, solver->step_index());
   }
 
+  status.running(solver->step_index(), resumed_from);
   comm.barrier();
   set_signal_mode(SignalMode::record, "the time loop");
   const comm::CopyTally copies0 = comm::copies_between_spaces();
@@ -398,11 +407,14 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const double scalars = comm.max(static_cast<double>(copies1.scalars - copies0.scalars));
   const double staged = comm.max(static_cast<double>(transport->staged_bytes() - staged0));
   int code = k_exit_finished;
+  std::string notice;                      // the spot notice that stopped the run, described
+  std::vector<std::string> noticed_hosts;  // and the nodes that saw it
   if (stop_reason) {
     set_signal_mode(SignalMode::stopping, "writing the stop checkpoint");
     int sig = received_signal();
     // --- spot notices: which notice, and its deadline (collective: every rank agreed on this reason) ---
-    const std::string notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
+    notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
+    noticed_hosts = std::string(stop_reason) == "spot notice" ? notices.noticed_hosts(comm) : std::vector<std::string>{};
     if (comm.is_root() && !notice.empty())
       std::printf("Stopping at step %lld: spot notice (%s)\n", static_cast<long long>(solver->step_index()),
                   notice.c_str());
@@ -426,6 +438,22 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
       checkpoints.write_final(*solver);
       return true;
     });
+  }
+  // OUTDIR/status.json: how the run ended (launcher/run_status.hpp).
+  if (code == k_exit_finished) {
+    status.finished(solver->step_index(), (fs::path(outdir) / "final.h5").string());
+  } else if (code == k_exit_resume_me) {
+    const int sig = received_signal();
+    const std::int64_t at = checkpoints.last_step() >= 0 ? checkpoints.last_step() : first;
+    const std::string from = checkpoints.last_step() >= 0
+        ? (fs::path(checkpoints.directory()) / ("ckpt-" + std::to_string(at) + ".h5")).string() : resumed_from;
+    // A spot notice names its nodes, which a supervisor does not use again (spotrun launch).
+    status.stopped(solver->step_index(), from, at,
+                   notice.empty() ? std::string(stop_reason) + (sig ? " " : "") + (sig ? signal_name(sig) : "")
+                                  : "spot notice (" + notice + ")",
+                   noticed_hosts);
+  } else {
+    status.failed(code, "the stop checkpoint failed and there is no earlier checkpoint");
   }
   auto lines = solver->summary();
   if (comm.is_root()) {
@@ -453,6 +481,22 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   if (stop_reason && code == k_exit_failure) cause += " (stop checkpoint failed)";
   run_report.finish(code, cause, solver->step_index());
   return code;
+}
+
+}  // namespace
+
+int run(const comm::Communicator& comm, const RunOptions& opt) {
+  std::optional<OutputDirectoryLock> lock;
+  RunStatus status(comm);
+  try {
+    return run_locked(comm, opt, lock, status);
+  } catch (const CollectiveError& e) {
+    status.failed(e.exit_code(), e.what());
+    throw;
+  } catch (const std::exception& e) {
+    status.failed(k_exit_failure, e.what());  // on rank 0, before the job is aborted
+    throw;
+  }
 }
 
 }  // namespace spotrun::launcher
