@@ -19,6 +19,7 @@ PACKAGES=(
     libtrilinos-kokkos-dev libcli11-dev libtoml11-dev nlohmann-json3-dev libspdlog-dev
     libfftw3-dev libgtest-dev libbenchmark-dev libxxhash-dev
     slurm-wlm munge
+    libfftw3-mpi-dev lammps jube python3-matplotlib
 )
 
 usage() {
