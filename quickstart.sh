@@ -17,7 +17,7 @@ PACKAGES=(
     cmake g++ make pkg-config git
     libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
     libtrilinos-kokkos-dev libcli11-dev libtoml11-dev nlohmann-json3-dev libspdlog-dev
-    libfftw3-dev libgtest-dev libbenchmark-dev libxxhash-dev
+    libfftw3-dev libgtest-dev libbenchmark-dev libxxhash-dev libcurl4-openssl-dev libopenblas-dev
     slurm-wlm munge
     libfftw3-mpi-dev lammps jube python3-matplotlib
 )

@@ -41,6 +41,8 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(toml11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
+# libcurl: the spot notice watcher's HTTP to the metadata service (launcher/cloud/impl/http_curl.cpp).
+find_package(CURL REQUIRED)
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(FFTW3 REQUIRED IMPORTED_TARGET fftw3)

@@ -843,7 +843,8 @@ void Deck::validate() const {
           const std::string& str = v.as_string().str;
           if (!s->choices.empty() && std::find(s->choices.begin(), s->choices.end(), str) == s->choices.end())
             bad("allowed: " + range_text(*s));
-          if (s->choices.empty() && str.empty()) bad("must not be empty");
+          // An empty string is refused unless it is the key's default (cloud.metadata_url: the provider's).
+          if (s->choices.empty() && str.empty() && s->default_value != "\"\"") bad("must not be empty");
           if (s->unit == "path" || s->choices.empty()) {
             // A path goes to the file system as a C string: a NUL would cut it, other control
             // characters make names no one can type.
@@ -864,6 +865,8 @@ void Deck::validate() const {
               bad("a path of " + std::to_string(str.size()) + " bytes; the longest a file system takes is " +
                   std::to_string(k_deck_max_path) + " (PATH_MAX)");
           }
+          if (s->check)
+            if (const std::string why = s->check(str); !why.empty()) bad(why);
           break;
         }
         case KeyType::Int3: {

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -45,9 +46,11 @@ struct KeySpec {
   bool min_exclusive = false;
   std::vector<std::string> choices;   // allowed strings
   bool resumable = false;             // may change between a checkpoint and its resume (not physics)
+  // String keys: a check of the value beyond the rules above; returns "" when it is fine, else why not.
+  std::function<std::string(const std::string&)> check;
 };
 
-// Every deck key spotrun knows, in documentation order: the launcher's ([run], [checkpoint], [comm]), then
+// Every deck key spotrun knows, in documentation order: the launcher's ([run], [checkpoint], [comm], [cloud]), then
 // those of each registered solver (solvers/registry.hpp).
 const std::vector<KeySpec>& deck_schema();
 const KeySpec* find_key(const std::string& key);

@@ -1,9 +1,11 @@
-// The schema of every deck key: the launcher's keys ([run], [checkpoint], [comm]) below, then the keys
+// The schema of every deck key: the launcher's keys ([run], [checkpoint], [comm], [cloud]) below, then the keys
 // of every registered solver (solvers/registry.hpp). docs/decks.md documents the same keys (a test
 // checks that it does).
 #include <set>
 #include <stdexcept>
 
+#include "launcher/cloud/metadata_endpoint.hpp"
+#include "launcher/cloud/provider.hpp"
 #include "comm/transport.hpp"
 #include "deck.hpp"
 #include "solvers/registry.hpp"
@@ -16,6 +18,12 @@ namespace {
 std::vector<KeySpec> launcher_keys() {
   // run.solver: one of the registered solvers; the first one registered is the default.
   KeySpec solver{"run.solver", KeyType::String, "", "-", "Solver to run"};
+  // cloud.metadata_url: loopback and link-local IP literals only (launcher/cloud/metadata_endpoint.hpp).
+  KeySpec metadata_url{"cloud.metadata_url", KeyType::String, "\"\"", "URL",
+                       "Metadata service polled for spot notices: http://ADDRESS[:PORT], a loopback or link-local "
+                       "IP literal; \"\" = the provider's, http://169.254.169.254",
+                       -1e300, 1e300, false, {}, true};
+  metadata_url.check = cloud::check_metadata_url;
   solver.choices = solvers::solver_names();
   if (!solver.choices.empty()) solver.default_value = "\"" + solver.choices.front() + "\"";
   return {
@@ -54,6 +62,14 @@ std::vector<KeySpec> launcher_keys() {
      "given the solver's memory (GPU-aware where there is a device); mpi-host = MPI on host buffers, device data "
      "staged through host memory; nccl = NCCL on the GPUs (CUDA build, one GPU per rank)",
      -1e300, 1e300, false, comm::transport_kinds(), true},
+    // [cloud]: spot notices (docs/cloud.md)
+    {"cloud.provider", KeyType::String, "\"none\"", "-",
+     "Whose spot notices to watch for (a notice stops the run with a checkpoint, exit 75): none; auto = the "
+     "provider DMI names on each node, none elsewhere; aws, gcp, azure",
+     -1e300, 1e300, false, cloud::provider_choices(), true},
+    {"cloud.poll_seconds", KeyType::Float, "5.0", "s", "Interval between two polls of the metadata service", 0,
+     3600, true, {}, true},
+    metadata_url,
   };
 }
 

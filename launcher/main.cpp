@@ -12,6 +12,7 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "deck.hpp"
+#include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
 #include "run.hpp"
 #include "stop.hpp"
 #include "spotrun/version.hpp"
@@ -58,6 +59,10 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   launcher::add_submit_options(*submit, submit_opt);
   // --- end Slurm ---
 
+  doctor::DoctorOptions doctor_opt;  // --- spotrun doctor (launcher/doctor/doctor.hpp) ---
+  auto* doctor_cmd = app.add_subcommand("doctor", "Measure CPUs, GPUs, MPI and the checkpoint directory of every rank before a run");
+  doctor::add_doctor_options(*doctor_cmd, doctor_opt);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -73,6 +78,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   if (*run) return launcher::run(comm, run_opt);
   if (*inspect) return launcher::inspect(comm, inspect_paths);
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
+  if (*doctor_cmd) return doctor::run_doctor(comm, doctor_opt);  // --- spotrun doctor ---
   if (*validate) {
     launcher::set_signal_mode(launcher::SignalMode::exit_now, "reading the deck");
     auto deck = launcher::load_deck(comm, validate_path, validate_sets);
@@ -89,7 +95,9 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // FUNNELED: the helper threads (the spot notice watcher, the NCCL watchdog) make no MPI call.
+  int thread_level = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   launcher::install_stop_handlers();  // as early as possible: a stop signal during start-up is kept
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -15,6 +15,7 @@
 #include "memory_check.hpp"
 #include "output_lock.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
+#include "spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
 #include "comm/copy_counter.hpp"
 #include "comm/device.hpp"
 #include "comm/transport.hpp"
@@ -239,9 +240,12 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
 
   auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+  // --- spot notices: polled from here on (a notice in the start-up stops the run at its first agreed step) ---
+  SpotNotices notices(comm, deck);
   print_header(comm, transport.get());
   if (comm.is_root()) std::printf("Deck: %s\nOutput directory: %s\n--- resolved deck ---\n%s---\n", opt.deck_path.c_str(),
                                   outdir.c_str(), deck.resolved().c_str());
+  if (comm.is_root()) std::printf("%s\n", notices.header().c_str());  // --- spot notices ---
   std::fflush(stdout);
   set_signal_mode(SignalMode::exit_now, "preparing the output directory");
   std::string error;
@@ -358,12 +362,13 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     max_step_time = std::max(max_step_time, now - ts);
     int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
                            time_limit > 0 && (now - opt.start_wtime) + checkpoints.reserve_seconds(state_bytes) +
-                                                     2 * max_step_time >= time_limit};
+                                                     2 * max_step_time >= time_limit,
+                           notices.noticed()};
     int agreed[k_nflags];
     agreement.exchange(local, agreed);
     if (solver->step_index() >= steps || solver->finished()) break;
-    if (agreed[k_flag_signal] || agreed[k_flag_time_limit]) {
-      stop_reason = agreed[k_flag_signal] ? "signal" : "time limit";
+    if (agreed[k_flag_signal] || agreed[k_flag_time_limit] || agreed[k_flag_spot_notice]) {
+      stop_reason = agreed[k_flag_signal] ? "signal" : agreed[k_flag_spot_notice] ? "spot notice" : "time limit";
       break;
     }
     if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint]) {
@@ -385,7 +390,12 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   if (stop_reason) {
     set_signal_mode(SignalMode::stopping, "writing the stop checkpoint");
     int sig = received_signal();
-    if (comm.is_root())
+    // --- spot notices: which notice, and its deadline (collective: every rank agreed on this reason) ---
+    const std::string notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
+    if (comm.is_root() && !notice.empty())
+      std::printf("Stopping at step %lld: spot notice (%s)\n", static_cast<long long>(solver->step_index()),
+                  notice.c_str());
+    else if (comm.is_root())
       std::printf("Stopping at step %lld: %s%s%s\n", static_cast<long long>(solver->step_index()), stop_reason,
                   sig ? " " : "", sig ? signal_name(sig) : "");
     // A checkpoint of this very step may just have been written.

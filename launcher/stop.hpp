@@ -45,7 +45,8 @@ enum StopFlag : int {
   k_flag_signal = 0,      // a stop signal arrived on some rank
   k_flag_checkpoint = 1,  // a wall-clock checkpoint is due on some rank
   k_flag_time_limit = 2,  // the time limit (minus reserve) is reached on some rank
-  k_nflags = 3,
+  k_flag_spot_notice = 3, // a spot notice was seen on some node (launcher/spot_notices.hpp)
+  k_nflags = 4,
 };
 
 class StopAgreement {
@@ -62,8 +63,8 @@ class StopAgreement {
   void complete(int agreed[k_nflags]);
   MPI_Comm m_comm;
   MPI_Request m_request = MPI_REQUEST_NULL;
-  int m_send[k_nflags] = {0, 0, 0};
-  int m_recv[k_nflags] = {0, 0, 0};
+  int m_send[k_nflags] = {};
+  int m_recv[k_nflags] = {};
 };
 
 }  // namespace spotrun::launcher

@@ -61,6 +61,10 @@ struct SolverRegistration {
   std::function<MemoryEstimate(const launcher::Deck&, double work_units, int nranks)> memory;
   // Bytes its state() writes into a checkpoint per unit of work (Solver::work_per_step()).
   std::function<double(const launcher::Deck&)> checkpoint_bytes_per_work_unit;
+  // The size of the system the deck sets up, in units of work (atoms, grid points), from the deck alone;
+  // < 0 when only its inputs say (a data file: read_inputs() gives it). `spotrun doctor` sizes the
+  // checkpoint with it. Optional: empty, or -1 from make_registration(), when the solver does not say.
+  std::function<double(const launcher::Deck&)> deck_work_units;
   // Reads the inputs of a fresh run (collective); returns no data and work_units < 0 when there are none.
   std::function<SolverInputs(const SolverContext&)> read_inputs;
   // Makes the solver: fresh from inputs, or, with inputs == nullptr, empty for restore() to fill.
@@ -83,6 +87,9 @@ struct SolverDefinition {
   std::function<void(const launcher::Deck&, const Config&)> check_rules;
   std::function<MemoryEstimate(const Config&, double work_units, int nranks)> memory;
   std::function<double(const Config&)> checkpoint_bytes_per_work_unit;
+  // Optional: the size of the system from the configuration alone (default: -1, not known before the
+  // inputs are read).
+  std::function<double(const Config&)> deck_work_units;
   // Optional: default, no inputs besides the deck.
   std::function<SolverInputs(const Config&, const SolverContext&)> read_inputs;
   std::function<std::unique_ptr<Solver>(const Config&, const SolverContext&, const SolverInputs* inputs)> make;
@@ -110,6 +117,9 @@ SolverRegistration make_registration(SolverDefinition<Config> def) {
   };
   r.checkpoint_bytes_per_work_unit = [d](const launcher::Deck& deck) {
     return d->checkpoint_bytes_per_work_unit(d->read_config(deck));
+  };
+  r.deck_work_units = [d](const launcher::Deck& deck) {
+    return d->deck_work_units ? d->deck_work_units(d->read_config(deck)) : -1.0;
   };
   r.read_inputs = [d](const SolverContext& ctx) {
     return d->read_inputs ? d->read_inputs(d->read_config(ctx.deck), ctx) : SolverInputs{};

@@ -111,6 +111,10 @@ double checkpoint_bytes_per_point(const FluidConfig& cfg) {
   return 8.0 * (3.0 + 6.0 * static_cast<double>(cfg.n[2] / 2 + 1) / nz);
 }
 
+double grid_points(const FluidConfig& cfg) {
+  return static_cast<double>(cfg.n[0]) * static_cast<double>(cfg.n[1]) * static_cast<double>(cfg.n[2]);
+}
+
 std::unique_ptr<Solver> make(const FluidConfig& cfg, const solvers::SolverContext& ctx,
                              const solvers::SolverInputs* inputs) {
   auto solver = std::make_unique<FluidSolver>(cfg, ctx.comm, ctx.transport, inputs == nullptr);
@@ -133,6 +137,7 @@ SolverRegistration registration_fluid() {
   d.check_rules = fluid::check_rules;
   d.memory = fluid::memory;
   d.checkpoint_bytes_per_work_unit = fluid::checkpoint_bytes_per_point;
+  d.deck_work_units = fluid::grid_points;
   d.make = fluid::make;
   return make_registration(std::move(d));
 }

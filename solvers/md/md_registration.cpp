@@ -115,6 +115,9 @@ solvers::MemoryEstimate memory(const MdConfig& cfg, double natoms, int nranks) {
 // state() writes, per atom: id, x (3), v (3), f (3), image (3), x_build (3) and type, 8 bytes each.
 double checkpoint_bytes_per_atom(const MdConfig&) { return 17 * 8; }
 
+// The lattice's atoms; a data file's are known once it is read.
+double deck_atoms(const MdConfig& cfg) { return cfg.from_lattice ? lattice_atoms(cfg) : -1.0; }
+
 // A fresh run from [md.initial] reads the LAMMPS data file. Every rank holds its text and parses it:
 // twice its size per rank, checked before it is read.
 solvers::SolverInputs read_inputs(const MdConfig& cfg, const solvers::SolverContext& ctx) {
@@ -153,6 +156,7 @@ SolverRegistration registration_md() {
   d.check_rules = md::check_rules;
   d.memory = md::memory;
   d.checkpoint_bytes_per_work_unit = md::checkpoint_bytes_per_atom;
+  d.deck_work_units = md::deck_atoms;
   d.read_inputs = md::read_inputs;
   d.make = md::make;
   return make_registration(std::move(d));

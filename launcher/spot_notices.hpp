@@ -1,0 +1,34 @@
+#pragma once
+// Spot notices in `spotrun run` (docs/cloud.md, "Spot notices"): on the node-local rank 0 of each node a
+// thread polls the metadata service of the deck's cloud.provider (launcher/cloud/notice_watcher.hpp); the time loop
+// reads its flag and passes it to the stop agreement (launcher/stop.hpp, k_flag_spot_notice), so every rank
+// stops at the same step, writes a checkpoint and exits 75.
+#include <memory>
+#include <string>
+
+#include "launcher/cloud/notice_watcher.hpp"
+#include "comm/communicator.hpp"
+#include "deck.hpp"
+
+namespace spotrun::launcher {
+
+class SpotNotices {
+ public:
+  // Collective: resolves cloud.provider on each node ("auto": from the node's DMI data), starts the watcher
+  // on node-local rank 0 where there is a provider, and gathers what each node does for header().
+  SpotNotices(const comm::Communicator& comm, const Deck& deck);
+  ~SpotNotices();
+  // The run header's line: "Spot notices: aws on 2 node(s), polling http://169.254.169.254 every 5 s ...".
+  const std::string& header() const { return m_header; }
+  // This rank saw a notice (only a node-local rank 0 can); read by the time loop, no MPI.
+  bool noticed() const { return m_watcher && m_watcher->noticed(); }
+  // Collective: the notice of the lowest rank that saw one, described for the stop message ("aws: terminate
+  // at 2026-11-30T12:00:00Z, 93 s from now"), the same on every rank; "" when no rank saw one.
+  std::string describe(const comm::Communicator& comm) const;
+
+ private:
+  std::unique_ptr<cloud::NoticeWatcher> m_watcher;
+  std::string m_header;
+};
+
+}  // namespace spotrun::launcher
