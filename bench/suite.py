@@ -7,7 +7,10 @@ Usage:
   bench/suite.py --compare OLD.json --against NEW.json     compare two results files, run nothing
   bench/suite.py --report RESULTS.json [--out DIR]          remake report.md and the plots of a results file
 
-Suites (default: all), each at every rank count of --ranks (default: 1, 2, 4, ... up to the cores):
+Suites are the decks in bench/suite/ (SUITE: a deck's name, or a path to a .toml deck; default: every
+deck there), each run at every rank count of --ranks (default: 1, 2, 4, ... up to the cores). A deck holds
+title, program, scaling (strong: fixed size; weak: fixed size per rank) and the sizes of the full,
+--quick and --smoke runs (see bench/README.md). The decks shipped:
   lj          LJ melt (bench/lj-bench.toml, LAMMPS in.lj) at 32k, 256k, 2M atoms (strong), spotrun
               `run` against LAMMPS `lmp` (peer) when installed: atom-steps/s and their ratio
   lj-weak     the same at 32k atoms per rank (weak)
@@ -20,13 +23,14 @@ Suites (default: all), each at every rank count of --ranks (default: 1, 2, 4, ..
   halo        the MD halo update alone and the integrate step at 32k, 256k, 2M atoms, against their
               memory-bandwidth floors (bench_halo)
   halo-weak   the same at 32k atoms per rank
---quick drops the largest size of lj, fluid, fft and halo; --smoke runs tiny sizes (tests). --size N replaces
-every chosen suite's sizes with N (atoms, or n for an n^3 grid; per rank for the weak suites).
+--quick runs each deck's quick sizes, --smoke its smoke sizes (tiny: the tests). --size N replaces every
+chosen suite's sizes with N (atoms, or n for an n^3 grid; per rank for the weak suites).
 
 Each measurement is repeated --repeat times (default 3): its median and spread (min, quartiles, max) are
 recorded. Output in --out DIR (default runs/bench/<date>-<time>): results.json (every record, rewritten
 through a temporary file and a rename after each one), report.md (the tables), throughput.png,
-peer_ratio.png, floor_fraction.png, and logs/ (every program's output).
+peer_ratio.png, floor_fraction.png, summary.txt (one line per record, read by bench/jube/spotrun.xml) and
+logs/ (every program's output).
 
 --compare OLD.json compares the new records with OLD's (matched by id) and exits 1 when a measurement of
 spotrun's own got slower by more than --threshold (default 0.10) AND its new range of samples [min, max]
@@ -50,6 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import suite_records as sr  # noqa: E402
@@ -58,16 +63,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LJ_DECK = os.path.join(ROOT, "bench", "lj-bench.toml")
 LMP_INPUT = os.path.join(ROOT, "bench", "lammps", "in.lj")
 
-# sizes: atoms (lj, checkpoint, halo) or n of an n^3 grid (fluid, fft); per rank for weak suites.
-SUITES = {
-    "lj": dict(kind="lj", scaling="strong", full=[32000, 256000, 2048000], quick=[32000, 256000], smoke=[4000]),
-    "lj-weak": dict(kind="lj", scaling="weak", full=[32000], quick=[32000], smoke=[4000]),
-    "fluid": dict(kind="fluid", scaling="strong", full=[64, 128, 256], quick=[64, 128], smoke=[16]),
-    "fluid-weak": dict(kind="fluid", scaling="weak", full=[64], quick=[64], smoke=[16]),
-    "fft": dict(kind="fft", scaling="strong", full=[64, 128, 256], quick=[64, 128], smoke=[16]),
-    "checkpoint": dict(kind="checkpoint", scaling="strong", full=[256000, 2048000], quick=[256000, 2048000], smoke=[4000]),
-    "halo": dict(kind="halo", scaling="strong", full=[32000, 256000, 2048000], quick=[32000, 256000], smoke=[4000]),
-    "halo-weak": dict(kind="halo", scaling="weak", full=[32000], quick=[32000], smoke=[4000]),
+SUITE_DIR = os.path.join(ROOT, "bench", "suite")
+PROGRAMS = ("lj", "fluid", "fft", "checkpoint", "halo")
+# deck key -> what it holds (all required)
+DECK_KEYS = {
+    "title": "a string, the report's heading",
+    "program": "one of " + ", ".join(PROGRAMS),
+    "scaling": "strong (fixed total size) or weak (fixed size per rank)",
+    "sizes": "sizes of the full suite: atoms (lj, checkpoint, halo) or n of an n^3 grid (fluid, fft); per rank when weak",
+    "quick": "sizes of --quick",
+    "smoke": "sizes of --smoke",
 }
 PASSED_ENV = ("SPOTRUN_TEST_FORCE_SLOWDOWN",)
 FFTS_PER_STEP = 36
@@ -104,6 +109,56 @@ def lj_cells(atoms):
         raise ValueError(f"{atoms} atoms is not an fcc lattice of c^3 unit cells (4 c^3 atoms: 4000, 32000, 108000, "
                          f"256000, 2048000, ...)")
     return c
+
+
+class DeckError(Exception):
+    pass
+
+
+def load_suite(path):
+    """A suite deck (bench/suite/NAME.toml, keys in DECK_KEYS) as a spec; DeckError names the file, key and
+    value and what is allowed."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise DeckError(f"{path}: cannot read the suite deck: {e.strerror}")
+    except tomllib.TOMLDecodeError as e:
+        raise DeckError(f"{path}: not valid TOML: {e}")
+    for key in data:
+        if key not in DECK_KEYS:
+            raise DeckError(f"{path}: unknown key '{key}' (allowed: {', '.join(DECK_KEYS)})")
+    for key, meaning in DECK_KEYS.items():
+        if key not in data:
+            raise DeckError(f"{path}: key '{key}' missing ({meaning})")
+    if not isinstance(data["title"], str):
+        raise DeckError(f"{path}: title = {data['title']!r}: must be a string")
+    if data["program"] not in PROGRAMS:
+        raise DeckError(f"{path}: program = {data['program']!r}: allowed {', '.join(PROGRAMS)}")
+    if data["scaling"] not in ("strong", "weak"):
+        raise DeckError(f"{path}: scaling = {data['scaling']!r}: allowed strong, weak")
+    for key in ("sizes", "quick", "smoke"):
+        v = data[key]
+        if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in v):
+            raise DeckError(f"{path}: {key} = {v!r}: must be a non-empty list of integers >= 2")
+        if data["program"] in ("lj", "halo"):
+            for x in v:
+                try:
+                    lj_cells(x)
+                except ValueError as e:
+                    raise DeckError(f"{path}: {key}: {e}")
+    return dict(name=name, path=path, title=data["title"], kind=data["program"], scaling=data["scaling"],
+                full=data["sizes"], quick=data["quick"], smoke=data["smoke"])
+
+
+def load_suites(directory=SUITE_DIR):
+    """Every suite deck of the directory, by name (the file name without .toml), in name order."""
+    try:
+        files = sorted((f for f in os.listdir(directory) if f.endswith(".toml")), key=lambda f: f[:-5])
+    except OSError as e:
+        raise DeckError(f"{directory}: cannot list the suite decks: {e.strerror}")
+    return {os.path.splitext(f)[0]: load_suite(os.path.join(directory, f)) for f in files}
 
 
 # --- machine, build and program discovery -----------------------------------------------------------------
@@ -270,7 +325,7 @@ def predicted_cost(kind, total, ranks, repeat, peers, cores):
 def plan(args, cores, peers):
     tasks = []
     for suite in args.suites:
-        spec = SUITES[suite]
+        spec = args.specs[suite]
         sizes = [args.size] if args.size else spec["smoke" if args.smoke else "quick" if args.quick else "full"]
         for size in sizes:
             for r in args.ranks:
@@ -412,7 +467,7 @@ class Suite:
                       size_unit="grid points", scaling=task.scaling, command=cmd, details={"grid": g})
         ref = None
         if "fftw_raw_s" in s:
-            ref = self.add(sr.make_record(base, name="fft.fftw_raw", role="peer", program="FFTW MPI (bench_fluid)",
+            ref = self.add(sr.make_record(base, name="fft.fftw_raw", role="floor", program="FFTW MPI (bench_fluid)",
                                           samples=s["fftw_raw_s"]["values"], **common))
         self.add(sr.make_record(base, name="fft.transform", role="measurement", program="bench_fluid",
                                 samples=s["fft_s"]["values"], reference=ref, **common))
@@ -473,7 +528,8 @@ class Suite:
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="bench/suite.py", description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    p.add_argument("suites", nargs="*", metavar="SUITE", help="suites to run (default: all): " + ", ".join(SUITES))
+    p.add_argument("suites", nargs="*", metavar="SUITE",
+                   help="suites to run (default: every deck in bench/suite/): a deck's name or a path to a .toml")
     p.add_argument("--ranks", help="rank counts, comma-separated (default: 1, 2, 4, ... up to the cores)")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="smaller sizes (under 10 minutes on 2 cores)")
@@ -489,10 +545,21 @@ def parse_args(argv):
     p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (default build/)")
     p.add_argument("--scratch", help="directory for checkpoint files and run outputs (default: a new one in $TMPDIR)")
     args = p.parse_args(argv)
-    for s in args.suites:
-        if s not in SUITES:
-            p.error(f"unknown suite '{s}' (suites: {', '.join(SUITES)})")
-    args.suites = args.suites or list(SUITES)
+    try:
+        known = load_suites()
+        specs = {}
+        for s in args.suites:
+            if s.endswith(".toml"):
+                spec = load_suite(os.path.abspath(s))
+                specs[spec["name"]] = spec
+            elif s in known:
+                specs[s] = known[s]
+            else:
+                p.error(f"unknown suite '{s}' (suites in {SUITE_DIR}: {', '.join(known)}; or a path to a .toml deck)")
+    except DeckError as e:
+        p.error(str(e))
+    args.specs = specs or known
+    args.suites = list(args.specs)
     cores = os.cpu_count() or 1
     if args.ranks:
         try:
@@ -533,7 +600,7 @@ def main(argv):
         return 0
 
     for suite in args.suites:
-        if SUITES[suite]["kind"] in ("lj", "halo") and args.size:
+        if args.specs[suite]["kind"] in ("lj", "halo") and args.size:
             try:
                 lj_cells(args.size)
             except ValueError as e:
@@ -542,7 +609,7 @@ def main(argv):
     needed = {"lj": "launcher/spotrun", "fluid": "bench/bench_fluid", "fft": "bench/bench_fluid",
               "checkpoint": "bench/bench_checkpoint", "halo": "bench/bench_halo"}
     for suite in args.suites:
-        exe = os.path.join(args.build, needed[SUITES[suite]["kind"]])
+        exe = os.path.join(args.build, needed[args.specs[suite]["kind"]])
         if not os.access(exe, os.X_OK):
             print(f"bench/suite.py: {exe} not found: build it (cmake --build {args.build})", file=sys.stderr)
             return 2
@@ -570,7 +637,8 @@ def main(argv):
     command = " ".join(["bench/suite.py"] + argv)
     results = sr.ResultsFile(os.path.join(out, "results.json"), {
         "command": command, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "status": "running", "suites": args.suites, "ranks": args.ranks, "repeat": args.repeat,
+        "status": "running", "suites": args.suites,
+        "suite_titles": {k: v["title"] for k, v in args.specs.items()}, "ranks": args.ranks, "repeat": args.repeat,
         "mode": "smoke" if args.smoke else "quick" if args.quick else "full", "lammps": lammps or "not run",
         "load_start": [round(x, 2) for x in os.getloadavg()], "cores": cores, **meta})
     runner = Runner(logdir, os.environ.get("MPIRUN", "mpirun"))
@@ -578,7 +646,7 @@ def main(argv):
     if max(args.ranks) > cores:
         print(f"bench/suite.py: warning: {max(args.ranks)} ranks on {cores} cores: oversubscribed, the timings of those "
               f"runs are not scaling figures", file=sys.stderr)
-    if lammps is None and not args.no_peers and any(SUITES[s]["kind"] == "lj" for s in args.suites):
+    if lammps is None and not args.no_peers and any(args.specs[s]["kind"] == "lj" for s in args.suites):
         print("bench/suite.py: LAMMPS (lmp) not found: LJ without its peer", file=sys.stderr)
     print(f"bench/suite.py: {len(tasks)} measurements, predicted about {fmt_duration(progress.total)}; output {out}",
           file=sys.stderr)

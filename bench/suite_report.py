@@ -14,16 +14,6 @@ RATIO_MEANING = {
     "halo.update": "update time / memory-bandwidth floor (52 bytes per ghost)",
     "md.integrate": "integrate time / memory-bandwidth floor (224 bytes per atom)",
 }
-SUITE_TITLES = {
-    "lj": "LJ melt (in.lj), strong scaling",
-    "lj-weak": "LJ melt (in.lj), weak scaling",
-    "fluid": "Fluid Taylor-Green step, strong scaling",
-    "fluid-weak": "Fluid Taylor-Green step, weak scaling",
-    "fft": "Distributed FFT alone",
-    "checkpoint": "Checkpoint write and read",
-    "halo": "MD halo update and integrate step, strong scaling",
-    "halo-weak": "MD halo update and integrate step, weak scaling",
-}
 
 
 def speed(rec, value=None):
@@ -70,14 +60,14 @@ def efficiency_table(recs):
     return eff
 
 
-def tables(records):
+def tables(records, titles):
     lines = []
     by_suite = defaultdict(list)
     for r in records:
         by_suite[r["suite"]].append(r)
     eff = efficiency_table(records)
     for suite, recs in by_suite.items():
-        lines += [f"### {SUITE_TITLES.get(suite, suite)} (`{suite}`)", ""]
+        lines += [f"### {titles.get(suite, suite)} (`{suite}`)", ""]
         lines += ["| quantity | size | ranks | median | min - max | unit | reference (median) | ratio | parallel eff. |",
                   "|----------|-----:|------:|-------:|----------:|------|-------------------:|------:|--------------:|"]
         for r in sorted(recs, key=lambda r: (r["name"], r["size"], r["ranks"])):
@@ -184,7 +174,7 @@ def write_report(out, doc, comparison):
     lines += ["Values are medians of the repetitions; ratio = value / reference value (both medians); parallel "
               "efficiency is speed(r) / speed(r0) / (r / r0) against the smallest rank count r0 of the same size "
               "(weak: the same size per rank). See bench/README.md for what each quantity measures.", ""]
-    lines += tables(records)
+    lines += tables(records, meta.get("suite_titles") or {})
     if comparison is not None:
         rows, threshold, old_path = comparison
         lines += [f"## Comparison with {old_path}", "",
@@ -203,7 +193,23 @@ def write_report(out, doc, comparison):
             lines += ["## Plots", ""] + [f"![{f}]({f})" for f in files] + [""]
     except ImportError:
         lines += ["(No plots: python3-matplotlib is not installed.)", ""]
-    tmp = os.path.join(out, ".report.md.tmp")
+    write_atomically(os.path.join(out, "report.md"), "\n".join(lines))
+    write_atomically(os.path.join(out, "summary.txt"), summary(doc))
+
+
+def summary(doc):
+    """One line per record, for tools that read text (bench/jube/spotrun.xml):
+    RECORD <name> suite=<suite> role=<role> size=<size> ranks=<ranks> value=<median> unit=<unit> ratio=<ratio or nan>"""
+    lines = [f"# spotrun benchmark suite: {doc['meta'].get('command', '?')}; status {doc['meta'].get('status', '?')}"]
+    for r in doc["records"]:
+        ratio = f"{r['ratio']:.6g}" if r["ratio"] is not None else "nan"
+        lines.append(f"RECORD {r['name']} suite={r['suite']} role={r['role']} size={r['size']:g} ranks={r['ranks']} "
+                     f"value={r['value']:.6g} unit={r['unit']} ratio={ratio}")
+    return "\n".join(lines) + "\n"
+
+
+def write_atomically(path, text):
+    tmp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
     with open(tmp, "w") as f:
-        f.write("\n".join(lines))
-    os.replace(tmp, os.path.join(out, "report.md"))
+        f.write(text)
+    os.replace(tmp, path)
