@@ -86,6 +86,22 @@ def tables(records, titles):
     return lines
 
 
+def summary_table(records):
+    """Every measurement that has a peer or floor, beside it: the table docs/performance.md quotes."""
+    recs = [r for r in records if r["reference"] is not None]
+    if not recs:
+        return []
+    lines = ["## Summary: each measurement against its peer or floor", "",
+             "| suite | quantity | size | ranks | median (min - max) | unit | against | its median | ratio |",
+             "|-------|----------|-----:|------:|-------------------:|------|---------|-----------:|------:|"]
+    for r in recs:
+        over = " (over)" if r["oversubscribed"] else ""
+        lines.append(f"| {r['suite']} | {r['name']} | {size_label(r)} | {r['ranks']}{over} | {g(r['value'])} "
+                     f"({g(r['spread']['min'])} - {g(r['spread']['max'])}) | {r['unit']} | {r['reference']['name']} "
+                     f"({r['reference']['role']}) | {g(r['reference']['value'])} | {r['ratio']:.3f} |")
+    return lines + ["", "Ratios: see each suite's table below for what they mean.", ""]
+
+
 def plots(out, records):
     """Writes the three PNGs; returns their file names, or raises ImportError without matplotlib."""
     import matplotlib
@@ -174,6 +190,7 @@ def write_report(out, doc, comparison):
     lines += ["Values are medians of the repetitions; ratio = value / reference value (both medians); parallel "
               "efficiency is speed(r) / speed(r0) / (r / r0) against the smallest rank count r0 of the same size "
               "(weak: the same size per rank). See bench/README.md for what each quantity measures.", ""]
+    lines += summary_table(records)
     lines += tables(records, meta.get("suite_titles") or {})
     if comparison is not None:
         rows, threshold, old_path = comparison
