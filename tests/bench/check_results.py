@@ -80,7 +80,9 @@ def main():
         lines = [l for l in f if l.startswith("RECORD ")]
     if len(lines) != len(records):
         problems.append(f"summary.txt: {len(lines)} lines for {len(records)} records")
-    pngs = ["throughput.png", "floor_fraction.png"] + (["peer_ratio.png"] if a.lammps == "yes" and "lj" in a.suites else [])
+    kinds = {suite.split("-")[0] for suite in a.suites.split(",")}
+    pngs = ["throughput.png"] + (["floor_fraction.png"] if kinds - {"lj"} else []) + (
+        ["peer_ratio.png"] if a.lammps == "yes" and "lj" in kinds else [])
     for png in pngs:
         try:
             with open(os.path.join(a.dir, png), "rb") as f:

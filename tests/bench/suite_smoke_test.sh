@@ -11,4 +11,17 @@ lammps=no
 command -v "${LMP:-lmp}" >/dev/null 2>&1 && lammps=yes
 /usr/bin/python3 "$src/bench/suite.py" --smoke --ranks "$ranks" --build "$build" --out "$work/out" --scratch "$work/scratch"
 /usr/bin/python3 "$src/tests/bench/check_results.py" "$work/out" --ranks "$ranks" --lammps "$lammps"
+# The check can fail: the same outputs with one ratio off by 1e-6 must not pass.
+cp -r "$work/out" "$work/tampered"
+/usr/bin/python3 - "$work/tampered/results.json" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+r = next(r for r in doc["records"] if r["ratio"] is not None)
+r["ratio"] *= 1 + 1e-6
+json.dump(doc, open(sys.argv[1], "w"))
+PY
+if /usr/bin/python3 "$src/tests/bench/check_results.py" "$work/tampered" --ranks "$ranks" --lammps "$lammps" > "$work/tampered.txt"; then
+  cat "$work/tampered.txt"; echo "FAIL: a tampered ratio passed the check"; exit 1
+fi
+grep -q "ratio" "$work/tampered.txt" || { cat "$work/tampered.txt"; echo "FAIL: the tampered ratio not named"; exit 1; }
 echo "PASS: benchmark suite smoke run at ranks $ranks (LAMMPS: $lammps)"
