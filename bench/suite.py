@@ -40,7 +40,7 @@ Exit codes: 0 done (no regression), 1 regression, 2 bad usage, 3 a benchmark pro
 before it are kept).
 
 Environment: MPIRUN (default mpirun), LMP (default lmp; the LAMMPS peer runs only when found),
-SPOTRUN_TEST_FORCE_SLOWDOWN is passed to the programs (a test hook, see bench/suite.cmake).
+SPOTRUN_TEST_FORCE_SLOWDOWN is passed to the programs (a test hook: solvers/md/md_test_hooks.hpp).
 """
 import argparse
 import datetime

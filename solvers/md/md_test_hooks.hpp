@@ -10,7 +10,7 @@ namespace spotrun::md::test_hooks {
 
 // SPOTRUN_TEST_FORCE_SLOWDOWN=N: the pair-force kernel runs N times per force evaluation (N - 1 extra
 // passes whose forces are discarded: the same results, N times the force work). The planted slowdown
-// that the benchmark suite's regression test must catch (bench/suite.cmake). Read once per process.
+// that the benchmark suite's regression test must catch (tests/bench/suite_regression_test.sh). Read once per process.
 inline int force_passes() {
   static const int passes = [] {
     const char* text = std::getenv("SPOTRUN_TEST_FORCE_SLOWDOWN");
