@@ -220,7 +220,7 @@ def summary(doc):
     lines = [f"# spotrun benchmark suite: {doc['meta'].get('command', '?')}; status {doc['meta'].get('status', '?')}"]
     for r in doc["records"]:
         ratio = f"{r['ratio']:.6g}" if r["ratio"] is not None else "nan"
-        lines.append(f"RECORD {r['name']} suite={r['suite']} role={r['role']} size={r['size']:g} ranks={r['ranks']} "
+        lines.append(f"RECORD {r['name']} suite={r['suite']} role={r['role']} size={int(r['size'])} ranks={r['ranks']} "
                      f"value={r['value']:.6g} unit={r['unit']} ratio={ratio}")
     return "\n".join(lines) + "\n"
 
