@@ -20,7 +20,7 @@ PACKAGES=(
     libfftw3-dev libgtest-dev libbenchmark-dev libxxhash-dev libcurl4-openssl-dev libopenblas-dev
     python3-numpy python3-scipy
     slurm-wlm munge
-    python3-matplotlib
+    libfftw3-mpi-dev lammps jube python3-matplotlib
 )
 
 usage() {
