@@ -70,6 +70,19 @@ void copy_block(const char* name, const T* src_ptr, T* dst_ptr, const impl::Bloc
   T* dst = dst_ptr;
   const std::size_t sb = m.src_base, sa = m.src_a, ss = m.src_b, sc = m.src_c;
   const std::size_t db = m.dst_base, da = m.dst_a, ds = m.dst_b, dc = m.dst_c;
+  if constexpr (k_host_accessible) {
+    // Rows contiguous on both sides (the slab reshapes to and from the gather layout): one row copy per
+    // iteration, no per-element index arithmetic.
+    if (m.src_c == 1 && m.dst_c == 1) {
+      const int e1 = m.e1, e2 = m.e2;
+      Kokkos::parallel_for(
+          name, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(0, m.e0 * m.e1), [=](int r) {
+            const std::size_t a = static_cast<std::size_t>(r / e1), b = static_cast<std::size_t>(r % e1);
+            std::copy_n(src + sb + a * sa + b * ss, e2, dst + db + a * da + b * ds);
+          });
+      return;
+    }
+  }
   using Range3 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
                                        Kokkos::IndexType<int>>;
   // A transpose (the source's contiguous axis is not the innermost loop) runs in 16 x 16 tiles of the
