@@ -1074,6 +1074,17 @@ TEST_F(Checkpoint, NotEnoughSpaceIsRefusedBeforeWriting) {
   EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
 }
 
+// Writes a good checkpoint at `p` (its bytes into `before` on rank 0), then a state of `rows` rows of
+// 24 bytes with the free-space check off, onto a file system too small for it; returns the error.
+std::string write_onto_a_full_file_system(const std::string& p, std::uint64_t rows, std::string& before) {
+  spotrun::io::write_checkpoint(world(), p, make_meta(), make_state(world()));
+  if (is_root()) before = read_bytes(p);
+  spotrun::io::impl::g_check_free_space = false;
+  const std::string e = write_error([&] { spotrun::io::write_checkpoint(world(), p, make_meta(), big_state(rows)); });
+  spotrun::io::impl::g_check_free_space = true;
+  return e;
+}
+
 // The file system fills up in the middle of the data: every rank throws, the partial file goes, the
 // older checkpoint stays, and the library writes the next checkpoint normally.
 TEST_F(Checkpoint, FileSystemFullDuringTheWrite) {
@@ -1084,12 +1095,8 @@ TEST_F(Checkpoint, FileSystemFullDuringTheWrite) {
     GTEST_SKIP() << "cannot mount a small file system";
   }
   const std::string p = dir + "/c.h5";
-  spotrun::io::write_checkpoint(world(), p, make_meta(), make_state(world()));
   std::string before;
-  if (is_root()) before = read_bytes(p);
-  spotrun::io::impl::g_check_free_space = false;
-  const std::string e = write_error([&] { spotrun::io::write_checkpoint(world(), p, make_meta(), big_state()); });
-  spotrun::io::impl::g_check_free_space = true;
+  const std::string e = write_onto_a_full_file_system(p, 40000, before);
   spotrun::test::report("write to a full file system: " + e);
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "bytes free");
@@ -1122,16 +1129,16 @@ TEST_F(Checkpoint, FileSystemFullDuringALargeWrite) {
     GTEST_SKIP() << "cannot mount a small file system";
   }
   const std::string p = dir + "/c.h5";
-  spotrun::io::write_checkpoint(world(), p, make_meta(), make_state(world()));
-  spotrun::io::impl::g_check_free_space = false;
-  const std::string e =
-      write_error([&] { spotrun::io::write_checkpoint(world(), p, make_meta(), big_state(200000 * world().size())); });
-  spotrun::io::impl::g_check_free_space = true;
+  std::string before;
+  const std::string e = write_onto_a_full_file_system(p, 200000 * world().size(), before);
   spotrun::test::report("large write to a full file system: " + e);
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "bytes free");
   world().barrier();
-  if (is_root()) EXPECT_TRUE(tmp_files(dir).empty());
+  if (is_root()) {
+    EXPECT_TRUE(read_bytes(p) == before) << "the older checkpoint changed";
+    EXPECT_TRUE(tmp_files(dir).empty());
+  }
   EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
 }
 
