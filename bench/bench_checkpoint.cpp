@@ -3,13 +3,17 @@
 // in the same run two raw writes of the same number of bytes into the same directory:
 //   raw mpi-io : every rank writes its contiguous share with MPI_File_write_at_all, MPI_File_sync, close
 //   raw posix  : rank 0 alone writes all bytes with fwrite, fflush, fsync (no gather: a lower bound)
-// The ratio is write_checkpoint against the faster raw write (target >= 0.7). Every time is the
-// median of the repetitions, measured between barriers, so it is the slowest rank's time. The read
-// follows a write of the same file, so it is served mostly from the page cache.
-// The benchmark checks its own result: the state read back must equal the state written, bitwise,
-// else it prints ERROR and exits 1.
+//   raw read   : then every rank reads its contiguous share of that file back with MPI_File_read_at_all
+// The ratio is write_checkpoint against the faster raw write (target >= 0.7), and read_checkpoint against
+// the raw read. Every time is the median of the repetitions, measured between barriers, so it is the
+// slowest rank's time. Each read follows a write of the same file, so it is served mostly from the page
+// cache, the checkpoint's and the raw one alike.
+// The benchmark checks its own result: the state read back must equal the state written, bitwise, and
+// the raw read must return the bytes written, else it prints ERROR and exits 1.
 //
-//   mpirun -np N build-dir/bench/bench_checkpoint [DIR=/tmp] [REPS=5] [ATOMS...=32000 256000 2048000]
+//   mpirun -np N build-dir/bench/bench_checkpoint [--samples] [DIR=/tmp] [REPS=5] [ATOMS...=32000 256000 2048000]
+//
+// --samples: after each size, lines "SAMPLES {json}" with every repetition's MB/s (bench/suite.py).
 #include <mpi.h>
 #include <unistd.h>
 
@@ -18,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -129,6 +134,25 @@ void raw_mpiio(const comm::Communicator& comm, const std::string& path, const st
   check(MPI_File_close(&fh), "MPI_File_close");
 }
 
+// Every rank reads its contiguous share back (collective); false when a byte differs from `expected`.
+bool raw_mpiio_read(const comm::Communicator& comm, const std::string& path, std::vector<char>& buffer,
+                    std::uint64_t first_byte, char expected) {
+  MPI_File fh;
+  check(MPI_File_open(comm.mpi(), path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh), "MPI_File_open");
+  const std::uint64_t piece = std::uint64_t(1) << 30;
+  std::uint64_t mine = (buffer.size() + piece - 1) / piece, rounds = 0;
+  MPI_Allreduce(&mine, &rounds, 1, MPI_UINT64_T, MPI_MAX, comm.mpi());
+  for (std::uint64_t r = 0; r < rounds; ++r) {
+    const std::uint64_t off = r * piece;
+    const int n = off < buffer.size() ? static_cast<int>(std::min<std::uint64_t>(piece, buffer.size() - off)) : 0;
+    check(MPI_File_read_at_all(fh, static_cast<MPI_Offset>(first_byte + off), buffer.data() + (n ? off : 0), n, MPI_BYTE,
+                               MPI_STATUS_IGNORE),
+          "MPI_File_read_at_all");
+  }
+  check(MPI_File_close(&fh), "MPI_File_close");
+  return std::all_of(buffer.begin(), buffer.end(), [&](char c) { return c == expected; });
+}
+
 // Rank 0 writes all bytes with stdio and fsync.
 void raw_posix(const comm::Communicator& comm, const std::string& path, const std::vector<char>& all) {
   if (!comm.is_root()) return;
@@ -152,6 +176,17 @@ bool same_state(const io::SolverState& a, const io::SolverState& b) {
   return true;
 }
 
+// SAMPLES {"quantity": ..., "atoms": ..., "ranks": ..., "mb": ..., "values": [MB/s of each repetition]}
+void print_samples(const char* quantity, std::uint64_t natoms, int ranks, double mb, const std::vector<double>& seconds) {
+  std::ostringstream s;
+  s.precision(9);
+  s << "SAMPLES {\"quantity\":\"" << quantity << "\",\"atoms\":" << natoms << ",\"ranks\":" << ranks << ",\"mb\":" << mb
+    << ",\"values\":[";
+  for (std::size_t i = 0; i < seconds.size(); ++i) s << (i ? "," : "") << mb / seconds[i];
+  s << "]}";
+  std::printf("%s\n", s.str().c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -159,10 +194,16 @@ int main(int argc, char** argv) {
   int rc = 0;
   {
     comm::Communicator comm(MPI_COMM_WORLD);
-    const std::string dir = argc > 1 ? argv[1] : "/tmp";
-    const int reps = argc > 2 ? std::max(1, std::atoi(argv[2])) : 5;
+    bool samples = false;
+    std::vector<std::string> args;
+    for (int i = 1; i < argc; ++i) {
+      if (std::string(argv[i]) == "--samples") samples = true;
+      else args.emplace_back(argv[i]);
+    }
+    const std::string dir = args.size() > 0 ? args[0] : "/tmp";
+    const int reps = args.size() > 1 ? std::max(1, std::atoi(args[1].c_str())) : 5;
     std::vector<std::uint64_t> sizes;
-    for (int i = 3; i < argc; ++i) sizes.push_back(std::strtoull(argv[i], nullptr, 10));
+    for (std::size_t i = 2; i < args.size(); ++i) sizes.push_back(std::strtoull(args[i].c_str(), nullptr, 10));
     if (sizes.empty()) sizes = {32000, 256000, 2048000};
     const std::string tag = comm.broadcast(std::to_string(::getpid()));
     const std::string ckpt = dir + "/bench_checkpoint." + tag + ".h5";
@@ -179,8 +220,8 @@ int main(int argc, char** argv) {
     if (comm.is_root()) {
       std::printf("# checkpoint benchmark: %d ranks, directory %s, median of %d repetitions, MB = 1e6 bytes of array data\n",
                   comm.size(), dir.c_str(), reps);
-      std::printf("# %9s %9s %12s %12s %14s %14s %11s  %s\n", "atoms", "MB", "write MB/s", "read MB/s", "raw mpiio MB/s",
-                  "raw posix MB/s", "write/raw", "baseline");
+      std::printf("# %9s %9s %12s %12s %14s %14s %11s %13s %9s  %s\n", "atoms", "MB", "write MB/s", "read MB/s",
+                  "raw mpiio MB/s", "raw posix MB/s", "write/raw", "raw read MB/s", "read/raw", "baseline");
       std::fflush(stdout);
     }
     for (const std::uint64_t natoms : sizes) {
@@ -193,7 +234,7 @@ int main(int argc, char** argv) {
       if (comm.is_root()) first_byte = 0;
       std::vector<char> mine(my_bytes, 7), all(comm.is_root() ? total : 0, 7);
 
-      std::vector<double> t_write, t_read, t_mpiio, t_posix;
+      std::vector<double> t_write, t_read, t_mpiio, t_posix, t_raw, t_raw_read;
       bool ok = true;
       for (int r = 0; r < reps; ++r) {
         t_write.push_back(timed(comm, [&] { io::write_checkpoint(comm, ckpt, meta, state); }));
@@ -202,6 +243,10 @@ int main(int argc, char** argv) {
         ok = ok && same_state(back, state);
         t_mpiio.push_back(timed(comm, [&] { raw_mpiio(comm, raw, mine, first_byte); }));
         t_posix.push_back(timed(comm, [&] { raw_posix(comm, raw, all); }));
+        t_raw.push_back(std::min(t_mpiio.back(), t_posix.back()));  // the faster raw write of this repetition
+        bool raw_ok = true;
+        t_raw_read.push_back(timed(comm, [&] { raw_ok = raw_mpiio_read(comm, raw, mine, first_byte, 7); }));
+        ok = ok && raw_ok;
         comm.barrier();
         if (comm.is_root()) {
           std::remove(ckpt.c_str());
@@ -211,10 +256,20 @@ int main(int argc, char** argv) {
       ok = !comm.any(!ok);
       const double mb = static_cast<double>(total) / 1e6;
       const double w = mb / median(t_write), rd = mb / median(t_read), m = mb / median(t_mpiio), p = mb / median(t_posix);
+      const double rr = mb / median(t_raw_read);
       const double base = std::max(m, p);
       if (comm.is_root()) {
-        std::printf("  %9llu %9.1f %12.1f %12.1f %14.1f %14.1f %11.2f  %s%s\n", static_cast<unsigned long long>(natoms), mb, w,
-                    rd, m, p, w / base, m >= p ? "raw mpi-io" : "raw posix", ok ? "" : "   ERROR: state read back differs");
+        std::printf("  %9llu %9.1f %12.1f %12.1f %14.1f %14.1f %11.2f %13.1f %9.2f  %s%s\n",
+                    static_cast<unsigned long long>(natoms), mb, w, rd, m, p, w / base, rr, rd / rr,
+                    m >= p ? "raw mpi-io" : "raw posix", ok ? "" : "   ERROR: data read back differs");
+        if (samples) {
+          print_samples("write_MBps", natoms, comm.size(), mb, t_write);
+          print_samples("read_MBps", natoms, comm.size(), mb, t_read);
+          print_samples("raw_mpiio_MBps", natoms, comm.size(), mb, t_mpiio);
+          print_samples("raw_posix_MBps", natoms, comm.size(), mb, t_posix);
+          print_samples("raw_write_MBps", natoms, comm.size(), mb, t_raw);
+          print_samples("raw_read_MBps", natoms, comm.size(), mb, t_raw_read);
+        }
         std::fflush(stdout);
       }
       if (!ok) rc = 1;

@@ -28,6 +28,10 @@ struct DeviceBinding {
 // Collective over `comm`; uses MPI and the CUDA runtime only, so it runs before Kokkos::initialize.
 DeviceBinding bind_device(MPI_Comm comm);
 
+// This process's host name (MPI_Get_processor_name), as `spotrun info`, the doctor and the spot notice
+// record name it; the environment variable SPOTRUN_TEST_HOST_NAME replaces it (a test hook).
+std::string host_name();
+
 // The Kokkos command-line option that puts Kokkos on binding.device ("--kokkos-device-id=N"), or "" when
 // there is no device to bind or the user chose one (--kokkos-device-id, --kokkos-map-device-id-by or
 // --kokkos-num-devices among kokkos_args, or KOKKOS_DEVICE_ID / KOKKOS_MAP_DEVICE_ID_BY /

@@ -174,6 +174,7 @@ struct DatasetPlan {
   std::uint64_t global_rows = 0;
   std::uint64_t row_size = 0;
   std::uint64_t stored_checksum = 0;
+  RowHasher::Hash hash = RowHasher::Hash::xxh3;
 };
 
 // Opens dataset `name` and checks it; `expected` (may be null) adds type, inner shape and row checks.
@@ -240,9 +241,9 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file
   }
   p.stored_checksum = read_u64_attribute(p.dset, "checksum", "dataset '" + name + "'", path);
   const std::string algorithm = read_string_attribute(p.dset, "checksum_algorithm", "dataset '" + name + "'", path);
-  if (algorithm != k_rowsum_algorithm)
+  if (!RowHasher::parse(algorithm, p.hash))
     throw std::runtime_error("dataset '" + name + "' uses checksum algorithm '" + algorithm + "', this build knows '" +
-                             k_rowsum_algorithm + "'");
+                             k_rowsum_algorithm + "' and '" + k_rowsum_algorithm_xxh64 + "'");
   return p;
 }
 
@@ -253,7 +254,7 @@ std::uint64_t read_block(const comm::Communicator& comm, const std::string& path
   transfer_rows<InputError>(comm, "checkpoint '" + path + "': dataset '" + p.name + "': ", path, p.dset,
                             p.is_integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, false, out, first, count, p.inner,
                             p.row_size, 8);
-  std::uint64_t local = RowHasher::rowsum(out, count, p.row_size * 8, first), global = 0;
+  std::uint64_t local = RowHasher::rowsum(out, count, p.row_size * 8, first, p.hash), global = 0;
   SPOTRUN_MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_UINT64_T, MPI_SUM, comm.mpi()));
   return global;  // the row sum of this block; the caller adds name_hash() once per dataset
 }

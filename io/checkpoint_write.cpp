@@ -242,7 +242,35 @@ std::uint64_t dataset_offset(hid_t dset, const std::string& file) {
   return offset;
 }
 
-// Reads every item back with POSIX reads and compares it bitwise; throws naming the first that differs.
+// What the read-back compares of a rank's region of a dataset: all of it up to k_check_whole bytes;
+// of a larger one its first and last k_check_ends bytes and one k_check_page page at the start of every
+// k_check_stride bytes. The read-back exists for writes that an MPI-IO layer reported as done but that
+// never reached the file (OMPIO on a full file system): such a write loses whole transfers (collective
+// buffer cycles of megabytes, or everything after the point where the file system filled up, the tail
+// included), which these samples find; a second full pass through the page cache would find nothing
+// more and costs as much as the write's own memory traffic. The whole-file manifest then hashes every
+// byte of the file as it is.
+constexpr std::uint64_t k_check_whole = std::uint64_t(1) << 20;
+constexpr std::uint64_t k_check_ends = std::uint64_t(64) << 10;
+constexpr std::uint64_t k_check_page = std::uint64_t(4) << 10;
+constexpr std::uint64_t k_check_stride = std::uint64_t(1) << 20;
+
+// The [begin, end) ranges of an item of `bytes` bytes that the read-back compares (sorted, disjoint).
+std::vector<std::pair<std::uint64_t, std::uint64_t>> check_ranges(std::uint64_t bytes) {
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> r;
+  if (bytes <= k_check_whole) {
+    r.emplace_back(0, bytes);
+    return r;
+  }
+  r.emplace_back(0, k_check_ends);
+  for (std::uint64_t at = k_check_stride; at + k_check_page <= bytes - k_check_ends; at += k_check_stride)
+    r.emplace_back(at, at + k_check_page);
+  r.emplace_back(bytes - k_check_ends, bytes);
+  return r;
+}
+
+// Reads the sampled ranges of every item back with POSIX reads and compares them bitwise; throws naming
+// the first that differs.
 void read_back(const std::string& file, const std::vector<ReadBack>& items) {
   if (items.empty()) return;
   const int fd = ::open(file.c_str(), O_RDONLY);
@@ -251,26 +279,37 @@ void read_back(const std::string& file, const std::vector<ReadBack>& items) {
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
-  std::uint64_t largest = 0;
-  for (const auto& it : items) largest = std::max(largest, it.bytes);
-  std::vector<unsigned char> scratch(std::min(largest, k_verify_bytes));
+  std::vector<unsigned char> scratch(std::min(k_check_whole, k_verify_bytes));
   for (const auto& it : items) {
-    for (std::uint64_t done = 0; done < it.bytes;) {
-      const std::uint64_t want = std::min<std::uint64_t>(scratch.size(), it.bytes - done);
-      std::uint64_t got = 0;
-      while (got < want) {
-        const ssize_t n = ::pread(fd, scratch.data() + got, want - got, static_cast<off_t>(it.offset + done + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw std::runtime_error("reading '" + file + "' back failed: " + errno_text(errno));
-        if (n == 0) break;
-        got += static_cast<std::uint64_t>(n);
+    for (const auto& range : check_ranges(it.bytes)) {
+      for (std::uint64_t done = range.first; done < range.second;) {
+        const std::uint64_t want = std::min<std::uint64_t>(scratch.size(), range.second - done);
+        std::uint64_t got = 0;
+        while (got < want) {
+          const ssize_t n = ::pread(fd, scratch.data() + got, want - got, static_cast<off_t>(it.offset + done + got));
+          if (n < 0 && errno == EINTR) continue;
+          if (n < 0) throw std::runtime_error("reading '" + file + "' back failed: " + errno_text(errno));
+          if (n == 0) break;
+          got += static_cast<std::uint64_t>(n);
+        }
+        if (got < want || std::memcmp(scratch.data(), static_cast<const unsigned char*>(it.data) + done, want) != 0)
+          throw std::runtime_error("'" + it.name +
+                                   "': the data read back differs from the data written (lost writes: is the file system full?)");
+        done += want;
       }
-      if (got < want || std::memcmp(scratch.data(), static_cast<const unsigned char*>(it.data) + done, want) != 0)
-        throw std::runtime_error("'" + it.name +
-                                 "': the data read back differs from the data written (lost writes: is the file system full?)");
-      done += want;
     }
   }
+}
+
+// fsync of a directory; fdatasync of a file (its size and blocks were synced with its data by
+// MPI_File_sync; what is left is the manifest written into its user block).
+void fsync_path(const std::string& p, bool directory) {
+  const int fd = ::open(p.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
+  if (fd < 0) throw std::runtime_error("cannot open '" + p + "' to sync it: " + errno_text(errno));
+  const int rc = directory ? ::fsync(fd) : ::fdatasync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) throw std::runtime_error("fsync of '" + p + "' failed: " + errno_text(err));
 }
 
 // Creates and fills `tmp` (collective). Every failure is agreed, so every rank throws together.
@@ -341,11 +380,15 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
     transfer_rows<std::runtime_error>(comm, prefix, tmp, datasets[i], a.is_integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE,
                                       true, const_cast<void*>(data), a.first_row, a.rows, a.inner, a.row_size(), 8);
   }
-  // MPI_File_sync on every rank (HDF5 syncs on flush, not on close).
-  agreed_step<std::runtime_error>(comm, prefix, [&] { SPOTRUN_H5_CALL(tmp, H5Fflush, file, H5F_SCOPE_GLOBAL); });
+  // The data on disk: every rank fsyncs the file (its node's share of the writes). Not H5Fflush: its
+  // MPI_File_sync returns at once on a rank where Open MPI's OMPIO kept a failed write pending (a full
+  // file system at 4 ranks), while the other ranks wait for it in the barrier inside MPI_File_sync
+  // forever. The metadata went to disk with the flush above; nothing dirtied it since.
+  agreed_step<std::runtime_error>(comm, prefix, [&] { fsync_path(tmp, false); });
   // Read back what was written before trusting it: some MPI-IO layers report success for collective
   // writes that failed (Open MPI 4.1's OMPIO on a full file system), which would commit a file with
-  // holes. Each rank reads its own rows with pread (after the MPI_File_sync above) and compares them.
+  // holes. Each rank reads samples of its own rows with pread (after the MPI_File_sync above) and
+  // compares them (check_ranges).
   std::vector<ReadBack> items;
   agreed_step<std::runtime_error>(comm, prefix, [&] {
     if (comm.is_root())
@@ -382,15 +425,6 @@ std::int64_t free_bytes(const std::string& dir) {
   struct statvfs fs {};
   if (::statvfs(dir.c_str(), &fs) != 0 || fs.f_blocks == 0) return -1;
   return static_cast<std::int64_t>(fs.f_bavail) * static_cast<std::int64_t>(fs.f_frsize);
-}
-
-void fsync_path(const std::string& p, bool directory) {
-  const int fd = ::open(p.c_str(), O_RDONLY | (directory ? O_DIRECTORY : 0));
-  if (fd < 0) throw std::runtime_error("cannot open '" + p + "' to sync it: " + errno_text(errno));
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) throw std::runtime_error("fsync of '" + p + "' failed: " + errno_text(err));
 }
 
 }  // namespace
@@ -454,11 +488,11 @@ void write_checkpoint(const comm::Communicator& comm, const std::string& path, c
     seal_file(comm, tmp, userblock, meta.solver, meta.step);
     writing = false;
 
-    // Commit: the data is on disk before the name points at it, and the name before we return.
+    // Commit: the data is on disk before the name points at it, and the name before we return. (The
+    // directory needs no sync before the rename: until the sync after it, a crash leaves the old name.)
     agreed_step<std::runtime_error>(comm, "", [&] {
       if (!comm.is_root()) return;
       fsync_path(tmp, false);
-      fsync_path(dir, true);
       if (::rename(tmp.c_str(), path.c_str()) != 0)
         throw std::runtime_error("cannot rename '" + tmp + "' to '" + path + "': " + errno_text(errno));
       fsync_path(dir, true);

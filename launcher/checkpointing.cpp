@@ -99,7 +99,8 @@ std::string CheckpointManager::archive_previous_run() const {
     std::error_code ec;
     const fs::path out(m_outdir);
     std::vector<fs::path> items;
-    for (const char* name : {"checkpoints", "final.h5", "thermo.csv"})
+    for (const char* name :
+         {"checkpoints", "final.h5", "thermo.csv", "attempts.jsonl", "report.json", "trajectory.h5", "progress.json"})
       if (fs::exists(out / name, ec)) items.push_back(out / name);
     const bool has_state = fs::exists(out / "checkpoints", ec) || fs::exists(out / "final.h5", ec);
     if (has_state) {

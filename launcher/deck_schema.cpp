@@ -1,4 +1,4 @@
-// The schema of every deck key: the launcher's keys ([run], [checkpoint], [comm], [cloud]) below, then the keys
+// The schema of every deck key: the launcher's keys ([run], [checkpoint], [comm], [cloud], [report]) below, then the keys
 // of every registered solver (solvers/registry.hpp). docs/decks.md documents the same keys (a test
 // checks that it does).
 #include <set>
@@ -73,6 +73,19 @@ std::vector<KeySpec> launcher_keys() {
     {"cloud.poll_seconds", KeyType::Float, "5.0", "s", "Interval between two polls of the metadata service", 0,
      3600, true, {}, true},
     metadata_url,
+    // [report]: the run report (docs/report.md)
+    {"report.sample_seconds", KeyType::Float, "10.0", "s",
+     "Interval between two samples of the GPUs (NVML) on each node's local rank 0", 0, 3600, true, {}, true},
+    {"report.price_per_gpu_hour", KeyType::Float, "0.0", "currency / GPU-hour",
+     "Price paid for one GPU for one hour (spot); the report's cost is GPU-hours times this; 0 = no cost", 0, 1e9,
+     false, {}, true},
+    {"report.on_demand_price_per_gpu_hour", KeyType::Float, "0.0", "currency / GPU-hour",
+     "On-demand price of the same GPU: the report states what spot saved, net of redone work, checkpoints and "
+     "restarts; 0 = no comparison",
+     0, 1e9, false, {}, true},
+    {"report.min_gpu_utilisation", KeyType::Float, "50.0", "%",
+     "The report warns about every rank whose GPU's mean utilisation in an attempt is below this", 0, 100, false,
+     {}, true},
   };
 }
 

@@ -12,8 +12,10 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "deck.hpp"
+#include "launch.hpp"  // --- spotrun launch ---
 #include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
 #include "export.hpp"
+#include "launcher/report/recorder.hpp"  // --- spotrun report ---
 #include "run.hpp"
 #include "stop.hpp"
 #include "spotrun/version.hpp"
@@ -67,9 +69,22 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   launcher::add_submit_options(*submit, submit_opt);
   // --- end Slurm ---
 
+  // --- spotrun launch: handled in main() before MPI_Init (launcher/launch.hpp); listed here for --help ---
+  app.add_subcommand("launch", "Run a deck under mpirun on ad hoc nodes, relaunching from the newest checkpoint "
+                               "when ranks or hosts fail (spotrun launch --help)")->allow_extras();
+
   doctor::DoctorOptions doctor_opt;  // --- spotrun doctor (launcher/doctor/doctor.hpp) ---
   auto* doctor_cmd = app.add_subcommand("doctor", "Measure CPUs, GPUs, MPI and the checkpoint directory of every rank before a run");
   doctor::add_doctor_options(*doctor_cmd, doctor_opt);
+
+  // --- spotrun report (launcher/report/recorder.hpp, docs/report.md) ---
+  std::string report_dir, report_png;
+  bool report_json = false;
+  auto* report_cmd = app.add_subcommand("report", "Print the run report of an output directory (every attempt: time, "
+                                                  "GPU-hours, cost, work redone, checkpoint advice)");
+  report_cmd->add_option("outdir", report_dir, "Output directory of spotrun run")->required();
+  report_cmd->add_flag("--json", report_json, "Print report.json instead of the summary");
+  report_cmd->add_option("--png", report_png, "Draw the timeline of the attempts into this PNG file (python3-matplotlib)");
 
   try {
     app.parse(argc, argv);
@@ -88,6 +103,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   if (*export_cmd) return launcher::export_checkpoint(comm, export_opt);
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
   if (*doctor_cmd) return doctor::run_doctor(comm, doctor_opt);  // --- spotrun doctor ---
+  if (*report_cmd) return report::report_command(comm, report_dir, report_json, report_png);  // --- spotrun report ---
   if (*validate) {
     launcher::set_signal_mode(launcher::SignalMode::exit_now, "reading the deck");
     auto deck = launcher::load_deck(comm, validate_path, validate_sets);
@@ -104,6 +120,8 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --- spotrun launch: a supervisor without MPI (a singleton MPI_Init would start an orted) ---
+  if (argc > 1 && std::string(argv[1]) == "launch") return launcher::launch_main(argc, argv);
   // FUNNELED: the helper threads (the spot notice watcher, the NCCL watchdog) make no MPI call.
   int thread_level = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);

@@ -115,13 +115,16 @@ void ProgressReporter::report(std::int64_t step, double now, double work_per_ste
   // progress.json through a temporary file and a rename; a failure costs the report, never the run.
   const std::filesystem::path path = std::filesystem::path(m_outdir) / "progress.json";
   const std::string tmp = path.string() + ".tmp";
+  std::error_code ec;
+  bool ok;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << progress_json(f, m_work_unit, finished);
-    if (!out) return;
+    out.flush();
+    ok = static_cast<bool>(out);
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
+  if (ok) std::filesystem::rename(tmp, path, ec);
+  if (!ok || ec) std::filesystem::remove(tmp, ec);  // a full disk leaves no temporary file behind
 }
 
 }  // namespace spotrun::launcher

@@ -9,13 +9,16 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "checkpointing.hpp"
 #include "memory_check.hpp"
 #include "output_lock.hpp"
+#include "run_status.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
+#include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
 #include "comm/device.hpp"
 #include "comm/transport.hpp"
@@ -229,7 +232,12 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
   return all_ok ? k_exit_finished : k_exit_bad_input;
 }
 
-int run(const comm::Communicator& comm, const RunOptions& opt) {
+namespace {
+
+// The run; `lock` and `status` belong to run() (below), so that a failure is recorded in
+// OUTDIR/status.json while the lock is still held.
+int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optional<OutputDirectoryLock>& lock,
+               RunStatus& status) {
   install_stop_handlers();
   comm::start_counting_copies();
   set_signal_mode(SignalMode::exit_now, "reading the deck");
@@ -240,7 +248,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const std::string solver_name = deck.get_string("run.solver");
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
 
-  auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+  // --- run report: the transport's exchanges and fences timed (communication) ---
+  auto transport = report::timed(comm::make_transport(deck.get_string("comm.transport"), comm));
   // --- spot notices: polled from here on (a notice in the start-up stops the run at its first agreed step) ---
   SpotNotices notices(comm, deck);
   print_header(comm, transport.get());
@@ -257,7 +266,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   }
   comm.agree<InputError>(error.empty(), error);
   // The directory is this run's from here on; nothing in it is touched before.
-  OutputDirectoryLock lock(comm, outdir);
+  lock.emplace(comm, outdir);
+  status.begin(outdir, opt.deck_path);
 
   const std::int64_t steps = deck.get_int("run.steps");
   const std::int64_t thermo_every = deck.get_int("run.thermo_every");
@@ -282,7 +292,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   } else if (opt.resume == "never") {
     const std::string moved = checkpoints.archive_previous_run();
     if (comm.is_root() && !moved.empty())
-      std::printf("Starting fresh: the earlier run's checkpoints, final.h5 and thermo.csv moved to %s\n", moved.c_str());
+      std::printf("Starting fresh: the earlier run's checkpoints, final.h5, thermo.csv and run report moved to %s\n", moved.c_str());
   } else {
     candidates.push_back({opt.resume, -1});
   }
@@ -314,6 +324,9 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   if (!solver && !candidates.empty())
     throw InputError("no valid checkpoint in " + outdir + " (all " + std::to_string(candidates.size()) +
                      " damaged, see above); nothing was changed. Use --resume=never to start a new run there.");
+  // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (launcher/report/recorder.hpp) ---
+  report::RunRecorder run_report(comm, deck, outdir, opt.start_wtime, *transport);
+  if (comm.is_root()) std::printf("%s\n", run_report.header().c_str());
 
   set_signal_mode(SignalMode::exit_now, "setting up the run");
   const bool abort_on_error = checkpoints.settings().abort_on_error;
@@ -336,6 +349,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     solver->write_outputs(outdir, solver->step_index());
   }
 
+  status.running(solver->step_index(), resumed_from);
   comm.barrier();
   set_signal_mode(SignalMode::record, "the time loop");
   const comm::CopyTally copies0 = comm::copies_between_spaces();
@@ -343,6 +357,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const double t0 = MPI_Wtime();
   checkpoints.mark_started(t0);
   const std::int64_t first = solver->step_index();
+  run_report.loop_started(t0, first, resumed_from);  // --- run report: set-up ends here ---
   StopAgreement agreement(comm.mpi());
   double max_step_time = 0;
   const double state_bytes = solver->work_per_step() * registration.checkpoint_bytes_per_work_unit(deck);
@@ -351,6 +366,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
                             solver->work_unit());
   while (solver->step_index() < steps && !solver->finished()) {
     const double ts = MPI_Wtime();
+    run_report.step_begin();  // --- run report ---
     const std::int64_t next = solver->step_index() + 1;
     const bool want_thermo = next % thermo_every == 0 || next == steps;
     solver->step(want_thermo);
@@ -363,13 +379,16 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);
+    run_report.step_end(now - ts);  // --- run report: compute (less the transport's time) ---
     progress.after_step(solver->step_index(), now, solver->work_per_step());
     int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
                            time_limit > 0 && (now - opt.start_wtime) + checkpoints.reserve_seconds(state_bytes) +
                                                      2 * max_step_time >= time_limit,
                            notices.noticed()};
     int agreed[k_nflags];
+    const double ta = MPI_Wtime();
     agreement.exchange(local, agreed);
+    run_report.add_communication(MPI_Wtime() - ta);  // --- run report ---
     if (solver->step_index() >= steps || solver->finished()) break;
     if (agreed[k_flag_signal] || agreed[k_flag_time_limit] || agreed[k_flag_spot_notice]) {
       stop_reason = agreed[k_flag_signal] ? "signal" : agreed[k_flag_spot_notice] ? "spot notice" : "time limit";
@@ -377,7 +396,8 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     }
     if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint]) {
       transport->fence();
-      checkpoints.write(*solver, now, agreed[k_flag_checkpoint] ? "interval" : "every_steps");
+      const char* why = agreed[k_flag_checkpoint] ? "interval" : "every_steps";
+      run_report.checkpoint(solver->step_index(), why, [&] { return checkpoints.write(*solver, now, why); });
     }
   }
   transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
@@ -393,11 +413,14 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   const double scalars = comm.max(static_cast<double>(copies1.scalars - copies0.scalars));
   const double staged = comm.max(static_cast<double>(transport->staged_bytes() - staged0));
   int code = k_exit_finished;
+  std::string notice;                      // the spot notice that stopped the run, described
+  std::vector<std::string> noticed_hosts;  // and the nodes that saw it
   if (stop_reason) {
     set_signal_mode(SignalMode::stopping, "writing the stop checkpoint");
     int sig = received_signal();
     // --- spot notices: which notice, and its deadline (collective: every rank agreed on this reason) ---
-    const std::string notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
+    notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
+    noticed_hosts = std::string(stop_reason) == "spot notice" ? notices.noticed_hosts(comm) : std::vector<std::string>{};
     if (comm.is_root() && !notice.empty())
       std::printf("Stopping at step %lld: spot notice (%s)\n", static_cast<long long>(solver->step_index()),
                   notice.c_str());
@@ -406,7 +429,9 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
                   sig ? " " : "", sig ? signal_name(sig) : "");
     // A checkpoint of this very step may just have been written.
     const bool ok = checkpoints.last_step() == solver->step_index() ||
-                    checkpoints.write(*solver, MPI_Wtime(), stop_reason, true);
+                    run_report.checkpoint(solver->step_index(), stop_reason, [&] {
+                      return checkpoints.write(*solver, MPI_Wtime(), stop_reason, true);
+                    });
     code = ok || checkpoints.written() > 0 || !resumed_from.empty() ? k_exit_resume_me : k_exit_failure;
     if (!ok && comm.is_root())
       std::fprintf(stderr, "ERROR: the stop checkpoint failed: %s\n",
@@ -415,7 +440,26 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
                        : "there is no earlier checkpoint, the steps of this run are lost");
   } else {
     set_signal_mode(SignalMode::stopping, "writing the final state");
-    checkpoints.write_final(*solver);
+    run_report.checkpoint(solver->step_index(), "final", [&] {
+      checkpoints.write_final(*solver);
+      return true;
+    });
+  }
+  // OUTDIR/status.json: how the run ended (launcher/run_status.hpp).
+  if (code == k_exit_finished) {
+    status.finished(solver->step_index(), (fs::path(outdir) / "final.h5").string());
+  } else if (code == k_exit_resume_me) {
+    const int sig = received_signal();
+    const std::int64_t at = checkpoints.last_step() >= 0 ? checkpoints.last_step() : first;
+    const std::string from = checkpoints.last_step() >= 0
+        ? (fs::path(checkpoints.directory()) / ("ckpt-" + std::to_string(at) + ".h5")).string() : resumed_from;
+    // A spot notice names its nodes, which a supervisor does not use again (spotrun launch).
+    status.stopped(solver->step_index(), from, at,
+                   notice.empty() ? std::string(stop_reason) + (sig ? " " : "") + (sig ? signal_name(sig) : "")
+                                  : "spot notice (" + notice + ")",
+                   noticed_hosts);
+  } else {
+    status.failed(code, "the stop checkpoint failed and there is no earlier checkpoint");
   }
   auto lines = solver->summary();
   if (comm.is_root()) {
@@ -436,7 +480,29 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
     if (code == k_exit_resume_me) std::printf("Exit 75: stopped early with a valid checkpoint; run the same command to resume\n");
     std::fflush(stdout);
   }
+  // --- run report: how this attempt ended; the summary of every attempt ---
+  const int stop_signal = received_signal();
+  std::string cause = code == k_exit_finished ? "finished" : stop_reason ? stop_reason : "failed";
+  if (stop_reason && stop_signal) cause += std::string(" ") + signal_name(stop_signal);
+  if (stop_reason && code == k_exit_failure) cause += " (stop checkpoint failed)";
+  run_report.finish(code, cause, solver->step_index());
   return code;
+}
+
+}  // namespace
+
+int run(const comm::Communicator& comm, const RunOptions& opt) {
+  std::optional<OutputDirectoryLock> lock;
+  RunStatus status(comm);
+  try {
+    return run_locked(comm, opt, lock, status);
+  } catch (const CollectiveError& e) {
+    status.failed(e.exit_code(), e.what());
+    throw;
+  } catch (const std::exception& e) {
+    status.failed(k_exit_failure, e.what());  // on rank 0, before the job is aborted
+    throw;
+  }
 }
 
 }  // namespace spotrun::launcher

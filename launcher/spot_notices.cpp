@@ -1,12 +1,20 @@
 #include "spot_notices.hpp"
 
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <ctime>
 #include <map>
+#include <sstream>
 
 #include "launcher/cloud/metadata_endpoint.hpp"
 #include "launcher/cloud/provider.hpp"
+#include "comm/device.hpp"
 
 namespace spotrun::launcher {
 
@@ -76,6 +84,32 @@ std::string SpotNotices::describe(const comm::Communicator& comm) const {
   for (const auto& text : comm.all_gather(mine))
     if (!text.empty()) return text;
   return {};
+}
+
+std::vector<std::string> SpotNotices::noticed_hosts(const comm::Communicator& comm) const {
+  std::string mine;
+  if (m_watcher && m_watcher->notice()) {
+    mine = comm::host_name();
+    const char* test = std::getenv("SPOTRUN_TEST_HOST_NAME");
+    struct ifaddrs* list = nullptr;
+    if (!(test && *test) && ::getifaddrs(&list) == 0) {
+      for (const struct ifaddrs* a = list; a; a = a->ifa_next) {
+        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || (a->ifa_flags & IFF_LOOPBACK)) continue;
+        char text[INET_ADDRSTRLEN] = {};
+        const auto* in = reinterpret_cast<const struct sockaddr_in*>(a->ifa_addr);
+        if (::inet_ntop(AF_INET, &in->sin_addr, text, sizeof text)) mine += std::string("\t") + text;
+      }
+      ::freeifaddrs(list);
+    }
+  }
+  std::vector<std::string> hosts;
+  for (const auto& node : comm.all_gather(mine)) {
+    std::istringstream names(node);
+    std::string name;
+    while (std::getline(names, name, '\t'))
+      if (!name.empty() && std::find(hosts.begin(), hosts.end(), name) == hosts.end()) hosts.push_back(name);
+  }
+  return hosts;
 }
 
 }  // namespace spotrun::launcher

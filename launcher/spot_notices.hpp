@@ -5,6 +5,7 @@
 // stops at the same step, writes a checkpoint and exits 75.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "launcher/cloud/notice_watcher.hpp"
 #include "comm/communicator.hpp"
@@ -25,6 +26,10 @@ class SpotNotices {
   // Collective: the notice of the lowest rank that saw one, described for the stop message ("aws: terminate
   // at 2026-11-30T12:00:00Z, 93 s from now"), the same on every rank; "" when no rank saw one.
   std::string describe(const comm::Communicator& comm) const;
+  // Collective: the nodes that saw a notice, each by its host name (comm::host_name()) and, unless the test
+  // hook SPOTRUN_TEST_HOST_NAME names it, its IPv4 addresses other than loopback, so that a hostfile
+  // entry matches by either (OUTDIR/status.json "hosts"; spotrun launch does not use them again).
+  std::vector<std::string> noticed_hosts(const comm::Communicator& comm) const;
 
  private:
   std::unique_ptr<cloud::NoticeWatcher> m_watcher;

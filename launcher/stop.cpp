@@ -18,6 +18,7 @@ volatile std::sig_atomic_t g_mode = static_cast<int>(SignalMode::exit_now);
 volatile std::sig_atomic_t g_resumable = 0;
 volatile std::sig_atomic_t g_lock_fd = -1;
 const char* volatile g_phase = "start-up";
+EndNowHook volatile g_end_now_hook = nullptr;
 
 // Async-signal-safe output: write(2) of a NUL-terminated string.
 void say(const char* text) {
@@ -37,6 +38,7 @@ void say(const char* text) {
   say(why);
   say(g_phase);
   say(code == 75 ? ": stopping (exit 75: resume from the checkpoint in the output directory)\n" : ": stopping\n");
+  if (EndNowHook hook = g_end_now_hook) hook(sig, code, why, g_phase);
   if (g_lock_fd >= 0) (void)::ftruncate(g_lock_fd, 0);
   ::_exit(code);
 }
@@ -91,6 +93,7 @@ void set_signal_mode(SignalMode mode, const char* phase) {
 }
 void set_resumable_on_signal(bool resumable) { g_resumable = resumable ? 1 : 0; }
 void set_lock_fd_for_signal(int fd) { g_lock_fd = fd; }
+void set_end_now_hook(EndNowHook hook) { g_end_now_hook = hook; }
 
 int received_signal() { return g_signal; }
 void raise_stop_flag(int sig) { g_signal = sig; }

@@ -40,6 +40,12 @@ void set_resumable_on_signal(bool resumable);
 // A file descriptor the handler truncates to zero bytes before it ends the process (the output
 // directory's lock file, so that its holder is not reported as a crashed run); -1: none.
 void set_lock_fd_for_signal(int fd);
+// A function the handler calls just before it ends the process at once, with the signal, the exit code
+// and the parts of its message (`why`: " during " or " again while "; `phase`: set_signal_mode's); it
+// must be async-signal-safe. It writes the end record of OUTDIR/status.json (launcher/run_status.hpp).
+// nullptr: none.
+using EndNowHook = void (*)(int sig, int code, const char* why, const char* phase);
+void set_end_now_hook(EndNowHook hook);
 
 enum StopFlag : int {
   k_flag_signal = 0,      // a stop signal arrived on some rank

@@ -27,6 +27,7 @@
 #include "comm/errors.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_manifest.hpp"
+#include "io/impl/checkpoint_format.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
@@ -773,6 +774,51 @@ TEST_F(Checkpoint, SwappedDatasetsFailTheirChecksums) {
   EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), q); }), "checksum mismatch in dataset '/meta/");
 }
 
+// Rewrites the row checksums of every array dataset of `file` with hash `hash` under the algorithm name
+// `algorithm` (recompute = false: only the name changes).
+void rewrite_row_checksums(hid_t file, const std::vector<spotrun::io::StateArray>& layout, const char* algorithm,
+                           spotrun::io::impl::RowHasher::Hash hash, bool recompute) {
+  for (const auto& a : layout) {
+    const hid_t d = H5Dopen2(file, a.name.c_str(), H5P_DEFAULT);
+    ASSERT_GE(d, 0) << a.name;
+    const hid_t space = H5Dget_space(d);
+    std::vector<hsize_t> dims(H5Sget_simple_extent_ndims(space));
+    H5Sget_simple_extent_dims(space, dims.data(), nullptr);
+    H5Sclose(space);
+    std::uint64_t row_values = 1;
+    for (std::size_t i = 1; i < dims.size(); ++i) row_values *= dims[i];
+    if (recompute) {
+      std::vector<std::uint64_t> raw(dims[0] * row_values);
+      const hid_t type = H5Dget_type(d);
+      const bool integer = H5Tget_class(type) == H5T_INTEGER;
+      H5Tclose(type);
+      ASSERT_GE(H5Dread(d, integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw.data()), 0);
+      const std::uint64_t sum = spotrun::io::impl::name_hash(a.name) +
+                                spotrun::io::impl::RowHasher::rowsum(raw.data(), dims[0], row_values * 8, 0, hash);
+      H5Adelete(d, "checksum");
+      put_u64_attribute(d, "checksum", sum);
+    }
+    H5Adelete(d, "checksum_algorithm");
+    put_string_attribute(d, "checksum_algorithm", algorithm);
+    H5Dclose(d);
+  }
+}
+
+// Checkpoints of spotrun 0.2 hash their rows with XXH64 ("xxh64-named-rowsum"): still read, at every
+// rank count, and their checksums still checked.
+TEST_F(Checkpoint, EarlierXxh64RowSumsStillRead) {
+  using spotrun::io::impl::RowHasher;
+  const std::string p = good_file("xxh64.h5");
+  const auto layout = expected_layout();
+  craft(p, [&](hid_t f) { rewrite_row_checksums(f, layout, "xxh64-named-rowsum", RowHasher::Hash::xxh64, true); });
+  EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, layout), world()), "");
+  EXPECT_TRUE(spotrun::io::verify_checkpoint(world(), p).ok);
+  // The name of the older hash on checksums of the newer one: every dataset fails.
+  const std::string q = good_file("xxh64-mislabelled.h5");
+  craft(q, [&](hid_t f) { rewrite_row_checksums(f, layout, "xxh64-named-rowsum", RowHasher::Hash::xxh64, false); });
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint(world(), q, layout); }), "checksum mismatch in dataset '/md/");
+}
+
 // Attribute values changed in place (the step, a scalar of /state, a box bound) without a new manifest:
 // every one is damage, for every reader.
 TEST_F(Checkpoint, EditedAttributesFailTheManifest) {
@@ -993,13 +1039,13 @@ TEST_F(Checkpoint, WriteOntoADirectoryLeavesItAlone) {
 }
 
 // 40000 x 3 doubles (960 kB), too big for the 512 kB file systems below.
-SolverState big_state() {
+SolverState big_state(std::uint64_t rows = 40000) {
   SolverState big;
   big.solver = "md";
   StateArray a;
   a.name = "/md/x";
   a.inner = {3};
-  a.global_rows = 40000;
+  a.global_rows = rows;
   block_of(a.global_rows, world().size(), world().rank(), a.first_row, a.rows);
   a.f64.assign(a.rows * 3, 1.5);
   big.arrays.push_back(a);
@@ -1028,6 +1074,17 @@ TEST_F(Checkpoint, NotEnoughSpaceIsRefusedBeforeWriting) {
   EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
 }
 
+// Writes a good checkpoint at `p` (its bytes into `before` on rank 0), then a state of `rows` rows of
+// 24 bytes with the free-space check off, onto a file system too small for it; returns the error.
+std::string write_onto_a_full_file_system(const std::string& p, std::uint64_t rows, std::string& before) {
+  spotrun::io::write_checkpoint(world(), p, make_meta(), make_state(world()));
+  if (is_root()) before = read_bytes(p);
+  spotrun::io::impl::g_check_free_space = false;
+  const std::string e = write_error([&] { spotrun::io::write_checkpoint(world(), p, make_meta(), big_state(rows)); });
+  spotrun::io::impl::g_check_free_space = true;
+  return e;
+}
+
 // The file system fills up in the middle of the data: every rank throws, the partial file goes, the
 // older checkpoint stays, and the library writes the next checkpoint normally.
 TEST_F(Checkpoint, FileSystemFullDuringTheWrite) {
@@ -1038,12 +1095,8 @@ TEST_F(Checkpoint, FileSystemFullDuringTheWrite) {
     GTEST_SKIP() << "cannot mount a small file system";
   }
   const std::string p = dir + "/c.h5";
-  spotrun::io::write_checkpoint(world(), p, make_meta(), make_state(world()));
   std::string before;
-  if (is_root()) before = read_bytes(p);
-  spotrun::io::impl::g_check_free_space = false;
-  const std::string e = write_error([&] { spotrun::io::write_checkpoint(world(), p, make_meta(), big_state()); });
-  spotrun::io::impl::g_check_free_space = true;
+  const std::string e = write_onto_a_full_file_system(p, 40000, before);
   spotrun::test::report("write to a full file system: " + e);
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "bytes free");
@@ -1058,6 +1111,35 @@ TEST_F(Checkpoint, FileSystemFullDuringTheWrite) {
   spotrun::io::write_checkpoint(world(), p, m, make_state(world()));
   EXPECT_EQ(spotrun::io::read_checkpoint_meta(world(), p).step, 99);
   EXPECT_TRUE(spotrun::io::verify_checkpoint(world(), p).ok);
+}
+
+// The same with every rank's share far above 1 MiB, where the read-back compares samples of it (the
+// ends and a page in every MiB): the lost writes are still found.
+//
+// Not at 4 or more ranks: there Open MPI 4.1's OMPIO keeps the failed asynchronous write pending on one
+// rank for the rest of the process, and the next MPI_File_sync (the metadata flush of the next
+// checkpoint) fails on that rank alone while the others wait for it (docs/checkpoints.md, "A full file
+// system"). This write itself fails cleanly there too (its data sync is an fsync, not MPI_File_sync).
+TEST_F(Checkpoint, FileSystemFullDuringALargeWrite) {
+  if (world().size() >= 4) GTEST_SKIP() << "OMPIO leaves a failed write pending at 4+ ranks (see the comment)";
+  const std::string dir = path("small");
+  SmallFileSystem small(dir, 512);
+  if (!small.mounted()) {
+    spotrun::test::report("cannot mount a small tmpfs (needs root): full file system case not checked");
+    GTEST_SKIP() << "cannot mount a small file system";
+  }
+  const std::string p = dir + "/c.h5";
+  std::string before;
+  const std::string e = write_onto_a_full_file_system(p, 200000 * world().size(), before);
+  spotrun::test::report("large write to a full file system: " + e);
+  EXPECT_HAS(e, p);
+  EXPECT_HAS(e, "bytes free");
+  world().barrier();
+  if (is_root()) {
+    EXPECT_TRUE(read_bytes(p) == before) << "the older checkpoint changed";
+    EXPECT_TRUE(tmp_files(dir).empty());
+  }
+  EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
 }
 
 TEST_F(Checkpoint, InconsistentStateOnOneRank) {

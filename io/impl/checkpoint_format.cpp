@@ -46,10 +46,26 @@ std::uint64_t text_checksum(const std::string& name, const std::string& text) {
   return name_hash(name) + XXH64(text.data(), text.size(), 0);
 }
 
-std::uint64_t RowHasher::rowsum(const void* data, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t first) {
+bool RowHasher::parse(const std::string& algorithm, Hash& hash) {
+  if (algorithm == k_rowsum_algorithm) {
+    hash = Hash::xxh3;
+    return true;
+  }
+  if (algorithm == k_rowsum_algorithm_xxh64) {
+    hash = Hash::xxh64;
+    return true;
+  }
+  return false;
+}
+
+std::uint64_t RowHasher::rowsum(const void* data, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t first,
+                                Hash hash) {
   const auto* p = static_cast<const unsigned char*>(data);
   std::uint64_t sum = 0;
-  for (std::uint64_t i = 0; i < rows; ++i) sum += XXH64(p + i * row_bytes, row_bytes, first + i);
+  if (hash == Hash::xxh3)
+    for (std::uint64_t i = 0; i < rows; ++i) sum += XXH3_64bits_withSeed(p + i * row_bytes, row_bytes, first + i);
+  else
+    for (std::uint64_t i = 0; i < rows; ++i) sum += XXH64(p + i * row_bytes, row_bytes, first + i);
   return sum;
 }
 

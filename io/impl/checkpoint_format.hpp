@@ -23,7 +23,10 @@ inline constexpr const char* k_format = "spotrun-checkpoint";
 inline constexpr std::int64_t k_format_version = 2;
 // Checksums include the dataset's name, so that datasets swapped in the file (with their checksums)
 // fail: XXH64(name) + sum of the row hashes (arrays) or + XXH64(text) (texts), modulo 2^64.
-inline constexpr const char* k_rowsum_algorithm = "xxh64-named-rowsum";
+// Rows are hashed with XXH3 (64-bit) since spotrun 0.3; files with the XXH64 row sum of earlier
+// versions stay readable.
+inline constexpr const char* k_rowsum_algorithm = "xxh3-named-rowsum";
+inline constexpr const char* k_rowsum_algorithm_xxh64 = "xxh64-named-rowsum";
 inline constexpr const char* k_text_algorithm = "xxh64-named";
 // Bytes of one dataset one rank moves in one collective transfer (keeps every MPI count far below 2^31
 // and bounds the memory verify_checkpoint uses).
@@ -48,8 +51,13 @@ std::uint64_t name_hash(const std::string& name);
 std::uint64_t text_checksum(const std::string& name, const std::string& text);
 
 struct RowHasher {
-  // Sum modulo 2^64 of XXH64(row bytes, seed = global row index) over `rows` rows starting at `first`.
-  static std::uint64_t rowsum(const void* data, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t first);
+  enum class Hash { xxh3, xxh64 };
+  // The hash of a checksum_algorithm attribute's value; false when it is not one of the two.
+  static bool parse(const std::string& algorithm, Hash& hash);
+  // Sum modulo 2^64 of H(row bytes, seed = global row index) over `rows` rows starting at `first`, H
+  // XXH3_64bits_withSeed (xxh3) or XXH64 (xxh64).
+  static std::uint64_t rowsum(const void* data, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t first,
+                              Hash hash = Hash::xxh3);
 };
 
 // ---- collective transfers ---------------------------------------------------------------------------

@@ -3,7 +3,9 @@
 // backend::Cufft (device memory, cuFFT; compiled only when the CUDA toolkit is found). The distributed
 // transform (distributed_fft.hpp) is one code path for both: packing, transposes and the order of the
 // stages are the same, only the batched 1D/2D transforms on each rank differ.
+#include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 namespace spotrun::fft {
@@ -37,11 +39,28 @@ struct BatchSpec {
   int n[2] = {1, 1};
   int howmany = 1;
   bool in_place = false;
+  // Strided batches (rank-1 c2c only): element j of transform b at in[b * idist + j * istride] and
+  // out[b * odist + j * ostride], so that a transform can read or write an array whose transformed axis
+  // is not the contiguous one (the x transforms of distributed_fft.cpp, which fuse a transpose into the
+  // FFT). 0 in all four: the contiguous batches described above.
+  long istride = 0, idist = 0, ostride = 0, odist = 0;
+  bool strided() const { return istride != 0 || idist != 0 || ostride != 0 || odist != 0; }
   // The native stream the transforms run on (cudaStream_t of the Kokkos execution space instance whose
   // kernels prepare and consume the arrays), so that they are ordered with those kernels without a
   // synchronisation; nullptr for host backends.
   void* stream = nullptr;
 };
+
+// Throws std::invalid_argument for strides given to anything but a rank-1 c2c batch, negative or
+// beyond int (what FFTW and cuFFT take).
+inline void check_strides(const BatchSpec& s) {
+  if (!s.strided()) return;
+  const bool c2c = s.kind == TransformKind::C2CForward || s.kind == TransformKind::C2CBackward;
+  if (s.rank != 1 || !c2c) throw std::invalid_argument("BatchSpec: strides are for rank-1 c2c batches only");
+  for (long v : {s.istride, s.idist, s.ostride, s.odist})
+    if (v < 1 || v > std::numeric_limits<int>::max())
+      throw std::invalid_argument("BatchSpec: stride or distance " + std::to_string(v) + " out of range");
+}
 
 class LocalPlan {
  public:

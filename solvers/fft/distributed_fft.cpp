@@ -50,22 +50,26 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
 
   const auto& g = m_geometry;
   const bool pencil = g.kind == Decomposition::Pencil;
+  // The gather layout of every rank: its spectral box, stored [x][ky][kz].
+  std::vector<Layout3> gather = g.spectral;
+  for (auto& l : gather) l.order = {0, 1, 2};
   m_wa = ComplexView("fft::work_a", g.stage_a[m_rank].count());
   if (pencil) m_wb = ComplexView("fft::work_b", g.stage_b[m_rank].count());
-  m_wc = ComplexView("fft::work_c", g.spectral[m_rank].count());
+  m_a_is_g = !pencil && g.nranks == 1 && g.stage_a[m_rank] == gather[m_rank];
+  m_wg = m_a_is_g ? m_wa : ComplexView("fft::work_g", gather[m_rank].count());
   if (pencil) {
     m_a_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, g.stage_b, m_rank), transport,
                                                   "fft::reshape_zy");
-    m_b_to_c = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, g.spectral, m_rank), transport,
+    m_b_to_g = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, gather, m_rank), transport,
                                                   "fft::reshape_yx");
-    m_c_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.spectral, g.stage_b, m_rank), transport,
+    m_g_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(gather, g.stage_b, m_rank), transport,
                                                   "fft::reshape_xy");
     m_b_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, g.stage_a, m_rank), transport,
                                                   "fft::reshape_yz");
-  } else {
-    m_a_to_c = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, g.spectral, m_rank), transport,
+  } else if (!m_a_is_g) {
+    m_a_to_g = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, gather, m_rank), transport,
                                                   "fft::reshape_slab");
-    m_c_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.spectral, g.stage_a, m_rank), transport,
+    m_g_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(gather, g.stage_a, m_rank), transport,
                                                   "fft::reshape_slab_back");
   }
   // A planning failure on one rank must not leave the others waiting in the first transpose.
@@ -126,17 +130,25 @@ void DistributedFft::make_plans() {
     m_y_backward = m_backend->make_plan(y, m_wb.data(), m_wb.data());
   }
 
+  // x: from the gather layout [x][ky][kz] (stride ky*kz between x values) to the spectral layout
+  // [ky][kz][kx] and back: the transpose between them is done by the transform.
+  const long cols = static_cast<long>(spec.box.extent(1)) * spec.box.extent(2);
   BatchSpec x;
   x.stream = stream;
   x.rank = 1;
   x.n[0] = g.n[0];
-  x.howmany = spec.box.extent(1) * spec.box.extent(2);
-  x.kind = TransformKind::C2CForward;
-  x.in_place = true;
-  m_x_forward = m_backend->make_plan(x, m_wc.data(), m_wc.data());
-  x.kind = TransformKind::C2CBackward;
+  x.howmany = static_cast<int>(cols);
   x.in_place = false;
-  m_x_backward = m_backend->make_plan(x, spec_tmp.data(), m_wc.data());
+  x.kind = TransformKind::C2CForward;
+  x.istride = cols;
+  x.idist = 1;
+  x.ostride = 1;
+  x.odist = g.n[0];
+  m_x_forward = m_backend->make_plan(x, m_wg.data(), spec_tmp.data());
+  x.kind = TransformKind::C2CBackward;
+  std::swap(x.istride, x.ostride);
+  std::swap(x.idist, x.odist);
+  m_x_backward = m_backend->make_plan(x, spec_tmp.data(), m_wg.data());
 }
 
 void DistributedFft::forward(const double* in, Complex* out) {
@@ -156,13 +168,13 @@ void DistributedFft::forward(const double* in, Complex* out) {
       m_y_forward->execute(m_wb.data(), m_wb.data());
     }
     Timed t(m_times.reshape);
-    m_b_to_c->execute(m_wb.data(), out);
-  } else {
+    m_b_to_g->execute(m_wb.data(), m_wg.data());
+  } else if (!m_a_is_g) {
     Timed t(m_times.reshape);
-    m_a_to_c->execute(m_wa.data(), out);
+    m_a_to_g->execute(m_wa.data(), m_wg.data());
   }
   Timed t(m_times.local);
-  m_x_forward->execute(out, out);
+  m_x_forward->execute(m_wg.data(), out);
 }
 
 void DistributedFft::backward(const Complex* in, double* out) {
@@ -170,12 +182,12 @@ void DistributedFft::backward(const Complex* in, double* out) {
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
   {
     Timed t(m_times.local);
-    m_x_backward->execute(const_cast<Complex*>(in), m_wc.data());  // out of place: preserves its input
+    m_x_backward->execute(const_cast<Complex*>(in), m_wg.data());  // out of place: preserves its input
   }
   if (m_geometry.kind == Decomposition::Pencil) {
     {
       Timed t(m_times.reshape);
-      m_c_to_b->execute(m_wc.data(), m_wb.data());
+      m_g_to_b->execute(m_wg.data(), m_wb.data());
     }
     {
       Timed t(m_times.local);
@@ -183,9 +195,9 @@ void DistributedFft::backward(const Complex* in, double* out) {
     }
     Timed t(m_times.reshape);
     m_b_to_a->execute(m_wb.data(), m_wa.data());
-  } else {
+  } else if (!m_a_is_g) {
     Timed t(m_times.reshape);
-    m_c_to_a->execute(m_wc.data(), m_wa.data());
+    m_g_to_a->execute(m_wg.data(), m_wa.data());
   }
   Timed t(m_times.local);
   m_c2r->execute(m_wa.data(), out);  // destroys m_wa only

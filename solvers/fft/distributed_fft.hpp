@@ -65,12 +65,16 @@ class DistributedFft {
   const comm::Communicator& m_comm;
   int m_rank = 0;
   std::unique_ptr<impl::LocalBackend> m_backend;
-  // Work arrays of the stages (see geometry.hpp).
-  ComplexView m_wa, m_wb, m_wc;
-  // Local transforms: r2c/c2r over z (pencil) or (y, z) (slab); c2c over y (pencil); c2c over x.
+  // Work arrays of the stages (see geometry.hpp): m_wa stage A, m_wb stage B (pencils), m_wg the spectral
+  // box stored [x][ky][kz] (gather layout: the x transforms read it with a stride and write the spectral
+  // layout [ky][kz][kx], so the last transpose is part of the FFT). When stage A already is that layout
+  // (one rank, slabs), m_wg is m_wa and no reshape runs.
+  ComplexView m_wa, m_wb, m_wg;
+  bool m_a_is_g = false;
+  // Local transforms: r2c/c2r over z (pencil) or (y, z) (slab); c2c over y (pencil); c2c over x (strided).
   std::unique_ptr<impl::LocalPlan> m_r2c, m_c2r, m_y_forward, m_y_backward, m_x_forward, m_x_backward;
-  // Transposes: pencil a->b->spectral and back; slab a->spectral and back.
-  std::unique_ptr<Reshape<Complex>> m_a_to_b, m_b_to_c, m_c_to_b, m_b_to_a, m_a_to_c, m_c_to_a;
+  // Reshapes: pencil a->b->g and back; slab a->g and back.
+  std::unique_ptr<Reshape<Complex>> m_a_to_b, m_b_to_g, m_g_to_b, m_b_to_a, m_a_to_g, m_g_to_a;
   FftTimes m_times;
 };
 

@@ -52,6 +52,12 @@ impl::BlockCopy make_unpack(const Box3i& box, std::size_t buffer_offset, const L
   return m;
 }
 
+// Whether a block copy's source (or destination) is one contiguous run in the copy's loop order.
+bool dense(int e0, int e1, int e2, std::size_t a, std::size_t b, std::size_t c) {
+  return (e2 <= 1 || c == 1) && (e1 <= 1 || b == static_cast<std::size_t>(e2)) &&
+         (e0 <= 1 || a == static_cast<std::size_t>(e1) * static_cast<std::size_t>(e2));
+}
+
 }  // namespace
 
 namespace impl {
@@ -64,6 +70,19 @@ void copy_block(const char* name, const T* src_ptr, T* dst_ptr, const impl::Bloc
   T* dst = dst_ptr;
   const std::size_t sb = m.src_base, sa = m.src_a, ss = m.src_b, sc = m.src_c;
   const std::size_t db = m.dst_base, da = m.dst_a, ds = m.dst_b, dc = m.dst_c;
+  if constexpr (k_host_accessible) {
+    // Rows contiguous on both sides (the slab reshapes to and from the gather layout): one row copy per
+    // iteration, no per-element index arithmetic.
+    if (m.src_c == 1 && m.dst_c == 1) {
+      const int e1 = m.e1, e2 = m.e2;
+      Kokkos::parallel_for(
+          name, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(0, m.e0 * m.e1), [=](int r) {
+            const std::size_t a = static_cast<std::size_t>(r / e1), b = static_cast<std::size_t>(r % e1);
+            std::copy_n(src + sb + a * sa + b * ss, e2, dst + db + a * da + b * ds);
+          });
+      return;
+    }
+  }
   using Range3 = Kokkos::MDRangePolicy<ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
                                        Kokkos::IndexType<int>>;
   // A transpose (the source's contiguous axis is not the innermost loop) runs in 16 x 16 tiles of the
@@ -101,8 +120,20 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
     m_has_self = false;
   }
   if (m_has_self) m_self = make_copy(m_plan.self, m_plan.in, order, &m_plan.out, 0);
-  for (const auto& b : sends) m_pack.push_back(make_copy(b.box, m_plan.in, order, nullptr, b.offset));
-  for (const auto& b : recvs) m_unpack.push_back(make_unpack(b.box, b.offset, m_plan.out));
+  for (std::size_t i = 0; i < sends.size(); ++i) {
+    const impl::BlockCopy m = make_copy(sends[i].box, m_plan.in, order, nullptr, sends[i].offset);
+    if (dense(m.e0, m.e1, m.e2, m.src_a, m.src_b, m.src_c))
+      m_send_direct.push_back({i, m.src_base});
+    else
+      m_pack.push_back(m);
+  }
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    const impl::BlockCopy m = make_unpack(recvs[i].box, recvs[i].offset, m_plan.out);
+    if (dense(m.e0, m.e1, m.e2, m.dst_a, m.dst_b, m.dst_c))
+      m_recv_direct.push_back({i, m.dst_base});
+    else
+      m_unpack.push_back(m);
+  }
 
   m_send = Kokkos::View<T*, MemSpace>(base + "::send", send_total);
   m_recv = Kokkos::View<T*, MemSpace>(base + "::recv", recv_total);
@@ -113,6 +144,8 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
 
 template <class T>
 void Reshape<T>::execute(const T* in, T* out) {
+  for (const auto& d : m_send_direct) m_batch.sends[d.message].data = const_cast<T*>(in) + d.base;
+  for (const auto& d : m_recv_direct) m_batch.recvs[d.message].data = out + d.base;
   for (const auto& m : m_pack) impl::copy_block("fft::reshape::pack", in, m_send.data(), m);
   if (m_has_self) impl::copy_block("fft::reshape::copy_own", in, out, m_self);
   if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());

@@ -3,7 +3,9 @@
 // ranks (Kokkos kernels in the memory space of the views), exchanges them with one transport batch, and
 // unpacks what arrives. Buffers and the batch are made once, in the constructor; execute() allocates
 // nothing. Staging through host memory, where the transport needs it, is the transport's (staging.hpp).
-// The rank's own block is copied directly, unless the transport routes self-messages (tests).
+// The rank's own block is copied directly, unless the transport routes self-messages (tests). A block
+// that is one contiguous run of its array in the order it travels in is neither packed nor unpacked: the
+// transport sends it from the input array, or receives it into the output array, where it lies.
 #include <cstddef>
 #include <vector>
 
@@ -40,6 +42,13 @@ class Reshape {
   ReshapePlan m_plan;
   comm::Transport& m_transport;
   std::vector<impl::BlockCopy> m_pack, m_unpack;
+  // Messages moved in place: the index of the message in m_batch and the block's first element in the
+  // caller's input (sends) or output (receives) array.
+  struct Direct {
+    std::size_t message = 0;
+    std::size_t base = 0;
+  };
+  std::vector<Direct> m_send_direct, m_recv_direct;
   impl::BlockCopy m_self;
   bool m_has_self = false;  // copied directly
   Kokkos::View<T*, MemSpace> m_send, m_recv;

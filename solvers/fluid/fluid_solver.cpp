@@ -147,6 +147,16 @@ void FluidSolver::to_spectral(const Field3& u, SpectralField3& uhat) {
       });
 }
 
+void FluidSolver::zero_dropped_modes(SpectralField3& uhat) {
+  auto mx = m_keep[0], my = m_keep[1], mz = m_keep[2];
+  auto v = uhat;
+  for_each_in_block("fluid::zero_dropped", BlockIndex(m_fft->spectral_layout()),
+                    KOKKOS_LAMBDA(std::size_t m, const int* g) {
+                      if (mx(g[0]) * my(g[1]) * mz(g[2]) == 0)
+                        for (int c = 0; c < 3; ++c) v(c, m) = fft::Complex(0, 0);
+                    });
+}
+
 double FluidSolver::velocity_max(const SpectralField3& uhat) {
   for (int c = 0; c < 3; ++c) m_fft->backward(row(uhat, c), row(m_u, c));
   const double inv_dx[3] = {m_cfg.n[0] / k_two_pi, m_cfg.n[1] / k_two_pi, m_cfg.n[2] / k_two_pi};
@@ -170,17 +180,14 @@ void FluidSolver::vorticity(const SpectralField3& uhat) {
   auto kx = m_k[0], ky = m_k[1], kz = m_k[2];
   auto us = uhat;
   auto w = m_work;
-  Kokkos::parallel_for(
-      "fluid::vorticity", bi.range(), KOKKOS_LAMBDA(int ia, int ib, int ic) {
-        int g[3];
-        const std::size_t m = bi.at(ia, ib, ic, g);
-        const double k0 = kx(g[0]), k1 = ky(g[1]), k2 = kz(g[2]);
-        const fft::Complex i(0, 1);
-        const fft::Complex a0 = us(0, m), a1 = us(1, m), a2 = us(2, m);
-        w(0, m) = i * (k1 * a2 - k2 * a1);
-        w(1, m) = i * (k2 * a0 - k0 * a2);
-        w(2, m) = i * (k0 * a1 - k1 * a0);
-      });
+  for_each_in_block("fluid::vorticity", bi, KOKKOS_LAMBDA(std::size_t m, const int* g) {
+    const double k0 = kx(g[0]), k1 = ky(g[1]), k2 = kz(g[2]);
+    const fft::Complex i(0, 1);
+    const fft::Complex a0 = us(0, m), a1 = us(1, m), a2 = us(2, m);
+    w(0, m) = i * (k1 * a2 - k2 * a1);
+    w(1, m) = i * (k2 * a0 - k0 * a2);
+    w(2, m) = i * (k0 * a1 - k1 * a0);
+  });
 }
 
 double FluidSolver::lamb_vector(const SpectralField3& uhat_s, bool want_umax) {
@@ -256,46 +263,52 @@ void FluidSolver::rk_stage(double h, const SpectralField3& uhat_s) {
   auto mx = m_keep[0], my = m_keep[1], mz = m_keep[2];
   auto dx = m_decay[0], dy = m_decay[1], dz = m_decay[2];
   auto l = m_work, un = m_uhat, acc = m_acc, st = m_stage, us = uhat_s;
-  Kokkos::parallel_for(
-      "fluid::rk4_stage", bi.range(), KOKKOS_LAMBDA(int ia, int ib, int ic) {
-        int g[3];
-        const std::size_t m = bi.at(ia, ib, ic, g);
-        const double k[3] = {kx(g[0]), ky(g[1]), kz(g[2])};
-        const double kk = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
-        // Kept, non-mean modes: project; others get no nonlinear term.
-        const double keep = kk > 0 ? mx(g[0]) * my(g[1]) * mz(g[2]) : 0.0;
-        const double s = keep * scale;
-        fft::Complex nl[3] = {l(0, m) * s, l(1, m) * s, l(2, m) * s};
-        const fft::Complex kl = (k[0] * nl[0] + k[1] * nl[1] + k[2] * nl[2]) * (kk > 0 ? 1.0 / kk : 0.0);
-        for (int c = 0; c < 3; ++c) nl[c] -= k[c] * kl;
-        if (forced && kk <= kf2 && keep > 0)
-          for (int c = 0; c < 3; ++c) nl[c] += rate * us(c, m);
-        const double eh = dx(g[0]) * dy(g[1]) * dz(g[2]);
-        const double e = eh * eh;
-        fft::Complex next[3];
-        for (int c = 0; c < 3; ++c) {
-          const fft::Complex u0 = un(c, m);
-          if (Stage == 1) {
-            acc(c, m) = e * (u0 + (h / 6) * nl[c]);
-            next[c] = eh * (u0 + (h / 2) * nl[c]);
-          } else if (Stage == 2) {
-            acc(c, m) += (h / 3) * eh * nl[c];
-            next[c] = eh * u0 + (h / 2) * nl[c];
-          } else if (Stage == 3) {
-            acc(c, m) += (h / 3) * eh * nl[c];
-            next[c] = e * u0 + (h * eh) * nl[c];
-          } else {
-            un(c, m) = acc(c, m) + (h / 6) * nl[c];
-          }
-        }
-        if (Stage < 4) {
-          const fft::Complex i(0, 1);
-          for (int c = 0; c < 3; ++c) st(c, m) = next[c];
-          l(0, m) = i * (k[1] * next[2] - k[2] * next[1]);
-          l(1, m) = i * (k[2] * next[0] - k[0] * next[2]);
-          l(2, m) = i * (k[0] * next[1] - k[1] * next[0]);
-        }
-      });
+  for_each_in_block("fluid::rk4_stage", bi, KOKKOS_LAMBDA(std::size_t m, const int* g) {
+    const double mask = mx(g[0]) * my(g[1]) * mz(g[2]);
+    if (mask == 0) {
+      // A mode the dealiasing drops (or a Nyquist mode) is zero in the state, the accumulator and the
+      // stage field from the start (to_spectral, init and restore make it so, and no stage writes it):
+      // only FFT(u x omega)'s alias there must be cleared, where the next vorticity goes.
+      if (Stage < 4)
+        for (int c = 0; c < 3; ++c) l(c, m) = fft::Complex(0, 0);
+      return;
+    }
+    const double k[3] = {kx(g[0]), ky(g[1]), kz(g[2])};
+    const double kk = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
+    // Kept, non-mean modes: project; the mean mode gets no nonlinear term.
+    const double keep = kk > 0 ? mask : 0.0;
+    const double s = keep * scale;
+    fft::Complex nl[3] = {l(0, m) * s, l(1, m) * s, l(2, m) * s};
+    const fft::Complex kl = (k[0] * nl[0] + k[1] * nl[1] + k[2] * nl[2]) * (kk > 0 ? 1.0 / kk : 0.0);
+    for (int c = 0; c < 3; ++c) nl[c] -= k[c] * kl;
+    if (forced && kk <= kf2 && keep > 0)
+      for (int c = 0; c < 3; ++c) nl[c] += rate * us(c, m);
+    const double eh = dx(g[0]) * dy(g[1]) * dz(g[2]);
+    const double e = eh * eh;
+    fft::Complex next[3];
+    for (int c = 0; c < 3; ++c) {
+      const fft::Complex u0 = un(c, m);
+      if (Stage == 1) {
+        acc(c, m) = e * (u0 + (h / 6) * nl[c]);
+        next[c] = eh * (u0 + (h / 2) * nl[c]);
+      } else if (Stage == 2) {
+        acc(c, m) += (h / 3) * eh * nl[c];
+        next[c] = eh * u0 + (h / 2) * nl[c];
+      } else if (Stage == 3) {
+        acc(c, m) += (h / 3) * eh * nl[c];
+        next[c] = e * u0 + (h * eh) * nl[c];
+      } else {
+        un(c, m) = acc(c, m) + (h / 6) * nl[c];
+      }
+    }
+    if (Stage < 4) {
+      const fft::Complex i(0, 1);
+      for (int c = 0; c < 3; ++c) st(c, m) = next[c];
+      l(0, m) = i * (k[1] * next[2] - k[2] * next[1]);
+      l(1, m) = i * (k[2] * next[0] - k[0] * next[2]);
+      l(2, m) = i * (k[0] * next[1] - k[1] * next[0]);
+    }
+  });
 }
 
 void FluidSolver::check_cfl(double umax, bool at_setup) const {

@@ -95,6 +95,9 @@ class FluidSolver final : public Solver {
   void init_taylor_green(bool three_d);
   void init_random();
   void to_spectral(const Field3& u, SpectralField3& uhat);  // forward, scaled, masked, projected
+  // Sets the modes the dealiasing drops (and Nyquist modes) to zero: the state never holds them, and
+  // rk_stage() relies on it (it skips them).
+  void zero_dropped_modes(SpectralField3& uhat);
   double velocity_max(const SpectralField3& uhat);           // max (|u|/dx + ...), global
   // Global energy, 2 nu <S:S> and 1/2 <omega.omega> from the spectral state (one reduction).
   void spectral_sums(double& energy, double& dissipation, double& enstrophy);

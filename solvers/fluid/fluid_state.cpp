@@ -190,6 +190,7 @@ void FluidSolver::restore(const io::SolverState& st) {
       Kokkos::deep_copy(buf, host);
       m_planes_to_spectral->execute(buf.data(), row(m_uhat, c));
     }
+    zero_dropped_modes(m_uhat);  // zero already in a checkpoint spotrun wrote
   } else {
     // Physical velocity only: transform (exact to round-off, not bit for bit).
     fft::Reshape<double> to_real(fft::make_reshape_plan(fft::x_block_layouts(g.n, P), g.real, r), m_transport,

@@ -61,6 +61,36 @@ struct BlockIndex {
   }
 };
 
+// Runs body(m, g) for every position of a block: m its flat offset, g its global indices. On a host
+// build one iteration per row (the block's contiguous axis), whose index is counted up: no division and
+// no tile bookkeeping per element. On a device one thread per element (BlockRange).
+template <class Body>
+void for_each_in_block(const char* name, const BlockIndex& bi, const Body& body) {
+  const int e0 = bi.ext[bi.ord[0]], e1 = bi.ext[bi.ord[1]], e2 = bi.ext[bi.ord[2]];
+  if constexpr (fft::k_host_accessible) {
+    Kokkos::parallel_for(
+        name, Kokkos::RangePolicy<fft::ExecSpace, Kokkos::IndexType<int>>(0, e0 * e1), [=](int row) {
+          const int a = row / e1, b = row - a * e1;
+          int g[3];
+          g[bi.ord[0]] = bi.lo[bi.ord[0]] + a;
+          g[bi.ord[1]] = bi.lo[bi.ord[1]] + b;
+          const int axis = bi.ord[2], first = bi.lo[axis];
+          std::size_t m = static_cast<std::size_t>(row) * static_cast<std::size_t>(e2);
+          for (int c = 0; c < e2; ++c, ++m) {
+            g[axis] = first + c;
+            body(m, g);
+          }
+        });
+  } else {
+    Kokkos::parallel_for(
+        name, bi.range(), KOKKOS_LAMBDA(int a, int b, int c) {
+          int g[3];
+          const std::size_t m = bi.at(a, b, c, g);
+          body(m, g);
+        });
+  }
+}
+
 // The modes of the spectral block: wavenumbers, mask and half-spectrum weight.
 struct SpectralIndex {
   BlockIndex block;

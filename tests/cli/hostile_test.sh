@@ -172,7 +172,9 @@ thermo_disk_full)
     fi
     trap 'umount -l "$W/small" 2>/dev/null' EXIT
     good_deck good.toml
-    head -c 90000 /dev/zero >"$W/small/filler"
+    # Room (tmpfs pages of 4 KiB) for the lock file, the run report's ledger (attempts.jsonl) and status.json,
+    # each replaced through a temporary file, and the first page of thermo.csv.
+    head -c 77824 /dev/zero >"$W/small/filler"
     run "$NP" run good.toml --output-dir "$W/small/out" --set run.steps=4000 --set run.thermo_every=1 \
         --set checkpoint.on_error='"abort"'
     expect_exit 1

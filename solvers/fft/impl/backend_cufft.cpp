@@ -51,6 +51,14 @@ class CufftPlanHandle {
     check_cufft(cufftPlanMany(&m_handle, rank, n, nullptr, 1, idist, nullptr, 1, odist, type, batch), "cufftPlanMany");
     m_valid = true;
   }
+  // The advanced layout (rank 1): element j of transform b at b * dist + j * stride. cuFFT reads the
+  // strides only when inembed / onembed are given; for rank 1 their values are not used.
+  void create_strided(int n, int istride, int idist, int ostride, int odist, cufftType type, int batch) {
+    int len[1] = {n}, embed[1] = {n};
+    check_cufft(cufftPlanMany(&m_handle, 1, len, embed, istride, idist, embed, ostride, odist, type, batch),
+                "cufftPlanMany (strided)");
+    m_valid = true;
+  }
   cufftHandle get() const { return m_handle; }
 
  private:
@@ -68,7 +76,13 @@ class CufftPlan final : public LocalPlan {
       case TransformKind::R2C: m_plan.create(s.rank, n, real_dist, half_dist, CUFFT_D2Z, s.howmany); break;
       case TransformKind::C2R: m_plan.create(s.rank, n, half_dist, real_dist, CUFFT_Z2D, s.howmany); break;
       case TransformKind::C2CForward:
-      case TransformKind::C2CBackward: m_plan.create(s.rank, n, real_dist, real_dist, CUFFT_Z2Z, s.howmany); break;
+      case TransformKind::C2CBackward:
+        if (s.strided())
+          m_plan.create_strided(n[0], static_cast<int>(s.istride), static_cast<int>(s.idist),
+                                static_cast<int>(s.ostride), static_cast<int>(s.odist), CUFFT_Z2Z, s.howmany);
+        else
+          m_plan.create(s.rank, n, real_dist, real_dist, CUFFT_Z2Z, s.howmany);
+        break;
     }
     // On the stream of the Kokkos kernels around the transforms: ordered with them, no synchronisation.
     check_cufft(cufftSetStream(m_plan.get(), static_cast<cudaStream_t>(s.stream)), "cufftSetStream");
@@ -109,6 +123,7 @@ class CufftBackend final : public LocalBackend {
   std::unique_ptr<LocalPlan> make_plan(const BatchSpec& spec, void* in, void* out) override {
     if (spec.in_place != (in == out))
       throw std::invalid_argument("CufftBackend::make_plan: in-place plans need in == out");
+    check_strides(spec);
     return std::make_unique<CufftPlan>(spec);
   }
 };

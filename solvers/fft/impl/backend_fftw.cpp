@@ -85,6 +85,10 @@ class FftwPlan final : public LocalPlan {
       case TransformKind::C2CBackward: {
         const int sign = s.kind == TransformKind::C2CForward ? FFTW_FORWARD : FFTW_BACKWARD;
         const unsigned keep = s.in_place ? 0u : static_cast<unsigned>(FFTW_PRESERVE_INPUT);
+        if (s.strided())
+          return fftw_plan_many_dft(1, n, s.howmany, static_cast<fftw_complex*>(in), nullptr, static_cast<int>(s.istride),
+                                    static_cast<int>(s.idist), static_cast<fftw_complex*>(out), nullptr,
+                                    static_cast<int>(s.ostride), static_cast<int>(s.odist), sign, flags | keep);
         return fftw_plan_many_dft(s.rank, n, s.howmany, static_cast<fftw_complex*>(in), nullptr, 1, real_dist,
                                   static_cast<fftw_complex*>(out), nullptr, 1, real_dist, sign, flags | keep);
       }
@@ -116,6 +120,7 @@ class FftwBackend final : public LocalBackend {
       throw std::invalid_argument("FftwBackend::make_plan: bad batch");
     if (spec.in_place != (in == out))
       throw std::invalid_argument("FftwBackend::make_plan: in-place plans need in == out");
+    check_strides(spec);
     try {
       return std::make_unique<FftwPlan>(spec, in, out, m_flags);
     } catch (const std::runtime_error& e) {

@@ -1,0 +1,687 @@
+#!/usr/bin/python3
+"""spotrun benchmark suite: strong and weak scaling, with peers and floors measured in the same run.
+
+Usage:
+  bench/suite.py [SUITE...] [--ranks 1,2,4] [--quick | --smoke] [--size N] [--repeat N] [--out DIR]
+                 [--compare OLD.json] [--threshold 0.10] [--no-peers] [--build DIR] [--scratch DIR]
+  bench/suite.py --compare OLD.json --against NEW.json     compare two results files, run nothing
+  bench/suite.py --report RESULTS.json [--out DIR]          remake report.md and the plots of a results file
+
+Suites are the decks in bench/suite/ (SUITE: a deck's name, or a path to a .toml deck; default: every
+deck there), each run at every rank count of --ranks (default: 1, 2, 4, ... up to the cores). A deck holds
+title, program, scaling (strong: fixed size; weak: fixed size per rank) and the sizes of the full,
+--quick and --smoke runs (see bench/README.md). The decks shipped:
+  lj          LJ melt (bench/lj-bench.toml, LAMMPS in.lj) at 32k, 256k, 2M atoms (strong), spotrun
+              `run` against LAMMPS `lmp` (peer) when installed: atom-steps/s and their ratio
+  lj-weak     the same at 32k atoms per rank (weak)
+  fluid       Taylor-Green RK4 step at 64^3, 128^3, 256^3 (strong) against its FFT floor, 36 of spotrun's
+              distributed transforms of the grid measured in the same run (bench_fluid)
+  fluid-weak  the same at 64^3 points per rank (grids 64 x a, 64 x b, 64 x c)
+  fft         spotrun's distributed FFT alone against raw FFTW(-MPI) of the same grid (bench_fluid --fft-only)
+  checkpoint  checkpoint write and read at 256k and 2M atoms against a raw write / read of the same bytes
+              (bench_checkpoint)
+  halo        the MD halo update alone and the integrate step at 32k, 256k, 2M atoms, against their
+              memory-bandwidth floors (bench_halo)
+  halo-weak   the same at 32k atoms per rank
+--quick runs each deck's quick sizes, --smoke its smoke sizes (tiny: the tests). --size N replaces every
+chosen suite's sizes with N (atoms, or n for an n^3 grid; per rank for the weak suites).
+
+Each measurement is repeated --repeat times (default 3): its median and spread (min, quartiles, max) are
+recorded. Output in --out DIR (default runs/bench/<date>-<time>): results.json (every record, rewritten
+through a temporary file and a rename after each one), report.md (the tables), throughput.png,
+peer_ratio.png, floor_fraction.png, summary.txt (one line per record, read by bench/jube/spotrun.xml) and
+logs/ (every program's output).
+
+--compare OLD.json compares the new records with OLD's (matched by id) and exits 1 when a measurement of
+spotrun's own got slower by more than --threshold (default 0.10) AND its new range of samples [min, max]
+lies entirely on the slow side of the old range (see suite_records.compare).
+
+Exit codes: 0 done (no regression), 1 regression, 2 bad usage, 3 a benchmark program failed (the records
+before it are kept).
+
+Environment: MPIRUN (default mpirun), LMP (default lmp; the LAMMPS peer runs only when found),
+SPOTRUN_TEST_FORCE_SLOWDOWN is passed to the programs (a test hook: solvers/md/md_test_hooks.hpp).
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import suite_records as sr  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LJ_DECK = os.path.join(ROOT, "bench", "lj-bench.toml")
+LMP_INPUT = os.path.join(ROOT, "bench", "lammps", "in.lj")
+
+SUITE_DIR = os.path.join(ROOT, "bench", "suite")
+PROGRAMS = ("lj", "fluid", "fft", "checkpoint", "halo")
+# deck key -> what it holds (all required)
+DECK_KEYS = {
+    "title": "a string, the report's heading",
+    "program": "one of " + ", ".join(PROGRAMS),
+    "scaling": "strong (fixed total size) or weak (fixed size per rank)",
+    "sizes": "sizes of the full suite: atoms (lj, checkpoint, halo) or n of an n^3 grid (fluid, fft); per rank when weak",
+    "quick": "sizes of --quick",
+    "smoke": "sizes of --smoke",
+}
+PASSED_ENV = ("SPOTRUN_TEST_FORCE_SLOWDOWN",)
+FFTS_PER_STEP = 36
+
+
+class BenchFailure(Exception):
+    pass
+
+
+def fmt_duration(s):
+    s = int(round(s))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+
+
+def factor3(r):
+    """r = a * b * c with the most cubic (a, b, c), largest first."""
+    best = None
+    for a in range(1, r + 1):
+        if r % a:
+            continue
+        for b in range(1, r // a + 1):
+            if (r // a) % b:
+                continue
+            c = r // a // b
+            key = (max(a, b, c) - min(a, b, c), -min(a, b, c))
+            if best is None or key < best[0]:
+                best = (key, tuple(sorted((a, b, c), reverse=True)))
+    return best[1]
+
+
+def lj_cells(atoms):
+    c = round((atoms / 4) ** (1 / 3))
+    if 4 * c ** 3 != atoms:
+        raise ValueError(f"{atoms} atoms is not an fcc lattice of c^3 unit cells (4 c^3 atoms: 4000, 32000, 108000, "
+                         f"256000, 2048000, ...)")
+    return c
+
+
+class DeckError(Exception):
+    pass
+
+
+def load_suite(path):
+    """A suite deck (bench/suite/NAME.toml, keys in DECK_KEYS) as a spec; DeckError names the file, key and
+    value and what is allowed."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as e:
+        raise DeckError(f"{path}: cannot read the suite deck: {e.strerror}")
+    except tomllib.TOMLDecodeError as e:
+        raise DeckError(f"{path}: not valid TOML: {e}")
+    for key in data:
+        if key not in DECK_KEYS:
+            raise DeckError(f"{path}: unknown key '{key}' (allowed: {', '.join(DECK_KEYS)})")
+    for key, meaning in DECK_KEYS.items():
+        if key not in data:
+            raise DeckError(f"{path}: key '{key}' missing ({meaning})")
+    if not isinstance(data["title"], str):
+        raise DeckError(f"{path}: title = {data['title']!r}: must be a string")
+    if data["program"] not in PROGRAMS:
+        raise DeckError(f"{path}: program = {data['program']!r}: allowed {', '.join(PROGRAMS)}")
+    if data["scaling"] not in ("strong", "weak"):
+        raise DeckError(f"{path}: scaling = {data['scaling']!r}: allowed strong, weak")
+    for key in ("sizes", "quick", "smoke"):
+        v = data[key]
+        if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in v):
+            raise DeckError(f"{path}: {key} = {v!r}: must be a non-empty list of integers >= 2")
+        if data["program"] in ("lj", "halo"):
+            for x in v:
+                try:
+                    lj_cells(x)
+                except ValueError as e:
+                    raise DeckError(f"{path}: {key}: {e}")
+    return dict(name=name, path=path, title=data["title"], kind=data["program"], scaling=data["scaling"],
+                full=data["sizes"], quick=data["quick"], smoke=data["smoke"])
+
+
+def load_suites(directory=SUITE_DIR):
+    """Every suite deck of the directory, by name (the file name without .toml), in name order."""
+    try:
+        files = sorted((f for f in os.listdir(directory) if f.endswith(".toml")), key=lambda f: f[:-5])
+    except OSError as e:
+        raise DeckError(f"{directory}: cannot list the suite decks: {e.strerror}")
+    return {os.path.splitext(f)[0]: load_suite(os.path.join(directory, f)) for f in files}
+
+
+# --- machine, build and program discovery -----------------------------------------------------------------
+def read_cmake_cache(build):
+    cache = {}
+    try:
+        with open(os.path.join(build, "CMakeCache.txt")) as f:
+            for line in f:
+                m = re.match(r"^([A-Za-z0-9_]+):[A-Z]+=(.*)$", line.rstrip("\n"))
+                if m:
+                    cache[m.group(1)] = m.group(2)
+    except OSError:
+        pass
+    return cache
+
+
+def capture(cmd, **kw):
+    try:
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60, **kw).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine_meta(build, spotrun):
+    cache = read_cmake_cache(build)
+    btype = cache.get("CMAKE_BUILD_TYPE", "?")
+    compiler = os.path.basename(cache.get("CMAKE_CXX_COMPILER", "c++"))
+    version = capture([cache.get("CMAKE_CXX_COMPILER", "c++"), "-dumpfullversion"]).strip()
+    flags = " ".join(x for x in (cache.get("CMAKE_CXX_FLAGS", ""), cache.get(f"CMAKE_CXX_FLAGS_{btype.upper()}", "")) if x)
+    build_flags = f"{btype}; {compiler} {version}; {flags}".strip()
+    git = capture(["git", "-C", ROOT, "rev-parse", "--short=12", "HEAD"]).strip() or "unknown"
+    if capture(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).strip():
+        git += "-dirty"
+    info = capture([spotrun, "info"])
+    m = re.search(r"Kokkos ([0-9.]+), execution space (\w+)", info)
+    kokkos = f"{m.group(2)} (Kokkos {m.group(1)})" if m else "unknown"
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    mem = ""
+    try:
+        with open("/proc/meminfo") as f:
+            kb = int(f.readline().split()[1])
+            mem = f", {kb / 1048576:.0f} GiB"
+    except (OSError, ValueError, IndexError):
+        pass
+    # spotrun info: "  rank 0: host vm, local rank 0, no GPU (CPU build)" or the GPU's name.
+    ranks = re.findall(r"^\s*rank \d+: host [^,]*, local rank \d+, (.*)$", info, re.M)
+    gpu = ranks[0] if ranks else "GPU unknown"
+    device = f"{cpu} ({os.cpu_count()} cores{mem}), {gpu}"
+    return {"git_hash": git, "build_flags": build_flags, "kokkos_backend": kokkos, "device": device,
+            "host": socket.gethostname()}
+
+
+def find_lammps():
+    lmp = os.environ.get("LMP", "lmp")
+    path = shutil.which(lmp)
+    return path
+
+
+# --- running programs ---------------------------------------------------------------------------------------
+class Runner:
+    def __init__(self, logdir, mpirun):
+        self.logdir = logdir
+        self.mpirun = mpirun
+        self.count = 0
+        self.is_openmpi = "Open MPI" in capture([mpirun, "--version"])
+
+    def mpi_argv(self, np, argv):
+        cmd = [self.mpirun]
+        if self.is_openmpi:
+            cmd += ["--oversubscribe"]
+            if os.geteuid() == 0:
+                cmd += ["--allow-run-as-root"]
+            for var in PASSED_ENV:
+                if var in os.environ:
+                    cmd += ["-x", var]
+        return cmd + ["-np", str(np)] + [str(a) for a in argv]
+
+    def run(self, label, np, argv, cwd=None, timeout=3600):
+        cmd = self.mpi_argv(np, argv)
+        self.count += 1
+        log = os.path.join(self.logdir, f"{self.count:04d}-{re.sub(r'[^A-Za-z0-9_.-]+', '_', label)}.log")
+        env = dict(os.environ)
+        if self.is_openmpi:
+            env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        t0 = time.time()
+        try:
+            res = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env,
+                                 timeout=timeout)
+            out, rc = res.stdout, res.returncode
+        except subprocess.TimeoutExpired as e:
+            out, rc = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
+        with open(log, "w") as f:
+            f.write("$ " + " ".join(cmd) + "\n" + out + f"\n# exit {rc}, {time.time() - t0:.2f} s\n")
+        if rc != 0:
+            tail = "\n".join(out.splitlines()[-15:])
+            raise BenchFailure(f"{label}: exit {rc} ({' '.join(cmd)}); log {log}:\n{tail}")
+        return out, " ".join(cmd)
+
+
+def parse_samples(out, label):
+    """The SAMPLES {json} lines of a bench program, by quantity."""
+    found = {}
+    for line in out.splitlines():
+        if line.startswith("SAMPLES "):
+            d = json.loads(line[len("SAMPLES "):])
+            found[d["quantity"]] = d
+    if not found:
+        raise BenchFailure(f"{label}: no SAMPLES lines in the output")
+    return found
+
+
+def parse_spotrun_rate(out, label):
+    m = re.findall(r"Performance:\s*([0-9.eE+-]+)\s*atom-steps/s", out)
+    if not m:
+        raise BenchFailure(f"{label}: no 'Performance: ... atom-steps/s' line")
+    return float(m[-1])
+
+
+def parse_lammps_rate(out, label):
+    m = re.findall(r"Loop time of ([0-9.eE+-]+) on (\d+) procs for (\d+) steps with (\d+) atoms", out)
+    if not m:
+        raise BenchFailure(f"{label}: no 'Loop time of ...' line in the LAMMPS output")
+    t, _, steps, atoms = m[-1]
+    return int(atoms) * int(steps) / float(t)
+
+
+# --- the plan -------------------------------------------------------------------------------------------------
+class Task:
+    def __init__(self, suite, kind, scaling, size, ranks, cost, label):
+        self.suite, self.kind, self.scaling, self.size, self.ranks, self.cost, self.label = (
+            suite, kind, scaling, size, ranks, cost, label)
+
+
+def lj_steps(atoms):
+    # 2M atoms: 40 steps (two list rebuilds, as 100 steps have five: the same share of rebuild steps).
+    return 100 if atoms <= 300000 else 40
+
+
+def predicted_cost(kind, total, ranks, repeat, peers, cores):
+    """Seconds, a rough model of this 2-core machine; the progress line rescales it by what it measures."""
+    eff = min(ranks, cores) / max(1.0, ranks / cores) if ranks > cores else ranks
+    if kind == "lj":
+        per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
+        return repeat * per * (2 if peers else 1)
+    if kind in ("fluid", "fft"):
+        step = 1.5e-8 * total * math.log2(max(total, 2)) / eff
+        return 1.5 + total * 4e-7 + (repeat + 1) * 2.2 * step
+    if kind == "checkpoint":
+        mb = total * 128 / 1e6
+        return 1.0 + repeat * (0.3 + mb * 0.012)
+    if kind == "halo":
+        return 1.5 + total * 4e-6 + repeat * 0.5
+    return 10.0
+
+
+def plan(args, cores, peers):
+    tasks = []
+    for suite in args.suites:
+        spec = args.specs[suite]
+        sizes = [args.size] if args.size else spec["smoke" if args.smoke else "quick" if args.quick else "full"]
+        for size in sizes:
+            for r in args.ranks:
+                if spec["kind"] in ("lj", "checkpoint", "halo"):
+                    total = size * r if spec["scaling"] == "weak" else size
+                    label = f"{suite} {total} atoms np{r}"
+                else:
+                    a, b, c = factor3(r) if spec["scaling"] == "weak" else (1, 1, 1)
+                    total = size ** 3 * a * b * c
+                    label = f"{suite} {size * a}x{size * b}x{size * c} np{r}"
+                cost = predicted_cost(spec["kind"], total, r, args.repeat, peers and spec["kind"] == "lj", cores)
+                tasks.append(Task(suite, spec["kind"], spec["scaling"], size, r, cost, label))
+    return tasks
+
+
+class Progress:
+    def __init__(self, tasks):
+        self.total = sum(t.cost for t in tasks)
+        self.done = 0.0
+        self.n = len(tasks)
+        self.index = 0
+        self.t0 = time.time()
+
+    def note(self, task, fraction, detail):
+        elapsed = time.time() - self.t0
+        done = self.done + task.cost * fraction
+        factor = elapsed / done if done > 0 and elapsed > 5 else 1.0
+        left = max(0.0, (self.total - done) * factor)
+        pct = 100 * done / self.total if self.total else 100
+        print(f"[{self.index}/{self.n} {pct:3.0f}%] {task.label}: {detail}  (elapsed {fmt_duration(elapsed)}, "
+              f"about {fmt_duration(left)} left)", file=sys.stderr, flush=True)
+
+    def next(self, task):
+        self.index += 1
+        self.note(task, 0, "starting")
+
+    def finish(self, task):
+        self.done += task.cost
+
+
+# --- the measurements ---------------------------------------------------------------------------------------
+class Suite:
+    def __init__(self, args, meta, results, runner, progress, lammps, scratch):
+        self.args, self.meta, self.results, self.runner = args, meta, results, runner
+        self.progress, self.lammps, self.scratch = progress, lammps, scratch
+        self.cores = os.cpu_count() or 1
+        b = args.build
+        self.spotrun = os.path.join(b, "launcher", "spotrun")
+        self.bench_fluid = os.path.join(b, "bench", "bench_fluid")
+        self.bench_checkpoint = os.path.join(b, "bench", "bench_checkpoint")
+        self.bench_halo = os.path.join(b, "bench", "bench_halo")
+
+    def base(self, task, load):
+        d = dict(self.meta)
+        d.update({"ranks": task.ranks, "load": [round(x, 2) for x in load], "oversubscribed": task.ranks > self.cores,
+                  "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")})
+        return d
+
+    def add(self, rec):
+        self.results.add(rec)
+        return rec
+
+    def run_task(self, task):
+        load = os.getloadavg()
+        getattr(self, "run_" + task.kind)(task, load)
+
+    def run_lj(self, task, load):
+        r = task.ranks
+        if task.scaling == "weak":
+            c = lj_cells(task.size)
+            cells = [c * f for f in factor3(r)]
+        else:
+            c = lj_cells(task.size)
+            cells = [c, c, c]
+        atoms = 4 * cells[0] * cells[1] * cells[2]
+        steps = lj_steps(atoms)
+        spot, peer = [], []
+        spot_cmd = lmp_cmd = ""
+        version = ""
+        for rep in range(self.args.repeat):
+            self.progress.note(task, rep / self.args.repeat, f"spotrun run {rep + 1}/{self.args.repeat}")
+            outdir = tempfile.mkdtemp(prefix="lj.", dir=self.scratch)
+            try:
+                out, spot_cmd = self.runner.run(f"lj-spotrun-{atoms}-np{r}-{rep}", r, [
+                    self.spotrun, "run", LJ_DECK, "--set", f"md.lattice.cells=[{cells[0]},{cells[1]},{cells[2]}]",
+                    "--set", f"run.steps={steps}", "--output-dir", outdir, "--resume", "never"])
+            finally:
+                shutil.rmtree(outdir, ignore_errors=True)
+            spot.append(parse_spotrun_rate(out, "spotrun"))
+            if self.lammps:
+                self.progress.note(task, (rep + 0.5) / self.args.repeat, f"LAMMPS run {rep + 1}/{self.args.repeat}")
+                out, lmp_cmd = self.runner.run(f"lj-lammps-{atoms}-np{r}-{rep}", r, [
+                    self.lammps, "-in", LMP_INPUT, "-var", "x", f"{cells[0] / 20:g}", "-var", "y", f"{cells[1] / 20:g}",
+                    "-var", "z", f"{cells[2] / 20:g}", "-var", "steps", steps, "-log", "none", "-nocite"],
+                    cwd=self.scratch)
+                peer.append(parse_lammps_rate(out, "LAMMPS"))
+                m = re.search(r"LAMMPS \(([^)]+)\)", out)
+                version = m.group(1) if m else version
+        base = self.base(task, load)
+        details = {"steps": steps, "cells": cells}
+        common = dict(suite=task.suite, metric="throughput", unit="atom-steps/s", better="higher", size=atoms,
+                      size_unit="atoms", scaling=task.scaling)
+        ref = None
+        if peer:
+            ref = self.add(sr.make_record(base, name="lj.lammps", role="peer", program=f"LAMMPS {version}".strip(),
+                                          samples=peer, command=lmp_cmd, details=details, **common))
+        self.add(sr.make_record(base, name="lj.spotrun", role="measurement", program="spotrun run", samples=spot,
+                                command=spot_cmd, reference=ref, details=details, **common))
+
+    def grid(self, task):
+        f = factor3(task.ranks) if task.scaling == "weak" else (1, 1, 1)
+        return [task.size * f[0], task.size * f[1], task.size * f[2]]
+
+    def run_fluid(self, task, load):
+        g = self.grid(task)
+        gname = "x".join(map(str, g))
+        self.progress.note(task, 0.05, f"bench_fluid, {self.args.repeat} rounds")
+        out, cmd = self.runner.run(f"fluid-{gname}-np{task.ranks}", task.ranks, [
+            self.bench_fluid, "--sizes", gname, "--steps", self.args.repeat, "--samples"])
+        s = parse_samples(out, "bench_fluid")
+        base = self.base(task, load)
+        points = g[0] * g[1] * g[2]
+        common = dict(suite=task.suite, metric="time", unit="s/step", better="lower", size=points,
+                      size_unit="grid points", scaling=task.scaling, command=cmd, program="bench_fluid")
+        floor = self.add(sr.make_record(base, name="fluid.fft_floor", role="floor", samples=s["fft_floor_s"]["values"],
+                                        details={"grid": g, "ffts_per_step": FFTS_PER_STEP}, **common))
+        self.add(sr.make_record(base, name="fluid.step", role="measurement", samples=s["step_s"]["values"],
+                                reference=floor, details={"grid": g}, **common))
+
+    def run_fft(self, task, load):
+        g = self.grid(task)
+        gname = "x".join(map(str, g))
+        self.progress.note(task, 0.05, f"bench_fluid --fft-only, {self.args.repeat} rounds")
+        out, cmd = self.runner.run(f"fft-{gname}-np{task.ranks}", task.ranks, [
+            self.bench_fluid, "--fft-only", "--sizes", gname, "--steps", self.args.repeat, "--samples"])
+        s = parse_samples(out, "bench_fluid --fft-only")
+        base = self.base(task, load)
+        common = dict(suite=task.suite, metric="time", unit="s/transform", better="lower", size=g[0] * g[1] * g[2],
+                      size_unit="grid points", scaling=task.scaling, command=cmd, details={"grid": g})
+        ref = None
+        if "fftw_raw_s" in s:
+            ref = self.add(sr.make_record(base, name="fft.fftw_raw", role="floor", program="FFTW MPI (bench_fluid)",
+                                          samples=s["fftw_raw_s"]["values"], **common))
+        self.add(sr.make_record(base, name="fft.transform", role="measurement", program="bench_fluid",
+                                samples=s["fft_s"]["values"], reference=ref, **common))
+
+    def run_checkpoint(self, task, load):
+        atoms = task.size * task.ranks if task.scaling == "weak" else task.size
+        self.progress.note(task, 0.05, f"bench_checkpoint, {self.args.repeat} repetitions")
+        d = tempfile.mkdtemp(prefix="ckpt.", dir=self.scratch)
+        try:
+            out, cmd = self.runner.run(f"checkpoint-{atoms}-np{task.ranks}", task.ranks, [
+                self.bench_checkpoint, "--samples", d, self.args.repeat, atoms])
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        s = parse_samples(out, "bench_checkpoint")
+        base = self.base(task, load)
+        fs = capture(["stat", "-f", "-c", "%T", self.scratch]).strip()
+        details = {"MB": s["write_MBps"]["mb"], "directory": self.scratch, "filesystem": fs}
+        common = dict(suite=task.suite, metric="bandwidth", unit="MB/s", better="higher", size=atoms, size_unit="atoms",
+                      scaling=task.scaling, command=cmd, program="bench_checkpoint", details=details)
+        raw_w = self.add(sr.make_record(base, name="checkpoint.raw_write", role="floor",
+                                        samples=s["raw_write_MBps"]["values"], **common))
+        self.add(sr.make_record(base, name="checkpoint.write", role="measurement", samples=s["write_MBps"]["values"],
+                                reference=raw_w, **common))
+        raw_r = self.add(sr.make_record(base, name="checkpoint.raw_read", role="floor",
+                                        samples=s["raw_read_MBps"]["values"], **common))
+        self.add(sr.make_record(base, name="checkpoint.read", role="measurement", samples=s["read_MBps"]["values"],
+                                reference=raw_r, **common))
+
+    def run_halo(self, task, load):
+        c = lj_cells(task.size)
+        f = factor3(task.ranks) if task.scaling == "weak" else (1, 1, 1)
+        cells = [c * f[0], c * f[1], c * f[2]]
+        atoms = 4 * cells[0] * cells[1] * cells[2]
+        self.progress.note(task, 0.05, f"bench_halo, {self.args.repeat} repetitions")
+        out, cmd = self.runner.run(f"halo-{atoms}-np{task.ranks}", task.ranks, [
+            self.bench_halo, "--cells", ",".join(map(str, cells)), "--reps", self.args.repeat, "--samples"])
+        s = parse_samples(out, "bench_halo")
+        base = self.base(task, load)
+        common = dict(suite=task.suite, size=atoms, size_unit="atoms", scaling=task.scaling, command=cmd,
+                      program="bench_halo")
+        hf = self.add(sr.make_record(base, name="halo.floor", role="floor", metric="time", unit="s/update",
+                                     better="lower", samples=s["halo_floor_s"]["values"],
+                                     details={"bytes_per_ghost": 52, "ghosts": s["halo_update_s"].get("ghosts")}, **common))
+        self.add(sr.make_record(base, name="halo.update", role="measurement", metric="time", unit="s/update",
+                                better="lower", samples=s["halo_update_s"]["values"], reference=hf,
+                                details={"cells": cells, "ghosts": s["halo_update_s"].get("ghosts")}, **common))
+        inf = self.add(sr.make_record(base, name="md.integrate_floor", role="floor", metric="time", unit="s/step",
+                                      better="lower", samples=s["integrate_floor_s"]["values"],
+                                      details={"bytes_per_atom": s["integrate_floor_s"].get("bytes_per_atom")}, **common))
+        self.add(sr.make_record(base, name="md.integrate", role="measurement", metric="time", unit="s/step",
+                                better="lower", samples=s["integrate_s"]["values"], reference=inf, **common))
+        self.add(sr.make_record(base, name="memory.bandwidth", role="floor", metric="bandwidth", unit="GB/s",
+                                better="higher", samples=s["bandwidth_GBps"]["values"],
+                                details={"kernel": "a(i) += s * b(i), 24 bytes per element"}, **common))
+
+
+# --- command line ---------------------------------------------------------------------------------------------
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="bench/suite.py", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p.add_argument("suites", nargs="*", metavar="SUITE",
+                   help="suites to run (default: every deck in bench/suite/): a deck's name or a path to a .toml")
+    p.add_argument("--ranks", help="rank counts, comma-separated (default: 1, 2, 4, ... up to the cores)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="smaller sizes (under 10 minutes on 2 cores)")
+    mode.add_argument("--smoke", action="store_true", help="tiny sizes (the tests)")
+    p.add_argument("--size", type=int, help="only this size (atoms, or n of an n^3 grid; per rank when weak)")
+    p.add_argument("--repeat", type=int, default=3, help="repetitions of each measurement (default 3, at least 1)")
+    p.add_argument("--out", help="output directory (default runs/bench/<date>-<time>)")
+    p.add_argument("--compare", metavar="OLD.json", help="compare with these results; exit 1 on a regression")
+    p.add_argument("--against", metavar="NEW.json", help="with --compare: compare this file, run nothing")
+    p.add_argument("--report", metavar="RESULTS.json", help="remake report.md and plots of a results file, run nothing")
+    p.add_argument("--threshold", type=float, default=0.10, help="regression threshold (default 0.10: 10 %%)")
+    p.add_argument("--no-peers", action="store_true", help="do not run LAMMPS")
+    p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (default build/)")
+    p.add_argument("--scratch", help="directory for checkpoint files and run outputs (default: a new one in $TMPDIR)")
+    args = p.parse_args(argv)
+    try:
+        known = load_suites()
+        specs = {}
+        for s in args.suites:
+            if s.endswith(".toml"):
+                spec = load_suite(os.path.abspath(s))
+                specs[spec["name"]] = spec
+            elif s in known:
+                specs[s] = known[s]
+            else:
+                p.error(f"unknown suite '{s}' (suites in {SUITE_DIR}: {', '.join(known)}; or a path to a .toml deck)")
+    except DeckError as e:
+        p.error(str(e))
+    args.specs = specs or known
+    args.suites = list(args.specs)
+    cores = os.cpu_count() or 1
+    if args.ranks:
+        try:
+            args.ranks = [int(x) for x in args.ranks.split(",") if x]
+        except ValueError:
+            p.error("--ranks takes comma-separated integers")
+        if not args.ranks or min(args.ranks) < 1:
+            p.error("--ranks takes positive integers")
+    else:
+        args.ranks = [1]
+        while args.ranks[-1] * 2 <= cores:
+            args.ranks.append(args.ranks[-1] * 2)
+    if args.repeat < 1:
+        p.error("--repeat must be at least 1")
+    if args.against and not args.compare:
+        p.error("--against needs --compare")
+    if args.size is not None and args.size < 1:
+        p.error("--size must be positive")
+    args.build = os.path.abspath(args.build)
+    return args
+
+
+def main(argv):
+    args = parse_args(argv)
+    import suite_report
+
+    if args.compare and args.against:
+        rows, regressions = sr.compare(sr.load_records(args.compare), sr.load_records(args.against), args.threshold)
+        print(sr.format_comparison(rows, args.threshold))
+        return 1 if regressions else 0
+    if args.report:
+        with open(args.report) as f:
+            doc = json.load(f)
+        out = args.out or os.path.dirname(os.path.abspath(args.report))
+        os.makedirs(out, exist_ok=True)
+        suite_report.write_report(out, doc, None)
+        print(f"report: {os.path.join(out, 'report.md')}")
+        return 0
+
+    for suite in args.suites:
+        if args.specs[suite]["kind"] in ("lj", "halo") and args.size:
+            try:
+                lj_cells(args.size)
+            except ValueError as e:
+                print(f"bench/suite.py: --size: {e}", file=sys.stderr)
+                return 2
+    needed = {"lj": "launcher/spotrun", "fluid": "bench/bench_fluid", "fft": "bench/bench_fluid",
+              "checkpoint": "bench/bench_checkpoint", "halo": "bench/bench_halo"}
+    for suite in args.suites:
+        exe = os.path.join(args.build, needed[args.specs[suite]["kind"]])
+        if not os.access(exe, os.X_OK):
+            print(f"bench/suite.py: {exe} not found: build it (cmake --build {args.build})", file=sys.stderr)
+            return 2
+    old = None
+    if args.compare:
+        try:
+            old = sr.load_records(args.compare)
+        except (OSError, ValueError) as e:
+            print(f"bench/suite.py: --compare: {e}", file=sys.stderr)
+            return 2
+
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = os.path.abspath(args.out or os.path.join(ROOT, "runs", "bench", stamp))
+    logdir = os.path.join(out, "logs")
+    os.makedirs(logdir, exist_ok=True)
+    own_scratch = args.scratch is None
+    scratch = tempfile.mkdtemp(prefix="spotrun-bench.") if own_scratch else os.path.abspath(args.scratch)
+    os.makedirs(scratch, exist_ok=True)
+
+    lammps = None if args.no_peers else find_lammps()
+    cores = os.cpu_count() or 1
+    spotrun = os.path.join(args.build, "launcher", "spotrun")
+    meta = machine_meta(args.build, spotrun)
+    tasks = plan(args, cores, lammps is not None)
+    command = " ".join(["bench/suite.py"] + argv)
+    results = sr.ResultsFile(os.path.join(out, "results.json"), {
+        "command": command, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        "status": "running", "suites": args.suites,
+        "suite_titles": {k: v["title"] for k, v in args.specs.items()}, "ranks": args.ranks, "repeat": args.repeat,
+        "mode": "smoke" if args.smoke else "quick" if args.quick else "full", "lammps": lammps or "not run",
+        "load_start": [round(x, 2) for x in os.getloadavg()], "cores": cores, **meta})
+    runner = Runner(logdir, os.environ.get("MPIRUN", "mpirun"))
+    progress = Progress(tasks)
+    if max(args.ranks) > cores:
+        print(f"bench/suite.py: warning: {max(args.ranks)} ranks on {cores} cores: oversubscribed, the timings of those "
+              f"runs are not scaling figures", file=sys.stderr)
+    if lammps is None and not args.no_peers and any(args.specs[s]["kind"] == "lj" for s in args.suites):
+        print("bench/suite.py: LAMMPS (lmp) not found: LJ without its peer", file=sys.stderr)
+    print(f"bench/suite.py: {len(tasks)} measurements, predicted about {fmt_duration(progress.total)}; output {out}",
+          file=sys.stderr)
+    suite = Suite(args, meta, results, runner, progress, lammps, scratch)
+    t0 = time.time()
+    code = 0
+    try:
+        for task in tasks:
+            progress.next(task)
+            suite.run_task(task)
+            progress.finish(task)
+        status = "complete"
+    except BenchFailure as e:
+        print(f"bench/suite.py: FAILED: {e}", file=sys.stderr)
+        status, code = "failed", 3
+    except KeyboardInterrupt:
+        print("bench/suite.py: interrupted", file=sys.stderr)
+        status, code = "interrupted", 130
+    finally:
+        if own_scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+    results.set_meta(status=status, finished=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+                     seconds=round(time.time() - t0, 1), load_end=[round(x, 2) for x in os.getloadavg()])
+    comparison = None
+    if old is not None:
+        rows, regressions = sr.compare(old, results.records, args.threshold)
+        comparison = (rows, args.threshold, args.compare)
+        print(sr.format_comparison(rows, args.threshold))
+        if regressions and code == 0:
+            code = 1
+    suite_report.write_report(out, results.doc, comparison)
+    print(f"bench/suite.py: {status} in {fmt_duration(time.time() - t0)}: {len(results.records)} records in "
+          f"{os.path.join(out, 'results.json')}, report {os.path.join(out, 'report.md')}", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

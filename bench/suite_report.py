@@ -1,0 +1,232 @@
+"""report.md and the plots of a benchmark suite run (bench/suite.py): throughput against ranks with ideal
+scaling drawn, the speed ratio to the peer, the fraction of the floor. Plots need python3-matplotlib (Agg,
+no display); without it the report says so and has the tables only."""
+import os
+from collections import defaultdict
+
+# What a suite's ratio column means (ratio = value / reference value, as recorded).
+RATIO_MEANING = {
+    "lj.spotrun": "spotrun / LAMMPS atom-steps/s (> 1: spotrun faster)",
+    "fluid.step": "step time / FFT floor (36 transforms; 1 = at the floor)",
+    "fft.transform": "spotrun / raw FFTW time per transform (< 1: spotrun faster)",
+    "checkpoint.write": "write / raw write MB/s (1 = at the disk floor)",
+    "checkpoint.read": "read / raw read MB/s (1 = at the floor)",
+    "halo.update": "update time / memory-bandwidth floor (52 bytes per ghost)",
+    "md.integrate": "integrate time / memory-bandwidth floor (224 bytes per atom)",
+}
+
+
+def speed(rec, value=None):
+    """Work per second: the value of a throughput or bandwidth, size / value for a time."""
+    v = rec["value"] if value is None else value
+    return v if rec["better"] == "higher" else rec["size"] / v
+
+
+def speed_unit(rec):
+    if rec["better"] == "higher":
+        return rec["unit"]
+    per = rec["unit"].split("/", 1)[1] if "/" in rec["unit"] else rec["unit"]
+    return f"{rec['size_unit']} x {per} / s"
+
+
+def relative_speed(rec):
+    """How fast against the reference: ratio for higher-is-better, 1 / ratio for times."""
+    return rec["ratio"] if rec["better"] == "higher" else 1.0 / rec["ratio"]
+
+
+def g(v):
+    return f"{v:.4g}"
+
+
+def size_label(rec):
+    grid = (rec.get("details") or {}).get("grid")
+    if grid:
+        return "x".join(map(str, grid)) if len(set(grid)) > 1 else f"{grid[0]}^3"
+    return f"{int(rec['size']):,}"
+
+
+def efficiency_table(recs):
+    """Parallel efficiency of each record against the smallest rank count of the same name, size and scaling
+    (weak: of the same per-rank size): speed(r) / speed(r0) / (r / r0)."""
+    eff = {}
+    groups = defaultdict(list)
+    for r in recs:
+        key = (r["name"], r["scaling"], r["per_rank"] if r["scaling"] == "weak" else r["size"])
+        groups[key].append(r)
+    for group in groups.values():
+        first = min(group, key=lambda r: r["ranks"])
+        for r in group:
+            eff[r["id"]] = speed(r) / speed(first) / (r["ranks"] / first["ranks"])
+    return eff
+
+
+def tables(records, titles):
+    lines = []
+    by_suite = defaultdict(list)
+    for r in records:
+        by_suite[r["suite"]].append(r)
+    eff = efficiency_table(records)
+    for suite, recs in by_suite.items():
+        lines += [f"### {titles.get(suite, suite)} (`{suite}`)", ""]
+        lines += ["| quantity | size | ranks | median | min - max | unit | reference (median) | ratio | parallel eff. |",
+                  "|----------|-----:|------:|-------:|----------:|------|-------------------:|------:|--------------:|"]
+        for r in sorted(recs, key=lambda r: (r["name"], r["size"], r["ranks"])):
+            ref = r["reference"]
+            ref_s = f"{ref['name']} {g(ref['value'])}" if ref else ""
+            ratio = f"{r['ratio']:.3f}" if r["ratio"] is not None else ""
+            over = " (oversubscribed)" if r["oversubscribed"] else ""
+            lines.append(f"| {r['name']} ({r['role']}) | {size_label(r)} | {r['ranks']}{over} | {g(r['value'])} | "
+                         f"{g(r['spread']['min'])} - {g(r['spread']['max'])} | {r['unit']} | {ref_s} | {ratio} | "
+                         f"{eff[r['id']]:.2f} |")
+        meanings = sorted({r["name"] for r in recs if r["name"] in RATIO_MEANING})
+        lines.append("")
+        for name in meanings:
+            lines.append(f"- ratio of `{name}`: {RATIO_MEANING[name]}")
+        lines.append("")
+    return lines
+
+
+def summary_table(records):
+    """Every measurement that has a peer or floor, beside it: the table docs/performance.md quotes."""
+    recs = [r for r in records if r["reference"] is not None]
+    if not recs:
+        return []
+    lines = ["## Summary: each measurement against its peer or floor", "",
+             "| suite | quantity | size | ranks | median (min - max) | unit | against | its median | ratio |",
+             "|-------|----------|-----:|------:|-------------------:|------|---------|-----------:|------:|"]
+    for r in recs:
+        over = " (over)" if r["oversubscribed"] else ""
+        lines.append(f"| {r['suite']} | {r['name']} | {size_label(r)} | {r['ranks']}{over} | {g(r['value'])} "
+                     f"({g(r['spread']['min'])} - {g(r['spread']['max'])}) | {r['unit']} | {r['reference']['name']} "
+                     f"({r['reference']['role']}) | {g(r['reference']['value'])} | {r['ratio']:.3f} |")
+    return lines + ["", "Ratios: see each suite's table below for what they mean.", ""]
+
+
+def plots(out, records):
+    """Writes the three PNGs; returns their file names, or raises ImportError without matplotlib."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    # 1. throughput against ranks, ideal scaling from the smallest rank count, one panel per quantity.
+    groups = defaultdict(list)
+    for r in records:
+        groups[(r["suite"], r["name"])].append(r)
+    keys = sorted(groups)
+    if keys:
+        cols = min(3, len(keys))
+        rows = (len(keys) + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(5 * cols, 3.8 * rows), squeeze=False)
+        for ax, key in zip(axes.flat, keys):
+            recs = groups[key]
+            by_size = defaultdict(list)
+            for r in recs:
+                by_size[r["per_rank"] if r["scaling"] == "weak" else r["size"]].append(r)
+            for size, rs in sorted(by_size.items()):
+                rs.sort(key=lambda r: r["ranks"])
+                x = [r["ranks"] for r in rs]
+                y = [speed(r) for r in rs]
+                lo = [speed(r) - speed(r, r["spread"]["min" if r["better"] == "higher" else "max"]) for r in rs]
+                hi = [speed(r, r["spread"]["max" if r["better"] == "higher" else "min"]) - speed(r) for r in rs]
+                label = size_label(rs[0]) + (" per rank" if rs[0]["scaling"] == "weak" else "")
+                line = ax.errorbar(x, y, yerr=[lo, hi], marker="o", capsize=3, label=label)
+                ideal = [y[0] * xi / x[0] for xi in x]
+                ax.plot(x, ideal, linestyle="--", color=line[0].get_color(), alpha=0.5)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_xlabel("MPI ranks")
+            ax.set_ylabel(speed_unit(recs[0]), fontsize=8)
+            ax.set_title(f"{key[1]} ({recs[0]['scaling']}, {recs[0]['role']})", fontsize=9)
+            ax.legend(fontsize=7, title="dashed: ideal", title_fontsize=7)
+        for ax in list(axes.flat)[len(keys):]:
+            ax.axis("off")
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, "throughput.png"), dpi=90)
+        plt.close(fig)
+        files.append("throughput.png")
+
+    # 2. and 3.: relative speed against the peer, fraction of the floor.
+    for role, fname, ylabel, title in (
+            ("peer", "peer_ratio.png", "spotrun speed / peer speed", "Speed relative to the peer (1 = parity)"),
+            ("floor", "floor_fraction.png", "floor time / spotrun time", "Fraction of the floor (1 = at the floor)")):
+        recs = [r for r in records if r["reference"] and r["reference"]["role"] == role]
+        if not recs:
+            continue
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        series = defaultdict(list)
+        for r in recs:
+            series[(r["name"], r["scaling"], size_label(r) if r["scaling"] == "strong" else f"{r['per_rank']:g}/rank")].append(r)
+        for (name, scaling, size), rs in sorted(series.items()):
+            rs.sort(key=lambda r: r["ranks"])
+            ax.plot([r["ranks"] for r in rs], [relative_speed(r) for r in rs], marker="o",
+                    label=f"{name} {size}" + (" weak" if scaling == "weak" else ""))
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("MPI ranks")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.legend(fontsize=7, ncol=2)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out, fname), dpi=90)
+        plt.close(fig)
+        files.append(fname)
+    return files
+
+
+def write_report(out, doc, comparison):
+    meta, records = doc["meta"], doc["records"]
+    lines = ["# spotrun benchmark suite", ""]
+    lines += [f"- command: `{meta.get('command', '?')}`",
+              f"- status: {meta.get('status', '?')}, {len(records)} records, started {meta.get('started', '?')}, "
+              f"{meta.get('seconds', '?')} s",
+              f"- git {meta.get('git_hash', '?')}; build {meta.get('build_flags', '?')}; Kokkos {meta.get('kokkos_backend', '?')}",
+              f"- device: {meta.get('device', '?')} ({meta.get('host', '?')})",
+              f"- load average (1, 5, 15 min) at the start {meta.get('load_start')}, at the end {meta.get('load_end')}",
+              f"- repetitions per measurement: {meta.get('repeat')}; peer: {meta.get('lammps')}",
+              ""]
+    if any(r["oversubscribed"] for r in records):
+        lines += ["Runs marked oversubscribed had more ranks than cores: not scaling figures.", ""]
+    lines += ["Values are medians of the repetitions; ratio = value / reference value (both medians); parallel "
+              "efficiency is speed(r) / speed(r0) / (r / r0) against the smallest rank count r0 of the same size "
+              "(weak: the same size per rank). See bench/README.md for what each quantity measures.", ""]
+    lines += summary_table(records)
+    lines += tables(records, meta.get("suite_titles") or {})
+    if comparison is not None:
+        rows, threshold, old_path = comparison
+        lines += [f"## Comparison with {old_path}", "",
+                  f"A regression is a measurement of spotrun's own slower by more than {threshold * 100:.0f} % whose "
+                  f"range of samples lies entirely on the slow side of the old range.", "",
+                  "| id | old median [min, max] | new median [min, max] | unit | verdict |",
+                  "|----|----------------------:|----------------------:|------|---------|"]
+        for row in rows:
+            o, n = row["old"], row["new"]
+            lines.append(f"| {row['id']} | {g(o['value'])} [{g(o['spread']['min'])}, {g(o['spread']['max'])}] | "
+                         f"{g(n['value'])} [{g(n['spread']['min'])}, {g(n['spread']['max'])}] | {n['unit']} | {row['verdict']} |")
+        lines.append("")
+    try:
+        files = plots(out, records) if records else []
+        if files:
+            lines += ["## Plots", ""] + [f"![{f}]({f})" for f in files] + [""]
+    except ImportError:
+        lines += ["(No plots: python3-matplotlib is not installed.)", ""]
+    write_atomically(os.path.join(out, "report.md"), "\n".join(lines))
+    write_atomically(os.path.join(out, "summary.txt"), summary(doc))
+
+
+def summary(doc):
+    """One line per record, for tools that read text (bench/jube/spotrun.xml):
+    RECORD <name> suite=<suite> role=<role> size=<size> ranks=<ranks> value=<median> unit=<unit> ratio=<ratio or nan>"""
+    lines = [f"# spotrun benchmark suite: {doc['meta'].get('command', '?')}; status {doc['meta'].get('status', '?')}"]
+    for r in doc["records"]:
+        ratio = f"{r['ratio']:.6g}" if r["ratio"] is not None else "nan"
+        lines.append(f"RECORD {r['name']} suite={r['suite']} role={r['role']} size={int(r['size'])} ranks={r['ranks']} "
+                     f"value={r['value']:.6g} unit={r['unit']} ratio={ratio}")
+    return "\n".join(lines) + "\n"
+
+
+def write_atomically(path, text):
+    tmp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)

@@ -1,0 +1,1250 @@
+#include "launch.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "comm/errors.hpp"
+#include "deck.hpp"
+#include "launcher/doctor/report.hpp"
+#include "run_status.hpp"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+
+namespace spotrun::launcher {
+
+// ------------------------------------------------------------------------------------------------
+// Hostfiles, rank plans, mpirun's messages (pure functions, tested in tests/test_launch.cpp)
+
+std::vector<HostEntry> parse_hostfile(const std::string& text, const std::string& name) {
+  std::vector<HostEntry> hosts;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  auto bad = [&](const std::string& why) {
+    return InputError("hostfile " + name + ":" + std::to_string(number) + ": " + why);
+  };
+  while (std::getline(in, line)) {
+    ++number;
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string host;
+    if (!(words >> host)) continue;
+    if (host.size() > 255 || host.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-_:[]") !=
+                                 std::string::npos)
+      throw bad("'" + quote_for_message(host, 0) + "' is not a host name or address");
+    int slots = 0;
+    std::string word;
+    while (words >> word) {
+      const auto eq = word.find('=');
+      const std::string key = word.substr(0, eq);
+      const std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
+      if (key != "slots" && key != "max_slots" && key != "max-slots")
+        throw bad("unknown word '" + quote_for_message(word, 0) + "' (expected slots=N or max_slots=N)");
+      if (value.empty() || value.size() > 6 || value.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoi(value) < 1)
+        throw bad(key + " must be a whole number from 1 to 999999, not '" + quote_for_message(value, 0) + "'");
+      if (key == "slots") slots = std::stoi(value);
+    }
+    auto same = std::find_if(hosts.begin(), hosts.end(), [&](const HostEntry& h) { return h.name == host; });
+    if (same == hosts.end()) {
+      hosts.push_back({host, slots});
+    } else if (same->slots > 0 || slots > 0) {
+      same->slots = std::max(same->slots, 1) + std::max(slots, 1);  // Open MPI adds the slots of repeats
+    }
+  }
+  if (hosts.empty()) throw InputError("hostfile " + name + " names no host");
+  return hosts;
+}
+
+std::vector<Placement> plan_ranks(const std::vector<Placement>& capacity, int wanted) {
+  long long total = 0;
+  for (const auto& c : capacity) total += std::max(c.ranks, 0);
+  long long left = wanted > 0 ? std::min<long long>(wanted, total) : total;
+  std::vector<Placement> plan;
+  for (const auto& c : capacity) {
+    if (left <= 0) break;
+    const int n = static_cast<int>(std::min<long long>(left, std::max(c.ranks, 0)));
+    if (n <= 0) continue;
+    plan.push_back({c.host, n});
+    left -= n;
+  }
+  return plan;
+}
+
+namespace {
+
+std::string short_name(const std::string& host) {
+  // An address stays whole; a name loses its domain.
+  if (!host.empty() && (std::isdigit(static_cast<unsigned char>(host[0])) || host.find(':') != std::string::npos))
+    return host;
+  return host.substr(0, host.find('.'));
+}
+
+bool loopback(const std::string& host) { return host == "localhost" || host == "127.0.0.1" || host == "::1"; }
+
+}  // namespace
+
+bool same_host(const std::string& entry, const std::string& reported, const std::string& self) {
+  if (entry == reported || short_name(entry) == short_name(reported)) return true;
+  const bool entry_self = loopback(entry) || short_name(entry) == short_name(self);
+  const bool reported_self = loopback(reported) || short_name(reported) == short_name(self);
+  return entry_self && reported_self;
+}
+
+void scan_mpirun_line(const std::string& line, MpirunNotes& notes) {
+  static const std::regex killed(R"(process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+)( \(([^)]*)\))?)");
+  static const std::regex lost(R"(Remote daemon: .* on node (\S+))");
+  static const std::regex no_start(R"(error on node (\S+?)\. More information may be available above)");
+  std::smatch m;
+  if (std::regex_search(line, m, killed)) {
+    notes.events.push_back("rank " + m[1].str() + " on node " + m[2].str() + " exited on signal " + m[3].str() +
+                           (m[5].matched ? " (" + m[5].str() + ")" : std::string()));
+  } else if (std::regex_search(line, m, lost)) {
+    notes.lost_hosts.push_back(m[1].str());
+    notes.events.push_back("mpirun lost the daemon on node " + m[1].str());
+  } else if (std::regex_search(line, m, no_start)) {
+    notes.lost_hosts.push_back(m[1].str());
+    notes.events.push_back("mpirun could not start the program on node " + m[1].str());
+  }
+}
+
+namespace {
+
+// ------------------------------------------------------------------------------------------------
+// Small helpers
+
+double now_unix() {
+  struct timespec ts {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+std::string utc(double t) {
+  char buf[32];
+  format_utc(t, buf);
+  return buf;
+}
+
+std::string this_host() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
+std::string plural(long long n, const std::string& word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+// A text file of at most max_bytes that must be a regular file; throws InputError naming `what`.
+std::string read_regular_file(const std::string& path, const std::string& what, std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    throw InputError(what + " '" + path + "' " + (err == ENOENT ? std::string("does not exist")
+                                                                : std::string("cannot be opened: ") + std::strerror(err)));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError(what + " '" + path + "' is not a regular file");
+  }
+  if (static_cast<std::size_t>(st.st_size) > max_bytes) {
+    ::close(fd);
+    throw InputError(what + " '" + path + "' has " + std::to_string(st.st_size) + " bytes, more than the " +
+                     std::to_string(max_bytes) + " allowed");
+  }
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > max_bytes) break;
+  }
+  ::close(fd);
+  return text;
+}
+
+bool executable(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.string();
+}
+
+// mpirun: --mpirun, else the one next to spotrun (a bundle's), else the first on PATH.
+std::string find_mpirun(const std::string& given) {
+  if (!given.empty()) {
+    if (given.find('/') != std::string::npos) return executable(given) ? fs::absolute(given).string() : std::string();
+  }
+  const std::string name = given.empty() ? "mpirun" : given;
+  if (given.empty()) {
+    const std::string self = self_executable();
+    if (!self.empty()) {
+      const std::string beside = (fs::path(self).parent_path() / "mpirun").string();
+      if (executable(beside)) return beside;
+    }
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = (fs::path(dir.empty() ? "." : dir) / name).string();
+    if (executable(candidate)) return fs::absolute(candidate).string();
+  }
+  return {};
+}
+
+int local_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  const long n = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+// The step of the newest OUTDIR/checkpoints/ckpt-<step>.h5 (by name), or -1.
+long long newest_checkpoint_step(const std::string& outdir) {
+  long long newest = -1;
+  std::error_code ec;
+  const fs::path dir = fs::path(outdir) / "checkpoints";
+  if (!fs::is_directory(dir, ec)) return -1;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 9 || name.rfind("ckpt-", 0) != 0 || name.substr(name.size() - 3) != ".h5") continue;
+    const std::string digits = name.substr(5, name.size() - 8);
+    if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
+    newest = std::max(newest, std::stoll(digits));
+  }
+  return newest;
+}
+
+// The step of the last row of OUTDIR/thermo.csv, or -1; *written: when that row was written (the file's
+// modification time).
+long long last_thermo_step(const std::string& outdir, double* written) {
+  const fs::path path = fs::path(outdir) / "thermo.csv";
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0)
+    *written = static_cast<double>(st.st_mtim.tv_sec) + 1e-9 * static_cast<double>(st.st_mtim.tv_nsec);
+  std::ifstream in(path);
+  std::string line;
+  long long last = -1;
+  while (std::getline(in, line)) {
+    const std::string first = line.substr(0, line.find(','));
+    if (first.empty() || first.find_first_not_of("0123456789") != std::string::npos || first.size() > 18) continue;
+    last = std::stoll(first);
+  }
+  return last;
+}
+
+// Whether process `pid` of this host has ended (gone, or a zombie: its files and locks are released).
+bool process_gone(long long pid) {
+  if (pid <= 0) return true;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return true;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const auto paren = text.rfind(')');
+  return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
+}
+
+// Whether some process holds the run lock of OUTDIR (launcher/output_lock.hpp).
+bool run_lock_held(const std::string& outdir) {
+  const std::string path = (fs::path(outdir) / ".spotrun.lock").string();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) return false;
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  const bool held = ::fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Signals: the handler writes the signal number into a pipe that the supervising loops poll.
+
+int g_signal_pipe[2] = {-1, -1};
+
+extern "C" void on_launch_signal(int sig) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(sig);
+  (void)!::write(g_signal_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+void install_launch_signals() {
+  if (::pipe2(g_signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) throw std::runtime_error("pipe2 failed");
+  struct sigaction sa {};
+  sa.sa_handler = on_launch_signal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &sa, nullptr);
+  ::signal(SIGPIPE, SIG_IGN);
+}
+
+// Signals received since the last call, in order.
+std::vector<int> take_signals() {
+  std::vector<int> sigs;
+  unsigned char buf[64];
+  for (;;) {
+    const ssize_t n = ::read(g_signal_pipe[0], buf, sizeof buf);
+    if (n <= 0) break;
+    for (ssize_t k = 0; k < n; ++k) sigs.push_back(buf[k]);
+  }
+  return sigs;
+}
+
+const char* launch_signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "a signal";
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Child processes
+
+// Starts argv[0] (an absolute path) in a process group of its own, stdin from /dev/null, stdout and
+// stderr into pipes (*out_fd, *err_fd; the same pipe when err_fd is null), with `env` (NAME=VALUE) added.
+// `parent_death_signal`: sent to the child if this process dies (so a job does not outlive its
+// supervisor unwatched). Returns the PID, or -1 with errno.
+pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, int* out_fd, int* err_fd,
+            int parent_death_signal) {
+  int out[2], err[2] = {-1, -1};
+  if (::pipe2(out, O_CLOEXEC) != 0) return -1;
+  if (err_fd && ::pipe2(err, O_CLOEXEC) != 0) {
+    ::close(out[0]);
+    ::close(out[1]);
+    return -1;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    struct sigaction sa {};
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGUSR1, SIGUSR2}) ::sigaction(sig, &sa, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (parent_death_signal != 0) {
+      ::prctl(PR_SET_PDEATHSIG, parent_death_signal);
+      if (::getppid() != parent) ::raise(parent_death_signal);
+    }
+    const int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0) ::dup2(null, STDIN_FILENO);
+    ::dup2(out[1], STDOUT_FILENO);
+    ::dup2(err_fd ? err[1] : out[1], STDERR_FILENO);
+    for (const auto& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    ::execv(args[0], args.data());
+    const std::string msg = "spotrun launch: cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
+    (void)!::write(STDERR_FILENO, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  const int saved = errno;
+  ::close(out[1]);
+  if (err_fd) ::close(err[1]);
+  if (pid < 0) {
+    ::close(out[0]);
+    if (err_fd) ::close(err[0]);
+    errno = saved;
+    return -1;
+  }
+  *out_fd = out[0];
+  if (err_fd) *err_fd = err[0];
+  return pid;
+}
+
+std::string describe_wait(int status) {
+  if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return std::string("killed by signal ") + std::to_string(WTERMSIG(status));
+  return "ended";
+}
+
+// ------------------------------------------------------------------------------------------------
+// The supervisor
+
+struct LaunchOptions {
+  std::string deck_path;
+  std::vector<std::string> sets;
+  std::string output_dir;
+  int np = 0;
+  std::string hostfile;
+  int ranks_per_node = 0;
+  int max_restarts = 10;
+  int min_ranks = 1;
+  std::string mpirun;
+  double probe_timeout = 10;
+  bool doctor = false;         // spotrun doctor before each attempt
+  std::string doctor_expect;   // its --expect file
+  double doctor_slow_factor = 0;  // its --slow-factor (0: its default)
+  std::vector<std::string> mpirun_args;
+};
+
+struct ProbeResult {
+  bool ok = false;
+  int cores = 0;
+  std::string why;
+};
+
+struct AttemptResult {
+  int number = 0;
+  std::string id;
+  int ranks = 0;
+  std::vector<Placement> placement;
+  double started = 0, ended = 0;
+  int wait_status = 0;
+  MpirunNotes notes;
+  bool stop_forwarded = false;
+  // From OUTDIR/status.json when its record is this attempt's.
+  bool have_record = false;
+  std::string state;  // finished, stopped, failed, killed (a "running" record whose process is gone), none
+  int exit_code = -1;
+  std::string reason;
+  long long start_step = -1, step = -1, checkpoint_step = -1;
+  double loop_started = -1;
+  std::vector<std::string> stop_hosts;
+};
+
+class Launcher {
+ public:
+  Launcher(LaunchOptions opt, std::string outdir, std::string deck, std::string mpirun, std::string spotrun)
+      : m_opt(std::move(opt)),
+        m_outdir(std::move(outdir)),
+        m_deck(std::move(deck)),
+        m_mpirun(std::move(mpirun)),
+        m_spotrun(std::move(spotrun)),
+        m_self(this_host()) {}
+  int run();
+
+ private:
+  void log(const std::string& text);
+  bool hosts_for_attempt(int attempt, std::vector<Placement>& capacity, std::map<std::string, int>& cores);
+  std::vector<ProbeResult> probe(const std::vector<std::string>& hosts);
+  std::vector<std::string> mpirun_command(const std::vector<Placement>& placement, const std::string& binding,
+                                          bool oversubscribed, const std::string& hostfile, bool attempt) const;
+  AttemptResult run_attempt(int number, const std::vector<Placement>& placement, const std::string& binding,
+                            bool oversubscribed);
+  std::vector<std::string> run_doctor(int number, const std::vector<Placement>& placement, const std::string& binding,
+                                      bool oversubscribed);
+  bool record_of(const std::string& id, nlohmann::json& record) const;
+  void read_outcome(AttemptResult& a) const;
+  int finish(int code, const std::string& outcome);
+  int stop_exit(int sig, const std::string& when);
+  void note_signals(const std::vector<int>& sigs);
+
+  LaunchOptions m_opt;
+  std::string m_outdir, m_deck, m_mpirun, m_spotrun, m_self;
+  std::string m_id;
+  FILE* m_log = nullptr;
+  std::set<std::string> m_dropped;  // hosts lost for good (mpirun lost them, or a stop named them)
+  std::vector<HostEntry> m_hosts;   // the hostfile as last read
+  int m_stop_signal = 0;            // the first stop request (SIGINT, SIGTERM, SIGHUP), or 0
+  int m_attempts = 0, m_restarts = 0;
+  long long m_redone = 0;
+  double m_lost_rank_seconds = 0;
+};
+
+void Launcher::log(const std::string& text) {
+  const std::string stamp = utc(now_unix());
+  if (m_log) {
+    std::fprintf(m_log, "%s %s\n", stamp.c_str(), text.c_str());
+    std::fflush(m_log);
+  }
+  std::fprintf(stderr, "spotrun launch: %s\n", text.c_str());
+  std::fflush(stderr);
+}
+
+void Launcher::note_signals(const std::vector<int>& sigs) {
+  for (int sig : sigs)
+    if (m_stop_signal == 0) m_stop_signal = sig;
+}
+
+int Launcher::finish(int code, const std::string& outcome) {
+  log("summary: " + outcome + ". " + plural(m_attempts, "attempt") + " (" + plural(m_restarts, "restart") + "), " +
+      plural(m_redone, "step") + " redone, " + fixed(m_lost_rank_seconds, 1) +
+      " rank-seconds of compute lost; exit " + std::to_string(code));
+  return code;
+}
+
+int Launcher::stop_exit(int sig, const std::string& when) {
+  if (newest_checkpoint_step(m_outdir) >= 0 || fs::exists(fs::path(m_outdir) / "final.h5"))
+    return finish(75, "stopped on request (" + std::string(launch_signal_name(sig)) + ") " + when +
+                          "; the output directory holds a checkpoint: run the same command to resume");
+  return finish(128 + sig, "stopped on request (" + std::string(launch_signal_name(sig)) + ") " + when +
+                               "; there is no checkpoint yet");
+}
+
+std::vector<ProbeResult> Launcher::probe(const std::vector<std::string>& hosts) {
+  // mpirun options that say how to reach and start on the hosts go to the probe too.
+  std::vector<std::string> reach;
+  for (std::size_t k = 0; k < m_opt.mpirun_args.size(); ++k) {
+    const std::string& a = m_opt.mpirun_args[k];
+    if ((a == "--mca" || a == "-mca") && k + 2 < m_opt.mpirun_args.size()) {
+      reach.insert(reach.end(), {a, m_opt.mpirun_args[k + 1], m_opt.mpirun_args[k + 2]});
+      k += 2;
+    } else if ((a == "--prefix" || a == "--launch-agent") && k + 1 < m_opt.mpirun_args.size()) {
+      reach.insert(reach.end(), {a, m_opt.mpirun_args[k + 1]});
+      k += 1;
+    }
+  }
+  struct Running {
+    pid_t pid = -1;
+    int fd = -1;
+    std::string output;
+    bool done = false;
+    int status = 0;
+  };
+  std::vector<Running> procs(hosts.size());
+  std::vector<ProbeResult> results(hosts.size());
+  for (std::size_t k = 0; k < hosts.size(); ++k) {
+    std::vector<std::string> argv{m_mpirun};
+    argv.insert(argv.end(), reach.begin(), reach.end());
+    argv.insert(argv.end(), {"--bind-to", "none", "-H", hosts[k], "-np", "1", "nproc"});
+    procs[k].pid = spawn(argv, {}, &procs[k].fd, nullptr, SIGKILL);
+    if (procs[k].pid < 0) {
+      procs[k].done = true;
+      results[k].why = std::string("cannot start mpirun: ") + std::strerror(errno);
+    }
+  }
+  const double deadline = now_unix() + m_opt.probe_timeout;
+  for (;;) {
+    std::vector<pollfd> fds;
+    std::vector<std::size_t> which;
+    for (std::size_t k = 0; k < procs.size(); ++k)
+      if (procs[k].fd >= 0) {
+        fds.push_back({procs[k].fd, POLLIN, 0});
+        which.push_back(k);
+      }
+    fds.push_back({g_signal_pipe[0], POLLIN, 0});
+    bool all_done = true;
+    for (const auto& p : procs) all_done = all_done && p.done && p.fd < 0;
+    if (all_done) break;
+    const double left = deadline - now_unix();
+    if (left <= 0 || m_stop_signal != 0) break;
+    ::poll(fds.data(), fds.size(), static_cast<int>(std::min(left, 0.1) * 1000) + 1);
+    for (std::size_t i = 0; i + 1 < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Running& p = procs[which[i]];
+      char buf[4096];
+      const ssize_t n = ::read(p.fd, buf, sizeof buf);
+      if (n > 0 && p.output.size() < 65536) p.output.append(buf, static_cast<std::size_t>(n));
+      if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        ::close(p.fd);
+        p.fd = -1;
+      }
+    }
+    if (fds.back().revents & POLLIN) note_signals(take_signals());
+    for (auto& p : procs)
+      if (!p.done && p.pid > 0 && ::waitpid(p.pid, &p.status, WNOHANG) == p.pid) p.done = true;
+  }
+  for (std::size_t k = 0; k < procs.size(); ++k) {
+    Running& p = procs[k];
+    if (!p.done && p.pid > 0) {
+      ::kill(-p.pid, SIGKILL);
+      ::kill(p.pid, SIGKILL);
+      ::waitpid(p.pid, &p.status, 0);
+      results[k].why = m_stop_signal ? "stopped on request" : "no answer within " + fixed(m_opt.probe_timeout, 0) + " s";
+      p.done = true;
+      if (p.fd >= 0) ::close(p.fd);
+      p.fd = -1;
+      continue;
+    }
+    if (p.fd >= 0) ::close(p.fd);
+    if (p.pid < 0) continue;
+    // The answer: the last line that is a number (the host's cores); the reason otherwise: the first
+    // line of mpirun's message.
+    std::istringstream lines(p.output);
+    std::string line, first;
+    while (std::getline(lines, line)) {
+      const auto b = line.find_first_not_of(" \t\r");
+      if (b == std::string::npos) continue;
+      line = line.substr(b);
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\r')) line.pop_back();
+      if (!line.empty() && line.size() < 7 && line.find_first_not_of("0123456789") == std::string::npos) {
+        results[k].cores = std::stoi(line);
+      } else if (first.empty() && line.find_first_not_of("-") != std::string::npos) {
+        first = line;
+      }
+    }
+    results[k].ok = WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0 && results[k].cores > 0;
+    if (!results[k].ok)
+      results[k].why = describe_wait(p.status) + (first.empty() ? std::string() : ": " + quote_for_message(first, 0));
+  }
+  return results;
+}
+
+// The hosts and how many ranks each can take, for attempt `attempt`; false when there are none.
+bool Launcher::hosts_for_attempt(int attempt, std::vector<Placement>& capacity, std::map<std::string, int>& cores) {
+  capacity.clear();
+  cores.clear();
+  if (m_opt.hostfile.empty()) {
+    const int n = m_opt.np > 0 ? m_opt.np : local_cores();
+    capacity.push_back({"localhost", m_opt.ranks_per_node > 0 ? std::min(n, m_opt.ranks_per_node) : n});
+    cores["localhost"] = local_cores();
+    return true;
+  }
+  try {
+    m_hosts = parse_hostfile(read_regular_file(m_opt.hostfile, "hostfile", 1 << 20), m_opt.hostfile);
+  } catch (const InputError& e) {
+    log("attempt " + std::to_string(attempt) + ": WARNING: " + e.what() + "; using the hosts it named before");
+  }
+  std::vector<std::string> names;
+  for (const auto& h : m_hosts) {
+    if (m_dropped.count(h.name)) {
+      log("attempt " + std::to_string(attempt) + ": host " + h.name + " left out: it failed in an earlier attempt");
+      continue;
+    }
+    names.push_back(h.name);
+  }
+  const std::vector<ProbeResult> probes = probe(names);
+  std::ostringstream seen;
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    const HostEntry& h = *std::find_if(m_hosts.begin(), m_hosts.end(), [&](const HostEntry& e) { return e.name == names[k]; });
+    if (!probes[k].ok) {
+      log("attempt " + std::to_string(attempt) + ": host " + h.name + " left out: its probe failed (" + probes[k].why + ")");
+      continue;
+    }
+    const int cap = m_opt.ranks_per_node > 0 ? m_opt.ranks_per_node : h.slots > 0 ? h.slots : probes[k].cores;
+    capacity.push_back({h.name, cap});
+    cores[h.name] = probes[k].cores;
+    seen << (seen.tellp() > 0 ? ", " : "") << h.name << " (" << cap << (cap == 1 ? " slot, " : " slots, ")
+         << probes[k].cores << " cores)";
+  }
+  if (!capacity.empty()) log("attempt " + std::to_string(attempt) + ": hosts that answered: " + seen.str());
+  return !capacity.empty();
+}
+
+bool Launcher::record_of(const std::string& id, nlohmann::json& record) const {
+  std::ifstream in(fs::path(m_outdir) / RunStatus::file_name());
+  if (!in) return false;
+  std::stringstream text;
+  text << in.rdbuf();
+  record = nlohmann::json::parse(text.str(), nullptr, false);
+  if (record.is_discarded() || !record.is_object()) return false;
+  const auto attempt = record.find("attempt");
+  return attempt != record.end() && attempt->is_string() && attempt->get<std::string>() == id;
+}
+
+void Launcher::read_outcome(AttemptResult& a) const {
+  nlohmann::json r;
+  if (!record_of(a.id, r)) {
+    a.state = "none";
+    a.reason = "no status record from this attempt: the run did not get as far as its output directory";
+    return;
+  }
+  a.have_record = true;
+  auto num = [&](const char* key, long long dflt) {
+    const auto it = r.find(key);
+    return it != r.end() && it->is_number_integer() ? it->get<long long>() : dflt;
+  };
+  auto str = [&](const char* key) {
+    const auto it = r.find(key);
+    return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  a.state = str("state");
+  a.exit_code = static_cast<int>(num("exit_code", -1));
+  a.reason = str("reason");
+  while (!a.reason.empty() && (a.reason.back() == '.' || a.reason.back() == '\n')) a.reason.pop_back();
+  a.start_step = num("start_step", -1);
+  a.step = num("step", -1);
+  const std::string loop = str("loop_started");
+  a.loop_started = loop.empty() ? -1 : parse_utc(loop);
+  const auto ck = r.find("checkpoint");
+  if (ck != r.end() && ck->is_object()) {
+    const auto s = ck->find("step");
+    if (s != ck->end() && s->is_number_integer()) a.checkpoint_step = s->get<long long>();
+  }
+  const auto hosts = r.find("hosts");
+  if (hosts != r.end() && hosts->is_array())
+    for (const auto& h : *hosts)
+      if (h.is_string()) a.stop_hosts.push_back(h.get<std::string>());
+  if (a.state == "running") {
+    // The run ended without writing how: killed (SIGKILL, out of memory, its node lost). Rank 0 may
+    // still be on its way out when mpirun returns: it is given a few seconds.
+    const long long pid = num("pid", -1);
+    const std::string host = str("host");
+    const bool here = same_host(host, m_self, m_self);
+    for (double until = now_unix() + 5; here && !process_gone(pid) && now_unix() < until;) ::usleep(50000);
+    const bool alive = here && !process_gone(pid);
+    a.state = "killed";
+    a.exit_code = -1;
+    a.reason = alive ? "mpirun ended while rank 0 (PID " + std::to_string(pid) + ") still runs, without a record"
+                     : "ended without a record (killed)";
+  } else if (a.state != "finished" && a.state != "stopped" && a.state != "failed") {
+    a.state = "none";
+    a.reason = "status record in an unknown state";
+  }
+}
+
+// mpirun on the hosts of `hostfile` (written from `placement`), up to and including the spotrun the ranks
+// run: binding, the environment the ranks get, the user's mpirun options.
+std::vector<std::string> Launcher::mpirun_command(const std::vector<Placement>& placement, const std::string& binding,
+                                                  bool oversubscribed, const std::string& hostfile,
+                                                  bool attempt) const {
+  {
+    std::ofstream out(hostfile, std::ios::trunc);
+    out << "# written by spotrun launch\n";
+    for (const auto& p : placement) out << p.host << " slots=" << p.ranks << "\n";
+  }
+  int ranks = 0;
+  for (const auto& p : placement) ranks += p.ranks;
+  // Ranks fill each host's slots in turn (--map-by slot), each bound to a core of its own where the
+  // hosts have a core per rank (--bind-to core), else not bound.
+  // The user's --map-by and --bind-to (after --) replace these.
+  std::vector<std::string> argv{m_mpirun, "--hostfile", hostfile, "-np", std::to_string(ranks)};
+  const auto given = [&](const char* option) {
+    return std::any_of(m_opt.mpirun_args.begin(), m_opt.mpirun_args.end(), [&](const std::string& a) {
+      return a == std::string("--") + option || a == std::string("-") + option;
+    });
+  };
+  if (!given("map-by")) argv.insert(argv.end(), {"--map-by", "slot"});
+  if (!given("bind-to")) argv.insert(argv.end(), {"--bind-to", binding});
+  if (oversubscribed) argv.insert(argv.end(), {"--mca", "mpi_yield_when_idle", "1"});
+  // The ranks' environment: spotrun's, Open MPI's, OpenMP's and Kokkos's variables of this process (one
+  // thread per rank unless OMP_NUM_THREADS says otherwise), and the attempt's name (`attempt`).
+  std::set<std::string> forwarded;
+  if (attempt) forwarded.insert(RunStatus::attempt_variable());
+  for (char** e = environ; *e; ++e) {
+    const std::string var(*e);
+    const std::string name = var.substr(0, var.find('='));
+    // A bundle's variables are set on each node by its own env.sh (docs/gpu.md).
+    if (name.rfind("SPOTRUN_BUNDLE", 0) == 0) continue;
+    for (const char* prefix : {"SPOTRUN_", "OMPI_", "OMP_", "KOKKOS_"})
+      if (name.rfind(prefix, 0) == 0 && name.size() > std::strlen(prefix)) forwarded.insert(name);
+  }
+  if (!std::getenv("OMP_NUM_THREADS")) argv.insert(argv.end(), {"-x", "OMP_NUM_THREADS=1"});
+  for (const auto& name : forwarded) argv.insert(argv.end(), {"-x", name});
+  argv.insert(argv.end(), m_opt.mpirun_args.begin(), m_opt.mpirun_args.end());
+  argv.push_back(m_spotrun);
+  return argv;
+}
+
+// `spotrun doctor` on the hosts of `placement` before attempt `number`; returns the hosts it names as
+// failing (none when it could not tell: the attempt then runs on every host, and launch.log says why).
+std::vector<std::string> Launcher::run_doctor(int number, const std::vector<Placement>& placement,
+                                              const std::string& binding, bool oversubscribed) {
+  const std::string report = (fs::path(m_outdir) / "doctor.json").string();
+  std::vector<std::string> argv =
+      mpirun_command(placement, binding, oversubscribed, (fs::path(m_outdir) / "launch-hosts").string(), false);
+  argv.insert(argv.end(), {"doctor", "--json", report, "--deck", m_deck, "--output-dir", m_outdir});
+  for (const auto& s : m_opt.sets) argv.insert(argv.end(), {"--set", s});
+  if (!m_opt.doctor_expect.empty()) argv.insert(argv.end(), {"--expect", m_opt.doctor_expect});
+  if (m_opt.doctor_slow_factor > 0) argv.insert(argv.end(), {"--slow-factor", fixed(m_opt.doctor_slow_factor, 4)});
+  const std::string tag = "attempt " + std::to_string(number) + ": doctor: ";
+  log(tag + "spotrun doctor on " + plural(static_cast<long long>(placement.size()), "host") + " (report " + report + ")");
+  const double started = now_unix();
+  int out_fd = -1;
+  const pid_t pid = spawn(argv, {}, &out_fd, nullptr, SIGKILL);
+  if (pid < 0) {
+    log(tag + "WARNING: cannot start mpirun: " + std::strerror(errno) + "; the attempt runs on every host");
+    return {};
+  }
+  // Its table goes to this process's stdout; a stop request ends it at once (it writes nothing to keep).
+  int status = 0;
+  bool exited = false;
+  while (!exited || out_fd >= 0) {
+    std::vector<pollfd> fds{{g_signal_pipe[0], POLLIN, 0}};
+    if (out_fd >= 0) fds.push_back({out_fd, POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 100);
+    if (fds[0].revents & POLLIN) note_signals(take_signals());
+    if (m_stop_signal && !exited) {
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+    }
+    if (fds.size() > 1 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      char buf[65536];
+      const ssize_t n = ::read(out_fd, buf, sizeof buf);
+      if (n > 0) {
+        (void)!::write(STDOUT_FILENO, buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        ::close(out_fd);
+        out_fd = -1;
+      }
+    }
+    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+  }
+  if (m_stop_signal) return {};
+  const std::string took = " after " + fixed(now_unix() - started, 1) + " s";
+  try {
+    const doctor::DoctorSummary s = doctor::read_doctor_summary_file(report);
+    if (s.healthy) {
+      log(tag + "healthy" + took);
+      return {};
+    }
+    std::string problems;
+    for (const auto& p : s.problems) problems += (problems.empty() ? "" : "; ") + p;
+    std::string hosts;
+    for (const auto& h : s.failing_hosts) hosts += (hosts.empty() ? "" : ", ") + h;
+    log(tag + "not healthy" + took + " (" + describe_wait(status) + "): " + problems +
+        (hosts.empty() ? std::string("; it names no host: the attempt runs on every host")
+                       : "; hosts left out of this attempt: " + hosts));
+    return s.failing_hosts;
+  } catch (const std::exception& e) {
+    log(tag + "WARNING: no report" + took + " (" + describe_wait(status) + ": " + e.what() +
+        "); the attempt runs on every host");
+    return {};
+  }
+}
+
+AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& placement, const std::string& binding,
+                                    bool oversubscribed) {
+  AttemptResult a;
+  a.number = number;
+  a.id = m_id + "/" + std::to_string(number);
+  a.placement = placement;
+  for (const auto& p : placement) a.ranks += p.ranks;
+
+  // The hosts of this attempt, as mpirun reads them.
+  const std::string hostfile = (fs::path(m_outdir) / "launch-hosts").string();
+  const bool bind_given = std::any_of(m_opt.mpirun_args.begin(), m_opt.mpirun_args.end(),
+                                      [](const std::string& w) { return w == "--bind-to" || w == "-bind-to"; });
+  const std::string attempt_env = std::string(RunStatus::attempt_variable()) + "=" + a.id;
+  std::vector<std::string> argv = mpirun_command(placement, binding, oversubscribed, hostfile, true);
+  argv.insert(argv.end(), {"run", m_deck, "--output-dir", m_outdir});
+  for (const auto& s : m_opt.sets) argv.insert(argv.end(), {"--set", s});
+
+  std::string command;
+  for (const auto& word : argv) command += (command.empty() ? "" : " ") + word;
+  std::ostringstream where;
+  for (const auto& p : placement) where << (where.tellp() > 0 ? " " : "") << p.host << ":" << p.ranks;
+  log("attempt " + std::to_string(number) + ": start: " + plural(a.ranks, "rank") + " on " + where.str() +
+      ", --bind-to " + (bind_given ? "as given after --" : binding) + (oversubscribed ? " (more ranks than cores: ranks yield when idle)" : "") + "; newest checkpoint: " +
+      (newest_checkpoint_step(m_outdir) >= 0 ? "step " + std::to_string(newest_checkpoint_step(m_outdir)) : "none"));
+  if (m_log) {
+    std::fprintf(m_log, "  %s\n", command.c_str());
+    std::fflush(m_log);
+  }
+
+  a.started = now_unix();
+  int out_fd = -1, err_fd = -1;
+  const pid_t pid = spawn(argv, {attempt_env}, &out_fd, &err_fd, SIGUSR1);
+  if (pid < 0) {
+    a.ended = now_unix();
+    a.state = "none";
+    a.reason = std::string("cannot start mpirun: ") + std::strerror(errno);
+    return a;
+  }
+  std::string pending[2];
+  bool exited = false;
+  double exited_at = 0, request_at = 0;
+  int escalation = 0;  // 1 waiting to forward SIGUSR1, 2 SIGUSR1 sent, 3 SIGTERM sent, 4 SIGKILL sent
+  int fds_open[2] = {out_fd, err_fd};
+  auto handle_request = [&](int count) {
+    for (int k = 0; k < count; ++k) {
+      if (escalation == 0) {
+        escalation = 1;
+        request_at = now_unix();
+        log("attempt " + std::to_string(number) + ": " + launch_signal_name(m_stop_signal) +
+            ": stopping the run with a checkpoint (SIGUSR1 to mpirun, which forwards it to every rank); no relaunch");
+      } else if (escalation <= 2) {
+        escalation = 3;
+        ::kill(pid, SIGTERM);
+        log("attempt " + std::to_string(number) + ": second stop request: SIGTERM to mpirun (the ranks are killed a "
+            "second later; the previous checkpoint stays valid)");
+      } else if (escalation == 3) {
+        escalation = 4;
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL);
+        log("attempt " + std::to_string(number) + ": third stop request: SIGKILL to mpirun");
+      }
+    }
+  };
+  if (m_stop_signal) handle_request(1);
+  for (;;) {
+    std::vector<pollfd> fds;
+    for (int s = 0; s < 2; ++s)
+      if (fds_open[s] >= 0) fds.push_back({fds_open[s], POLLIN, 0});
+    fds.push_back({g_signal_pipe[0], POLLIN, 0});
+    ::poll(fds.data(), fds.size(), 100);
+    for (std::size_t i = 0; i + 1 < fds.size(); ++i) {
+      if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const int s = fds[i].fd == fds_open[0] ? 0 : 1;
+      char buf[65536];
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        // Passed on as it comes, and scanned line by line for hosts and ranks mpirun reports.
+        for (ssize_t w = 0; w < n;) {
+          const ssize_t k = ::write(s == 0 ? STDOUT_FILENO : STDERR_FILENO, buf + w, static_cast<std::size_t>(n - w));
+          if (k <= 0) break;
+          w += k;
+        }
+        pending[s].append(buf, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = pending[s].find('\n')) != std::string::npos) {
+          scan_mpirun_line(pending[s].substr(0, nl), a.notes);
+          pending[s].erase(0, nl + 1);
+        }
+        if (pending[s].size() > 65536) pending[s].clear();
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        if (!pending[s].empty()) scan_mpirun_line(pending[s], a.notes);
+        pending[s].clear();
+        ::close(fds_open[s]);
+        fds_open[s] = -1;
+      }
+    }
+    if (fds.back().revents & POLLIN) {
+      const std::vector<int> sigs = take_signals();
+      note_signals(sigs);
+      handle_request(static_cast<int>(sigs.size()));
+    }
+    if (escalation == 1 && !exited) {
+      // SIGUSR1 goes to mpirun once this attempt's run has taken its output directory: every rank has
+      // its handlers then (a signal to mpirun before its ranks exist would be lost, and the run would go
+      // on). A run that never gets there within 30 s is ended with SIGTERM.
+      nlohmann::json r;
+      if (record_of(a.id, r)) {
+        ::kill(pid, SIGUSR1);
+        escalation = 2;
+        a.stop_forwarded = true;
+      } else if (now_unix() - request_at > 30) {
+        ::kill(pid, SIGTERM);
+        escalation = 3;
+        log("attempt " + std::to_string(number) + ": the run did not start within 30 s of the stop request: SIGTERM to mpirun");
+      }
+    }
+    if (!exited && ::waitpid(pid, &a.wait_status, WNOHANG) == pid) {
+      exited = true;
+      exited_at = now_unix();
+    }
+    if (exited && ((fds_open[0] < 0 && fds_open[1] < 0) || now_unix() - exited_at > 2)) break;
+  }
+  for (int s = 0; s < 2; ++s)
+    if (fds_open[s] >= 0) ::close(fds_open[s]);
+  // What mpirun started on this machine (its ssh clients, local daemons and ranks) ends with it; what is
+  // left of its process group after 10 s is killed, so that the next attempt starts on a clean machine.
+  for (double until = now_unix() + 10; ::kill(-pid, 0) == 0 && now_unix() < until;) ::usleep(50000);
+  if (::kill(-pid, 0) == 0) {
+    ::kill(-pid, SIGKILL);
+    log("attempt " + std::to_string(number) + ": processes of mpirun's process group still ran 10 s after it ended: killed");
+  }
+  a.ended = exited_at;
+  read_outcome(a);
+  return a;
+}
+
+int Launcher::run() {
+  m_id = std::to_string(static_cast<long long>(now_unix())) + "-" + std::to_string(::getpid());
+  const std::string log_path = (fs::path(m_outdir) / "launch.log").string();
+  m_log = std::fopen(log_path.c_str(), "a");
+  if (!m_log) std::fprintf(stderr, "WARNING: cannot open %s: %s\n", log_path.c_str(), std::strerror(errno));
+  {
+    std::ostringstream head;
+    head << "launch " << m_id << ": deck " << m_deck << ", output directory " << m_outdir << ", "
+         << (m_opt.hostfile.empty() ? std::string("no hostfile (this machine)") : "hostfile " + m_opt.hostfile) << ", "
+         << (m_opt.np > 0 ? "-np " + std::to_string(m_opt.np) : std::string("ranks: every slot"))
+         << (m_opt.ranks_per_node > 0 ? ", " + std::to_string(m_opt.ranks_per_node) + " ranks per node" : std::string())
+         << ", at least " << plural(m_opt.min_ranks, "rank") << ", at most " << plural(m_opt.max_restarts, "restart")
+         << ", mpirun " << m_mpirun;
+    log(head.str());
+  }
+  long long newest_at_last_end = newest_checkpoint_step(m_outdir);
+  // The kind of failure of the previous attempt ("" when it did not fail): "failed" (the run's record),
+  // "killed" (a record left "running"), "none" (mpirun could not start the run).
+  std::string last_failure;
+  for (int attempt = 1;; ++attempt) {
+    note_signals(take_signals());
+    if (m_stop_signal) return stop_exit(m_stop_signal, "before attempt " + std::to_string(attempt));
+    std::vector<Placement> capacity;
+    std::map<std::string, int> cores;
+    const bool any = hosts_for_attempt(attempt, capacity, cores);
+    if (m_stop_signal) return stop_exit(m_stop_signal, "before attempt " + std::to_string(attempt));
+    std::vector<Placement> plan = any ? plan_ranks(capacity, m_opt.np) : std::vector<Placement>{};
+    int ranks = 0;
+    for (const auto& p : plan) ranks += p.ranks;
+    if (ranks < m_opt.min_ranks)
+      return finish(1, "gave up: only " + plural(ranks, "rank") + " fit on the hosts left, fewer than --min-ranks " +
+                           std::to_string(m_opt.min_ranks));
+    // Binding: a core per rank where every host has a core for each of its ranks and each rank runs one
+    // thread; otherwise none (OpenMP threads), and on a host with more ranks than cores the ranks yield
+    // the core while they wait for messages (Open MPI cannot tell: the slots of the hostfile allow them).
+    const char* threads = std::getenv("OMP_NUM_THREADS");
+    bool oversubscribed = false;
+    for (const auto& p : plan) {
+      const auto c = cores.find(p.host);
+      if (c == cores.end() || p.ranks > c->second) oversubscribed = true;
+    }
+    const bool bind = !oversubscribed && !(threads && std::atoi(threads) > 1);
+    if (m_opt.doctor) {
+      // spotrun doctor on the hosts of the plan; the hosts it names are left out of this attempt (and
+      // checked again before the next one).
+      const std::vector<std::string> failing = run_doctor(attempt, plan, bind ? "core" : "none", oversubscribed);
+      if (m_stop_signal) return stop_exit(m_stop_signal, "before attempt " + std::to_string(attempt));
+      if (!failing.empty()) {
+        std::vector<Placement> healthy;
+        for (const auto& c : capacity) {
+          const bool bad = std::any_of(failing.begin(), failing.end(),
+                                       [&](const std::string& h) { return same_host(c.host, h, m_self); });
+          if (!bad) healthy.push_back(c);
+        }
+        plan = plan_ranks(healthy, m_opt.np);
+        ranks = 0;
+        for (const auto& p : plan) ranks += p.ranks;
+        if (ranks < m_opt.min_ranks)
+          return finish(1, "gave up: only " + plural(ranks, "rank") + " fit on the hosts spotrun doctor passed, fewer "
+                           "than --min-ranks " + std::to_string(m_opt.min_ranks));
+      }
+    }
+    ++m_attempts;
+    AttemptResult a = run_attempt(attempt, plan, bind ? "core" : "none", oversubscribed);
+
+    // What happened, and what it cost.
+    const long long newest = newest_checkpoint_step(m_outdir);
+    // The step reached: the record's, else (killed) the last thermo row's, written at `reached_at`.
+    long long reached = a.start_step;
+    double reached_at = a.ended;
+    if (a.state == "finished" || a.state == "stopped") reached = std::max(reached, a.step);
+    else if (a.loop_started > 0) reached = std::max(reached, last_thermo_step(m_outdir, &reached_at));
+    long long redone = 0;
+    double lost = 0;
+    if (a.state != "finished" && a.loop_started > 0 && reached >= 0) {
+      const long long resume_at = a.state == "stopped" && a.checkpoint_step >= 0 ? a.checkpoint_step : std::max(newest, 0LL);
+      redone = std::max(0LL, reached - resume_at);
+      const double loop_seconds = reached_at - a.loop_started;
+      if (redone > 0 && reached > a.start_step && loop_seconds > 0)
+        lost = static_cast<double>(redone) * loop_seconds / static_cast<double>(reached - a.start_step) * a.ranks;
+    }
+    m_redone += redone;
+    m_lost_rank_seconds += lost;
+    std::ostringstream end;
+    end << "attempt " << attempt << ": end after " << fixed(a.ended - a.started, 1) << " s: " << a.state;
+    if (a.exit_code >= 0 && a.state != "finished") end << " (exit " << a.exit_code << ")";
+    if (!a.reason.empty()) end << ": " << a.reason;
+    end << "; mpirun " << describe_wait(a.wait_status);
+    for (const auto& e : a.notes.events) end << "; " << e;
+    if (a.start_step >= 0) end << "; started at step " << a.start_step;
+    if (reached >= 0 && a.state != "finished") end << ", reached step " << reached;
+    if (a.state == "finished") end << ", finished at step " << a.step;
+    if (a.state != "finished")
+      end << "; newest checkpoint: " << (newest >= 0 ? "step " + std::to_string(newest) : std::string("none")) << "; "
+          << plural(redone, "step") << " redone (" << fixed(lost, 1) << " rank-seconds lost)";
+    log(end.str());
+
+    for (const auto& h : a.notes.lost_hosts)
+      for (const auto& e : m_hosts)
+        if (same_host(e.name, h, m_self) && !loopback(e.name) && m_dropped.insert(e.name).second)
+          log("attempt " + std::to_string(attempt) + ": host " + e.name + " is not used again: mpirun reported it failed");
+    for (const auto& h : a.stop_hosts)
+      for (const auto& e : m_hosts)
+        if (same_host(e.name, h, m_self) && m_dropped.insert(e.name).second)
+          log("attempt " + std::to_string(attempt) + ": host " + e.name + " is not used again: it got a spot notice");
+
+    if (a.state == "finished") return finish(0, "finished at step " + std::to_string(a.step));
+    if (m_stop_signal) {
+      if (a.state == "stopped") return finish(75, "stopped on request with a checkpoint at step " +
+                                                      std::to_string(a.checkpoint_step >= 0 ? a.checkpoint_step : newest) +
+                                                      "; run the same command to resume");
+      return stop_exit(m_stop_signal, "during attempt " + std::to_string(attempt) + " (" + a.state + ")");
+    }
+    if (a.state == "stopped" && a.reason == "time limit")
+      return finish(75, "stopped by the run's time limit (run.time_limit) with a checkpoint at step " +
+                            std::to_string(a.checkpoint_step) + "; not relaunched");
+    if (a.state == "failed" && a.exit_code == k_exit_bad_input)
+      return finish(2, "gave up: the run refused its input (exit 2: " + a.reason + "); a relaunch cannot help");
+    // The same kind of failure twice in a row from the same checkpoint is not retried again; another
+    // kind (a run killed, then a start that fails while the lost host's daemons time out) is.
+    const bool failed = a.state != "stopped";
+    if (failed && a.state == last_failure && newest <= newest_at_last_end)
+      return finish(1, "gave up: attempt " + std::to_string(attempt) + " failed, as attempt " +
+                           std::to_string(attempt - 1) + " did, without a new checkpoint in between (" +
+                           (newest >= 0 ? "newest: step " + std::to_string(newest) : std::string("none yet")) +
+                           "): the failure repeats without progress; last cause: " + a.reason);
+    if (m_restarts >= m_opt.max_restarts)
+      return finish(1, "gave up after " + plural(m_restarts, "restart") + " (--max-restarts " +
+                           std::to_string(m_opt.max_restarts) + "); last cause: " + a.state + ": " + a.reason);
+    last_failure = failed ? a.state : std::string();
+    newest_at_last_end = newest;
+    // The next attempt takes the output directory's lock: wait until this one's rank 0 released it.
+    for (double until = now_unix() + 10; run_lock_held(m_outdir) && now_unix() < until;) ::usleep(50000);
+    if (run_lock_held(m_outdir))
+      log("attempt " + std::to_string(attempt) + ": WARNING: the run lock of the output directory is still held "
+          "10 s after mpirun ended (a rank of this attempt still running?)");
+    ++m_restarts;
+    log("attempt " + std::to_string(attempt) + ": relaunching (restart " + std::to_string(m_restarts) + " of at most " +
+        std::to_string(m_opt.max_restarts) + ") from the newest valid checkpoint");
+  }
+}
+
+// The output directory's supervisor lock: one launch per output directory.
+int take_launch_lock(const std::string& outdir, std::string& error) {
+  const std::string path = (fs::path(outdir) / ".spotrun-launch.lock").string();
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0) {
+    error = "cannot open '" + path + "': " + std::strerror(errno);
+    return -1;
+  }
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (::fcntl(fd, F_SETLK, &fl) != 0) {
+    char holder[256] = {};
+    (void)!::pread(fd, holder, sizeof holder - 1, 0);
+    for (char& c : holder)
+      if (c == '\n') c = ' ';
+    error = "output directory '" + outdir + "' is supervised by another spotrun launch (" +
+            (holder[0] ? std::string(holder) : std::string("holder unknown")) + ")";
+    ::close(fd);
+    return -1;
+  }
+  const std::string mine = "host " + this_host() + " pid " + std::to_string(::getpid()) + " started " + utc(now_unix()) + "\n";
+  if (::ftruncate(fd, 0) == 0) (void)!::pwrite(fd, mine.data(), mine.size(), 0);
+  return fd;
+}
+
+}  // namespace
+
+int launch_main(int argc, char** argv) {
+  // "-np N" as mpirun spells it; everything after "--" goes to mpirun.
+  std::vector<std::string> args;
+  LaunchOptions opt;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {
+      opt.mpirun_args.assign(argv + i + 1, argv + argc);
+      break;
+    }
+    args.push_back(a == "-np" ? "--np" : a.rfind("-np=", 0) == 0 ? "--np=" + a.substr(4) : a);
+  }
+  CLI::App app{"spotrun launch: run a deck under mpirun on ad hoc nodes, relaunching from the newest checkpoint on "
+               "the hosts left when ranks or hosts fail (docs/cloud.md)",
+               "spotrun launch"};
+  app.add_option("deck", opt.deck_path, "Deck file (TOML)")->required();
+  app.add_option("--np", opt.np, "Ranks (-np N): at most this many, fewer when the hosts left have fewer slots "
+                                 "(default: every slot of the hostfile; without a hostfile: this machine's cores)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--hostfile", opt.hostfile, "Open MPI hostfile, read again before every attempt (default: this machine)");
+  app.add_option("--ranks-per-node", opt.ranks_per_node, "Ranks on each host (default: its slots, else its cores)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--max-restarts", opt.max_restarts, "Relaunches at most (default 10)")->check(CLI::Range(0, 1000000));
+  app.add_option("--min-ranks", opt.min_ranks, "Give up rather than run on fewer ranks (default 1)")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--output-dir", opt.output_dir, "Output directory (default: run.output_dir or runs/<deck stem>)");
+  app.add_option("--set", opt.sets, "Override a deck key: section.key=value (repeatable), passed on to spotrun run");
+  app.add_option("--mpirun", opt.mpirun, "mpirun to use (default: the one next to spotrun, else the first on PATH)");
+  app.add_option("--probe-timeout", opt.probe_timeout, "Seconds a host has to answer its probe (default 10)")
+      ->check(CLI::Range(0.1, 3600.0));
+  app.add_flag("--doctor", opt.doctor, "Run spotrun doctor on the hosts before each attempt and leave out those it names");
+  app.add_option("--doctor-expect", opt.doctor_expect, "Expected values for spotrun doctor (its --expect FILE)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--doctor-slow-factor", opt.doctor_slow_factor, "spotrun doctor's --slow-factor (implies --doctor)")
+      ->check(CLI::Range(0.01, 0.99));
+  app.footer("Arguments after -- go to mpirun. Exit codes: 0 finished, 75 stopped on request (SIGINT, SIGTERM) or by the "
+             "run's time limit with a checkpoint, 1 gave up, 2 bad usage or input.");
+  std::vector<char*> cargv{argv[0]};
+  std::vector<std::string> storage = args;
+  for (auto& s : storage) cargv.push_back(s.data());
+  try {
+    app.parse(static_cast<int>(cargv.size()), cargv.data());
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : k_exit_bad_input;
+  }
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK")) {
+    std::fprintf(stderr, "ERROR: spotrun launch starts mpirun itself: run it on its own, not under mpirun or srun\n");
+    return k_exit_bad_input;
+  }
+  if (opt.np > 0 && opt.min_ranks > opt.np) {
+    std::fprintf(stderr, "ERROR: --min-ranks %d is more than -np %d\n", opt.min_ranks, opt.np);
+    return k_exit_bad_input;
+  }
+  // The deck first, exactly as spotrun run reads it (without MPI: launch has none).
+  std::string outdir;
+  try {
+    Deck deck = Deck::parse(read_regular_file(opt.deck_path, "deck", k_deck_max_bytes), opt.deck_path);
+    for (const auto& s : opt.sets) deck.apply_set(s);
+    deck.validate();
+    outdir = opt.output_dir.empty() ? deck.get_string("run.output_dir") : opt.output_dir;
+    if (outdir.empty()) outdir = (fs::path("runs") / fs::path(opt.deck_path).stem()).string();
+    if (!opt.hostfile.empty()) parse_hostfile(read_regular_file(opt.hostfile, "hostfile", 1 << 20), opt.hostfile);
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "ERROR: %s\n", e.what());
+    return k_exit_bad_input;
+  }
+  const std::string mpirun = find_mpirun(opt.mpirun);
+  if (mpirun.empty()) {
+    std::fprintf(stderr, "ERROR: %s not found (give its path with --mpirun)\n",
+                 opt.mpirun.empty() ? "mpirun (next to spotrun or on PATH)" : ("--mpirun " + opt.mpirun).c_str());
+    return k_exit_bad_input;
+  }
+  // The ranks run this spotrun; from a bundle, its wrapper (bin/spotrun sets the bundle's environment).
+  std::string spotrun = self_executable();
+  if (const char* bundle = std::getenv("SPOTRUN_BUNDLE"))
+    if (executable((fs::path(bundle) / "bin" / "spotrun").string())) spotrun = (fs::path(bundle) / "bin" / "spotrun").string();
+  if (spotrun.empty()) {
+    std::fprintf(stderr, "ERROR: cannot tell where this spotrun is (/proc/self/exe)\n");
+    return k_exit_failure;
+  }
+  std::error_code ec;
+  outdir = fs::absolute(outdir, ec).lexically_normal().string();
+  while (outdir.size() > 1 && outdir.back() == '/') outdir.pop_back();
+  fs::create_directories(outdir, ec);
+  if (ec) {
+    std::fprintf(stderr, "ERROR: cannot create output directory '%s': %s\n", outdir.c_str(), ec.message().c_str());
+    return k_exit_bad_input;
+  }
+  std::string error;
+  const int lock = take_launch_lock(outdir, error);
+  if (lock < 0) {
+    std::fprintf(stderr, "ERROR: %s\n", error.c_str());
+    return k_exit_bad_input;
+  }
+  if (!opt.hostfile.empty()) opt.hostfile = fs::absolute(opt.hostfile, ec).string();
+  if (opt.doctor_slow_factor > 0) opt.doctor = true;
+  if (!opt.doctor_expect.empty()) {
+    opt.doctor_expect = fs::absolute(opt.doctor_expect, ec).string();
+    opt.doctor = true;
+  }
+  const std::string deck = fs::absolute(opt.deck_path, ec).lexically_normal().string();
+  install_launch_signals();
+  Launcher launcher(opt, outdir, deck, mpirun, spotrun);
+  const int code = launcher.run();
+  (void)!::ftruncate(lock, 0);
+  ::close(lock);
+  return code;
+}
+
+}  // namespace spotrun::launcher

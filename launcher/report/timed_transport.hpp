@@ -1,0 +1,43 @@
+#pragma once
+// A transport that times the exchanges and fences of another (the run report's communication time,
+// docs/report.md): every call is forwarded, only wall-clock seconds are added up. Nothing else changes.
+#include <mpi.h>
+
+#include <memory>
+
+#include "comm/transport.hpp"
+
+namespace spotrun::report {
+
+class TimedTransport final : public comm::Transport {
+ public:
+  explicit TimedTransport(std::unique_ptr<comm::Transport> inner) : m_inner(std::move(inner)) {}
+  std::string name() const override { return m_inner->name(); }
+  std::string description() const override { return m_inner->description(); }
+  comm::Accepts accepts() const override { return m_inner->accepts(); }
+  bool stream_ordered() const override { return m_inner->stream_ordered(); }
+  bool route_self() const override { return m_inner->route_self(); }
+  void exchange(const comm::Batch& batch, void* stream = nullptr) override {
+    const double t = MPI_Wtime();
+    m_inner->exchange(batch, stream);
+    m_seconds += MPI_Wtime() - t;
+  }
+  void fence() override {
+    const double t = MPI_Wtime();
+    m_inner->fence();
+    m_seconds += MPI_Wtime() - t;
+  }
+  std::size_t staged_bytes() const override { return m_inner->staged_bytes(); }
+  // Seconds spent in exchange() and fence() so far, on this rank.
+  double seconds() const { return m_seconds; }
+
+ private:
+  std::unique_ptr<comm::Transport> m_inner;
+  double m_seconds = 0;
+};
+
+inline std::unique_ptr<TimedTransport> timed(std::unique_ptr<comm::Transport> inner) {
+  return std::make_unique<TimedTransport>(std::move(inner));
+}
+
+}  // namespace spotrun::report

@@ -1,0 +1,102 @@
+#!/usr/bin/python3
+"""Checks the outputs of a benchmark suite run (bench/suite.py --out DIR): prints each problem and exits 1
+when there is any.
+
+  check_results.py DIR [--suites a,b] [--ranks 1,2] [--lammps yes|no]
+
+- results.json: status complete; the schema and the honesty checks of bench/suite_records.check_records;
+  and, independently of it, every ratio recomputed here from the medians of the samples of its two records;
+- every suite of --suites measured at every rank count of --ranks, each with its reference (LAMMPS for
+  lj when --lammps yes, raw FFTW for fft, the floors for fluid, checkpoint and halo);
+- report.md: a table per suite; summary.txt: one line per record; the three plots are PNG images.
+"""
+import argparse
+import json
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench"))
+import suite_records as sr  # noqa: E402
+
+# measurement name -> (suite kinds, name of its reference record)
+EXPECTED = {
+    "lj": [("lj.spotrun", "lj.lammps")],
+    "fluid": [("fluid.step", "fluid.fft_floor")],
+    "fft": [("fft.transform", "fft.fftw_raw")],
+    "checkpoint": [("checkpoint.write", "checkpoint.raw_write"), ("checkpoint.read", "checkpoint.raw_read")],
+    "halo": [("halo.update", "halo.floor"), ("md.integrate", "md.integrate_floor")],
+}
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("dir")
+    p.add_argument("--suites", default="lj,lj-weak,fluid,fluid-weak,fft,checkpoint,halo,halo-weak")
+    p.add_argument("--ranks", default="1,2")
+    p.add_argument("--lammps", choices=("yes", "no"), default="yes")
+    a = p.parse_args()
+    problems = []
+    with open(os.path.join(a.dir, "results.json")) as f:
+        doc = json.load(f)
+    records = doc["records"]
+    if doc.get("schema") != sr.RESULTS_SCHEMA:
+        problems.append(f"results schema {doc.get('schema')}")
+    if doc["meta"].get("status") != "complete":
+        problems.append(f"status {doc['meta'].get('status')}")
+    problems += sr.check_records(records)
+    by_id = {r["id"]: r for r in records}
+    for r in records:  # the ratios, recomputed here from the samples of both records
+        if r.get("reference"):
+            other = by_id.get(r["reference"]["id"])
+            if other is None:
+                continue
+            ratio = statistics.median(r["samples"]) / statistics.median(other["samples"])
+            if abs(ratio - r["ratio"]) > 1e-12 * abs(ratio):
+                problems.append(f"{r['id']}: ratio {r['ratio']} but the samples give {ratio}")
+    ranks = [int(x) for x in a.ranks.split(",")]
+    for suite in a.suites.split(","):
+        kind = suite.split("-")[0]
+        for name, ref_name in EXPECTED[kind]:
+            for np in ranks:
+                found = [r for r in records if r["suite"] == suite and r["name"] == name and r["ranks"] == np]
+                if not found:
+                    problems.append(f"suite {suite}: no {name} record at {np} ranks")
+                for r in found:
+                    want_ref = not (kind == "lj" and a.lammps == "no")
+                    got = r["reference"]["name"] if r["reference"] else None
+                    if (got == ref_name) != want_ref:
+                        problems.append(f"{r['id']}: reference {got}, expected {ref_name if want_ref else None}")
+                    if r["repeats"] < 3:
+                        problems.append(f"{r['id']}: {r['repeats']} repeats")
+                    if r["scaling"] != ("weak" if suite.endswith("-weak") else "strong"):
+                        problems.append(f"{r['id']}: scaling {r['scaling']}")
+    with open(os.path.join(a.dir, "report.md")) as f:
+        report = f.read()
+    for suite in a.suites.split(","):
+        if f"(`{suite}`)" not in report:
+            problems.append(f"report.md: no table of suite {suite}")
+    with open(os.path.join(a.dir, "summary.txt")) as f:
+        lines = [l for l in f if l.startswith("RECORD ")]
+    if len(lines) != len(records):
+        problems.append(f"summary.txt: {len(lines)} lines for {len(records)} records")
+    kinds = {suite.split("-")[0] for suite in a.suites.split(",")}
+    pngs = ["throughput.png"] + (["floor_fraction.png"] if kinds - {"lj"} else []) + (
+        ["peer_ratio.png"] if a.lammps == "yes" and "lj" in kinds else [])
+    for png in pngs:
+        try:
+            with open(os.path.join(a.dir, png), "rb") as f:
+                if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                    problems.append(f"{png}: not a PNG image")
+        except OSError:
+            problems.append(f"{png}: missing")
+        if f"]({png})" not in report:
+            problems.append(f"report.md does not show {png}")
+    for line in problems:
+        print("PROBLEM:", line)
+    print(f"check_results: {len(records)} records, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

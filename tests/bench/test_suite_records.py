@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Unit tests of the benchmark suite's records (bench/suite_records.py), decks and command line
+(bench/suite.py) that run no benchmark: statistics, the schema and honesty checks, the atomic results
+file, the regression comparison, suite-deck errors and bad usage.
+
+  /usr/bin/python3 tests/bench/test_suite_records.py
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import suite as suite_py  # noqa: E402
+import suite_records as sr  # noqa: E402
+
+BASE = {"ranks": 2, "git_hash": "abc", "build_flags": "Release", "kokkos_backend": "Serial", "device": "cpu",
+        "host": "h", "date": "2026-11-30T00:00:00+00:00", "load": [0.1, 0.2, 0.3], "oversubscribed": False}
+
+
+def record(name, samples, role="measurement", reference=None, unit="s/step", better="lower", size=4000, base=BASE):
+    return sr.make_record(base, suite="x", name=name, role=role, program="p", metric="time", unit=unit, better=better,
+                          samples=samples, size=size, size_unit="atoms", scaling="strong", command="cmd",
+                          reference=reference)
+
+
+class Statistics(unittest.TestCase):
+    def test_median_and_quartiles_by_hand(self):
+        value, spread = sr.stats([4.0, 1.0, 3.0, 2.0, 5.0])
+        self.assertEqual(value, 3.0)
+        self.assertEqual(spread, {"min": 1.0, "q1": 2.0, "q3": 4.0, "max": 5.0})
+        value, spread = sr.stats([1.0, 2.0, 10.0, 3.0])  # even count: mean of the middle two
+        self.assertEqual(value, 2.5)
+        self.assertEqual((spread["min"], spread["max"]), (1.0, 10.0))
+
+    def test_no_samples(self):
+        with self.assertRaises(ValueError):
+            sr.stats([])
+
+
+class Records(unittest.TestCase):
+    def setUp(self):
+        self.floor = record("f.floor", [1.0, 1.2, 1.1], role="floor")
+        self.meas = record("f.step", [2.0, 2.6, 2.2], reference=self.floor)
+        self.good = [self.floor, self.meas]
+
+    def test_sound_records_pass(self):
+        self.assertEqual(sr.check_records(self.good), [])
+        self.assertAlmostEqual(self.meas["ratio"], 2.2 / 1.1, places=14)
+        self.assertEqual(self.meas["id"], "f.step/strong/atoms=4000/np=2")
+        self.assertEqual(self.meas["per_rank"], 2000)
+
+    def bad(self, mutate, expected):
+        recs = copy.deepcopy(self.good)
+        mutate(recs)
+        problems = sr.check_records(recs)
+        self.assertTrue(any(expected in p for p in problems), f"expected '{expected}' in {problems}")
+
+    def test_dishonest_ratio(self):
+        self.bad(lambda r: r[1].update(ratio=r[1]["ratio"] * 1.01), "ratio")
+
+    def test_reference_value_not_the_referenced_record(self):
+        self.bad(lambda r: r[1]["reference"].update(value=1.0), "reference.value")
+
+    def test_value_not_the_median(self):
+        self.bad(lambda r: r[0].update(value=1.2), "not the median")
+
+    def test_spread_not_from_samples(self):
+        self.bad(lambda r: r[0]["spread"].update(max=9.0), "spread.max")
+
+    def test_missing_field(self):
+        self.bad(lambda r: r[0].pop("git_hash"), "'git_hash' missing")
+
+    def test_wrong_type(self):
+        self.bad(lambda r: r[0].update(ranks="2"), "'ranks' has type str")
+
+    def test_unknown_field(self):
+        self.bad(lambda r: r[0].update(colour="red"), "unknown field 'colour'")
+
+    def test_too_few_repeats(self):
+        recs = [record("a", [1.0, 2.0])]
+        self.assertTrue(any("at least 3" in p for p in sr.check_records(recs)))
+
+    def test_dangling_reference(self):
+        self.bad(lambda r: r.pop(0), "is not a record of this file")
+
+    def test_reference_of_another_rank_count(self):
+        other = dict(BASE, ranks=1)
+        floor1 = record("f.floor", [1.0, 1.2, 1.1], role="floor", base=other)
+        meas = record("f.step", [2.0, 2.6, 2.2], reference=floor1)
+        self.assertTrue(any("another size or rank count" in p for p in sr.check_records([floor1, meas])))
+
+    def test_unit_mismatch_refused(self):
+        with self.assertRaises(ValueError):
+            record("m", [1.0, 1.0, 1.0], unit="s/transform", reference=self.floor)
+
+    def test_duplicate_id(self):
+        self.bad(lambda r: r.append(copy.deepcopy(r[0])), "duplicate id")
+
+
+class ResultsFile(unittest.TestCase):
+    def test_every_add_leaves_a_whole_file_and_a_failed_write_keeps_the_last(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "results.json")
+            f = sr.ResultsFile(path, {"command": "x"})
+            f.add(record("a", [1.0, 2.0, 3.0]))
+            with open(path) as fh:
+                self.assertEqual(len(json.load(fh)["records"]), 1)
+            with self.assertRaises(TypeError):
+                f.add({"not json": object()})
+            with open(path) as fh:
+                self.assertEqual(len(json.load(fh)["records"]), 1)  # the file of the last good write
+            self.assertEqual(sorted(os.listdir(d)), ["results.json"])  # no temporary file left
+
+
+class Compare(unittest.TestCase):
+    def run_compare(self, old_samples, new_samples, better="lower", role="measurement", threshold=0.10):
+        unit = "s/step" if better == "lower" else "atom-steps/s"
+        old = [record("m", old_samples, role=role, unit=unit, better=better)]
+        new = [record("m", new_samples, role=role, unit=unit, better=better)]
+        rows, regressions = sr.compare(old, new, threshold)
+        self.assertEqual(len(rows), 1)
+        return rows[0], regressions
+
+    def test_slower_beyond_noise_and_threshold_is_a_regression(self):
+        row, reg = self.run_compare([1.0, 1.02, 0.98], [1.5, 1.52, 1.48])
+        self.assertEqual(len(reg), 1)
+        self.assertAlmostEqual(row["slowdown"], 1.5)
+        self.assertIn("REGRESSION", row["verdict"])
+
+    def test_slower_but_within_the_spread_is_not(self):
+        row, reg = self.run_compare([1.0, 1.5, 0.9], [1.3, 1.4, 1.2])  # 30 % slower, ranges overlap
+        self.assertEqual(reg, [])
+        self.assertFalse(row["significant"])
+        self.assertIn("within noise", row["verdict"])
+
+    def test_slower_apart_but_under_the_threshold_is_not(self):
+        row, reg = self.run_compare([1.0, 1.01, 0.99], [1.05, 1.06, 1.04])
+        self.assertEqual(reg, [])
+        self.assertTrue(row["significant"])
+
+    def test_throughput_direction(self):
+        _, reg = self.run_compare([100.0, 101.0, 99.0], [50.0, 51.0, 49.0], better="higher")
+        self.assertEqual(len(reg), 1)
+        _, reg = self.run_compare([50.0, 51.0, 49.0], [100.0, 101.0, 99.0], better="higher")
+        self.assertEqual(reg, [])
+
+    def test_a_slower_floor_is_shown_not_flagged(self):
+        row, reg = self.run_compare([1.0, 1.02, 0.98], [2.0, 2.1, 1.9], role="floor")
+        self.assertEqual(reg, [])
+        self.assertIn("not flagged", row["verdict"])
+
+    def test_command_line_compare_of_two_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name, samples in (("old", [1.0, 1.02, 0.98]), ("same", [1.01, 0.99, 1.0]), ("slow", [1.5, 1.52, 1.48])):
+                with open(os.path.join(d, name + ".json"), "w") as f:
+                    json.dump({"schema": sr.RESULTS_SCHEMA, "meta": {}, "records": [record("m", samples)]}, f)
+            suite = os.path.join(ROOT, "bench", "suite.py")
+            run = lambda new: subprocess.run([sys.executable, suite, "--compare", os.path.join(d, "old.json"),
+                                              "--against", os.path.join(d, new + ".json")],
+                                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            same, slow = run("same"), run("slow")
+            self.assertEqual(same.returncode, 0, same.stdout)
+            self.assertEqual(slow.returncode, 1, slow.stdout)
+            self.assertIn("REGRESSION", slow.stdout)
+
+
+class Decks(unittest.TestCase):
+    def test_shipped_decks(self):
+        suites = suite_py.load_suites()
+        self.assertEqual(set(suites), {"lj", "lj-weak", "fluid", "fluid-weak", "fft", "checkpoint", "halo", "halo-weak"})
+        self.assertEqual(suites["lj"]["full"], [32000, 256000, 2048000])
+        self.assertEqual(suites["fluid"]["full"], [64, 128, 256])
+        self.assertEqual(suites["checkpoint"]["full"], [256000, 2048000])
+        self.assertEqual({s["scaling"] for s in suites.values()}, {"strong", "weak"})
+
+    def deck_error(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "mine.toml")
+            with open(path, "w") as f:
+                f.write(text)
+            with self.assertRaises(suite_py.DeckError) as e:
+                suite_py.load_suite(path)
+            self.assertIn(path, str(e.exception))
+            return str(e.exception)
+
+    GOOD = 'title = "t"\nprogram = "lj"\nscaling = "strong"\nsizes = [32000]\nquick = [32000]\nsmoke = [4000]\n'
+
+    def test_deck_errors_name_the_key_and_value(self):
+        self.assertIn("unknown key 'size'", self.deck_error(self.GOOD + "size = 3\n"))
+        self.assertIn("key 'smoke' missing", self.deck_error(self.GOOD.replace("smoke = [4000]\n", "")))
+        self.assertIn("program = 'md'", self.deck_error(self.GOOD.replace('"lj"', '"md"')))
+        self.assertIn("scaling = 'both'", self.deck_error(self.GOOD.replace('"strong"', '"both"')))
+        self.assertIn("5000 atoms is not an fcc lattice", self.deck_error(self.GOOD.replace("[4000]", "[5000]")))
+        self.assertIn("quick = []", self.deck_error(self.GOOD.replace("quick = [32000]", "quick = []")))
+        self.assertIn("not valid TOML", self.deck_error("title = \n"))
+
+    def test_bad_usage_exits_2(self):
+        suite = os.path.join(ROOT, "bench", "suite.py")
+        for argv, text in ((["nosuch"], "unknown suite 'nosuch'"), (["--ranks", "0"], "--ranks"),
+                           (["--repeat", "0"], "--repeat"), (["--quick", "--smoke"], "not allowed"),
+                           (["lj", "--size", "5000"], "not an fcc lattice"),
+                           (["lj", "--build", "/nonexistent"], "not found: build it")):
+            r = subprocess.run([sys.executable, suite] + argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            self.assertEqual(r.returncode, 2, f"{argv}: {r.stdout}")
+            self.assertIn(text, r.stdout, argv)
+
+
+if __name__ == "__main__":
+    unittest.main()

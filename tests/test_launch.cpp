@@ -1,0 +1,177 @@
+// launcher/launch.hpp and launcher/run_status.hpp: hostfiles, rank plans, what mpirun's messages say
+// about hosts and ranks, UTC times, and the records of OUTDIR/status.json. The supervisor itself is
+// tested end to end by tests/cli/launch_test.sh.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "comm/communicator.hpp"
+#include "comm/errors.hpp"
+#include "launcher/launch.hpp"
+#include "launcher/run_status.hpp"
+#include "support/mpi_test.hpp"
+
+SPOTRUN_TEST_RANKS(1);
+
+namespace fs = std::filesystem;
+using spotrun::InputError;
+using namespace spotrun::launcher;
+
+namespace {
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_hostfile(text, "hosts");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+nlohmann::json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return nlohmann::json::parse(text.str());
+}
+
+}  // namespace
+
+TEST(Hostfile, LinesSlotsCommentsAndRepeats) {
+  const auto hosts = parse_hostfile(
+      "# cluster\n"
+      "node1 slots=4\n"
+      "\n"
+      "node2   slots=8 max_slots=8   # big one\n"
+      "10.0.0.7\n"
+      "node1 slots=2\n",
+      "hosts");
+  ASSERT_EQ(hosts.size(), 3u);
+  EXPECT_EQ(hosts[0].name, "node1");
+  EXPECT_EQ(hosts[0].slots, 6);  // repeats add, as in Open MPI
+  EXPECT_EQ(hosts[1].name, "node2");
+  EXPECT_EQ(hosts[1].slots, 8);
+  EXPECT_EQ(hosts[2].name, "10.0.0.7");
+  EXPECT_EQ(hosts[2].slots, 0);  // not given: the host's cores
+}
+
+TEST(Hostfile, RefusesWhatItDoesNotKnow) {
+  EXPECT_NE(error_of("node1 slots=4\nnode2 slot=4\n").find("hosts:2: unknown word 'slot=4'"), std::string::npos);
+  EXPECT_NE(error_of("node1 slots=0\n").find("hosts:1: slots must be a whole number"), std::string::npos);
+  EXPECT_NE(error_of("node1 slots=-1\n").find("hosts:1:"), std::string::npos);
+  EXPECT_NE(error_of("node1 slots=\n").find("hosts:1:"), std::string::npos);
+  EXPECT_NE(error_of("no$de slots=1\n").find("is not a host name"), std::string::npos);
+  EXPECT_NE(error_of("# nothing\n\n").find("names no host"), std::string::npos);
+}
+
+TEST(RankPlan, FillsHostsInOrderUpToWhatIsWanted) {
+  const std::vector<Placement> capacity{{"a", 4}, {"b", 0}, {"c", 4}, {"d", 2}};
+  auto plan = plan_ranks(capacity, 0);
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].host, "a");
+  EXPECT_EQ(plan[1].host, "c");
+  EXPECT_EQ(plan[2].ranks, 2);
+  plan = plan_ranks(capacity, 6);  // elastic: at most 6
+  ASSERT_EQ(plan.size(), 2u);
+  EXPECT_EQ(plan[0].ranks, 4);
+  EXPECT_EQ(plan[1].ranks, 2);
+  plan = plan_ranks(capacity, 100);  // fewer slots left than wanted: what fits
+  int total = 0;
+  for (const auto& p : plan) total += p.ranks;
+  EXPECT_EQ(total, 10);
+  EXPECT_TRUE(plan_ranks({}, 4).empty());
+}
+
+TEST(SameHost, ShortNamesAndLoopback) {
+  EXPECT_TRUE(same_host("node7.cluster.example", "node7", "head"));
+  EXPECT_TRUE(same_host("node7", "node7", "head"));
+  EXPECT_FALSE(same_host("node7", "node8", "head"));
+  EXPECT_TRUE(same_host("localhost", "head", "head"));  // mpirun names this machine by its host name
+  EXPECT_TRUE(same_host("127.0.0.1", "head.example", "head"));
+  EXPECT_FALSE(same_host("localhost", "node7", "head"));
+  EXPECT_FALSE(same_host("10.0.0.7", "10.0.0.8", "head"));
+}
+
+TEST(MpirunMessages, RanksKilledAndHostsLost) {
+  MpirunNotes notes;
+  scan_mpirun_line("mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed).", notes);
+  ASSERT_EQ(notes.events.size(), 1u);
+  EXPECT_EQ(notes.events[0], "rank 1 on node vm exited on signal 9 (Killed)");
+  EXPECT_TRUE(notes.lost_hosts.empty());  // a rank killed is not a host lost: the probe decides
+  scan_mpirun_line("  Remote daemon: [[5620,0],2] on node node3", notes);
+  ASSERT_EQ(notes.lost_hosts.size(), 1u);
+  EXPECT_EQ(notes.lost_hosts[0], "node3");
+  scan_mpirun_line("error on node node4. More information may be available above.", notes);
+  ASSERT_EQ(notes.lost_hosts.size(), 2u);
+  EXPECT_EQ(notes.lost_hosts[1], "node4");
+  scan_mpirun_line("Step 100 ...", notes);
+  EXPECT_EQ(notes.events.size(), 3u);
+}
+
+TEST(Utc, FormatsAndParsesBack) {
+  char buf[32];
+  format_utc(0, buf);
+  EXPECT_STREQ(buf, "1970-01-01T00:00:00.000Z");
+  format_utc(1700000000.123, buf);
+  EXPECT_STREQ(buf, "2023-11-14T22:13:20.123Z");
+  format_utc(1709208000.5, buf);  // a leap day
+  EXPECT_STREQ(buf, "2024-02-29T12:00:00.500Z");
+  EXPECT_NEAR(parse_utc("2024-02-29T12:00:00.500Z"), 1709208000.5, 1e-6);
+  EXPECT_NEAR(parse_utc("2023-11-14T22:13:20Z"), 1700000000.0, 1e-6);
+  EXPECT_LT(parse_utc("yesterday"), 0);
+  EXPECT_LT(parse_utc("2024-02-29 12:00:00"), 0);
+}
+
+TEST(RunStatusFile, RecordsInOrder) {
+  spotrun::comm::Communicator comm(MPI_COMM_WORLD);
+  const fs::path dir = fs::temp_directory_path() / ("spotrun-status-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  ::setenv(RunStatus::attempt_variable(), "42-7/3", 1);
+  {
+    RunStatus status(comm);
+    status.begin(dir.string(), "deck.toml");
+    auto r = read_json(dir / "status.json");
+    EXPECT_EQ(r["state"], "running");
+    EXPECT_TRUE(r["step"].is_null());
+    EXPECT_TRUE(r["start_step"].is_null());
+    EXPECT_EQ(r["attempt"], "42-7/3");
+    EXPECT_EQ(r["pid"], static_cast<long long>(::getpid()));
+    EXPECT_EQ(r["ranks"], 1);
+    EXPECT_EQ(r["deck"], "deck.toml");
+    EXPECT_GT(parse_utc(r["started"].get<std::string>()), 1.6e9);
+    status.running(300, "out/checkpoints/ckpt-300.h5");
+    r = read_json(dir / "status.json");
+    EXPECT_EQ(r["step"], 300);
+    EXPECT_EQ(r["start_step"], 300);
+    EXPECT_EQ(r["resumed_from"], "out/checkpoints/ckpt-300.h5");
+    EXPECT_TRUE(r["loop_started"].is_string());
+    status.stopped(350, "out/checkpoints/ckpt-350.h5", 350, "notice", {"node3"});
+    r = read_json(dir / "status.json");
+    EXPECT_EQ(r["state"], "stopped");
+    EXPECT_EQ(r["exit_code"], 75);
+    EXPECT_EQ(r["reason"], "notice");
+    EXPECT_EQ(r["checkpoint"]["step"], 350);
+    EXPECT_EQ(r["hosts"][0], "node3");
+    EXPECT_EQ(r["start_step"], 300);
+    status.failed(1, "too late");  // the first end record stands
+    EXPECT_EQ(read_json(dir / "status.json")["state"], "stopped");
+  }
+  {
+    RunStatus status(comm);
+    status.failed(1, "before the lock");  // not begun: nothing written
+    EXPECT_EQ(read_json(dir / "status.json")["state"], "stopped");
+    status.begin(dir.string(), "deck.toml");
+    status.failed(2, "a \"quoted\"\nmessage");
+    auto r = read_json(dir / "status.json");
+    EXPECT_EQ(r["state"], "failed");
+    EXPECT_EQ(r["exit_code"], 2);
+    EXPECT_EQ(r["reason"], "a \"quoted\"\nmessage");
+    EXPECT_FALSE(fs::exists(dir / "status.json.tmp"));
+  }
+  ::unsetenv(RunStatus::attempt_variable());
+  fs::remove_all(dir);
+}
