@@ -86,7 +86,7 @@ hsize_t frames_of(hid_t file_id, const Series& s, const std::string& file) {
   return n;
 }
 
-// Sets the frame count of every dataset of a series (collective).
+// Sets the frame count of every dataset of a series (rank 0, serial driver).
 void set_frames(hid_t file_id, const Series& s, hsize_t frames, std::uint64_t natoms, const std::string& file) {
   for (const char* name : {"step", "time", "value"}) {
     H5Handle d = SPOTRUN_H5_OPEN(file, H5Dclose, H5Dopen2, file_id, (s.group + "/" + name).c_str(), H5P_DEFAULT);
@@ -108,11 +108,13 @@ void H5mdTrajectory::continue_after(const comm::Communicator& comm, std::int64_t
   const bool exists = comm.broadcast(std::filesystem::exists(m_path) ? "1" : "0") == "1";
   m_exists = false;
   if (!exists || step < 0) return;  // a new file at the first frame (a fresh run replaces an old one)
+  // Rank 0 alone checks and shortens the file, with the serial driver: a few metadata operations, and
+  // none of parallel HDF5's collective metadata rules (independent reads left the ranks' metadata caches
+  // in different states, and a collective H5Dset_extent then waited for ranks that had closed the file).
   std::string error;
-  try {
+  if (comm.is_root()) try {
     QuietHdf5Errors quiet;
-    H5Handle fapl = impl::mpio_fapl(comm, m_path);
-    H5Handle file = SPOTRUN_H5_OPEN(m_path, H5Fclose, H5Fopen, m_path.c_str(), H5F_ACC_RDWR, fapl);
+    H5Handle file = SPOTRUN_H5_OPEN(m_path, H5Fclose, H5Fopen, m_path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
     // The same fields as this run's: each per-atom series present with this many atoms, no other.
     for (const auto& f : k_h5md_fields) {
       const std::string g = "/particles/all/" + f;
