@@ -1085,6 +1085,20 @@ std::string write_onto_a_full_file_system(const std::string& p, std::uint64_t ro
   return e;
 }
 
+// A write that met a full file system: its error names the file and the free space, the partial file
+// is gone and the older checkpoint at `p` is unchanged and still reads.
+void expect_full_disk_failure_kept_the_old_file(const std::string& e, const std::string& p, const std::string& dir,
+                                                const std::string& before) {
+  EXPECT_HAS(e, p);
+  EXPECT_HAS(e, "bytes free");
+  world().barrier();
+  if (is_root()) {
+    EXPECT_TRUE(read_bytes(p) == before) << "the older checkpoint changed";
+    EXPECT_TRUE(tmp_files(dir).empty());
+  }
+  EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
+}
+
 // The file system fills up in the middle of the data: every rank throws, the partial file goes, the
 // older checkpoint stays, and the library writes the next checkpoint normally.
 TEST_F(Checkpoint, FileSystemFullDuringTheWrite) {
@@ -1098,14 +1112,7 @@ TEST_F(Checkpoint, FileSystemFullDuringTheWrite) {
   std::string before;
   const std::string e = write_onto_a_full_file_system(p, 40000, before);
   spotrun::test::report("write to a full file system: " + e);
-  EXPECT_HAS(e, p);
-  EXPECT_HAS(e, "bytes free");
-  world().barrier();
-  if (is_root()) {
-    EXPECT_TRUE(read_bytes(p) == before) << "the older checkpoint changed";
-    EXPECT_TRUE(tmp_files(dir).empty());
-  }
-  EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
+  expect_full_disk_failure_kept_the_old_file(e, p, dir, before);
   CheckpointMeta m = make_meta();
   m.step = 99;
   spotrun::io::write_checkpoint(world(), p, m, make_state(world()));
@@ -1132,14 +1139,7 @@ TEST_F(Checkpoint, FileSystemFullDuringALargeWrite) {
   std::string before;
   const std::string e = write_onto_a_full_file_system(p, 200000 * world().size(), before);
   spotrun::test::report("large write to a full file system: " + e);
-  EXPECT_HAS(e, p);
-  EXPECT_HAS(e, "bytes free");
-  world().barrier();
-  if (is_root()) {
-    EXPECT_TRUE(read_bytes(p) == before) << "the older checkpoint changed";
-    EXPECT_TRUE(tmp_files(dir).empty());
-  }
-  EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
+  expect_full_disk_failure_kept_the_old_file(e, p, dir, before);
 }
 
 TEST_F(Checkpoint, InconsistentStateOnOneRank) {
