@@ -8,37 +8,16 @@ SPOTRUN=$1
 LMP=$2
 NP=$3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+HERE=$(cd "$(dirname "$0")" && pwd)
+MD="$HERE/../data/ka-lattice-nvt.toml"  # the [md] part, lattice start last
 WORK=$(mktemp -d /tmp/spotrun-export.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-TYPES='[[md.types]]
-name = "A"
-fraction = 0.8
-[[md.types]]
-name = "B"
-fraction = 0.2
-[[md.pair.coeff]]
-types = ["A", "B"]
-epsilon = 1.5
-sigma = 0.8
-cutoff = 2.0
-[[md.pair.coeff]]
-types = ["B", "B"]
-epsilon = 0.5
-sigma = 0.88
-cutoff = 2.2'
 cat >"$WORK/deck.toml" <<DECK
 [run]
 steps = 60
 thermo_every = 60
-[md]
-ensemble = "nvt"
-temperature = 0.8
-damp = 0.25
-$TYPES
-[md.lattice]
-cells = [6, 6, 6]
-density = 1.2
+$(cat "$MD")
 DECK
 timeout 300 mpirun -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$WORK/run" >"$WORK/run.log" 2>&1 ||
   fail "run failed: $(tail -5 "$WORK/run.log")"
@@ -74,11 +53,7 @@ compare "LAMMPS read_data vs spotrun's last thermo row" "$want" "$got" || fail "
 cat >"$WORK/again.toml" <<DECK
 [run]
 steps = 0
-[md]
-ensemble = "nvt"
-temperature = 0.8
-damp = 0.25
-$TYPES
+$(sed '/^\[md.lattice\]/,$d' "$MD")
 [md.initial]
 lammps_data = "ka.data"
 DECK

@@ -19,29 +19,7 @@ cat >"$WORK/deck.toml" <<DECK
 [run]
 steps = 100
 thermo_every = 50
-[md]
-ensemble = "nvt"
-temperature = 0.8
-damp = 0.25
-[[md.types]]
-name = "A"
-fraction = 0.8
-[[md.types]]
-name = "B"
-fraction = 0.2
-[[md.pair.coeff]]
-types = ["A", "B"]
-epsilon = 1.5
-sigma = 0.8
-cutoff = 2.0
-[[md.pair.coeff]]
-types = ["B", "B"]
-epsilon = 0.5
-sigma = 0.88
-cutoff = 2.2
-[md.lattice]
-cells = [6, 6, 6]
-density = 1.2
+$(cat "$HERE/../data/ka-lattice-nvt.toml")
 [md.trajectory]
 every = 10
 fields = ["position", "image", "velocity", "force", "species"]
