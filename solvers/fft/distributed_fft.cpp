@@ -55,7 +55,7 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
   for (auto& l : gather) l.order = {0, 1, 2};
   m_wa = ComplexView("fft::work_a", g.stage_a[m_rank].count());
   if (pencil) m_wb = ComplexView("fft::work_b", g.stage_b[m_rank].count());
-  m_a_is_g = !pencil && g.nranks == 1 && g.stage_a[m_rank] == gather[m_rank];
+  m_a_is_g = !pencil && g.stage_a[m_rank] == gather[m_rank];  // one rank: the same box and order
   m_wg = m_a_is_g ? m_wa : ComplexView("fft::work_g", gather[m_rank].count());
   if (pencil) {
     m_a_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, g.stage_b, m_rank), transport,

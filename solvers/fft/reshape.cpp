@@ -109,37 +109,45 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
   const auto& order = m_plan.out.order;
   auto sends = m_plan.sends;
   auto recvs = m_plan.recvs;
-  std::size_t send_total = m_plan.send_total, recv_total = m_plan.recv_total;
   m_has_self = !m_plan.self.empty();
   if (m_has_self && m_transport.route_self()) {
-    // The own block as one more message, to this rank itself, at the end of the buffers.
-    sends.push_back({m_plan.rank, m_plan.self, send_total});
-    recvs.push_back({m_plan.rank, m_plan.self, recv_total});
-    send_total += m_plan.self.count();
-    recv_total += m_plan.self.count();
+    // The own block as one more message, to this rank itself.
+    sends.push_back({m_plan.rank, m_plan.self, 0});
+    recvs.push_back({m_plan.rank, m_plan.self, 0});
     m_has_self = false;
   }
   if (m_has_self) m_self = make_copy(m_plan.self, m_plan.in, order, &m_plan.out, 0);
+  // The buffers hold only the blocks that are packed or unpacked, one after the other; a block that is
+  // contiguous where it lies moves in place (its message's pointer is set by execute()).
+  std::vector<std::size_t> send_offset(sends.size(), 0), recv_offset(recvs.size(), 0);
+  std::size_t send_room = 0, recv_room = 0;
   for (std::size_t i = 0; i < sends.size(); ++i) {
-    const impl::BlockCopy m = make_copy(sends[i].box, m_plan.in, order, nullptr, sends[i].offset);
-    if (dense(m.e0, m.e1, m.e2, m.src_a, m.src_b, m.src_c))
+    const impl::BlockCopy m = make_copy(sends[i].box, m_plan.in, order, nullptr, send_room);
+    if (dense(m.e0, m.e1, m.e2, m.src_a, m.src_b, m.src_c)) {
       m_send_direct.push_back({i, m.src_base});
-    else
+    } else {
       m_pack.push_back(m);
+      send_offset[i] = send_room;
+      send_room += sends[i].box.count();
+    }
   }
   for (std::size_t i = 0; i < recvs.size(); ++i) {
-    const impl::BlockCopy m = make_unpack(recvs[i].box, recvs[i].offset, m_plan.out);
-    if (dense(m.e0, m.e1, m.e2, m.dst_a, m.dst_b, m.dst_c))
+    const impl::BlockCopy m = make_unpack(recvs[i].box, recv_room, m_plan.out);
+    if (dense(m.e0, m.e1, m.e2, m.dst_a, m.dst_b, m.dst_c)) {
       m_recv_direct.push_back({i, m.dst_base});
-    else
+    } else {
       m_unpack.push_back(m);
+      recv_offset[i] = recv_room;
+      recv_room += recvs[i].box.count();
+    }
   }
-
-  m_send = Kokkos::View<T*, MemSpace>(base + "::send", send_total);
-  m_recv = Kokkos::View<T*, MemSpace>(base + "::recv", recv_total);
+  m_send = Kokkos::View<T*, MemSpace>(base + "::send", send_room);
+  m_recv = Kokkos::View<T*, MemSpace>(base + "::recv", recv_room);
   m_batch.memory = comm::memory_of<MemSpace>();
-  for (const auto& b : sends) m_batch.send(b.rank, m_send.data() + b.offset, b.box.count() * sizeof(T));
-  for (const auto& b : recvs) m_batch.recv(b.rank, m_recv.data() + b.offset, b.box.count() * sizeof(T));
+  for (std::size_t i = 0; i < sends.size(); ++i)
+    m_batch.send(sends[i].rank, m_send.data() + send_offset[i], sends[i].box.count() * sizeof(T));
+  for (std::size_t i = 0; i < recvs.size(); ++i)
+    m_batch.recv(recvs[i].rank, m_recv.data() + recv_offset[i], recvs[i].box.count() * sizeof(T));
 }
 
 template <class T>
