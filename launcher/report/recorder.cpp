@@ -27,28 +27,10 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
-// When this process started (seconds since 1970), from /proc/self/stat and the boot time; 0 if unknown.
-double process_start_unix() {
-  std::string stat, proc_stat;
-  std::ifstream in("/proc/self/stat");
-  std::getline(in, stat);
-  std::ifstream boot("/proc/stat");
-  double btime = 0;
-  for (std::string key; boot >> key;) {
-    if (key == "btime") {
-      boot >> btime;
-      break;
-    }
-  }
-  // Field 22 (starttime, clock ticks after boot) counts from the ')' that ends the command name (field 2).
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos || btime <= 0) return 0;
-  std::istringstream fields(stat.substr(close + 1));
-  std::string f;
-  for (int k = 3; k <= 22 && (fields >> f); ++k)
-    if (k == 22) return btime + std::stod(f) / static_cast<double>(sysconf(_SC_CLK_TCK));
-  return 0;
-}
+// When this program was loaded (seconds since 1970): set while the shared libraries are initialised,
+// after exec and before main(). Not the process's start in /proc/self/stat, which is its fork: a script
+// that execs spotrun (quickstart.sh, batch scripts) would count its own time before the exec as set-up.
+const double g_loaded_unix = unix_now();
 
 bool read_text(const fs::path& path, std::string& text) {
   std::ifstream in(path, std::ios::binary);
@@ -114,7 +96,7 @@ RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& d
                          double start_wtime, const TimedTransport& transport)
     : m_comm(comm), m_outdir(outdir), m_start_wtime(start_wtime), m_transport(transport) {
   // The process started before MPI_Init (start_wtime): that time counts as set-up (tick resolution).
-  const double started = process_start_unix();
+  const double started = g_loaded_unix;
   const double at_start_wtime = unix_now() - (MPI_Wtime() - start_wtime);
   if (started > 0 && at_start_wtime > started && at_start_wtime - started < 3600) m_before_start = at_start_wtime - started;
   m_devices = comm::gather_devices(comm);  // collective; every rank gets every rank's
