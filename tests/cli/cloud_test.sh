@@ -64,6 +64,8 @@ collect_run() {
 # Arithmetic on decimal seconds (awk: no bc needed): calc EXPR prints it, holds EXPR exits 0 when it is true.
 calc() { awk "BEGIN { printf \"%.3f\", $1 }"; }
 holds() { awk "BEGIN { exit !($1) }"; }
+# loop_time FILE: the seconds of stepping that spotrun printed ("Loop time: T s on N ranks for S steps").
+loop_time() { awk '/^Loop time: / { print $3; exit }' "$1"; }
 
 # A deck that runs far longer than any test: the small liquid for 1,000,000 steps, stopped by the time limit
 # at the latest (a test that sees "time limit" instead of the notice fails).
@@ -152,28 +154,35 @@ hung_service_undisturbed)
     expect_exit 0
     expect_in "$OUT" "Spot notices: off on 1 node(s) (auto: no cloud provider in DMI: sys_vendor \"QEMU\") (cloud.provider = \"auto\")"
     [[ ! -s "$W/requests.log" ]] || fail "auto without a cloud polled: $(cat "$W/requests.log")"
-    t0=$(date +%s.%N)
     run "$NP" run good.toml --output-dir "$W/out-none"
-    t1=$(date +%s.%N)
     expect_exit 0
     expect_in "$OUT" "Spot notices: off (cloud.provider = \"none\")"
-    # The run with the hung service lasts long enough for its polls to time out (2 s each): at least 4 s,
-    # scaled from the run without notices.
-    plain=$(calc "$t1 - $t0")
-    steps=$(awk "BEGIN { s = int(2000 * 4 / $plain) + 1; print (s < 2000 ? 2000 : s) }")
-    expected=$(calc "$plain * $steps / 2000")
-    t1=$(date +%s.%N)
-    run "$NP" run good.toml --output-dir "$W/out-hung" --set cloud.provider=gcp --set "cloud.metadata_url=$URL" \
-        --set cloud.poll_seconds=0.1 --set run.steps=$steps
-    t2=$(date +%s.%N)
+    # The run with the hung service must step long enough for a poll to time out (2 s each): about 5 s of
+    # stepping, scaled from the loop time of the run without notices (its own "Loop time", so that start-up
+    # is not counted). On a loaded machine the rate varies many times over; a run that stepped for less than
+    # 3 s is repeated (at most three times) with steps for about 5 s at its own rate.
+    plain=$(loop_time "$OUT")
+    [[ -n "$plain" ]] || { fail "no 'Loop time' line in the run without notices"; finish; }
+    steps=$(awk "BEGIN { s = int(2000 * 5 / ($plain + 1e-3)) + 1; print (s < 2000 ? 2000 : s) }")
+    for attempt in 1 2 3 4; do
+        rm -rf "$W/out-hung"
+        run "$NP" run good.toml --output-dir "$W/out-hung" --set cloud.provider=gcp --set "cloud.metadata_url=$URL" \
+            --set cloud.poll_seconds=0.1 --set run.steps=$steps
+        hung=$(loop_time "$OUT")
+        echo "attempt $attempt: 2000 steps without notices: $plain s of stepping; $steps steps with a hung metadata service: ${hung:-?} s"
+        [[ -n "$hung" ]] && holds "$hung < 3" || break
+        steps=$(awk "BEGIN { s = int($steps * 5 / ($hung + 1e-3)) + 1; print (s < 2 * $steps ? 2 * $steps : s) }")
+    done
     expect_exit 0
     [[ -f "$W/out-hung/final.h5" ]] || fail "no final.h5"
     expect_count "$ERR" "WARNING: spot notice poll on node" 1
     expect_in "$ERR" "(gcp, $URL): GET /computeMetadata/v1/instance/preempted: timed out"
     [[ -s "$W/requests.log" ]] || fail "the hung service was never asked"
-    hung=$(calc "$t2 - $t1")
-    echo "2000 steps without notices: $plain s; $steps steps with a hung metadata service: $hung s (expected about $expected s)"
-    holds "$hung < $expected + 4" || fail "the hung service slowed the run: $hung s, expected about $expected s"
+    # Not slowed: the last run stepped at no less than a quarter of the rate without notices (generous: the
+    # rate of a shared machine varies; a watcher that blocked the steps would stall them 2 s per poll, with
+    # a poll due every 0.1 s).
+    holds "$steps / $hung > 2000 / (4 * $plain)" || \
+        fail "the hung service slowed the run: $steps steps in $hung s of stepping, 2000 in $plain s without notices"
     ;;
 refused_urls)
     # A metadata URL that is not a loopback or link-local IP literal is refused when the deck is validated
