@@ -45,7 +45,7 @@ void print_header(const comm::Communicator& comm, const comm::Transport* transpo
   // Every rank's device, gathered (collective), then printed by rank 0 with the warnings about them.
   const auto devices = comm::gather_devices(comm);
   if (!comm.is_root()) return;
-  std::printf("spotrun %s (git %s, %s build)\n", k_version, k_git_hash, k_build_type);
+  std::printf("spotrun %s (git %s, %s build, SIMD %s)\n", k_version, k_git_hash, k_build_type, k_simd);
   std::printf("Kokkos %d.%d.%d, execution space %s (%s)\n", KOKKOS_VERSION / 10000, (KOKKOS_VERSION / 100) % 100,
               KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name(), k_kokkos_source);
   std::printf("MPI ranks: %d on %d node(s)\n", comm.size(), comm.node_count());
