@@ -48,6 +48,25 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full) {
         stencil.push_back((k * m_nbin[1] + j) * m_nbin[0] + i);
         stencil.push_back(i == 0 && j == 0 && k == 0 ? 0 : (upper ? 1 : -1));
       }
+  // Stencil rows for the host build: for each y, z offset in reach, the x offsets in reach of it.
+  std::vector<int> rows;
+  for (int k = -reach[2]; k <= reach[2]; ++k)
+    for (int j = -reach[1]; j <= reach[1]; ++j) {
+      auto gap = [](int n, double b) { return n == 0 ? 0.0 : (std::abs(n) - 1) * b; };
+      const double dyz = gap(j, binsize[1]) * gap(j, binsize[1]) + gap(k, binsize[2]) * gap(k, binsize[2]);
+      int rx = -1;
+      for (int i = 0; i <= reach[0]; ++i)
+        if (gap(i, binsize[0]) * gap(i, binsize[0]) + dyz < m_cutneighsq) rx = i;
+      if (rx < 0) continue;
+      rows.push_back((k * m_nbin[1] + j) * m_nbin[0]);
+      rows.push_back(rx);
+      rows.push_back(k == 0 && j == 0 ? 0 : (k > 0 || (k == 0 && j > 0) ? 1 : -1));
+    }
+  m_rows = Int2DView("md::rows", rows.size() / 3, 3);
+  auto hr = Kokkos::create_mirror_view(m_rows);
+  for (std::size_t n = 0; n < rows.size() / 3; ++n)
+    for (int d = 0; d < 3; ++d) hr(n, d) = rows[3 * n + d];
+  Kokkos::deep_copy(m_rows, hr);
   m_stencil = Int2DView("md::stencil", stencil.size() / 2, 2);
   auto h = Kokkos::create_mirror_view(m_stencil);
   for (std::size_t n = 0; n < stencil.size() / 2; ++n)
@@ -56,6 +75,8 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full) {
   int nbins = m_nbin[0] * m_nbin[1] * m_nbin[2];
   m_bincount = IntView("md::bincount", nbins);
   m_bin_owned = IntView("md::bin_owned", nbins);
+  m_owned_start = IntView("md::owned_start", nbins + 1);
+  m_ghost_start = IntView("md::ghost_start", nbins + 1);
   if (m_bins.extent(0) != static_cast<std::size_t>(nbins)) m_bins = Int2DView("md::bins", nbins, 8);
   // First guess of the row length: the atoms in a cutneigh sphere at the density of a liquid (half of them
   // for a half list), plus margin (grown on demand).
@@ -64,6 +85,125 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full) {
 }
 
 void NeighborList::build(const AtomStore& atoms) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    build_host(atoms);
+  else
+    build_device(atoms);
+  ++m_builds;
+}
+
+void NeighborList::build_host(const AtomStore& atoms) {
+  const int nlocal = atoms.nlocal, nall = atoms.nall();
+  const int nbins = static_cast<int>(m_bincount.extent(0));
+  auto x = atoms.x;
+  if (m_atom_bin.extent(0) < static_cast<std::size_t>(nall)) m_atom_bin = IntView("md::atom_bin", nall + nall / 4);
+  if (m_packed_index.extent(0) < static_cast<std::size_t>(nall)) {
+    m_packed_index = IntView("md::packed_index", nall + nall / 4);
+    m_packed_x = Vec3View("md::packed_x", nall + nall / 4);
+  }
+  if (m_packed_place.extent(0) < static_cast<std::size_t>(nlocal))
+    m_packed_place = IntView("md::packed_place", nlocal + nlocal / 4 + 16);
+
+  // 1. Pack the atoms by bin: a stable counting sort, owned atoms in [0, nlocal), ghosts in [nlocal, nall)
+  //    of the packed arrays; owned_start(b) and ghost_start(b) are where bin b begins in each.
+  auto atom_bin = m_atom_bin;
+  auto ostart = m_owned_start;
+  auto gstart = m_ghost_start;
+  auto cursor = m_bincount;
+  auto pindex = m_packed_index;
+  auto px = m_packed_x;
+  auto place = m_packed_place;
+  for (int b = 0; b <= nbins; ++b) ostart(b) = gstart(b) = 0;
+  for (int i = 0; i < nall; ++i) {
+    const int b = bin_of(x(i, 0), x(i, 1), x(i, 2));
+    atom_bin(i) = b;
+    ++(i < nlocal ? ostart : gstart)(b + 1);
+  }
+  gstart(0) = nlocal;
+  for (int b = 0; b < nbins; ++b) {
+    ostart(b + 1) += ostart(b);
+    gstart(b + 1) += gstart(b);
+  }
+  for (int b = 0; b < nbins; ++b) cursor(b) = ostart(b);
+  for (int i = 0; i < nall; ++i) {
+    if (i == nlocal)
+      for (int b = 0; b < nbins; ++b) cursor(b) = gstart(b);
+    const int p = cursor(atom_bin(i))++;
+    pindex(p) = i;
+    for (int d = 0; d < 3; ++d) px(p, d) = x(i, d);
+    if (i < nlocal) place(i) = p;
+  }
+
+  // 2. The rows of the owned atoms, growing the row length until everything fits. Half list: the owned
+  //    atoms of the upper stencil rows, and of the centre row those packed after atom i (the upper bins
+  //    and the later atoms of its own bin): each owned pair once; the ghosts of every row. Full list: the
+  //    owned atoms of every row but atom i itself, and every ghost.
+  if (numneigh.extent(0) < static_cast<std::size_t>(nlocal)) {
+    numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
+    numghost = IntView("md::numghost", nlocal + nlocal / 4 + 16);
+  }
+  if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || neighbors.extent(1) == 0)
+    neighbors = NeighborView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
+  auto rows = m_rows;
+  const int nrows = static_cast<int>(rows.extent(0));
+  const double cutsq = m_cutneighsq;
+  const bool full = m_full;
+  while (true) {
+    auto neigh = neighbors;
+    auto nn = numneigh;
+    auto ng = numghost;
+    const int maxn = static_cast<int>(neigh.extent(1));
+    int needed = 0;
+    long long pairs = 0;
+    // Host memory only (build() calls this where the atoms live there): the host execution space.
+    Kokkos::parallel_reduce(
+        "md::neighbor::build", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, nlocal),
+        [=](int i, int& need, long long& npairs) {
+          const int p = place(i), bi = atom_bin(i);
+          const double xi = px(p, 0), yi = px(p, 1), zi = px(p, 2);
+          int n = 0, g = 0;  // owned neighbours from the front of the row, ghosts from the back
+          bool fits = true;
+          // Candidates k0 .. k1-1 of the packed arrays: every candidate is written at the next free place
+          // and kept by counting it (no branch on the distance) when the row has room for all of them.
+          auto scan = [&](int k0, int k1, bool owned) {
+            if (k1 <= k0) return;
+            if (n + g + (k1 - k0) > maxn) fits = false;
+            for (int k = k0; k < k1; ++k) {
+              const double dx = xi - px(k, 0), dy = yi - px(k, 1), dz = zi - px(k, 2);
+              const int in = (dx * dx + dy * dy + dz * dz < cutsq) & (k != p);
+              if (owned) {
+                if (fits) neigh(i, n) = pindex(k);
+                n += in;
+              } else {
+                if (fits) neigh(i, maxn - 1 - g) = pindex(k);
+                g += in;
+              }
+            }
+          };
+          for (int r = 0; r < nrows; ++r) {
+            const int b = bi + rows(r, 0), reach = rows(r, 1), half = rows(r, 2);
+            if (full || half > 0)
+              scan(ostart(b - reach), ostart(b + reach + 1), true);
+            else if (half == 0)
+              scan(p + 1, ostart(b + reach + 1), true);
+            scan(gstart(b - reach), gstart(b + reach + 1), false);
+          }
+          nn(i) = n;
+          ng(i) = g;
+          const int want = fits ? n + g : (n + g > maxn ? n + g : maxn + 1);
+          if (want > need) need = want;
+          npairs += n + g;
+        },
+        Kokkos::Max<int>(needed), pairs);
+    if (needed <= maxn) {
+      m_total_pairs = pairs;
+      break;
+    }
+    neighbors = NeighborView("md::neighbors", neighbors.extent(0), needed + needed / 8 + 4);
+  }
+}
+
+void NeighborList::build_device(const AtomStore& atoms) {
   const int nlocal = atoms.nlocal, nall = atoms.nall();
   const int nbins = static_cast<int>(m_bincount.extent(0));
   if (m_atom_bin.extent(0) < static_cast<std::size_t>(nall)) m_atom_bin = IntView("md::atom_bin", nall + nall / 4);
@@ -177,7 +317,6 @@ void NeighborList::build(const AtomStore& atoms) {
     }
     neighbors = NeighborView("md::neighbors", neighbors.extent(0), needed + needed / 8 + 4);
   }
-  ++m_builds;
 }
 
 }  // namespace spotrun::md

@@ -6,6 +6,12 @@
 //  - full (the GPU default): every neighbour of an owned atom, so each thread computes the force on its
 //    own atom only: no atomics, a fixed summation order, a bitwise reproducible run.
 // Bin contents are ordered by atom index, so lists are reproducible.
+//
+// Two builds: on a device, bins of atom indices filled with atomics (sorted by index after), each owned
+// atom scanning its stencil of bins. On the host, the atoms are packed by bin (a stable counting sort,
+// owned and ghost atoms apart, positions copied next to their indices), so the bins of one stencil row
+// (one y, z offset, every x offset in reach) are one contiguous range of the packed arrays: an owned atom
+// scans a few long streams instead of many short bins, and appends without a branch.
 #include <array>
 
 #include "atoms.hpp"
@@ -46,6 +52,9 @@ class NeighborList {
   long long total_pairs() const { return m_total_pairs; }
 
  private:
+  void build_device(const AtomStore& atoms);
+  void build_host(const AtomStore& atoms);
+
   double m_cutneighsq = 0;
   bool m_full = false;
   double m_lo[3] = {0, 0, 0};
@@ -59,6 +68,15 @@ class NeighborList {
   IntView m_bincount{"md::bincount", 0};
   Int2DView m_bins{"md::bins", 0, 0};
   IntView m_atom_bin{"md::atom_bin", 0};
+  // Host build: stencil rows (flat offset of the row's x = 0 bin, reach in x, half as for m_stencil), the
+  // packed atoms of every bin (owned and ghosts apart: start offsets by bin, atom indices, positions as
+  // x, y, z triples) and each owned atom's place among the packed owned atoms. Grown, never shrunk.
+  Int2DView m_rows{"md::rows", 0, 3};
+  IntView m_owned_start{"md::owned_start", 0};
+  IntView m_ghost_start{"md::ghost_start", 0};
+  IntView m_packed_index{"md::packed_index", 0};  // owned atoms first, then ghosts
+  Vec3View m_packed_x{"md::packed_x", 0};
+  IntView m_packed_place{"md::packed_place", 0};
   long long m_builds = 0;
   long long m_total_pairs = 0;
 };
