@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# LJ melt benchmark (the LAMMPS bench/in.lj problem): spotrun vs LAMMPS.
+# LJ melt benchmark (the LAMMPS bench/in.lj problem): spotrun vs LAMMPS, plain
+# and with its OPT package (lmp -sf opt, the same input otherwise).
 #
 # Sizes: 32,000 atoms (fcc 20x20x20 cells) and 256,000 atoms (40x40x40),
 # 100 steps NVE, each at 1 and 2 MPI ranks. Prints one row per case:
-#   atoms ranks spotrun_atom_steps_per_s lammps_atom_steps_per_s ratio
-# with ratio = spotrun / lammps ("n/a" when LAMMPS was not run).
+#   atoms ranks spotrun_atom_steps_per_s lammps_atom_steps_per_s ratio lammps_opt_atom_steps_per_s ratio_opt
+# with ratio = spotrun / lammps, ratio_opt = spotrun / (lammps -sf opt)
+# ("n/a" when LAMMPS was not run).
 #
 # Usage: bench/run_lj_bench.sh [--quick]
 #   --quick   32,000 atoms only
@@ -35,7 +37,7 @@ SIZES=(1 2)
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --quick) SIZES=(1); shift ;;
-        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
 done
@@ -63,7 +65,7 @@ if command -v "$LMP" >/dev/null 2>&1; then
     RUN_LAMMPS=1
     [[ -f "$LMP_INPUT" ]] || die "LAMMPS input '$LMP_INPUT' not found"
 else
-    echo "run_lj_bench: '$LMP' not on PATH, LAMMPS column will be n/a" >&2
+    echo "run_lj_bench: '$LMP' not on PATH, LAMMPS columns will be n/a" >&2
 fi
 [[ $RUN_SPOTRUN == 1 || $RUN_LAMMPS == 1 ]] || die "nothing to run (BENCH_LAMMPS_ONLY=1 but no LAMMPS)"
 
@@ -93,37 +95,41 @@ spotrun_rate() {
     echo "$rate"
 }
 
-# lammps_rate X R -> atom-steps/s = N * steps / T from
-# "Loop time of T on P procs for S steps with N atoms"
+# lammps_rate X R [LMP ARGS...] -> atom-steps/s = N * steps / T from
+# "Loop time of T on P procs for S steps with N atoms"; LMP ARGS precede the
+# input's (-sf opt: the OPT package)
 lammps_rate() {
     local x=$1 r=$2
-    local screen="$TMP/lammps-x$x-np$r.screen"
-    if ! "$MPIRUN" "${MPI_ARGS[@]}" -np "$r" "$LMP" -in "$LMP_INPUT" \
+    shift 2
+    local tag="lammps$(printf '%s' "$*" | tr -cs 'A-Za-z0-9' '_')"
+    local screen="$TMP/$tag-x$x-np$r.screen"
+    if ! "$MPIRUN" "${MPI_ARGS[@]}" -np "$r" "$LMP" "$@" -in "$LMP_INPUT" \
             -var x "$x" -var y "$x" -var z "$x" \
             -log none -screen "$screen" -nocite >"$screen.out" 2>&1; then
         tail -n 40 "$screen" "$screen.out" >&2 || true
-        die "LAMMPS failed (x=$x, ranks=$r)"
+        die "LAMMPS $* failed (x=$x, ranks=$r)"
     fi
     local rate
     rate="$(awk '/^Loop time of/ { t = $4; s = $9; n = $12 }
                  END { if (t > 0) printf "%.6g\n", n * s / t }' "$screen")"
-    [[ -n "$rate" ]] || { tail -n 40 "$screen" >&2; die "no 'Loop time of' line in LAMMPS output (x=$x, ranks=$r)"; }
+    [[ -n "$rate" ]] || { tail -n 40 "$screen" >&2; die "no 'Loop time of' line in LAMMPS $* output (x=$x, ranks=$r)"; }
     echo "$rate"
 }
 
-row() { printf '%-8s %-5s %-24s %-23s %s\n' "$@"; }
-row atoms ranks spotrun_atom_steps_per_s lammps_atom_steps_per_s ratio
+# ratio A B -> A / B to 3 decimals, "n/a" when either is
+ratio() { if [[ $1 != n/a && $2 != n/a ]]; then awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; else echo n/a; fi; }
+# g V -> V to 4 significant digits, "n/a" as it is
+g() { if [[ $1 != n/a ]]; then awk -v v="$1" 'BEGIN { printf "%.4g", v }'; else echo n/a; fi; }
+
+row() { printf '%-8s %-5s %-24s %-23s %-5s %-27s %s\n' "$@"; }
+row atoms ranks spotrun_atom_steps_per_s lammps_atom_steps_per_s ratio lammps_opt_atom_steps_per_s ratio_opt
 for x in "${SIZES[@]}"; do
     atoms=$((32000 * x * x * x))
     for r in $RANKS; do
-        s="n/a"; l="n/a"; ratio="n/a"
+        s="n/a"; l="n/a"; o="n/a"
         [[ $RUN_SPOTRUN == 1 ]] && s="$(spotrun_rate "$x" "$r")"
         [[ $RUN_LAMMPS == 1 ]] && l="$(lammps_rate "$x" "$r")"
-        if [[ $s != n/a && $l != n/a ]]; then
-            ratio="$(awk -v a="$s" -v b="$l" 'BEGIN { printf "%.3f", a / b }')"
-        fi
-        [[ $s != n/a ]] && s="$(awk -v v="$s" 'BEGIN { printf "%.4g", v }')"
-        [[ $l != n/a ]] && l="$(awk -v v="$l" 'BEGIN { printf "%.4g", v }')"
-        row "$atoms" "$r" "$s" "$l" "$ratio"
+        [[ $RUN_LAMMPS == 1 ]] && o="$(lammps_rate "$x" "$r" -sf opt)"
+        row "$atoms" "$r" "$(g "$s")" "$(g "$l")" "$(ratio "$s" "$l")" "$(g "$o")" "$(ratio "$s" "$o")"
     done
 done

@@ -3,7 +3,7 @@
 
 Usage:
   bench/suite.py [SUITE...] [--ranks 1,2,4] [--quick | --smoke] [--size N] [--repeat N] [--out DIR]
-                 [--compare OLD.json] [--threshold 0.10] [--no-peers] [--build DIR] [--scratch DIR]
+                 [--compare OLD.json] [--threshold 0.10] [--no-peers] [--no-opt] [--build DIR] [--scratch DIR]
   bench/suite.py --compare OLD.json --against NEW.json     compare two results files, run nothing
   bench/suite.py --report RESULTS.json [--out DIR]          remake report.md and the plots of a results file
 
@@ -12,7 +12,8 @@ deck there), each run at every rank count of --ranks (default: 1, 2, 4, ... up t
 title, program, scaling (strong: fixed size; weak: fixed size per rank) and the sizes of the full,
 --quick and --smoke runs (see bench/README.md). The decks shipped:
   lj          LJ melt (bench/lj-bench.toml, LAMMPS in.lj) at 32k, 256k, 2M atoms (strong), spotrun
-              `run` against LAMMPS `lmp` (peer) when installed: atom-steps/s and their ratio
+              `run` against LAMMPS `lmp` and `lmp -sf opt` (its OPT package; two peers) when installed:
+              atom-steps/s and their ratios
   lj-weak     the same at 32k atoms per rank (weak)
   fluid       Taylor-Green RK4 step at 64^3, 128^3, 256^3 (strong) against its FFT floor, 36 of spotrun's
               distributed transforms of the grid measured in the same run (bench_fluid)
@@ -39,7 +40,9 @@ lies entirely on the slow side of the old range (see suite_records.compare).
 Exit codes: 0 done (no regression), 1 regression, 2 bad usage, 3 a benchmark program failed (the records
 before it are kept).
 
-Environment: MPIRUN (default mpirun), LMP (default lmp; the LAMMPS peer runs only when found),
+--no-peers runs no LAMMPS; --no-opt runs plain LAMMPS only, without its `-sf opt` peer.
+
+Environment: MPIRUN (default mpirun), LMP (default lmp; the LAMMPS peers run only when found),
 SPOTRUN_TEST_FORCE_SLOWDOWN is passed to the programs (a test hook: solvers/md/md_test_hooks.hpp).
 """
 import argparse
@@ -306,11 +309,12 @@ def lj_steps(atoms):
 
 
 def predicted_cost(kind, total, ranks, repeat, peers, cores):
-    """Seconds, a rough model of this 2-core machine; the progress line rescales it by what it measures."""
+    """Seconds, a rough model of this 2-core machine; the progress line rescales it by what it measures.
+    peers: the LAMMPS runs per spotrun run of an LJ measurement (0, 1 or 2)."""
     eff = min(ranks, cores) / max(1.0, ranks / cores) if ranks > cores else ranks
     if kind == "lj":
         per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
-        return repeat * per * (2 if peers else 1)
+        return repeat * per * (1 + peers)
     if kind in ("fluid", "fft"):
         step = 1.5e-8 * total * math.log2(max(total, 2)) / eff
         return 1.5 + total * 4e-7 + (repeat + 1) * 2.2 * step
@@ -336,7 +340,7 @@ def plan(args, cores, peers):
                     a, b, c = factor3(r) if spec["scaling"] == "weak" else (1, 1, 1)
                     total = size ** 3 * a * b * c
                     label = f"{suite} {size * a}x{size * b}x{size * c} np{r}"
-                cost = predicted_cost(spec["kind"], total, r, args.repeat, peers and spec["kind"] == "lj", cores)
+                cost = predicted_cost(spec["kind"], total, r, args.repeat, peers if spec["kind"] == "lj" else 0, cores)
                 tasks.append(Task(suite, spec["kind"], spec["scaling"], size, r, cost, label))
     return tasks
 
@@ -402,9 +406,12 @@ class Suite:
             cells = [c, c, c]
         atoms = 4 * cells[0] * cells[1] * cells[2]
         steps = lj_steps(atoms)
-        spot, peer = [], []
-        spot_cmd = lmp_cmd = ""
+        spot, peer, peer_opt = [], [], []
+        spot_cmd = lmp_cmd = opt_cmd = ""
         version = ""
+        runs = 1 + (1 if self.lammps else 0) + (1 if self.lammps and not self.args.no_opt else 0)
+        lmp_args = ["-in", LMP_INPUT, "-var", "x", f"{cells[0] / 20:g}", "-var", "y", f"{cells[1] / 20:g}",
+                    "-var", "z", f"{cells[2] / 20:g}", "-var", "steps", steps, "-log", "none", "-nocite"]
         for rep in range(self.args.repeat):
             self.progress.note(task, rep / self.args.repeat, f"spotrun run {rep + 1}/{self.args.repeat}")
             outdir = tempfile.mkdtemp(prefix="lj.", dir=self.scratch)
@@ -416,14 +423,19 @@ class Suite:
                 shutil.rmtree(outdir, ignore_errors=True)
             spot.append(parse_spotrun_rate(out, "spotrun"))
             if self.lammps:
-                self.progress.note(task, (rep + 0.5) / self.args.repeat, f"LAMMPS run {rep + 1}/{self.args.repeat}")
-                out, lmp_cmd = self.runner.run(f"lj-lammps-{atoms}-np{r}-{rep}", r, [
-                    self.lammps, "-in", LMP_INPUT, "-var", "x", f"{cells[0] / 20:g}", "-var", "y", f"{cells[1] / 20:g}",
-                    "-var", "z", f"{cells[2] / 20:g}", "-var", "steps", steps, "-log", "none", "-nocite"],
-                    cwd=self.scratch)
+                self.progress.note(task, (rep + 1 / runs) / self.args.repeat, f"LAMMPS run {rep + 1}/{self.args.repeat}")
+                out, lmp_cmd = self.runner.run(f"lj-lammps-{atoms}-np{r}-{rep}", r, [self.lammps] + lmp_args,
+                                               cwd=self.scratch)
                 peer.append(parse_lammps_rate(out, "LAMMPS"))
                 m = re.search(r"LAMMPS \(([^)]+)\)", out)
                 version = m.group(1) if m else version
+            if self.lammps and not self.args.no_opt:
+                # The same input and arguments with LAMMPS's OPT package: the suffix switch makes lj/cut lj/cut/opt.
+                self.progress.note(task, (rep + 2 / runs) / self.args.repeat,
+                                   f"LAMMPS -sf opt run {rep + 1}/{self.args.repeat}")
+                out, opt_cmd = self.runner.run(f"lj-lammps-opt-{atoms}-np{r}-{rep}", r,
+                                               [self.lammps, "-sf", "opt"] + lmp_args, cwd=self.scratch)
+                peer_opt.append(parse_lammps_rate(out, "LAMMPS -sf opt"))
         base = self.base(task, load)
         details = {"steps": steps, "cells": cells}
         common = dict(suite=task.suite, metric="throughput", unit="atom-steps/s", better="higher", size=atoms,
@@ -432,8 +444,17 @@ class Suite:
         if peer:
             ref = self.add(sr.make_record(base, name="lj.lammps", role="peer", program=f"LAMMPS {version}".strip(),
                                           samples=peer, command=lmp_cmd, details=details, **common))
-        self.add(sr.make_record(base, name="lj.spotrun", role="measurement", program="spotrun run", samples=spot,
-                                command=spot_cmd, reference=ref, details=details, **common))
+        own = self.add(sr.make_record(base, name="lj.spotrun", role="measurement", program="spotrun run",
+                                      samples=spot, command=spot_cmd, reference=ref, details=details, **common))
+        if peer_opt:
+            # The same spotrun samples against the second peer, a record of its own so that its ratio is recorded
+            # and checked as every other; samples_of marks the samples as lj.spotrun's: --compare judges them there.
+            opt = self.add(sr.make_record(base, name="lj.lammps-opt", role="peer",
+                                          program=" ".join(x for x in ("LAMMPS", version, "-sf opt") if x),
+                                          samples=peer_opt, command=opt_cmd, details=details, **common))
+            self.add(sr.make_record(base, name="lj.spotrun-vs-opt", role="measurement", program="spotrun run",
+                                    samples=spot, command=spot_cmd, reference=opt,
+                                    details=dict(details, samples_of=own["id"]), **common))
 
     def grid(self, task):
         f = factor3(task.ranks) if task.scaling == "weak" else (1, 1, 1)
@@ -542,6 +563,7 @@ def parse_args(argv):
     p.add_argument("--report", metavar="RESULTS.json", help="remake report.md and plots of a results file, run nothing")
     p.add_argument("--threshold", type=float, default=0.10, help="regression threshold (default 0.10: 10 %%)")
     p.add_argument("--no-peers", action="store_true", help="do not run LAMMPS")
+    p.add_argument("--no-opt", action="store_true", help="run plain LAMMPS only, not LAMMPS -sf opt (its OPT package)")
     p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (default build/)")
     p.add_argument("--scratch", help="directory for checkpoint files and run outputs (default: a new one in $TMPDIR)")
     args = p.parse_args(argv)
@@ -633,13 +655,14 @@ def main(argv):
     cores = os.cpu_count() or 1
     spotrun = os.path.join(args.build, "launcher", "spotrun")
     meta = machine_meta(args.build, spotrun)
-    tasks = plan(args, cores, lammps is not None)
+    tasks = plan(args, cores, 0 if lammps is None else 1 if args.no_opt else 2)
     command = " ".join(["bench/suite.py"] + argv)
     results = sr.ResultsFile(os.path.join(out, "results.json"), {
         "command": command, "started": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
         "status": "running", "suites": args.suites,
         "suite_titles": {k: v["title"] for k, v in args.specs.items()}, "ranks": args.ranks, "repeat": args.repeat,
         "mode": "smoke" if args.smoke else "quick" if args.quick else "full", "lammps": lammps or "not run",
+        "lammps_opt": "-sf opt" if lammps and not args.no_opt else "not run",
         "load_start": [round(x, 2) for x in os.getloadavg()], "cores": cores, **meta})
     runner = Runner(logdir, os.environ.get("MPIRUN", "mpirun"))
     progress = Progress(tasks)

@@ -5,6 +5,11 @@ Every measurement is one record (a JSON object, schema "spotrun-bench-record/1",
 A record that has a reference (a peer such as LAMMPS, or a floor such as raw FFTW or a raw write of the
 same bytes) names that record's id, copies its value, and stores ratio = value / reference value, both in
 the units of the two records (the same unit).
+
+One measurement may be compared with two references (LJ: LAMMPS and LAMMPS -sf opt). Each pair is then a
+record of its own; the second record repeats the samples of the first and names it in details.samples_of
+(checked: the same samples, size and rank count), and the regression comparison judges those samples once,
+in the first record.
 """
 import json
 import math
@@ -21,7 +26,7 @@ SCHEMA = {
     "schema": ((str,), True),
     "id": ((str,), True),            # name/scaling/size/np: unique in a results file
     "suite": ((str,), True),         # lj, lj-weak, fluid, ...
-    "name": ((str,), True),          # lj.spotrun, lj.lammps, fluid.step, ...
+    "name": ((str,), True),          # lj.spotrun, lj.lammps, lj.spotrun-vs-opt, fluid.step, ...
     "role": ((str,), True),          # measurement (spotrun's own), peer, floor
     "program": ((str,), True),
     "metric": ((str,), True),        # throughput, time, bandwidth
@@ -47,7 +52,7 @@ SCHEMA = {
     "load": ((list,), True),         # 1, 5, 15 minute load averages before the measurement
     "oversubscribed": ((bool,), True),
     "command": ((str,), True),
-    "details": ((dict,), False),     # free-form: steps, grid, bytes per atom, ...
+    "details": ((dict,), False),     # free-form: steps, grid, bytes per atom, samples_of (an id), ...
 }
 ROLES = ("measurement", "peer", "floor")
 
@@ -98,8 +103,9 @@ def _close(a, b, rel=1e-12):
 
 def check_records(records, min_repeats=3):
     """Problems with a list of records (empty when sound): the schema (required fields and their types,
-    allowed values), the statistics (value = median of the samples, spread = their min, quartiles and max)
-    and the ratios (every ratio recomputed from its two records equals the recorded one)."""
+    allowed values), the statistics (value = median of the samples, spread = their min, quartiles and max),
+    the ratios (every ratio recomputed from its two records equals the recorded one) and every
+    details.samples_of (another record of the file with the same samples, role, size, ranks and unit)."""
     problems = []
     by_id = {}
     for k, r in enumerate(records):
@@ -175,6 +181,20 @@ def check_records(records, min_repeats=3):
             problems.append(f"{where}: reference name/role differ from record {other['id']}")
         if (other["ranks"], other["size"], other["scaling"]) != (r["ranks"], r["size"], r["scaling"]):
             problems.append(f"{where}: reference {other['id']} is of another size or rank count")
+    for r in by_id.values():  # the records of a sound schema
+        if not isinstance(r.get("details"), dict) or "samples_of" not in r["details"]:
+            continue
+        where = f"record {r.get('id')}"
+        other = by_id.get(r["details"]["samples_of"])
+        if other is None or other is r:
+            problems.append(f"{where}: samples_of '{r['details']['samples_of']}' is not another record of this file")
+            continue
+        if other.get("samples") != r.get("samples") or other.get("role") != r.get("role") or (
+                other.get("details") or {}).get("samples_of"):
+            problems.append(f"{where}: samples_of {other['id']}, but its samples or role differ (or it repeats a third)")
+        if (other["ranks"], other["size"], other["scaling"], other["unit"]) != (r["ranks"], r["size"], r["scaling"],
+                                                                                 r["unit"]):
+            problems.append(f"{where}: samples_of {other['id']} is of another size, rank count or unit")
     return problems
 
 
@@ -234,7 +254,9 @@ def compare(old_records, new_records, threshold=0.10):
     significant when the two ranges [min, max] of samples do not overlap. A regression is a measurement of
     spotrun's own (role "measurement") whose slowdown exceeds 1 + threshold AND is significant (the new
     range lies entirely on the slow side of the old one). Peers and floors are shown, never flagged: they
-    tell whether the machine itself changed."""
+    tell whether the machine itself changed. A record that repeats the samples of another (details.samples_of:
+    the same measurement against a second reference) is shown and not flagged: its samples are judged once,
+    in the record it names."""
     old_by_id = {r["id"]: r for r in old_records}
     rows, regressions = [], []
     for new in new_records:
@@ -254,7 +276,8 @@ def compare(old_records, new_records, threshold=0.10):
         else:
             slower_apart, faster_apart = nM < om, nm > oM
         significant = slower_apart if slowdown > 1 else faster_apart
-        regression = new["role"] == "measurement" and slowdown > 1 + threshold and slower_apart
+        samples_of = (new.get("details") or {}).get("samples_of")
+        regression = new["role"] == "measurement" and not samples_of and slowdown > 1 + threshold and slower_apart
         pct = (slowdown - 1) * 100
         if regression:
             verdict = f"REGRESSION: slower by {pct:.1f} % (> {threshold * 100:.0f} %), ranges apart"
@@ -267,6 +290,8 @@ def compare(old_records, new_records, threshold=0.10):
             verdict = "unchanged"
         if new["role"] != "measurement" and slowdown != 1:
             verdict += f" ({new['role']}: not flagged)"
+        elif samples_of and slowdown != 1:
+            verdict += f" (the samples of {samples_of}: judged there)"
         row = {"id": new["id"], "old": old, "new": new, "slowdown": slowdown, "significant": significant,
                "regression": regression, "verdict": verdict}
         rows.append(row)

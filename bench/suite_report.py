@@ -7,6 +7,8 @@ from collections import defaultdict
 # What a suite's ratio column means (ratio = value / reference value, as recorded).
 RATIO_MEANING = {
     "lj.spotrun": "spotrun / LAMMPS atom-steps/s (> 1: spotrun faster)",
+    "lj.spotrun-vs-opt": "spotrun / LAMMPS -sf opt (its OPT package) atom-steps/s, the samples of lj.spotrun "
+                         "(> 1: spotrun faster)",
     "fluid.step": "step time / FFT floor (36 transforms; 1 = at the floor)",
     "fft.transform": "spotrun / raw FFTW time per transform (< 1: spotrun faster)",
     "checkpoint.write": "write / raw write MB/s (1 = at the disk floor)",
@@ -109,10 +111,12 @@ def plots(out, records):
     import matplotlib.pyplot as plt
 
     files = []
-    # 1. throughput against ranks, ideal scaling from the smallest rank count, one panel per quantity.
+    # 1. throughput against ranks, ideal scaling from the smallest rank count, one panel per quantity (a record
+    # that repeats another's samples against a second reference is drawn once, as the record it names).
     groups = defaultdict(list)
     for r in records:
-        groups[(r["suite"], r["name"])].append(r)
+        if not (r.get("details") or {}).get("samples_of"):
+            groups[(r["suite"], r["name"])].append(r)
     keys = sorted(groups)
     if keys:
         cols = min(3, len(keys))
@@ -183,7 +187,8 @@ def write_report(out, doc, comparison):
               f"- git {meta.get('git_hash', '?')}; build {meta.get('build_flags', '?')}; Kokkos {meta.get('kokkos_backend', '?')}",
               f"- device: {meta.get('device', '?')} ({meta.get('host', '?')})",
               f"- load average (1, 5, 15 min) at the start {meta.get('load_start')}, at the end {meta.get('load_end')}",
-              f"- repetitions per measurement: {meta.get('repeat')}; peer: {meta.get('lammps')}",
+              f"- repetitions per measurement: {meta.get('repeat')}; peer: {meta.get('lammps')}"
+              + (f", and with {meta['lammps_opt']}" if meta.get("lammps_opt", "not run") != "not run" else ""),
               ""]
     if any(r["oversubscribed"] for r in records):
         lines += ["Runs marked oversubscribed had more ranks than cores: not scaling figures.", ""]

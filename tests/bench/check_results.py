@@ -7,7 +7,9 @@ when there is any.
 - results.json: status complete; the schema and the honesty checks of bench/suite_records.check_records;
   and, independently of it, every ratio recomputed here from the medians of the samples of its two records;
 - every suite of --suites measured at every rank count of --ranks, each with its reference (LAMMPS for
-  lj when --lammps yes, raw FFTW for fft, the floors for fluid, checkpoint and halo);
+  lj when --lammps yes, raw FFTW for fft, the floors for fluid, checkpoint and halo); lj with --lammps yes
+  also against LAMMPS -sf opt (lj.spotrun-vs-opt: the samples of lj.spotrun, and every -sf opt run's log
+  shows the pair style lj/cut/opt), without LAMMPS no such record;
 - report.md: a table per suite; summary.txt: one line per record; the three plots are PNG images.
 """
 import argparse
@@ -19,9 +21,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "bench"))
 import suite_records as sr  # noqa: E402
 
-# measurement name -> (suite kinds, name of its reference record)
+# suite kind -> [(measurement name, name of its reference record)]
+PEER_ONLY = {"lj.spotrun-vs-opt"}  # measured only against a peer: absent without LAMMPS
 EXPECTED = {
-    "lj": [("lj.spotrun", "lj.lammps")],
+    "lj": [("lj.spotrun", "lj.lammps"), ("lj.spotrun-vs-opt", "lj.lammps-opt")],
     "fluid": [("fluid.step", "fluid.fft_floor")],
     "fft": [("fft.transform", "fft.fftw_raw")],
     "checkpoint": [("checkpoint.write", "checkpoint.raw_write"), ("checkpoint.read", "checkpoint.raw_read")],
@@ -60,6 +63,10 @@ def main():
         for name, ref_name in EXPECTED[kind]:
             for np in ranks:
                 found = [r for r in records if r["suite"] == suite and r["name"] == name and r["ranks"] == np]
+                if name in PEER_ONLY and a.lammps == "no":
+                    if found:
+                        problems.append(f"suite {suite}: {name} record at {np} ranks without LAMMPS")
+                    continue
                 if not found:
                     problems.append(f"suite {suite}: no {name} record at {np} ranks")
                 for r in found:
@@ -71,6 +78,20 @@ def main():
                         problems.append(f"{r['id']}: {r['repeats']} repeats")
                     if r["scaling"] != ("weak" if suite.endswith("-weak") else "strong"):
                         problems.append(f"{r['id']}: scaling {r['scaling']}")
+                    if name in PEER_ONLY:  # the same samples as the measurement it repeats, checked here too
+                        own = by_id.get(f"lj.spotrun/{r['scaling']}/atoms={int(r['size'])}/np={np}")
+                        if own is None or own["samples"] != r["samples"]:
+                            problems.append(f"{r['id']}: samples are not those of lj.spotrun at the same size")
+    if a.lammps == "yes" and any(suite.split("-")[0] == "lj" for suite in a.suites.split(",")):
+        logs = [os.path.join(a.dir, "logs", f) for f in sorted(os.listdir(os.path.join(a.dir, "logs")))]
+        opt_logs = [f for f in logs if "-lj-lammps-opt-" in os.path.basename(f)]
+        plain_logs = [f for f in logs if "-lj-lammps-" in os.path.basename(f) and f not in opt_logs]
+        if len(opt_logs) != len(plain_logs):
+            problems.append(f"logs: {len(opt_logs)} LAMMPS -sf opt runs for {len(plain_logs)} plain LAMMPS runs")
+        for f in opt_logs:
+            with open(f) as fh:
+                if "pair lj/cut/opt" not in fh.read():
+                    problems.append(f"{f}: no 'pair lj/cut/opt': the -sf opt switch did not act")
     with open(os.path.join(a.dir, "report.md")) as f:
         report = f.read()
     for suite in a.suites.split(","):

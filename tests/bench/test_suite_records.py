@@ -22,10 +22,22 @@ BASE = {"ranks": 2, "git_hash": "abc", "build_flags": "Release", "kokkos_backend
         "host": "h", "date": "2026-11-30T00:00:00+00:00", "load": [0.1, 0.2, 0.3], "oversubscribed": False}
 
 
-def record(name, samples, role="measurement", reference=None, unit="s/step", better="lower", size=4000, base=BASE):
+def record(name, samples, role="measurement", reference=None, unit="s/step", better="lower", size=4000, base=BASE,
+           details=None):
     return sr.make_record(base, suite="x", name=name, role=role, program="p", metric="time", unit=unit, better=better,
                           samples=samples, size=size, size_unit="atoms", scaling="strong", command="cmd",
-                          reference=reference)
+                          reference=reference, details=details)
+
+
+def two_peers(old_samples, new_samples):
+    """One measurement against two peers, as the LJ suite records it: the second record repeats its samples."""
+    recs = []
+    for samples in (old_samples, new_samples):
+        peer = record("p", [1.0, 1.1, 1.2], role="peer")
+        peer2 = record("p2", [0.8, 0.9, 1.0], role="peer")
+        own = record("m", samples, reference=peer)
+        recs.append([peer, own, peer2, record("m-vs-p2", samples, reference=peer2, details={"samples_of": own["id"]})])
+    return recs
 
 
 class Statistics(unittest.TestCase):
@@ -101,6 +113,17 @@ class Records(unittest.TestCase):
     def test_duplicate_id(self):
         self.bad(lambda r: r.append(copy.deepcopy(r[0])), "duplicate id")
 
+    def test_samples_of_a_second_reference(self):
+        recs = two_peers([1.0, 1.1, 1.2], [1.0, 1.1, 1.2])[1]
+        self.assertEqual(sr.check_records(recs), [])
+        self.assertAlmostEqual(recs[3]["ratio"], 1.1 / 0.9, places=14)
+        other = copy.deepcopy(recs)
+        other[3]["samples"][0] = 1.05  # not the samples of the record it names (value and spread still agree)
+        self.assertTrue(any("samples or role differ" in p for p in sr.check_records(other)), sr.check_records(other))
+        other = copy.deepcopy(recs)
+        other[3]["details"]["samples_of"] = "nosuch"
+        self.assertTrue(any("not another record" in p for p in sr.check_records(other)))
+
 
 class ResultsFile(unittest.TestCase):
     def test_every_add_leaves_a_whole_file_and_a_failed_write_keeps_the_last(self):
@@ -153,6 +176,14 @@ class Compare(unittest.TestCase):
         row, reg = self.run_compare([1.0, 1.02, 0.98], [2.0, 2.1, 1.9], role="floor")
         self.assertEqual(reg, [])
         self.assertIn("not flagged", row["verdict"])
+
+    def test_samples_of_another_record_judged_once(self):
+        old, new = two_peers([1.0, 1.02, 0.98], [1.5, 1.52, 1.48])
+        rows, reg = sr.compare(old, new, 0.10)
+        self.assertEqual([r["new"]["name"] for r in reg], ["m"])  # the slowdown counted once
+        row = next(r for r in rows if r["new"]["name"] == "m-vs-p2")
+        self.assertFalse(row["regression"])
+        self.assertIn("judged there", row["verdict"])
 
     def test_command_line_compare_of_two_files(self):
         with tempfile.TemporaryDirectory() as d:
