@@ -297,3 +297,41 @@ TEST(MdPhysics, KeepsEveryAtomOfADataFile) {
   MdRun run(cfg, test::world(), &data);
   EXPECT_EQ(run->natoms(), 3) << "an atom of the data file was silently dropped";
 }
+
+namespace {
+long long g_md_allocations = 0;
+std::string g_md_allocation_labels;
+void count_md_allocation(const Kokkos::Tools::SpaceHandle, const char* label, const void*, const std::uint64_t) {
+  ++g_md_allocations;
+  if (g_md_allocation_labels.find(label) == std::string::npos) g_md_allocation_labels += std::string(" ") + label;
+}
+}  // namespace
+
+// Persistent buffers: once the first rebuilds have sized them, steps allocate nothing, neighbour rebuilds
+// (migration, sort, ghosts, lists) included, on either list kind. A warm liquid, so that atoms migrate
+// between ranks and lists change between rebuilds.
+TEST(MdPhysics, StepsAndRebuildsAllocateNothing) {
+  for (const auto list : {md::NeighborListKind::Half, md::NeighborListKind::Full}) {
+    auto cfg = test::lattice_config({6, 6, 6}, 3.0);
+    cfg.neighbor_list = list;
+    cfg.neighbor_every = 1;
+    cfg.neighbor_check = true;
+    MdRun run(cfg, test::world());
+    run->setup();
+    for (int n = 0; n < 60; ++n) run->step(n % 10 == 0);  // sizes the buffers (grown with margin)
+    const long long builds = run->neighbor_builds();
+    Kokkos::Tools::Experimental::set_allocate_data_callback(count_md_allocation);
+    g_md_allocations = 0;
+    { md::DoubleView probe("probe", 4); }
+    const long long probe = g_md_allocations;
+    g_md_allocations = 0;
+    g_md_allocation_labels.clear();
+    for (int n = 0; n < 40; ++n) run->step(n % 10 == 0);
+    const long long during = g_md_allocations;
+    Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+    const std::string kind = list == md::NeighborListKind::Full ? "full list" : "half list";
+    EXPECT_EQ(probe, 1) << "the allocation hook did not fire";
+    EXPECT_GT(run->neighbor_builds(), builds + 3) << kind << ": the steps should rebuild the lists";
+    EXPECT_EQ(during, 0) << kind << ": allocations in 40 steps:" << g_md_allocation_labels;
+  }
+}

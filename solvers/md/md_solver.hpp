@@ -3,6 +3,7 @@
 #include <memory>
 #include <optional>
 
+#include "atom_sort.hpp"
 #include "atoms.hpp"
 #include "comm/communicator.hpp"
 #include "comm/process_grid.hpp"
@@ -93,6 +94,7 @@ class MdSolver final : public Solver {
   std::unique_ptr<Halo> m_halo;
   AtomStore m_atoms;
   NeighborList m_neighbor;
+  AtomSorter m_sorter;  // sort_owned_atoms(): canonical order after each rebuild
   PairCoeffs m_coeffs;  // by type pair (host), for set-up and messages
   AnyPair m_pair;       // the evaluators of every type pair, where the kernels run
   ForceScatter m_scatter;

@@ -1,6 +1,5 @@
 // The MD solver, stepping: velocity Verlet with the halo exchange, neighbour rebuilds (migration and the
 // spatial sort of atoms on the device, ghosts, lists) and forces.
-#include <Kokkos_Sort.hpp>
 #include <sstream>
 
 #include "integrate.hpp"
@@ -9,45 +8,10 @@
 #include "md_test_hooks.hpp"
 
 namespace spotrun::md {
-namespace {
-
-// Kokkos::BinSort order of the owned atoms: the neighbour bin of the position, then the atom id within
-// a bin (BinSort's within-bin sort swaps a pair when this returns false for it).
-struct SortByBinThenId {
-  NeighborList bins;
-  Vec3View x;
-  IdView id;
-  int nbins;
-  KOKKOS_INLINE_FUNCTION int max_bins() const { return nbins; }
-  template <class Keys>
-  KOKKOS_INLINE_FUNCTION int bin(Keys&, int i) const {
-    return bins.bin_of(x(i, 0), x(i, 1), x(i, 2));
-  }
-  template <class Keys>
-  KOKKOS_INLINE_FUNCTION bool operator()(Keys&, int a, int b) const {
-    return id(a) < id(b);
-  }
-};
-
-}  // namespace
 
 using impl::PhaseTimer;
 
-void MdSolver::sort_owned_atoms() {
-  // Canonical order after every re-neighbouring: by spatial bin (cache locality), then by atom id. The
-  // state after a rebuild then depends only on positions, never on the history of migrations. On the
-  // device: Kokkos::BinSort over the neighbour bins, each bin then sorted by id.
-  const int n = m_atoms.nlocal;
-  if (n < 2) return;
-  const SortByBinThenId op{m_neighbor, m_atoms.x, m_atoms.id, m_neighbor.bin_total()};
-  Kokkos::BinSort<IdView, SortByBinThenId> sorter(m_atoms.id, 0, n, op, true);
-  sorter.create_permute_vector();
-  sorter.sort(m_atoms.x, 0, n);
-  sorter.sort(m_atoms.v, 0, n);
-  sorter.sort(m_atoms.type, 0, n);
-  sorter.sort(m_atoms.image, 0, n);
-  sorter.sort(m_atoms.id, 0, n);  // last: the within-bin order reads the ids
-}
+void MdSolver::sort_owned_atoms() { m_sorter.sort(m_atoms, m_neighbor); }
 
 void MdSolver::rebuild() {
   PhaseTimer timer(m_phase_time[k_neigh]);

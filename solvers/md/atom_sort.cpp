@@ -1,0 +1,87 @@
+#include "atom_sort.hpp"
+
+namespace spotrun::md {
+namespace {
+
+// dst(k, ...) = src(order(k), ...) for k < n, then back into src.
+template <class View, class Scratch>
+void permute(const View& src, Scratch& scratch, const IntView& order, int n) {
+  auto s = scratch;
+  Kokkos::parallel_for(
+      "md::sort::gather", Policy(0, n), KOKKOS_LAMBDA(int k) {
+        if constexpr (View::rank == 1) {
+          s(k) = src(order(k));
+        } else {
+          for (int c = 0; c < 3; ++c) s(k, c) = src(order(k), c);
+        }
+      });
+  const auto first = std::make_pair(0, n);
+  if constexpr (View::rank == 1)
+    Kokkos::deep_copy(Kokkos::subview(src, first), Kokkos::subview(s, first));
+  else
+    Kokkos::deep_copy(Kokkos::subview(src, first, Kokkos::ALL), Kokkos::subview(s, first, Kokkos::ALL));
+}
+
+template <class View>
+void grow(View& v, int n) {
+  if (v.extent(0) < static_cast<std::size_t>(n)) v = View(v.label(), n + n / 4 + 16);
+}
+
+}  // namespace
+
+void AtomSorter::sort(AtomStore& atoms, const NeighborList& bins) {
+  const int n = atoms.nlocal;
+  if (n < 2) return;
+  const int nbins = bins.bin_total();
+  if (m_start.extent(0) < static_cast<std::size_t>(nbins) + 1) m_start = IntView(m_start.label(), nbins + 1);
+  grow(m_bin, n);
+  grow(m_order, n);
+  grow(m_vec3, n);
+  grow(m_int3, n);
+  grow(m_int, n);
+  grow(m_id, n);
+  auto start = m_start;
+  auto bin = m_bin;
+  auto order = m_order;
+  auto x = atoms.x;
+  auto id = atoms.id;
+  const NeighborList grid = bins;  // the bin geometry, for the kernels
+
+  // Counts by bin in start(b + 1), summed into the place where each bin begins, start(b).
+  Kokkos::deep_copy(Kokkos::subview(start, std::make_pair(0, nbins + 1)), 0);
+  Kokkos::parallel_for(
+      "md::sort::count", Policy(0, n), KOKKOS_LAMBDA(int i) {
+        const int b = grid.bin_of(x(i, 0), x(i, 1), x(i, 2));
+        bin(i) = b;
+        Kokkos::atomic_increment(&start(b + 1));
+      });
+  Kokkos::parallel_scan(
+      "md::sort::offsets", Policy(0, nbins + 1), KOKKOS_LAMBDA(int b, int& sum, bool final) {
+        sum += start(b);
+        if (final) start(b) = sum;
+      });
+  // Each atom to a place in its bin (start(b) ends as the end of bin b = the start of bin b + 1), then each
+  // bin ordered by id.
+  Kokkos::parallel_for(
+      "md::sort::place", Policy(0, n), KOKKOS_LAMBDA(int i) { order(Kokkos::atomic_fetch_add(&start(bin(i)), 1)) = i; });
+  Kokkos::parallel_for(
+      "md::sort::within_bins", Policy(0, nbins), KOKKOS_LAMBDA(int b) {
+        const int first = b == 0 ? 0 : start(b - 1), last = start(b);
+        for (int a = first + 1; a < last; ++a) {
+          const int v = order(a);
+          int c = a - 1;
+          while (c >= first && id(order(c)) > id(v)) {
+            order(c + 1) = order(c);
+            --c;
+          }
+          order(c + 1) = v;
+        }
+      });
+  permute(atoms.x, m_vec3, order, n);
+  permute(atoms.v, m_vec3, order, n);
+  permute(atoms.image, m_int3, order, n);
+  permute(atoms.type, m_int, order, n);
+  permute(atoms.id, m_id, order, n);  // last: the within-bin order read the ids
+}
+
+}  // namespace spotrun::md

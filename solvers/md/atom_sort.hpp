@@ -1,0 +1,29 @@
+#pragma once
+// The canonical order of the owned atoms after a re-neighbouring: by neighbour bin (cache locality), then
+// by atom id. The state after a rebuild then depends only on the positions, never on the history of
+// migrations (bitwise resume on the same rank count).
+//
+// A counting sort by bin (atomics, then each bin ordered by id, so the order does not depend on thread
+// scheduling) into buffers that are kept: no allocation once they have grown to the atom count (unlike
+// Kokkos::BinSort, which allocates its bins and scratch on every sort).
+#include "atoms.hpp"
+#include "neighbor.hpp"
+
+namespace spotrun::md {
+
+class AtomSorter {
+ public:
+  // Reorders atoms [0, nlocal) (x, v, type, image, id) by bins.bin_of(x), then id.
+  void sort(AtomStore& atoms, const NeighborList& bins);
+
+ private:
+  IntView m_start{"md::sort::start", 0};  // bins + 1: where each bin begins in m_order
+  IntView m_bin{"md::sort::bin", 0};
+  IntView m_order{"md::sort::order", 0};  // m_order(k): the atom that goes to place k
+  Vec3View m_vec3{"md::sort::vec3", 0};   // scratch for the permuted arrays
+  Int3View m_int3{"md::sort::int3", 0};
+  IntView m_int{"md::sort::int", 0};
+  IdView m_id{"md::sort::id", 0};
+};
+
+}  // namespace spotrun::md
