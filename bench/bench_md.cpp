@@ -35,8 +35,8 @@ using namespace spotrun;
 // Per atom at step 0. LAMMPS bench/in.lj prints pe -6.7733681 and press -5.0197073 at step 0.
 constexpr double k_lattice_pe = -6.7733680532529573;
 // Lattice sites within cutoff + skin = 2.8 sigma: fcc shells 1..5 hold 12 + 6 + 24 + 12 + 24 = 78
-// neighbours (shell 6 lies at 2.91 sigma), so a half list holds 39 pairs per atom (weighted: a ghost
-// pair counts half, it is stored on both ranks), a full list 78 neighbours.
+// neighbours (shell 6 lies at 2.91 sigma), so a half list holds 39 pairs per atom (weighted: without
+// Newton a ghost pair counts half, it is stored on both ranks), a full list 78 neighbours.
 constexpr double k_lattice_half_pairs = 39.0;
 constexpr double k_lattice_full_neighbors = 78.0;
 // Sums of about 10^6 pair terms in double precision: their order alone moves the result by a few
@@ -63,22 +63,34 @@ bool close(double got, double want, double tol = k_rel_tol) { return std::abs(go
 
 // Sum over owned atoms of the list entries, owned neighbours counting 1 and ghosts 1/2 (both owners
 // of a pair across a rank or periodic boundary list it): each physical pair once.
+// Sum over owned atoms of the list entries, owned neighbours counting 1 and ghosts 1/2 when both owners
+// of a pair across a rank or periodic boundary list it (a half list without Newton), else 1: each
+// physical pair once.
 double weighted_pairs(const md::AtomStore& atoms, const md::NeighborList& list) {
   auto numneigh = list.numneigh;
   auto numghost = list.numghost;
-  const bool full = list.full();
+  const double ghost_weight = list.full() || list.newton() ? 1.0 : 0.5;
   double sum = 0;
   Kokkos::parallel_reduce(
       "bench::weighted_pairs", md::Policy(0, atoms.nlocal),
-      KOKKOS_LAMBDA(int i, double& s) { s += numneigh(i) + (full ? 1.0 : 0.5) * numghost(i); }, sum);
+      KOKKOS_LAMBDA(int i, double& s) { s += numneigh(i) + ghost_weight * numghost(i); }, sum);
   return sum;
 }
 
+// The pair forces on the owned atoms, as MdSolver::compute_forces() makes them: under Newton (a host
+// half list) the reactions on ghosts are sent back to their owners through halo, the solver's ghost plan
+// (which the benchmark's atom copies share: same atoms, same order).
 md::PairTally forces(const md::AtomStore& atoms, const md::NeighborList& list, const md::PairTable<md::PairLJCut>& pair,
-                     md::ForceScatter& scatter, bool energy) {
-  Kokkos::deep_copy(Kokkos::subview(atoms.f, std::make_pair(0, atoms.nlocal), Kokkos::ALL), 0.0);
-  return energy ? md::compute_pair_forces<true>(atoms, list, pair, scatter)
-                : md::compute_pair_forces<false>(atoms, list, pair, scatter);
+                     md::ForceScatter& scatter, bool energy, md::Halo& halo) {
+  const int zeroed = list.newton() ? atoms.nall() : atoms.nlocal;
+  Kokkos::deep_copy(Kokkos::subview(atoms.f, std::make_pair(0, zeroed), Kokkos::ALL), 0.0);
+  const auto t = energy ? md::compute_pair_forces<true>(atoms, list, pair, scatter)
+                        : md::compute_pair_forces<false>(atoms, list, pair, scatter);
+  if (list.newton()) {
+    md::AtomStore views = atoms;  // the same arrays
+    halo.reverse_forces(views);
+  }
+  return t;
 }
 
 }  // namespace
@@ -172,7 +184,7 @@ void BM_lj_force(benchmark::State& state) {
   for (auto _ : state) {
     Kokkos::fence();
     auto t0 = std::chrono::steady_clock::now();
-    forces(atoms, p.list, p.pair, p.scatter, false);
+    forces(atoms, p.list, p.pair, p.scatter, false, p.solver->halo());
     Kokkos::fence();
     state.SetIterationTime(elapsed(t0));
   }
@@ -184,9 +196,9 @@ void BM_lj_force(benchmark::State& state) {
   // create_mirror always copies (a mirror view of host memory would alias d.f).
   auto f_plain = Kokkos::create_mirror(d.f);
   auto f_ev = Kokkos::create_mirror(d.f);
-  forces(d, p.displaced_list, p.pair, p.displaced_scatter, false);
+  forces(d, p.displaced_list, p.pair, p.displaced_scatter, false, p.solver->halo());
   Kokkos::deep_copy(f_plain, d.f);
-  forces(d, p.displaced_list, p.pair, p.displaced_scatter, true);
+  forces(d, p.displaced_list, p.pair, p.displaced_scatter, true, p.solver->halo());
   Kokkos::deep_copy(f_ev, d.f);
   double max_f = 0, max_diff = 0, sum[3] = {0, 0, 0};
   for (int i = 0; i < d.nlocal; ++i)
@@ -214,7 +226,7 @@ void BM_lj_force_energy(benchmark::State& state) {
   for (auto _ : state) {
     Kokkos::fence();
     auto t0 = std::chrono::steady_clock::now();
-    t = forces(atoms, p.list, p.pair, p.scatter, true);
+    t = forces(atoms, p.list, p.pair, p.scatter, true, p.solver->halo());
     Kokkos::fence();
     state.SetIterationTime(elapsed(t0));
   }
@@ -255,7 +267,7 @@ void BM_neighbor_build(benchmark::State& state) {
     return;
   }
   md::ForceScatter scatter(atoms.f);
-  const double pe = forces(atoms, list, p.pair, scatter, true).energy / n;
+  const double pe = forces(atoms, list, p.pair, scatter, true, p.solver->halo()).energy / n;
   if (!close(pe, k_lattice_pe)) fail(state, "md::neighbor::build: " + describe("pe per atom through the list", pe, k_lattice_pe));
 }
 

@@ -100,6 +100,7 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
   auto numghost = list.numghost;
   auto type = atoms.type;
   const int maxn = list.max_neighbors();
+  const bool newton = list.newton();
   auto f = atoms.f;
   scatter.reset_except(f);
   PairTally t;
@@ -112,10 +113,12 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
     double dx[k_row_chunk], dy[k_row_chunk], dz[k_row_chunk], fp[k_row_chunk];
     Pair pj[OneType ? 1 : k_row_chunk];
     // Owned neighbours (front of the row: the reaction goes to j, the pair counts whole), then ghosts
-    // (back of the row: the ghost's owner computes the pair too, so it counts half).
+    // (back of the row). Under Newton a ghost pair is listed on this side alone: its reaction goes to the
+    // ghost (Halo::reverse_forces sends it to the owner) and it counts whole; otherwise the ghost's owner
+    // computes the pair too, so it counts half.
     const int ranges[2][2] = {{0, numneigh(i)}, {maxn - numghost(i), maxn}};
     for (int part = 0; part < 2; ++part) {
-      const bool owned = part == 0;
+      const bool owned = part == 0 || newton;
       for (int c0 = ranges[part][0]; c0 < ranges[part][1]; c0 += k_row_chunk) {
         const int n = ranges[part][1] - c0 < k_row_chunk ? ranges[part][1] - c0 : k_row_chunk;
         const int* row = &neigh(i, c0);

@@ -58,7 +58,7 @@ Halo::Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::
 
 void Halo::exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& send_first,
                         const std::array<std::size_t, 2>& recv_first, const std::array<std::size_t, 2>& nsend,
-                        const std::array<std::size_t, 2>& nrecv) {
+                        const std::array<std::size_t, 2>& nrecv, bool reverse) {
   const bool route_self = m_transport.route_self();
   m_batch.clear();
   for (int k = 0; k < 2; ++k) {
@@ -70,8 +70,8 @@ void Halo::exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& s
                         Kokkos::subview(m_send, Range(send_first[k], send_first[k] + sn)));
       continue;
     }
-    m_batch.send(s.send_rank, m_send.data() + send_first[k], sn * sizeof(double));
-    m_batch.recv(s.recv_rank, m_recv.data() + recv_first[k], rn * sizeof(double));
+    m_batch.send(reverse ? s.recv_rank : s.send_rank, m_send.data() + send_first[k], sn * sizeof(double));
+    m_batch.recv(reverse ? s.send_rank : s.recv_rank, m_recv.data() + recv_first[k], rn * sizeof(double));
   }
   if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());
 }
@@ -372,6 +372,68 @@ void Halo::update_positions(AtomStore& atoms) {
           "md::halo::unpack_positions", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
             const double* r = &recv(base + static_cast<std::size_t>(k_pack_position) * j);
             for (int c = 0; c < 3; ++c) x(first + j, c) = r[c];
+          });
+    }
+  }
+}
+
+void Halo::reverse_forces(AtomStore& atoms) {
+  auto f = atoms.f;
+  const bool route_self = m_transport.route_self();
+  for (int d = 2; d >= 0; --d) {
+    // Sent: the forces on the ghosts each swap received; received: those on the atoms it sent.
+    std::array<std::size_t, 2> nsend{}, nrecv{}, send_first{}, recv_first{};
+    std::size_t sent = 0, received = 0;
+    bool remote = false;
+    for (int k = 0; k < 2; ++k) {
+      const Swap& s = m_swaps[2 * d + k];
+      if (s.send_rank == m_grid.rank() && !route_self) continue;
+      remote = true;
+      nsend[k] = static_cast<std::size_t>(s.nrecv);
+      nrecv[k] = static_cast<std::size_t>(s.nsend);
+      send_first[k] = sent;
+      recv_first[k] = received;
+      sent += nsend[k] * k_pack_position;
+      received += nrecv[k] * k_pack_position;
+    }
+    if (remote) {
+      ensure(m_send, sent);
+      ensure(m_recv, received);
+      auto send = m_send;
+      for (int k = 0; k < 2; ++k) {
+        const Swap& s = m_swaps[2 * d + k];
+        if (s.send_rank == m_grid.rank() && !route_self) continue;
+        const int first = s.first_recv;
+        const std::size_t base = send_first[k];
+        Kokkos::parallel_for(
+            "md::halo::pack_forces", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
+              double* r = &send(base + static_cast<std::size_t>(k_pack_position) * j);
+              for (int c = 0; c < 3; ++c) r[c] = f(first + j, c);
+            });
+      }
+      exchange_dim(d, k_pack_position, send_first, recv_first, nsend, nrecv, true);
+    }
+    // One swap after the other: the send lists of the two may share atoms (a sub-box thinner than two
+    // neighbour cutoffs), within one list every atom is there once.
+    auto recv = m_recv;
+    for (int k = 0; k < 2; ++k) {
+      const Swap& s = m_swaps[2 * d + k];
+      auto list = s.sendlist;
+      if (s.send_rank == m_grid.rank() && !route_self) {
+        const int first = s.first_recv;
+        Kokkos::parallel_for(
+            "md::halo::add_own_forces", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
+              const int i = list(j);
+              for (int c = 0; c < 3; ++c) f(i, c) += f(first + j, c);
+            });
+        continue;
+      }
+      const std::size_t base = recv_first[k];
+      Kokkos::parallel_for(
+          "md::halo::unpack_forces", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
+            const int i = list(j);
+            const double* r = &recv(base + static_cast<std::size_t>(k_pack_position) * j);
+            for (int c = 0; c < 3; ++c) f(i, c) += r[c];
           });
     }
   }

@@ -35,6 +35,10 @@ class Halo {
   void build(AtomStore& atoms);
   // Refreshes ghost positions through the current plan.
   void update_positions(AtomStore& atoms);
+  // The reverse of update_positions() (Newton's third law across ghosts, NeighborList::newton()): the
+  // forces on the ghosts go back through the plan, last swap first (a ghost of a ghost reaches the owner
+  // through the rank it came from), and are added to the atoms they are images of.
+  void reverse_forces(AtomStore& atoms);
 
   long long ghost_count() const;
   // Bytes one update_positions() hands the transport (sent plus received; local copies excluded).
@@ -51,9 +55,10 @@ class Halo {
   // Exchanges the packed buffers of the two swaps of dimension d: swap k's `per_atom` doubles per atom
   // at send offset send_first[k] go to its send_rank; what arrives from its recv_rank lands at
   // recv_first[k] of m_recv. Self-messages are copied by a kernel unless the transport routes them.
+  // reverse: the other way (to each swap's recv_rank, from its send_rank), for reverse_forces().
   void exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& send_first,
                     const std::array<std::size_t, 2>& recv_first, const std::array<std::size_t, 2>& nsend,
-                    const std::array<std::size_t, 2>& nrecv);
+                    const std::array<std::size_t, 2>& nrecv, bool reverse = false);
 
   const comm::Communicator& m_comm;
   const comm::ProcessGrid& m_grid;

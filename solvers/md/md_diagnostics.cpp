@@ -56,7 +56,7 @@ std::vector<std::string> MdSolver::summary() {
   out.push_back("Rank grid: " + std::to_string(g[0]) + " x " + std::to_string(g[1]) + " x " + std::to_string(g[2]));
   out.push_back("Atoms: " + std::to_string(m_natoms) + ", ghosts: " + std::to_string(static_cast<long long>(s[1])));
   out.push_back(std::string("Neighbors per atom (") + (m_neighbor.full() ? "full" : "half") +
-                " list, with skin): " + fmt(s[0] / static_cast<double>(m_natoms)));
+                (m_neighbor.newton() ? " list, newton on" : " list") + ", with skin): " + fmt(s[0] / static_cast<double>(m_natoms)));
   out.push_back("Neighbor list builds = " + std::to_string(m_neighbor.builds()));
   out.push_back("Dangerous builds = " + std::to_string(m_dangerous_builds));
   // Timing breakdown: slowest rank per phase (load imbalance shows as max > total/ranks).

@@ -54,6 +54,8 @@ class MdSolver final : public Solver {
   const AtomStore& atoms() const { return m_atoms; }
   AtomStore& atoms() { return m_atoms; }
   const comm::ProcessGrid& grid() const { return *m_grid; }
+  // The ghost plan of the current atoms (benchmarks send forces back through it, Halo::reverse_forces).
+  Halo& halo() { return *m_halo; }
   const Halo& halo() const { return *m_halo; }
   long long dangerous_builds() const { return m_dangerous_builds; }
   long long neighbor_builds() const { return m_neighbor.builds(); }

@@ -48,19 +48,28 @@ void MdSolver::rebuild() {
 }
 
 void MdSolver::compute_forces(bool ev) {
-  PhaseTimer timer(m_phase_time[k_pair]);
+  // Under Newton the ghosts collect reactions too, which reverse_forces() adds to their owners.
+  const bool newton = m_neighbor.newton();
+  {
+    PhaseTimer timer(m_phase_time[k_pair]);
 #ifdef SPOTRUN_TEST_HOOKS  // extra force passes, discarded by the zeroing below (md_test_hooks.hpp)
-  for (int pass = 1; pass < test_hooks::force_passes(); ++pass)
-    std::visit([&](const auto& pair) { compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter); }, m_pair);
+    for (int pass = 1; pass < test_hooks::force_passes(); ++pass)
+      std::visit([&](const auto& pair) { compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter); }, m_pair);
 #endif
-  Kokkos::deep_copy(Kokkos::subview(m_atoms.f, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL), 0.0);
-  m_tally = std::visit(
-      [&](const auto& pair) {
-        return ev ? compute_pair_forces<true>(m_atoms, m_neighbor, pair, m_scatter)
-                  : compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter);
-      },
-      m_pair);
-  m_tally_valid = ev;
+    const int zeroed = newton ? m_atoms.nall() : m_atoms.nlocal;
+    Kokkos::deep_copy(Kokkos::subview(m_atoms.f, std::make_pair(0, zeroed), Kokkos::ALL), 0.0);
+    m_tally = std::visit(
+        [&](const auto& pair) {
+          return ev ? compute_pair_forces<true>(m_atoms, m_neighbor, pair, m_scatter)
+                    : compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter);
+        },
+        m_pair);
+    m_tally_valid = ev;
+  }
+  if (newton) {
+    PhaseTimer timer(m_phase_time[k_comm]);
+    m_halo->reverse_forces(m_atoms);
+  }
 }
 
 bool MdSolver::collect_moved_too_far() {

@@ -20,6 +20,7 @@ double NeighborList::bin_count(const comm::Box3& sub, double cutneigh) {
 void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full) {
   m_cutneighsq = cutneigh * cutneigh;
   m_full = full;
+  m_newton = !full && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
   const double target = 0.5 * cutneigh;
   double binsize[3];
   int reach[3];
@@ -61,11 +62,12 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full) {
       rows.push_back((k * m_nbin[1] + j) * m_nbin[0]);
       rows.push_back(rx);
       rows.push_back(k == 0 && j == 0 ? 0 : (k > 0 || (k == 0 && j > 0) ? 1 : -1));
+      rows.push_back(k);
     }
-  m_rows = Int2DView("md::rows", rows.size() / 3, 3);
+  m_rows = Int2DView("md::rows", rows.size() / 4, 4);
   auto hr = Kokkos::create_mirror_view(m_rows);
-  for (std::size_t n = 0; n < rows.size() / 3; ++n)
-    for (int d = 0; d < 3; ++d) hr(n, d) = rows[3 * n + d];
+  for (std::size_t n = 0; n < rows.size() / 4; ++n)
+    for (int d = 0; d < 4; ++d) hr(n, d) = rows[4 * n + d];
   Kokkos::deep_copy(m_rows, hr);
   m_stencil = Int2DView("md::stencil", stencil.size() / 2, 2);
   auto h = Kokkos::create_mirror_view(m_stencil);
@@ -147,7 +149,7 @@ void NeighborList::build_host(const AtomStore& atoms) {
   auto rows = m_rows;
   const int nrows = static_cast<int>(rows.extent(0));
   const double cutsq = m_cutneighsq;
-  const bool full = m_full;
+  const bool full = m_full, newton = m_newton;
   while (true) {
     auto neigh = neighbors;
     auto nn = numneigh;
@@ -165,12 +167,16 @@ void NeighborList::build_host(const AtomStore& atoms) {
           bool fits = true;
           // Candidates k0 .. k1-1 of the packed arrays: every candidate is written at the next free place
           // and kept by counting it (no branch on the distance) when the row has room for all of them.
-          auto scan = [&](int k0, int k1, bool owned) {
+          // Ghosts under Newton (newton): a ghost of a row above i's (a higher z bin, so a higher z) is
+          // kept whole, of a row below never; in i's own z bin by the coordinates (ghost above i by z,
+          // then y, then x: the ghost's owner sees the mirror image and lists the pair when this does not).
+          auto scan = [&](int k0, int k1, bool owned, bool by_position) {
             if (k1 <= k0) return;
             if (n + g + (k1 - k0) > maxn) fits = false;
             for (int k = k0; k < k1; ++k) {
               const double dx = xi - px(k, 0), dy = yi - px(k, 1), dz = zi - px(k, 2);
-              const int in = (dx * dx + dy * dy + dz * dz < cutsq) & (k != p);
+              int in = (dx * dx + dy * dy + dz * dz < cutsq) & (k != p);
+              if (by_position) in &= (dz < 0) | ((dz == 0) & ((dy < 0) | ((dy == 0) & (dx < 0))));
               if (owned) {
                 if (fits) neigh(i, n) = pindex(k);
                 n += in;
@@ -181,12 +187,12 @@ void NeighborList::build_host(const AtomStore& atoms) {
             }
           };
           for (int r = 0; r < nrows; ++r) {
-            const int b = bi + rows(r, 0), reach = rows(r, 1), half = rows(r, 2);
+            const int b = bi + rows(r, 0), reach = rows(r, 1), half = rows(r, 2), dzbin = rows(r, 3);
             if (full || half > 0)
-              scan(ostart(b - reach), ostart(b + reach + 1), true);
+              scan(ostart(b - reach), ostart(b + reach + 1), true, false);
             else if (half == 0)
-              scan(p + 1, ostart(b + reach + 1), true);
-            scan(gstart(b - reach), gstart(b + reach + 1), false);
+              scan(p + 1, ostart(b + reach + 1), true, false);
+            if (!newton || dzbin >= 0) scan(gstart(b - reach), gstart(b + reach + 1), false, newton && dzbin == 0);
           }
           nn(i) = n;
           ng(i) = g;

@@ -1,8 +1,10 @@
 #pragma once
 // Binned cell lists and Verlet lists with skin, half or full:
-//  - half (the CPU default): owned-owned pairs are stored once (j > i); owned-ghost pairs are stored on
-//    both ranks that see them (LAMMPS "half/bin/newtoff"), so no reverse communication of forces is
-//    needed; the force loop updates both atoms of an owned pair.
+//  - half (the CPU default): owned-owned pairs are stored once (j > i). On the host, with Newton's third
+//    law across ghosts (LAMMPS "half/bin/newton"): an owned-ghost pair is stored on one of the two ranks
+//    that see it (newton()), the force loop adds the reaction to the ghost and Halo::reverse_forces()
+//    sends ghost forces to their owners. On a device, owned-ghost pairs are stored on both ranks
+//    ("half/bin/newtoff"), with no reverse communication.
 //  - full (the GPU default): every neighbour of an owned atom, so each thread computes the force on its
 //    own atom only: no atomics, a fixed summation order, a bitwise reproducible run.
 // Bin contents are ordered by atom index, so lists are reproducible.
@@ -25,6 +27,10 @@ class NeighborList {
   // cutneigh = cutoff + skin; the bin grid covers the sub-box extended by cutneigh. full: a full list.
   void setup(const comm::Box3& sub_box, double cutneigh, bool full = false);
   bool full() const { return m_full; }
+  // Newton's third law across ghosts (LAMMPS newton on; the host half list): each owned-ghost pair is
+  // listed on one side only, the one whose owned atom lies below the ghost (by z, then y, then x); the force
+  // loop then adds the reaction to the ghost, and Halo::reverse_forces() sends ghost forces to their owners.
+  bool newton() const { return m_newton; }
   // Bins setup() makes for this sub-box (with the stencil's padding), as a double: no overflow.
   static double bin_count(const comm::Box3& sub_box, double cutneigh);
   void build(const AtomStore& atoms);
@@ -57,6 +63,7 @@ class NeighborList {
 
   double m_cutneighsq = 0;
   bool m_full = false;
+  bool m_newton = false;
   double m_lo[3] = {0, 0, 0};
   double m_inv_bin[3] = {1, 1, 1};
   int m_nbin[3] = {1, 1, 1};
@@ -68,10 +75,11 @@ class NeighborList {
   IntView m_bincount{"md::bincount", 0};
   Int2DView m_bins{"md::bins", 0, 0};
   IntView m_atom_bin{"md::atom_bin", 0};
-  // Host build: stencil rows (flat offset of the row's x = 0 bin, reach in x, half as for m_stencil), the
+  // Host build: stencil rows (flat offset of the row's x = 0 bin, reach in x, half as for m_stencil, z bin
+  // offset), the
   // packed atoms of every bin (owned and ghosts apart: start offsets by bin, atom indices, positions as
   // x, y, z triples) and each owned atom's place among the packed owned atoms. Grown, never shrunk.
-  Int2DView m_rows{"md::rows", 0, 3};
+  Int2DView m_rows{"md::rows", 0, 4};
   IntView m_owned_start{"md::owned_start", 0};
   IntView m_ghost_start{"md::ghost_start", 0};
   IntView m_packed_index{"md::packed_index", 0};  // owned atoms first, then ghosts
