@@ -3,23 +3,26 @@
 namespace spotrun::md {
 namespace {
 
-// dst(k, ...) = src(order(k), ...) for k < n, then back into src.
+// scratch(k) = src(order(k)) for k < n, then back into src: one overload per rank of the arrays (CUDA
+// lambdas take no if constexpr around their captures).
 template <class View, class Scratch>
-void permute(const View& src, Scratch& scratch, const IntView& order, int n) {
-  auto s = scratch;
+void permute(const View& src, const Scratch& scratch, const IntView& order, int n) {
+  static_assert(View::rank == 1);
   Kokkos::parallel_for(
-      "md::sort::gather", Policy(0, n), KOKKOS_LAMBDA(int k) {
-        if constexpr (View::rank == 1) {
-          s(k) = src(order(k));
-        } else {
-          for (int c = 0; c < 3; ++c) s(k, c) = src(order(k), c);
-        }
+      "md::sort::gather", Policy(0, n), KOKKOS_LAMBDA(int k) { scratch(k) = src(order(k)); });
+  const auto first = std::make_pair(0, n);
+  Kokkos::deep_copy(Kokkos::subview(src, first), Kokkos::subview(scratch, first));
+}
+
+template <class View, class Scratch>
+void permute3(const View& src, const Scratch& scratch, const IntView& order, int n) {
+  static_assert(View::rank == 2);
+  Kokkos::parallel_for(
+      "md::sort::gather3", Policy(0, n), KOKKOS_LAMBDA(int k) {
+        for (int c = 0; c < 3; ++c) scratch(k, c) = src(order(k), c);
       });
   const auto first = std::make_pair(0, n);
-  if constexpr (View::rank == 1)
-    Kokkos::deep_copy(Kokkos::subview(src, first), Kokkos::subview(s, first));
-  else
-    Kokkos::deep_copy(Kokkos::subview(src, first, Kokkos::ALL), Kokkos::subview(s, first, Kokkos::ALL));
+  Kokkos::deep_copy(Kokkos::subview(src, first, Kokkos::ALL), Kokkos::subview(scratch, first, Kokkos::ALL));
 }
 
 template <class View>
@@ -77,9 +80,9 @@ void AtomSorter::sort(AtomStore& atoms, const NeighborList& bins) {
           order(c + 1) = v;
         }
       });
-  permute(atoms.x, m_vec3, order, n);
-  permute(atoms.v, m_vec3, order, n);
-  permute(atoms.image, m_int3, order, n);
+  permute3(atoms.x, m_vec3, order, n);
+  permute3(atoms.v, m_vec3, order, n);
+  permute3(atoms.image, m_int3, order, n);
   permute(atoms.type, m_int, order, n);
   permute(atoms.id, m_id, order, n);  // last: the within-bin order read the ids
 }

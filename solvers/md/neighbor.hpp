@@ -57,10 +57,11 @@ class NeighborList {
   int bin_total() const { return m_nbin[0] * m_nbin[1] * m_nbin[2]; }
   long long total_pairs() const { return m_total_pairs; }
 
- private:
+  // build() on a device and on the host (public: CUDA lambdas may not live in private member functions).
   void build_device(const AtomStore& atoms);
   void build_host(const AtomStore& atoms);
 
+ private:
   double m_cutneighsq = 0;
   bool m_full = false;
   bool m_newton = false;
