@@ -43,6 +43,8 @@ class Halo {
   long long ghost_count() const;
   // Bytes one update_positions() hands the transport (sent plus received; local copies excluded).
   std::size_t position_bytes() const;
+  // Bytes one reverse_forces() hands the transport: the same messages the other way.
+  std::size_t force_bytes() const { return position_bytes(); }
 
  private:
   struct Swap {

@@ -59,6 +59,8 @@ class MdSolver final : public Solver {
   const Halo& halo() const { return *m_halo; }
   long long dangerous_builds() const { return m_dangerous_builds; }
   long long neighbor_builds() const { return m_neighbor.builds(); }
+  // Whether the forces on ghosts go back to their owners every step (NeighborList::newton()).
+  bool newton() const { return m_neighbor.newton(); }
   // Whether this solver uses a full neighbour list (MdConfig::neighbor_list; by default on a GPU).
   bool full_neighbor_list() const;
   // LAMMPS `velocity create` keyed by atom id (public: CUDA lambdas may not live in private members).
