@@ -316,19 +316,41 @@ void Halo::build(AtomStore& atoms) {
   atoms.nghost = nall - atoms.nlocal;
 }
 
+bool Halo::local(const Swap& s) const { return s.send_rank == m_grid.rank() && !m_transport.route_self(); }
+
+Halo::Layout3 Halo::layout3(int d, bool reverse) {
+  Layout3 l;
+  std::size_t sent = 0, received = 0;
+  for (int k = 0; k < 2; ++k) {
+    const Swap& s = m_swaps[2 * d + k];
+    if (local(s)) continue;
+    l.remote = true;
+    l.nsend[k] = static_cast<std::size_t>(reverse ? s.nrecv : s.nsend);
+    l.nrecv[k] = static_cast<std::size_t>(reverse ? s.nsend : s.nrecv);
+    l.send_first[k] = sent;
+    l.recv_first[k] = received;
+    sent += l.nsend[k] * k_pack_position;
+    received += l.nrecv[k] * k_pack_position;
+  }
+  if (l.remote) {
+    ensure(m_send, sent);
+    ensure(m_recv, received);
+  }
+  return l;
+}
+
 void Halo::update_positions(AtomStore& atoms) {
   auto x = atoms.x;
-  const bool route_self = m_transport.route_self();
   for (int d = 0; d < 3; ++d) {
-    std::array<std::size_t, 2> nsend{}, nrecv{}, send_first{}, recv_first{};
-    std::size_t sent = 0, received = 0;
+    const Layout3 l = layout3(d, false);
+    auto send = m_send;
     for (int k = 0; k < 2; ++k) {
       const Swap& s = m_swaps[2 * d + k];
       auto list = s.sendlist;
       const double shift = s.shift;
-      const int first = s.first_recv;
-      if (s.send_rank == m_grid.rank() && !route_self) {
+      if (local(s)) {
         // Periodic image of this rank's own atoms: copy directly, no buffers.
+        const int first = s.first_recv;
         Kokkos::parallel_for(
             "md::halo::copy_positions", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
               const int i = list(j);
@@ -336,24 +358,7 @@ void Halo::update_positions(AtomStore& atoms) {
             });
         continue;
       }
-      nsend[k] = static_cast<std::size_t>(s.nsend);
-      nrecv[k] = static_cast<std::size_t>(s.nrecv);
-      send_first[k] = sent;
-      recv_first[k] = received;
-      sent += nsend[k] * k_pack_position;
-      received += nrecv[k] * k_pack_position;
-    }
-    const bool remote = route_self || m_swaps[2 * d].send_rank != m_grid.rank();
-    if (!remote) continue;  // both swaps were local copies
-    ensure(m_send, sent);
-    ensure(m_recv, received);
-    auto send = m_send;
-    for (int k = 0; k < 2; ++k) {
-      const Swap& s = m_swaps[2 * d + k];
-      if (s.send_rank == m_grid.rank() && !route_self) continue;
-      auto list = s.sendlist;
-      const double shift = s.shift;
-      const std::size_t base = send_first[k];
+      const std::size_t base = l.send_first[k];
       Kokkos::parallel_for(
           "md::halo::pack_positions", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
             const int i = list(j);
@@ -361,13 +366,14 @@ void Halo::update_positions(AtomStore& atoms) {
             for (int c = 0; c < 3; ++c) r[c] = x(i, c) + (c == d ? shift : 0.0);
           });
     }
-    exchange_dim(d, k_pack_position, send_first, recv_first, nsend, nrecv);
+    if (!l.remote) continue;  // both swaps were local copies
+    exchange_dim(d, k_pack_position, l.send_first, l.recv_first, l.nsend, l.nrecv);
     auto recv = m_recv;
     for (int k = 0; k < 2; ++k) {
       const Swap& s = m_swaps[2 * d + k];
-      if (s.send_rank == m_grid.rank() && !route_self) continue;
+      if (local(s)) continue;
       const int first = s.first_recv;
-      const std::size_t base = recv_first[k];
+      const std::size_t base = l.recv_first[k];
       Kokkos::parallel_for(
           "md::halo::unpack_positions", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
             const double* r = &recv(base + static_cast<std::size_t>(k_pack_position) * j);
@@ -379,39 +385,23 @@ void Halo::update_positions(AtomStore& atoms) {
 
 void Halo::reverse_forces(AtomStore& atoms) {
   auto f = atoms.f;
-  const bool route_self = m_transport.route_self();
   for (int d = 2; d >= 0; --d) {
     // Sent: the forces on the ghosts each swap received; received: those on the atoms it sent.
-    std::array<std::size_t, 2> nsend{}, nrecv{}, send_first{}, recv_first{};
-    std::size_t sent = 0, received = 0;
-    bool remote = false;
-    for (int k = 0; k < 2; ++k) {
-      const Swap& s = m_swaps[2 * d + k];
-      if (s.send_rank == m_grid.rank() && !route_self) continue;
-      remote = true;
-      nsend[k] = static_cast<std::size_t>(s.nrecv);
-      nrecv[k] = static_cast<std::size_t>(s.nsend);
-      send_first[k] = sent;
-      recv_first[k] = received;
-      sent += nsend[k] * k_pack_position;
-      received += nrecv[k] * k_pack_position;
-    }
-    if (remote) {
-      ensure(m_send, sent);
-      ensure(m_recv, received);
+    const Layout3 l = layout3(d, true);
+    if (l.remote) {
       auto send = m_send;
       for (int k = 0; k < 2; ++k) {
         const Swap& s = m_swaps[2 * d + k];
-        if (s.send_rank == m_grid.rank() && !route_self) continue;
+        if (local(s)) continue;
         const int first = s.first_recv;
-        const std::size_t base = send_first[k];
+        const std::size_t base = l.send_first[k];
         Kokkos::parallel_for(
             "md::halo::pack_forces", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
               double* r = &send(base + static_cast<std::size_t>(k_pack_position) * j);
               for (int c = 0; c < 3; ++c) r[c] = f(first + j, c);
             });
       }
-      exchange_dim(d, k_pack_position, send_first, recv_first, nsend, nrecv, true);
+      exchange_dim(d, k_pack_position, l.send_first, l.recv_first, l.nsend, l.nrecv, true);
     }
     // One swap after the other: the send lists of the two may share atoms (a sub-box thinner than two
     // neighbour cutoffs), within one list every atom is there once.
@@ -419,7 +409,7 @@ void Halo::reverse_forces(AtomStore& atoms) {
     for (int k = 0; k < 2; ++k) {
       const Swap& s = m_swaps[2 * d + k];
       auto list = s.sendlist;
-      if (s.send_rank == m_grid.rank() && !route_self) {
+      if (local(s)) {
         const int first = s.first_recv;
         Kokkos::parallel_for(
             "md::halo::add_own_forces", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
@@ -428,7 +418,7 @@ void Halo::reverse_forces(AtomStore& atoms) {
             });
         continue;
       }
-      const std::size_t base = recv_first[k];
+      const std::size_t base = l.recv_first[k];
       Kokkos::parallel_for(
           "md::halo::unpack_forces", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
             const int i = list(j);

@@ -57,6 +57,15 @@ class Halo {
   // Exchanges the packed buffers of the two swaps of dimension d: swap k's `per_atom` doubles per atom
   // at send offset send_first[k] go to its send_rank; what arrives from its recv_rank lands at
   // recv_first[k] of m_recv. Self-messages are copied by a kernel unless the transport routes them.
+  // The messages of dimension d's two swaps with 3 doubles per atom (positions, or forces when reverse):
+  // counts, offsets in m_send / m_recv, and whether any goes to another rank (else both are local
+  // copies); the buffers are grown to fit.
+  struct Layout3 {
+    std::array<std::size_t, 2> nsend{}, nrecv{}, send_first{}, recv_first{};
+    bool remote = false;
+  };
+  Layout3 layout3(int d, bool reverse);
+  bool local(const Swap& s) const;  // a periodic image of this rank's own atoms, copied by a kernel
   // reverse: the other way (to each swap's recv_rank, from its send_rank), for reverse_forces().
   void exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& send_first,
                     const std::array<std::size_t, 2>& recv_first, const std::array<std::size_t, 2>& nsend,

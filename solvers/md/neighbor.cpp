@@ -94,6 +94,24 @@ void NeighborList::build(const AtomStore& atoms) {
   ++m_builds;
 }
 
+void NeighborList::reserve_rows(int nlocal) {
+  if (numneigh.extent(0) < static_cast<std::size_t>(nlocal)) {
+    numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
+    numghost = IntView("md::numghost", nlocal + nlocal / 4 + 16);
+  }
+  if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || neighbors.extent(1) == 0)
+    neighbors = NeighborView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
+}
+
+bool NeighborList::rows_fit(int needed, long long pairs) {
+  if (needed <= max_neighbors()) {
+    m_total_pairs = pairs;
+    return true;
+  }
+  neighbors = NeighborView("md::neighbors", neighbors.extent(0), needed + needed / 8 + 4);
+  return false;
+}
+
 void NeighborList::build_host(const AtomStore& atoms) {
   const int nlocal = atoms.nlocal, nall = atoms.nall();
   const int nbins = static_cast<int>(m_bincount.extent(0));
@@ -140,12 +158,7 @@ void NeighborList::build_host(const AtomStore& atoms) {
   //    atoms of the upper stencil rows, and of the centre row those packed after atom i (the upper bins
   //    and the later atoms of its own bin): each owned pair once; the ghosts of every row. Full list: the
   //    owned atoms of every row but atom i itself, and every ghost.
-  if (numneigh.extent(0) < static_cast<std::size_t>(nlocal)) {
-    numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
-    numghost = IntView("md::numghost", nlocal + nlocal / 4 + 16);
-  }
-  if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || neighbors.extent(1) == 0)
-    neighbors = NeighborView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
+  reserve_rows(nlocal);
   auto rows = m_rows;
   const int nrows = static_cast<int>(rows.extent(0));
   const double cutsq = m_cutneighsq;
@@ -201,11 +214,7 @@ void NeighborList::build_host(const AtomStore& atoms) {
           npairs += n + g;
         },
         Kokkos::Max<int>(needed), pairs);
-    if (needed <= maxn) {
-      m_total_pairs = pairs;
-      break;
-    }
-    neighbors = NeighborView("md::neighbors", neighbors.extent(0), needed + needed / 8 + 4);
+    if (rows_fit(needed, pairs)) break;
   }
 }
 
@@ -263,12 +272,7 @@ void NeighborList::build_device(const AtomStore& atoms) {
   }
 
   // 2. Half lists for owned atoms, growing the row length until everything fits.
-  if (numneigh.extent(0) < static_cast<std::size_t>(nlocal)) {
-    numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
-    numghost = IntView("md::numghost", nlocal + nlocal / 4 + 16);
-  }
-  if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || neighbors.extent(1) == 0)
-    neighbors = NeighborView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
+  reserve_rows(nlocal);
   while (true) {
     auto bincount = m_bincount;
     auto bin_owned = m_bin_owned;
@@ -317,11 +321,7 @@ void NeighborList::build_device(const AtomStore& atoms) {
           npairs += n + g;
         },
         Kokkos::Max<int>(needed), pairs);
-    if (needed <= maxn) {
-      m_total_pairs = pairs;
-      break;
-    }
-    neighbors = NeighborView("md::neighbors", neighbors.extent(0), needed + needed / 8 + 4);
+    if (rows_fit(needed, pairs)) break;
   }
 }
 

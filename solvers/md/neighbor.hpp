@@ -62,6 +62,12 @@ class NeighborList {
   void build_host(const AtomStore& atoms);
 
  private:
+  // Row storage for nlocal owned atoms (grown, never shrunk).
+  void reserve_rows(int nlocal);
+  // After a build pass that needed rows of `needed` entries: true when they fitted (pairs is then the
+  // list's size), else the rows grow (with margin) for another pass.
+  bool rows_fit(int needed, long long pairs);
+
   double m_cutneighsq = 0;
   bool m_full = false;
   bool m_newton = false;
