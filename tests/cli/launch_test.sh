@@ -30,6 +30,11 @@
 source "$(dirname "$0")/cli_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
+# Pacing: the 1500-step runs below last about 0.3 s of stepping on an idle 2-core machine, too short for a
+# signal sent after the first checkpoint to find them still running. Every force evaluation runs the pair
+# kernel 6 times (the extra passes are discarded: results are unchanged; md_test_hooks.hpp), which makes
+# them last a few seconds. Exported, so it reaches every rank, the fake hosts' too.
+export SPOTRUN_TEST_FORCE_SLOWDOWN=6
 SERVER="${7:-}"
 OUT="$W/stdout.txt"
 ERR="$W/stderr.txt"
@@ -390,7 +395,11 @@ ctrl_c)
     timeout 30 "$SPOTRUN" launch "$W/deck.toml" --output-dir "$W/c" -np 2 >"$W/second.out" 2>"$W/second.err"
     [[ $? -eq 2 ]] || fail "a second launch into the same output directory did not exit 2"
     expect_in "$W/second.err" "is supervised by another spotrun launch"
-    kill -INT $LAUNCH_PID
+    # SIGINT to launch itself: `timeout` (LAUNCH_PID) would pass it on to launch and to its whole process
+    # group, so launch could see two requests (the second one escalates to SIGTERM).
+    launch_child=$(pgrep -P $LAUNCH_PID -x spotrun)
+    [[ -n "$launch_child" ]] || fail "no spotrun launch process under $LAUNCH_PID"
+    kill -INT $launch_child
     wait $LAUNCH_PID
     RC=$?
     [[ $RC -eq 75 ]] || fail "SIGINT to launch: exit $RC, expected 75"
