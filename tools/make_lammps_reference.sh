@@ -104,13 +104,7 @@ for c in "${CASES[@]}"; do
     if [[ -n "$CHECK_NP" ]]; then
         plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
         (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.nve-ref" -var data "$DATA/$data" -var shift "$shift")
-        log_to_csv "$plog" > "$TMP/np.csv"
-        paste -d, "$DATA/$csv" "$TMP/np.csv" | awk -F, -v name="$csv" -v np="$CHECK_NP" '
-            NR > 1 { for (i = 3; i <= 7; i++) {
-                         a = $i; b = $(i + 7); d = a - b; if (d < 0) d = -d
-                         s = (a < 0 ? -a : a); if (s < 1) s = 1
-                         if (d / s > m) m = d / s } }
-            END { printf "  np=%s vs serial, %s: max rel diff %.3g\n", np, name, m }'
+        compare_np "$csv" "$plog"
     fi
 done
 
