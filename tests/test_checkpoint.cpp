@@ -978,6 +978,13 @@ class SmallFileSystem {
   bool m_mounted = false;
 };
 
+// Whether the small file system is there; when not, the test report says which case went unchecked.
+bool mounted_or_reported(const SmallFileSystem& small) {
+  if (!small.mounted())
+    spotrun::test::report("cannot mount a small tmpfs (needs root): full file system case not checked");
+  return small.mounted();
+}
+
 
 TEST_F(Checkpoint, WriteToNonexistentDirectory) {
   const std::string p = path("no/such/dir/c.h5");
@@ -1052,13 +1059,21 @@ SolverState big_state(std::uint64_t rows = 40000) {
   return big;
 }
 
+// After a failed write into dir: the older checkpoint at p still has its bytes (`before`, rank 0) and
+// reads, and no partial file is left.
+void expect_the_old_checkpoint_kept(const std::string& p, const std::string& dir, const std::string& before) {
+  world().barrier();
+  if (is_root()) {
+    EXPECT_TRUE(read_bytes(p) == before) << "the older checkpoint changed";
+    EXPECT_TRUE(tmp_files(dir).empty());
+  }
+  EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
+}
+
 TEST_F(Checkpoint, NotEnoughSpaceIsRefusedBeforeWriting) {
   const std::string dir = path("small");
   SmallFileSystem small(dir, 512);
-  if (!small.mounted()) {
-    spotrun::test::report("cannot mount a small tmpfs (needs root): full file system case not checked");
-    GTEST_SKIP() << "cannot mount a small file system";
-  }
+  if (!mounted_or_reported(small)) GTEST_SKIP() << "cannot mount a small file system";
   const std::string p = dir + "/c.h5";
   spotrun::io::write_checkpoint(world(), p, make_meta(), make_state(world()));
   std::string before;
@@ -1066,12 +1081,7 @@ TEST_F(Checkpoint, NotEnoughSpaceIsRefusedBeforeWriting) {
   const std::string e = write_error([&] { spotrun::io::write_checkpoint(world(), p, make_meta(), big_state()); });
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "not enough space on the file system of '" + dir + "'");
-  world().barrier();
-  if (is_root()) {
-    EXPECT_TRUE(read_bytes(p) == before) << "the older checkpoint changed";
-    EXPECT_TRUE(tmp_files(dir).empty());
-  }
-  EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
+  expect_the_old_checkpoint_kept(p, dir, before);
 }
 
 // Writes a good checkpoint at `p` (its bytes into `before` on rank 0), then a state of `rows` rows of
@@ -1091,12 +1101,7 @@ void expect_full_disk_failure_kept_the_old_file(const std::string& e, const std:
                                                 const std::string& before) {
   EXPECT_HAS(e, p);
   EXPECT_HAS(e, "bytes free");
-  world().barrier();
-  if (is_root()) {
-    EXPECT_TRUE(read_bytes(p) == before) << "the older checkpoint changed";
-    EXPECT_TRUE(tmp_files(dir).empty());
-  }
-  EXPECT_EQ(state_problems(spotrun::io::read_checkpoint(world(), p, expected_layout()), world()), "");
+  expect_the_old_checkpoint_kept(p, dir, before);
 }
 
 // The file system fills up in the middle of the data: every rank throws, the partial file goes, the
@@ -1104,10 +1109,7 @@ void expect_full_disk_failure_kept_the_old_file(const std::string& e, const std:
 TEST_F(Checkpoint, FileSystemFullDuringTheWrite) {
   const std::string dir = path("small");
   SmallFileSystem small(dir, 512);
-  if (!small.mounted()) {
-    spotrun::test::report("cannot mount a small tmpfs (needs root): full file system case not checked");
-    GTEST_SKIP() << "cannot mount a small file system";
-  }
+  if (!mounted_or_reported(small)) GTEST_SKIP() << "cannot mount a small file system";
   const std::string p = dir + "/c.h5";
   std::string before;
   const std::string e = write_onto_a_full_file_system(p, 40000, before);
@@ -1131,10 +1133,7 @@ TEST_F(Checkpoint, FileSystemFullDuringALargeWrite) {
   if (world().size() >= 4) GTEST_SKIP() << "OMPIO leaves a failed write pending at 4+ ranks (see the comment)";
   const std::string dir = path("small");
   SmallFileSystem small(dir, 512);
-  if (!small.mounted()) {
-    spotrun::test::report("cannot mount a small tmpfs (needs root): full file system case not checked");
-    GTEST_SKIP() << "cannot mount a small file system";
-  }
+  if (!mounted_or_reported(small)) GTEST_SKIP() << "cannot mount a small file system";
   const std::string p = dir + "/c.h5";
   std::string before;
   const std::string e = write_onto_a_full_file_system(p, 200000 * world().size(), before);
