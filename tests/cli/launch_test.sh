@@ -111,6 +111,18 @@ kill_a_rank() {
     fi
     kill -KILL "$victim"
 }
+# stop_while_paused PHASE DIR NAME: a 2-rank run into DIR that pauses 10 s in PHASE (SPOTRUN_TEST_PAUSE),
+# SIGTERMed once both ranks pause; RC is its exit code, OUT and ERR ($W/NAME.out, .err) its output.
+stop_while_paused() {
+    local pid k
+    OUT="$W/$3.out" ERR="$W/$3.err"
+    SPOTRUN_TEST_PAUSE="$1=10" "$MPIEXEC" "$NPFLAG" 2 "$SPOTRUN" run "$W/deck.toml" --output-dir "$2" >"$OUT" 2>"$ERR" &
+    pid=$!
+    for ((k = 0; k < 3000; ++k)); do [[ $(grep -c "pausing" "$ERR" 2>/dev/null) -eq 2 ]] && break; sleep 0.02; done
+    kill -TERM $(ranks_of "$2") || fail "no rank to signal"
+    wait $pid
+    RC=$?
+}
 last_etotal() { tail -1 "$1/thermo.csv" | cut -d, -f6; }
 
 # fake_hosts: writes $W/fake-ssh (see the top of this file); FAKE is the mpirun option that uses it.
@@ -181,25 +193,11 @@ status)
     status_has "$W/s1" '"state":"failed","exit_code":1,'
     status_has "$W/s1" 'atoms lost at step'
     # A stop signal outside the time loop ends the process at once; the signal handler writes the record.
-    OUT="$W/pause1.out" ERR="$W/pause1.err"
-    SPOTRUN_TEST_PAUSE="reading a checkpoint=10" "$MPIEXEC" "$NPFLAG" 2 "$SPOTRUN" run "$W/deck.toml" \
-        --output-dir "$d" >"$OUT" 2>"$ERR" &
-    pid=$!
-    for ((k = 0; k < 3000; ++k)); do [[ $(grep -c "pausing" "$ERR" 2>/dev/null) -eq 2 ]] && break; sleep 0.02; done
-    kill -TERM $(ranks_of "$d") || fail "no rank to signal"
-    wait $pid
-    RC=$?
+    stop_while_paused "reading a checkpoint" "$d" pause1
     [[ $RC -eq 75 ]] || fail "SIGTERM while reading a checkpoint: exit $RC, expected 75"
     status_has "$d" '"state":"stopped","exit_code":75,"step":null,"reason":"signal SIGTERM during reading a checkpoint","checkpoint":null'
     valid_json "$d"
-    OUT="$W/pause2.out" ERR="$W/pause2.err"
-    SPOTRUN_TEST_PAUSE="setting up the run=10" "$MPIEXEC" "$NPFLAG" 2 "$SPOTRUN" run "$W/deck.toml" \
-        --output-dir "$W/s2" >"$OUT" 2>"$ERR" &
-    pid=$!
-    for ((k = 0; k < 3000; ++k)); do [[ $(grep -c "pausing" "$ERR" 2>/dev/null) -eq 2 ]] && break; sleep 0.02; done
-    kill -TERM $(ranks_of "$W/s2") || fail "no rank to signal"
-    wait $pid
-    RC=$?
+    stop_while_paused "setting up the run" "$W/s2" pause2
     [[ $RC -eq 143 ]] || fail "SIGTERM while setting up a fresh run: exit $RC, expected 143"
     status_has "$W/s2" '"state":"failed","exit_code":143,"step":null,"reason":"signal SIGTERM during setting up the run"'
     valid_json "$W/s2"
