@@ -10,19 +10,23 @@ namespace spotrun::md {
 
 using impl::fmt;
 
-Thermo MdSolver::compute_thermo() {
-  if (!m_tally_valid) throw std::logic_error("MdSolver::thermo() called for a step computed without energies");
+double MdSolver::local_mv2() const {
   auto v = m_atoms.v;
   auto type = m_atoms.type;
   auto mass = m_atoms.mass_by_type;
   double mv2 = 0;
   Kokkos::parallel_reduce(
-      "md::thermo::ke", Policy(0, m_atoms.nlocal),
+      "md::mv2", Policy(0, m_atoms.nlocal),
       KOKKOS_LAMBDA(int i, double& s) {
         s += mass(type(i)) * (v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2));
       },
       mv2);
-  double sums[3] = {mv2, m_tally.energy, m_tally.virial};
+  return mv2;
+}
+
+Thermo MdSolver::compute_thermo() {
+  if (!m_tally_valid) throw std::logic_error("MdSolver::thermo() called for a step computed without energies");
+  double sums[3] = {local_mv2(), m_tally.energy, m_tally.virial};
   m_comm.sum_in_place(sums, 3);
   const double n = static_cast<double>(m_natoms);
   const double ke = 0.5 * sums[0];

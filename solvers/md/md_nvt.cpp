@@ -7,17 +7,7 @@ namespace spotrun::md {
 
 double MdSolver::current_temperature() {
   // LAMMPS compute temp: sum m v^2 times tfactor = 1 / dof, dof = 3N - 3.
-  auto v = m_atoms.v;
-  auto type = m_atoms.type;
-  auto mass = m_atoms.mass_by_type;
-  double mv2 = 0;
-  Kokkos::parallel_reduce(
-      "md::nvt::temperature", Policy(0, m_atoms.nlocal),
-      KOKKOS_LAMBDA(int i, double& s) {
-        s += (v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2)) * mass(type(i));
-      },
-      mv2);
-  mv2 = m_comm.sum(mv2);
+  const double mv2 = m_comm.sum(local_mv2());
   const double dof = 3.0 * static_cast<double>(m_natoms) - 3.0;
   const double tfactor = dof > 0 ? 1.0 / dof : 0.0;
   return mv2 * tfactor;

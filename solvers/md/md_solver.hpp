@@ -72,6 +72,9 @@ class MdSolver final : public Solver {
   // Nose-Hoover NVT (md_nvt.cpp; public: CUDA lambdas may not live in private members): the temperature
   // as LAMMPS compute temp (collective), every velocity times factor.
   double current_temperature();
+  // Sum of m v^2 over this rank's owned atoms (for the thermo's kinetic energy and the thermostat's
+  // temperature; public for the same reason).
+  double local_mv2() const;
   void scale_velocities(double factor);
   const NoseHooverChain& thermostat() const { return m_nhc; }
 
