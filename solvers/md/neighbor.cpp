@@ -76,10 +76,13 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full) {
   Kokkos::deep_copy(m_stencil, h);
   int nbins = m_nbin[0] * m_nbin[1] * m_nbin[2];
   m_bincount = IntView("md::bincount", nbins);
-  m_bin_owned = IntView("md::bin_owned", nbins);
   m_owned_start = IntView("md::owned_start", nbins + 1);
   m_ghost_start = IntView("md::ghost_start", nbins + 1);
-  if (m_bins.extent(0) != static_cast<std::size_t>(nbins)) m_bins = Int2DView("md::bins", nbins, 8);
+  // The device build's bins of atom indices (the host build packs the atoms instead).
+  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
+    m_bin_owned = IntView("md::bin_owned", nbins);
+    if (m_bins.extent(0) != static_cast<std::size_t>(nbins)) m_bins = Int2DView("md::bins", nbins, 8);
+  }
   // First guess of the row length: the atoms in a cutneigh sphere at the density of a liquid (half of them
   // for a half list), plus margin (grown on demand).
   m_initial_max_neighbors =
