@@ -118,8 +118,10 @@ double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) 
   const double width = longest > first_guess ? first_guess + (longest + longest / 8 + 4) : first_guess;
   held += 4.0 * rows * width + 2 * 4.0 * rows;  // neighbors, numneigh + numghost
   held += 4.0 * (nall + nall / 4);              // atom_bin
-  // Bins over the sub-box extended by cutoff + skin, half that wide, padded by the stencil's reach;
-  // each holds bincount, bin_owned and a row of atom indices (8 wide, grown to the fullest bin + 4).
+  // Bins over the sub-box extended by cutoff + skin, half that wide, padded by the stencil's reach. On a
+  // device each holds bincount, bin_owned and a row of atom indices (8 wide, grown to the fullest bin + 4);
+  // on the host bincount and the starts of its owned atoms and ghosts, and the atoms are packed by bin
+  // (index and position: 28 bytes per atom, and each owned atom's place).
   double nbins = 1, bin_volume = 1;
   for (int d = 0; d < 3; ++d) {
     const double span = l[d] + 2 * c;
@@ -131,7 +133,13 @@ double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) 
   const double per_bin = rho * bin_volume;
   const double fullest = per_bin + 4.0 * std::sqrt(per_bin) + 2.0;
   const double bin_width = fullest + 4 > 8 ? 8 + fullest + 4 : 8;
-  held += 4.0 * nbins * (2 + bin_width) + 125 * 2 * 4;  // + stencil
+  if (k_device_mirrors)
+    held += 4.0 * nbins * (2 + bin_width) + 125 * 2 * 4;  // + stencil
+  else
+    held += 4.0 * nbins * 3 + 28.0 * (nall + nall / 4) + 4.0 * rows;
+  // The sort after each rebuild (atom_sort.hpp) keeps its buffers: the bin starts, and per owned atom its
+  // bin, its place and scratch for the permuted arrays (x or v, image, type, id).
+  held += 4.0 * nbins + 56.0 * rows;
   // Halo (halo.cpp): six send lists (about one entry per ghost), and send/receive buffers of 5 doubles
   // per atom of the largest swap (the last dimension's, which forwards the earlier ghosts).
   const double largest_swap =
@@ -145,8 +153,9 @@ double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) 
   }
 
   // --- transients (the largest one counts) ---
-  // Re-neighbouring: sorted copies of x, v, id, type, image (sort_owned_atoms), the sort keys, the
-  // migration buffers of atoms crossing a face, one array being grown; host copies on devices.
+  // Re-neighbouring: copies of x, v, id, type, image (a margin kept from when the sort allocated them;
+  // its buffers are held now, above), the migration buffers of atoms crossing a face, one array being
+  // grown; host copies on devices.
   const double crossing = rho * ((l[0] + 2 * cfg.skin) * (l[1] + 2 * cfg.skin) * (l[2] + 2 * cfg.skin) - vol);
   double rebuild = k_mirror_slot * cap + 20.0 * owned + 3 * 88.0 * with_margin(crossing) + 24.0 * cap;
   if (k_device_mirrors) rebuild += 2 * k_mirror_slot * cap;
