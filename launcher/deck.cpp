@@ -237,6 +237,12 @@ std::vector<std::string> split_key(const std::string& key) {
 struct TextProblem {
   std::size_t line = 0, column = 0;  // 0: the whole text
   std::string what;
+  bool integer_out_of_range = false;  // a literal that only a 64-bit overflow keeps from being an integer
+};
+
+// parse_literal's error for an integer literal out of TOML's 64-bit range (never taken for a bare word).
+struct IntegerOutOfRange : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
 };
 
 // A single pass over TOML text that knows comments, the four kinds of strings, table headers, keys and
@@ -332,6 +338,44 @@ class TextScanner {
     }
   }
 
+  // A number, date or time at m_pos: skipped, after checking that an integer literal fits TOML's 64-bit
+  // integers (toml11 saturates 9223372036854775808 to 9223372036854775807 without a word).
+  void check_number() {
+    const std::size_t begin = m_pos;
+    while (m_pos < m_text.size() && (std::isalnum(static_cast<unsigned char>(m_text[m_pos])) ||
+                                     std::strchr("_+-.:", m_text[m_pos]) != nullptr) && m_text[m_pos] != '\0')
+      ++m_pos;
+    const std::string_view token = m_text.substr(begin, m_pos - begin);
+    std::size_t i = 0;
+    const bool negative = token[0] == '-';
+    if (token[0] == '+' || token[0] == '-') ++i;
+    int base = 10;
+    if (token.size() > i + 1 && token[i] == '0' && std::strchr("xob", token[i + 1]) != nullptr) {
+      base = token[i + 1] == 'x' ? 16 : token[i + 1] == 'o' ? 8 : 2;
+      i += 2;
+    }
+    std::string digits = negative ? "-" : "";
+    for (; i < token.size(); ++i) {
+      const char d = token[i];
+      if (d == '_') continue;
+      const bool ok = base == 16 ? std::isxdigit(static_cast<unsigned char>(d)) != 0
+                                 : (d >= '0' && d < static_cast<char>('0' + base));
+      if (!ok) return;  // a float, a date or a time (or a syntax error toml11 reports)
+      digits += d;
+    }
+    if (digits.empty() || digits == "-") return;
+    std::int64_t value = 0;
+    const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+    if (err == std::errc::result_out_of_range) {
+      m_pos = begin;
+      TextProblem p{m_line, m_pos - m_line_begin + 1,
+                    "the integer " + std::string(token) +
+                        " is out of range: TOML integers are 64-bit, -9223372036854775808 to 9223372036854775807",
+                    true};
+      throw p;
+    }
+  }
+
   void start_key() {
     m_in_key = true;
     m_key_parts = 1;
@@ -399,6 +443,11 @@ class TextScanner {
           m_stack.pop_back();
         }
         ++m_pos;
+        continue;
+      }
+      if (std::isdigit(static_cast<unsigned char>(c)) ||
+          ((c == '+' || c == '-') && std::isdigit(static_cast<unsigned char>(at(m_pos + 1))))) {
+        check_number();
         continue;
       }
       if (c == '[' || c == '{') {
@@ -585,11 +634,16 @@ std::string range_text(const KeySpec& s) {
     for (std::size_t i = 0; i < s.choices.size(); ++i) r << (i ? ", " : " ") << '"' << s.choices[i] << '"';
     return r.str();
   }
-  bool has_min = s.min > -1e299, has_max = s.max < 1e299;
-  if (has_min && has_max && s.max < 1e14)
-    r << (s.min_exclusive ? "> " : ">= ") << s.min << " and <= " << s.max;
-  else if (has_min)
-    r << (s.min_exclusive ? "> " : ">= ") << s.min;
+  // Integer keys' bounds in full (1000000000000000, not 1e+15): the upper bound is part of the answer.
+  const auto bound = [&s](double x) {
+    char text[64];
+    if (s.type == KeyType::Int && std::fabs(x) < 1e19) std::snprintf(text, sizeof text, "%.0f", x);
+    else std::snprintf(text, sizeof text, "%g", x);
+    return std::string(text);
+  };
+  const bool has_min = s.min > -1e299, has_max = s.max < 1e299;
+  if (has_min) r << (s.min_exclusive ? "> " : ">= ") << bound(s.min);
+  if (has_max) r << (has_min ? " and <= " : "<= ") << bound(s.max);
   return r.str();
 }
 
@@ -597,7 +651,10 @@ std::string range_text(const KeySpec& s) {
 // one TOML value (nothing after it: "1\nx = 2" is not the value 1).
 toml::value parse_literal(const std::string& literal) {
   const std::string text = "v = " + literal;
-  if (auto problem = check_text(text)) throw std::invalid_argument(problem->what);
+  if (auto problem = check_text(text)) {
+    if (problem->integer_out_of_range) throw IntegerOutOfRange(problem->what);
+    throw std::invalid_argument(problem->what);
+  }
   std::istringstream in(text);
   const toml::value root = toml::parse(in, "literal");
   if (root.as_table().size() != 1) throw std::invalid_argument("more than one key");
@@ -731,6 +788,8 @@ void Deck::apply_set(const std::string& assignment) {
   toml::value value;
   try {
     value = parse_literal(text);
+  } catch (const IntegerOutOfRange& e) {
+    throw InputError(shown + ": " + e.what());
   } catch (const std::exception&) {
     value = toml::value(text);  // bare words are strings: --set md.ensemble=langevin
   }
