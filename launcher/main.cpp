@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -99,6 +100,8 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   }
   comm::Communicator comm(MPI_COMM_WORLD);
   if (*run) return launcher::run(comm, run_opt);
+  // The other commands: a stop signal since start-up ends them now (128 + the signal), a later one at once.
+  if (const int code = launcher::end_start_up(comm, "start-up")) return code;
   if (*inspect) return launcher::inspect(comm, inspect_paths);
   if (*export_cmd) return launcher::export_checkpoint(comm, export_opt);
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
@@ -123,9 +126,18 @@ int main(int argc, char** argv) {
   // --- spotrun launch: a supervisor without MPI (a singleton MPI_Init would start an orted) ---
   if (argc > 1 && std::string(argv[1]) == "launch") return launcher::launch_main(argc, argv);
   // FUNNELED: the helper threads (the spot notice watcher, the NCCL watchdog) make no MPI call.
+  // Before MPI starts (MPI_Init can take a second): a stop signal from here on is kept, and the run acts
+  // on it once it knows its output directory (launcher/stop.hpp).
+  launcher::install_stop_handlers();
+  launcher::set_signal_mode(launcher::SignalMode::start_up, "start-up");
+#ifdef OPEN_MPI
+  // Open MPI 4's MPI-IO (OMPIO) queries its sharedfp/lockedfile component at every file open, which copies
+  // the file's path into a 256-byte buffer and aborts the process on a longer path (fixed in later Open
+  // MPI). spotrun uses no shared file pointers: leave that component out unless the user chose.
+  ::setenv("OMPI_MCA_sharedfp", "^lockedfile", 0);
+#endif
   int thread_level = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
-  launcher::install_stop_handlers();  // as early as possible: a stop signal during start-up is kept
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;

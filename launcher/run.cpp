@@ -60,6 +60,20 @@ void print_header(const comm::Communicator& comm, const comm::Transport* transpo
 
 namespace {
 
+// The longest path spotrun writes below an output directory is about 80 bytes longer than it
+// ("previous-<UTC time>-<k>/checkpoints/ckpt-<step>.h5.tmp"); 128 keeps every one within PATH_MAX.
+constexpr std::size_t k_output_dir_max = 4096 - 1 - 128;
+
+// "" when the absolute path of `outdir` leaves room for every file spotrun writes in it, else the error.
+std::string check_output_dir_length(const std::string& outdir) {
+  std::error_code ec;
+  const std::string absolute = fs::absolute(outdir, ec).lexically_normal().string();
+  if (ec || absolute.size() <= k_output_dir_max) return "";
+  return "output directory '" + outdir + "': its absolute path is " + std::to_string(absolute.size()) +
+         " bytes long; allowed: at most " + std::to_string(k_output_dir_max) +
+         " bytes (PATH_MAX 4096 less 128 for the names of the files spotrun writes in it)";
+}
+
 // Refuses (exit 2 on every rank) a system whose memory cannot fit on the nodes, before it is allocated.
 // work_units: the size of the system when an input or a checkpoint fixes it, else < 0 (the deck's).
 void check_solver_memory(const comm::Communicator& comm, const solvers::SolverRegistration& solver, const Deck& deck,
@@ -238,9 +252,9 @@ namespace {
 // OUTDIR/status.json while the lock is still held.
 int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optional<OutputDirectoryLock>& lock,
                RunStatus& status) {
-  install_stop_handlers();
+  install_stop_handlers();  // main() installed them before MPI_Init; a signal since then is kept
   comm::start_counting_copies();
-  set_signal_mode(SignalMode::exit_now, "reading the deck");
+  set_signal_mode(SignalMode::start_up, "reading the deck");
   Deck deck = load_deck(comm, opt.deck_path, opt.sets);
   std::string outdir = opt.output_dir;
   if (outdir.empty()) outdir = deck.get_string("run.output_dir");
@@ -257,8 +271,9 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
                                   outdir.c_str(), deck.resolved().c_str());
   if (comm.is_root()) std::printf("%s\n", notices.header().c_str());  // --- spot notices ---
   std::fflush(stdout);
-  set_signal_mode(SignalMode::exit_now, "preparing the output directory");
-  std::string error;
+  set_signal_mode(SignalMode::start_up, "preparing the output directory");
+  std::string error = check_output_dir_length(outdir);
+  comm.agree<InputError>(error.empty(), error);
   if (comm.is_root()) {
     std::error_code ec;
     fs::create_directories(outdir, ec);
@@ -289,16 +304,19 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   std::vector<CheckpointFile> candidates;
   if (opt.resume == "auto") {
     candidates = checkpoints.candidates();
-  } else if (opt.resume == "never") {
+  } else if (opt.resume != "never") {
+    candidates.push_back({opt.resume, -1});
+  }
+  // Until the time loop, a stop signal ends the run: with exit 75 when there is a checkpoint to resume
+  // from (nothing has been computed yet). One that came during the start-up is acted on here, before
+  // anything in the output directory changes; from here on one ends the process at once.
+  set_resumable_on_signal(!candidates.empty());
+  if (const int code = end_start_up(comm, "preparing the output directory")) return code;
+  if (opt.resume == "never") {
     const std::string moved = checkpoints.archive_previous_run();
     if (comm.is_root() && !moved.empty())
       std::printf("Starting fresh: the earlier run's checkpoints, final.h5, thermo.csv and run report moved to %s\n", moved.c_str());
-  } else {
-    candidates.push_back({opt.resume, -1});
   }
-  // Until the time loop, a stop signal ends the process at once: with exit 75 when there is a
-  // checkpoint to resume from (nothing has been computed yet).
-  set_resumable_on_signal(!candidates.empty());
   std::string resumed_from;
   for (const auto& c : candidates) {
     set_signal_mode(SignalMode::exit_now, "reading a checkpoint");

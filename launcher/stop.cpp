@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <cstdint>
 #include <ctime>
 
 #include "comm/communicator.hpp"
@@ -18,6 +19,7 @@ volatile std::sig_atomic_t g_mode = static_cast<int>(SignalMode::exit_now);
 volatile std::sig_atomic_t g_resumable = 0;
 volatile std::sig_atomic_t g_lock_fd = -1;
 const char* volatile g_phase = "start-up";
+const char* volatile g_signal_phase = "start-up";  // the phase in which g_signal arrived
 EndNowHook volatile g_end_now_hook = nullptr;
 
 // Async-signal-safe output: write(2) of a NUL-terminated string.
@@ -32,13 +34,18 @@ void say(const char* text) {
   }
 }
 
-[[noreturn]] void end_now(int sig, const char* why, int code) {
+// The message and the status record of a stop signal that ends the process; async-signal-safe.
+void announce_end(int sig, const char* why, const char* phase, int code) {
   say("spotrun: ");
   say(signal_name(sig));
   say(why);
-  say(g_phase);
+  say(phase);
   say(code == 75 ? ": stopping (exit 75: resume from the checkpoint in the output directory)\n" : ": stopping\n");
-  if (EndNowHook hook = g_end_now_hook) hook(sig, code, why, g_phase);
+  if (EndNowHook hook = g_end_now_hook) hook(sig, code, why, phase);
+}
+
+[[noreturn]] void end_now(int sig, const char* why, int code) {
+  announce_end(sig, why, g_phase, code);
   if (g_lock_fd >= 0) (void)::ftruncate(g_lock_fd, 0);
   ::_exit(code);
 }
@@ -48,9 +55,11 @@ extern "C" void on_stop_signal(int sig) {
   if (mode == static_cast<int>(SignalMode::exit_now))
     end_now(sig, " during ", g_resumable ? 75 : 128 + sig);
   if (g_signal == 0) {
-    g_signal = sig;  // acted on between steps
+    g_signal_phase = g_phase;
+    g_signal = sig;  // acted on between steps, or at the end of the start-up
     return;
   }
+  if (mode == static_cast<int>(SignalMode::start_up)) end_now(sig, " again during ", g_resumable ? 75 : 128 + sig);
   // A second signal while the stop checkpoint (or the final state) is written: the user insists. The
   // new checkpoint is only a .tmp file until its rename, so the previous one stays valid.
   if (mode == static_cast<int>(SignalMode::stopping)) end_now(sig, " again while ", 128 + sig);
@@ -80,7 +89,8 @@ void pause_if_asked(const char* phase) {
   std::fprintf(stderr, "spotrun: pausing %g s in phase '%s' (SPOTRUN_TEST_PAUSE)\n", seconds, phase);
   std::fflush(stderr);
   struct timespec left {static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
-  while (::nanosleep(&left, &left) != 0 && errno == EINTR) {
+  // A signal the start-up records ends the pause (it is acted on at the end of the start-up).
+  while (::nanosleep(&left, &left) != 0 && errno == EINTR && g_signal == 0) {
   }
 }
 
@@ -94,6 +104,17 @@ void set_signal_mode(SignalMode mode, const char* phase) {
 void set_resumable_on_signal(bool resumable) { g_resumable = resumable ? 1 : 0; }
 void set_lock_fd_for_signal(int fd) { g_lock_fd = fd; }
 void set_end_now_hook(EndNowHook hook) { g_end_now_hook = hook; }
+
+int end_start_up(const comm::Communicator& comm, const char* next_phase) {
+  const char* phase = g_signal_phase;
+  set_signal_mode(SignalMode::exit_now, next_phase);  // a signal from here on ends the process at once
+  const int sig = static_cast<int>(comm.max(static_cast<std::int64_t>(g_signal)));
+  if (sig == 0) return 0;
+  const int code = g_resumable ? 75 : 128 + sig;
+  // Every rank that received it says so; the root speaks for the others (mpirun forwards a signal to all).
+  if (g_signal != 0 || comm.is_root()) announce_end(sig, " during ", phase, code);
+  return code;
+}
 
 int received_signal() { return g_signal; }
 void raise_stop_flag(int sig) { g_signal = sig; }

@@ -1,8 +1,11 @@
 #pragma once
 // Signals and collective stop decisions.
 //
-// Outside the time loop (start-up, deck and checkpoint reading, inspect, validate) a stop signal ends the
-// process at once, with a message naming the phase: exit 75 when the output directory holds a checkpoint
+// From before MPI_Init until the run has prepared its output directory and knows whether it holds a
+// checkpoint (SignalMode::start_up), a stop signal is recorded; at the end of that start-up every rank
+// agrees on it and the run ends with the same message, status record and exit code as below (75 when the
+// output directory holds a checkpoint). After it, outside the time loop (checkpoint reading, set-up,
+// inspect, validate) a stop signal ends the process at once, with a message naming the phase: exit 75 when the output directory holds a checkpoint
 // and nothing has been computed yet (run the same command to resume), else 128 + the signal number (130
 // for SIGINT, 143 for SIGTERM), as shells expect. In the time loop the handler only records the signal;
 // between steps every rank contributes its local flags to a non-blocking allreduce that is completed one
@@ -13,6 +16,8 @@
 #include <mpi.h>
 
 #include <csignal>
+
+#include "comm/communicator.hpp"
 
 namespace spotrun::launcher {
 
@@ -30,6 +35,9 @@ enum class SignalMode : int {
   record = 1,    // in the time loop: a signal is recorded and stops the run at the next agreed step
   stopping = 2,  // writing the stop checkpoint or the final state: the first signal is recorded, a second
                  // one ends the process at once
+  start_up = 3,  // from before MPI_Init until the run knows its output directory and whether it holds a
+                 // checkpoint: the first signal is recorded and acted on at end_start_up(), a second one
+                 // ends the process at once
 };
 // What a signal does from now on. `phase` (a string literal: it is read by the signal handler) names
 // what the process is doing, for the message of a signal that ends it.
@@ -46,6 +54,13 @@ void set_lock_fd_for_signal(int fd);
 // nullptr: none.
 using EndNowHook = void (*)(int sig, int code, const char* why, const char* phase);
 void set_end_now_hook(EndNowHook hook);
+
+// The end of the start-up (collective): every rank agrees whether a stop signal arrived while the mode
+// was start_up, and the mode becomes exit_now with `next_phase`. Returns 0 when none did; else, after the
+// message and the end record of a signal (as set_end_now_hook's hook writes it), the exit code to return:
+// 75 when set_resumable_on_signal(true) was called (a checkpoint to resume from exists), else 128 + the
+// signal number.
+int end_start_up(const comm::Communicator& comm, const char* next_phase);
 
 enum StopFlag : int {
   k_flag_signal = 0,      // a stop signal arrived on some rank

@@ -60,10 +60,73 @@ wait_bg() {
 stop_signal() { [[ $NP -eq 1 ]] && echo "$1" || echo USR1; }
 signal_number() { kill -l "$1"; }
 
+# expect_status OUTDIR STATE CODE: OUTDIR/status.json records STATE with exit code CODE.
+expect_status() {
+    /usr/bin/python3 - "$1/status.json" "$2" "$3" <<'PY' || fail "status.json: $(cat "$1/status.json" 2>/dev/null)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+sys.exit(0 if (r["state"], r.get("exit_code")) == (sys.argv[2], int(sys.argv[3])) else 1)
+PY
+}
+
+# wait_handlers PID NP: waits (at most 30 s) until spotrun (PID at 1 rank, the NP spotrun children of
+# mpiexec PID otherwise) has installed its SIGTERM handler (SigCgt of /proc/PID/status).
+wait_handlers() {
+    local i p pids n
+    for ((i = 0; i < 3000; ++i)); do
+        if [[ $2 -eq 1 ]]; then pids="$1"; else pids=$(pgrep -P "$1" -x spotrun); fi
+        n=0
+        for p in $pids; do
+            # SIGTERM is signal 15: bit 14 of the mask.
+            (( (0x$(awk '/^SigCgt:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0) >> 14) & 1 )) && n=$((n + 1))
+        done
+        [[ $n -ge $2 ]] && return 0
+        sleep 0.01
+    done
+    fail "spotrun did not install its signal handlers within 30 s"
+}
+
 # sha of a file, or "missing".
 digest() { [[ -f "$1" ]] && sha256sum "$1" | cut -d' ' -f1 || echo missing; }
 
+# long_path LENGTH: an absolute directory path below $W of exactly LENGTH bytes (components of 199 bytes,
+# the last one shorter).
+long_path() {
+    local d="$W/long" comp
+    comp=$(printf 'c%.0s' {1..199})
+    while (($1 - ${#d} - 1 > 200)); do d="$d/$comp"; done
+    printf '%s/%s' "$d" "$(printf 'd%.0s' $(seq 1 $(($1 - ${#d} - 1))))"
+}
+
 case "$CASE" in
+long_output_paths)
+    # Output directories from a few hundred bytes up to the documented limit (4096 less 128 bytes for the
+    # names spotrun writes in it) run end to end, checkpoints included; one byte more is refused up
+    # front with exit 2 naming the limit. Open MPI 4's MPI-IO aborted (SIGABRT) at its first checkpoint
+    # on paths of more than about 265 bytes.
+    good_deck good.toml
+    for len in 300 1000 3967; do
+        d=$(long_path "$len")
+        [[ ${#d} -eq $len ]] || fail "long_path made ${#d} bytes, not $len"
+        run "$NP" run good.toml --output-dir "$d" --set run.steps=40 --set checkpoint.every_steps=10
+        expect_exit 0
+        [[ -f "$d/final.h5" && -f "$d/checkpoints/ckpt-30.h5" && -f "$d/status.json" ]] ||
+            fail "$len-byte output directory: missing outputs: $(ls "$d" "$d/checkpoints" 2>&1)"
+        run "$NP" run good.toml --output-dir "$d" --set run.steps=60 --set checkpoint.every_steps=10
+        expect_exit 0
+        expect_in "$OUT" "Resuming from $d/final.h5 at step 40"
+        run "$NP" inspect "$d/final.h5"
+        expect_exit 0
+        run "$NP" run good.toml --output-dir "$d" --resume never --set run.steps=20 --set checkpoint.every_steps=10
+        expect_exit 0
+        rm -rf "$W/long"
+    done
+    d=$(long_path 3968)
+    run "$NP" run good.toml --output-dir "$d"
+    expect_input_error
+    expect_in "$ERR" "its absolute path is 3968 bytes long; allowed: at most 3967 bytes"
+    [[ ! -e "$d" ]] || fail "the refused output directory was created"
+    ;;
 not_regular_inputs)
     # A FIFO, a device, a directory, an oversized file: refused at once, never waited on or read.
     mkfifo fifo.toml
@@ -189,8 +252,9 @@ thermo_disk_full)
     if grep -q "MPI_ABORT\|MPI_Abort" "$ERR"; then fail "MPI_Abort instead of a clean exit"; fi
     ;;
 signal_before_the_loop)
-    # A stop signal while the deck is read, while a checkpoint is read and while inspect runs ends the
-    # process at once, on every rank: 128 + the signal without a checkpoint, 75 with one.
+    # A stop signal before the time loop ends the run on every rank with a message and a status.json
+    # record: 128 + the signal without a checkpoint, 75 with one (before MPI starts, while the deck is read,
+    # while the output directory is prepared, while a checkpoint is read); inspect ends at once.
     good_deck good.toml
     sig=$(stop_signal INT)
     export SPOTRUN_TEST_PAUSE="reading the deck=30"
@@ -204,19 +268,37 @@ signal_before_the_loop)
     else
         [[ $BG_RC -ne 0 && $BG_RC -ne 75 ]] || fail "mpiexec exit $BG_RC"
     fi
-    [[ ! -e "$W/out" ]] || fail "the output directory was created before the deck was read"
+    expect_status "$W/out" failed $((128 + $(signal_number "$sig")))
+    [[ -z "$(ls "$W/out/checkpoints" 2>/dev/null)" ]] || fail "a checkpoint was written"
     unset SPOTRUN_TEST_PAUSE
     run "$NP" run good.toml --output-dir "$W/out"
     expect_exit 0
     final=$(digest "$W/out/final.h5")
-    export SPOTRUN_TEST_PAUSE="reading a checkpoint=30"
-    start_bg "$NP" run good.toml --output-dir "$W/out" --set run.steps=40
-    wait_for "$W/bg.err" "pausing"
-    kill "-$(stop_signal TERM)" "$BG"
-    wait_bg
-    [[ $BG_RC -eq 75 ]] || fail "a signal while a checkpoint is read: exit $BG_RC, expected 75: $(cat "$W/bg.err")"
-    expect_in "$W/bg.err" "during reading a checkpoint: stopping (exit 75"
-    [[ "$(digest "$W/out/final.h5")" == "$final" ]] || fail "final.h5 changed"
+    # With a checkpoint to resume from: 75 in every phase of the start-up.
+    for phase in "start-up" "reading the deck" "preparing the output directory" "reading a checkpoint"; do
+        export SPOTRUN_TEST_PAUSE="$phase=30"
+        start_bg "$NP" run good.toml --output-dir "$W/out" --set run.steps=40
+        wait_for "$W/bg.err" "pausing"
+        wait_handlers "$BG" "$NP"  # before MPI starts, another rank may still be loading
+        kill "-$(stop_signal TERM)" "$BG"
+        wait_bg
+        [[ $BG_RC -eq 75 ]] || fail "a signal during $phase: exit $BG_RC, expected 75: $(cat "$W/bg.err")"
+        expect_in "$W/bg.err" "during $phase: stopping (exit 75"
+        expect_status "$W/out" stopped 75
+        [[ "$(digest "$W/out/final.h5")" == "$final" ]] || fail "final.h5 changed by a signal during $phase"
+    done
+    unset SPOTRUN_TEST_PAUSE
+    # Unpaused: a signal at any moment after the handlers are in place (read from /proc) stops the run
+    # with 75, whatever it was doing (loading, MPI start-up, the deck, the loop).
+    for delay in 0 0.1 0.3 0.6 1.0; do
+        start_bg "$NP" run good.toml --output-dir "$W/out" --set run.steps=100000
+        wait_handlers "$BG" "$NP"
+        sleep "$delay"
+        kill "-$(stop_signal TERM)" "$BG"
+        wait_bg
+        [[ $BG_RC -eq 75 ]] || fail "a signal $delay s after the handlers: exit $BG_RC, expected 75: $(cat "$W/bg.err")"
+        expect_status "$W/out" stopped 75
+    done
     export SPOTRUN_TEST_PAUSE="inspect=30"
     start_bg "$NP" inspect "$W/out/final.h5"
     wait_for "$W/bg.err" "pausing"
