@@ -49,6 +49,7 @@ json to_json(const Attempt& a) {
     cps.push_back({{"step", c.step}, {"at", c.at}, {"seconds", c.seconds}, {"reason", c.reason}, {"ok", c.ok}});
   j["checkpoints"] = cps;
   j["cpu_seconds"] = a.cpu_seconds;
+  j["wall_seconds_per_rank"] = a.wall_per_rank;
   if (!a.gpu.empty()) {
     json g = json::array();
     for (const auto& r : a.gpu)
@@ -96,6 +97,7 @@ Attempt attempt_from_json(const json& j) {
     a.checkpoints.push_back({c.at("step").get<std::int64_t>(), c.at("at").get<double>(), c.at("seconds").get<double>(),
                              c.at("reason").get<std::string>(), c.at("ok").get<bool>()});
   a.cpu_seconds = j.at("cpu_seconds").get<std::vector<double>>();
+  if (j.contains("wall_seconds_per_rank")) a.wall_per_rank = j.at("wall_seconds_per_rank").get<std::vector<double>>();
   if (j.contains("gpu"))
     for (const auto& g : j.at("gpu"))
       a.gpu.push_back({g.at("rank").get<int>(), g.at("host").get<std::string>(), g.at("uuid").get<std::string>(),
@@ -203,7 +205,11 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
     j["rank_hours"] = a.parts.wall * a.ranks / 3600.0;
     if (a.parts.wall > 0 && !a.cpu_seconds.empty()) {
       json cpu = json::array();
-      for (double c : a.cpu_seconds) cpu.push_back(100 * c / a.parts.wall);
+      // Each rank's CPU time over its own wall time (the mean when an older ledger has no per-rank walls).
+      for (std::size_t r = 0; r < a.cpu_seconds.size(); ++r) {
+        const double w = r < a.wall_per_rank.size() && a.wall_per_rank[r] > 0 ? a.wall_per_rank[r] : a.parts.wall;
+        cpu.push_back(100 * a.cpu_seconds[r] / w);
+      }
       j["cpu_utilisation_percent"] = cpu;
     }
     if (a.gpus > 0) {

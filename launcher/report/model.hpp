@@ -57,6 +57,7 @@ struct Attempt {
   double loop_steps_seconds = 0;  // mean rank's seconds in steps (compute + communication inside steps)
   std::vector<CheckpointRecord> checkpoints;
   std::vector<double> cpu_seconds;  // per rank: CPU time of its process (every thread)
+  std::vector<double> wall_per_rank;  // per rank: its own wall time, from its own start (parts.wall: their mean)
   std::vector<GpuRecord> gpu;       // per rank with a GPU; empty without
   // The deck's settings in force (report.* and checkpoint.*).
   double price_per_gpu_hour = 0, on_demand_price_per_gpu_hour = 0, min_gpu_utilisation = 0;

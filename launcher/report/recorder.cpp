@@ -206,6 +206,7 @@ bool RunRecorder::checkpoint(std::int64_t step, const char* reason, const std::f
 void RunRecorder::update(std::int64_t step) {
   // Every rank's parts (means over the ranks), CPU times and each node's GPU figures, to the root.
   const double wall = MPI_Wtime() - m_start_wtime + m_before_start;
+  const double now_unix = unix_now();  // the root's end: the same instant as its own wall time
   const bool looped = m_loop_start >= 0;
   const double setup = looped ? m_loop_start - m_start_wtime + m_before_start : wall;
   const double communication =
@@ -213,13 +214,13 @@ void RunRecorder::update(std::int64_t step) {
   double v[6] = {wall, setup, m_steps_seconds - m_transport_in_steps, communication, m_checkpoint_seconds,
                  m_steps_seconds};
   m_comm.sum_in_place(v, 6);
-  const std::vector<std::int64_t> cpu_us =
-      m_comm.all_gather(std::vector<std::int64_t>{static_cast<std::int64_t>(cpu_seconds() * 1e6)});
+  const std::vector<std::int64_t> cpu_and_wall_us = m_comm.all_gather(std::vector<std::int64_t>{
+      static_cast<std::int64_t>(cpu_seconds() * 1e6), static_cast<std::int64_t>(wall * 1e6)});
   const auto gpu_texts = m_comm.all_gather(m_comm.local_rank() == 0 ? encode_gpu_stats(m_sampler->snapshot()) : "");
   if (!m_comm.is_root()) return;
   const double n = m_comm.size();
   Attempt& a = m_attempts.back();
-  a.end_unix = unix_now();
+  a.end_unix = now_unix;
   a.end_step = step;
   a.parts.wall = v[0] / n;
   a.parts.setup = v[1] / n;
@@ -229,7 +230,11 @@ void RunRecorder::update(std::int64_t step) {
   a.parts.idle = a.parts.wall - a.parts.setup - a.parts.compute - a.parts.communication - a.parts.checkpoint;
   a.loop_steps_seconds = v[5] / n;
   a.cpu_seconds.clear();
-  for (auto us : cpu_us) a.cpu_seconds.push_back(static_cast<double>(us) * 1e-6);
+  a.wall_per_rank.clear();
+  for (std::size_t k = 0; k + 1 < cpu_and_wall_us.size(); k += 2) {
+    a.cpu_seconds.push_back(static_cast<double>(cpu_and_wall_us[k]) * 1e-6);
+    a.wall_per_rank.push_back(static_cast<double>(cpu_and_wall_us[k + 1]) * 1e-6);
+  }
   // Each rank's GPU: its node's samples of the device with its UUID (a MIG instance: its GPU's bus).
   a.gpu.clear();
   for (const auto& d : m_devices) {

@@ -3,7 +3,8 @@
 # attempts in one output directory. The newest checkpoint is removed after the first stop, so the second
 # attempt resumes from an older one and redoes steps; report.json is damaged before the third.
 # Checked against what the logs say (stop and resume steps): the attempts, their exit causes, the steps
-# redone (exactly), the time parts adding up to each attempt's wall time (2 %), no GPU fields on this
+# redone (exactly), the time parts adding up to each attempt's wall time (2 %), each rank's own wall
+# time with the root's equal to its start-to-end span, no GPU fields on this
 # machine, the damaged report rebuilt with a warning; then an attempt killed by SIGKILL (recorded as lost)
 # and one more to the end; `spotrun report` (text, --json, --png).
 # usage: report_test.sh SPOTRUN MPIEXEC NP WORKDIR
@@ -101,8 +102,13 @@ for k, (x, w) in enumerate(zip(a, want)):
     # The parts are disjoint intervals of each rank's time: idle (the rest) is never negative.
     if min(parts[:4]) < 0 or s["idle"] < -1e-3: fail("attempt %d: a negative time part %s" % (k + 1, s))
     if abs(sum(parts) - s["wall"]) > 0.02 * s["wall"]: fail("attempt %d: parts %s do not add up to %g" % (k + 1, parts, s["wall"]))
+    # Each rank's own wall time (from its own start: under mpirun the ranks start at different times);
+    # "wall" is their mean, and the root rank's equals its start-to-end span (start_unix, end_unix).
+    walls = x["wall_seconds_per_rank"]
+    if len(walls) != np or min(walls) <= 0: fail("attempt %d: per-rank walls %s" % (k + 1, walls))
+    if abs(sum(walls) / np - s["wall"]) > 1e-5 + 1e-9 * s["wall"]: fail("attempt %d: wall %g s is not the mean of %s" % (k + 1, s["wall"], walls))
     span = x["end_unix"] - x["start_unix"]
-    if abs(span - s["wall"]) > 0.02 * s["wall"] + 0.05: fail("attempt %d: wall %g s, start to end %g s" % (k + 1, s["wall"], span))
+    if abs(span - walls[0]) > 0.005 * walls[0] + 0.01: fail("attempt %d: root wall %g s, start to end %g s" % (k + 1, walls[0], span))
     if s["compute"] <= 0 or s["checkpoint"] <= 0: fail("attempt %d: no compute or checkpoint time: %s" % (k + 1, s))
     if len(x["cpu_seconds"]) != np or min(x["cpu_seconds"]) <= 0: fail("attempt %d: CPU seconds %s" % (k + 1, x["cpu_seconds"]))
     # No GPU here: no GPU field at all.
