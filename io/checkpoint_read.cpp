@@ -53,24 +53,34 @@ OpenedFile open_for_read(const comm::Communicator& comm, const std::string& path
   return f;
 }
 
-CheckpointMeta read_meta_attributes(hid_t file, const std::string& path) {
+// The kinds of strings a file of format `version` may hold: fixed-length only since version 3, so that
+// HDF5 never follows a reference into a global heap of a current checkpoint.
+StringKinds string_kinds(std::int64_t version) {
+  return version == k_format_version_vlen_strings ? StringKinds::fixed_or_variable : StringKinds::fixed_only;
+}
+
+// The root attributes; `version` receives format_version. The version is read (an integer) before any
+// string, so that the strings of a current file are read as fixed-length strings only.
+CheckpointMeta read_meta_attributes(hid_t file, const std::string& path, std::int64_t& version) {
   const std::string root = "/";
   const htri_t has_format = SPOTRUN_H5_CALL(path, H5Aexists, file, "format");
   if (!has_format) throw std::runtime_error("not a spotrun checkpoint (the root group has no 'format' attribute)");
-  const std::string format = read_string_attribute(file, "format", root, path);
+  version = read_i64_attribute(file, "format_version", root, path);
+  if (version != k_format_version && version != k_format_version_vlen_strings)
+    throw std::runtime_error("format version " + std::to_string(version) + " is not supported (this build reads versions " +
+                             std::to_string(k_format_version_vlen_strings) + " and " + std::to_string(k_format_version) +
+                             ")");
+  const StringKinds strings = string_kinds(version);
+  const std::string format = read_string_attribute(file, "format", root, path, strings);
   if (format != k_format)
     throw std::runtime_error("not a spotrun checkpoint (format is '" + format + "', expected '" + k_format + "')");
-  const std::int64_t version = read_i64_attribute(file, "format_version", root, path);
-  if (version != k_format_version)
-    throw std::runtime_error("format version " + std::to_string(version) + " is not supported (this build reads version " +
-                             std::to_string(k_format_version) + ")");
   CheckpointMeta m;
-  m.solver = read_string_attribute(file, "solver", root, path);
+  m.solver = read_string_attribute(file, "solver", root, path, strings);
   m.step = read_i64_attribute(file, "step", root, path);
   m.time = read_f64_attribute(file, "time", root, path);
-  m.units = read_string_attribute(file, "units", root, path);
-  m.version = read_string_attribute(file, "spotrun_version", root, path);
-  m.git_hash = read_string_attribute(file, "git_hash", root, path);
+  m.units = read_string_attribute(file, "units", root, path, strings);
+  m.version = read_string_attribute(file, "spotrun_version", root, path, strings);
+  m.git_hash = read_string_attribute(file, "git_hash", root, path, strings);
   const std::int64_t nranks = read_i64_attribute(file, "nranks", root, path);
   if (nranks < 1 || nranks > std::numeric_limits<int>::max())
     throw std::runtime_error(attribute_where("nranks", root) + " is " + std::to_string(nranks) + ", not a rank count");
@@ -80,7 +90,7 @@ CheckpointMeta read_meta_attributes(hid_t file, const std::string& path) {
 
 // Reads a text dataset of /meta on rank 0 (checksum verified), broadcasts it.
 std::string read_text_dataset(const comm::Communicator& comm, hid_t file, const std::string& name, std::uint64_t file_size,
-                              const std::string& path) {
+                              const std::string& path, StringKinds strings) {
   std::string text;
   agreed_step<InputError>(comm, "checkpoint '" + path + "': ", [&] {
     if (!comm.is_root()) return;
@@ -100,7 +110,7 @@ std::string read_text_dataset(const comm::Communicator& comm, hid_t file, const 
     SPOTRUN_H5_CALL(path, H5Dread, dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data());
     text.assign(buffer.c_str(), strnlen(buffer.c_str(), size));
     const std::uint64_t stored = read_u64_attribute(dset, "checksum", name, path);
-    const std::string algorithm = read_string_attribute(dset, "checksum_algorithm", name, path);
+    const std::string algorithm = read_string_attribute(dset, "checksum_algorithm", name, path, strings);
     if (algorithm != k_text_algorithm)
       throw std::runtime_error("dataset '" + name + "' uses checksum algorithm '" + algorithm + "', expected '" +
                                k_text_algorithm + "'");
@@ -118,7 +128,7 @@ herr_t collect_attribute_name(hid_t, const char* name, const H5A_info_t*, void* 
   return 0;
 }
 
-void read_state_scalars(hid_t file, const std::string& path, SolverState& s) {
+void read_state_scalars(hid_t file, const std::string& path, StringKinds strings, SolverState& s) {
   const htri_t exists = SPOTRUN_H5_CALL(path, H5Lexists, file, "/state", H5P_DEFAULT);
   if (!exists) throw std::runtime_error("group '/state' is missing");
   H5Handle g = SPOTRUN_H5_OPEN(path, H5Gclose, H5Gopen2, file, "/state", H5P_DEFAULT);
@@ -139,7 +149,7 @@ void read_state_scalars(hid_t file, const std::string& path, SolverState& s) {
       SPOTRUN_H5_CALL(path, H5Aread, a.attr, H5T_NATIVE_INT64, &v);
       s.integers[n] = v;
     } else if (a.cls == H5T_STRING) {
-      s.strings[n] = read_string_from_attribute(a, where, path);
+      s.strings[n] = read_string_from_attribute(a, where, path, strings);
     } else {
       throw std::runtime_error(where + " is neither a real, an integer nor a string");
     }
@@ -179,8 +189,8 @@ struct DatasetPlan {
 
 // Opens dataset `name` and checks it; `expected` (may be null) adds type, inner shape and row checks.
 // Throws std::runtime_error describing the problem.
-DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file_size, const std::string& name,
-                         const StateArray* expected) {
+DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file_size, StringKinds strings,
+                         const std::string& name, const StateArray* expected) {
   DatasetPlan p;
   p.name = name;
   // Every component of the path must exist as a link before H5Dopen is asked.
@@ -240,7 +250,7 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file
                                " has no complete data in the file (truncated or damaged)");
   }
   p.stored_checksum = read_u64_attribute(p.dset, "checksum", "dataset '" + name + "'", path);
-  const std::string algorithm = read_string_attribute(p.dset, "checksum_algorithm", "dataset '" + name + "'", path);
+  const std::string algorithm = read_string_attribute(p.dset, "checksum_algorithm", "dataset '" + name + "'", path, strings);
   if (!RowHasher::parse(algorithm, p.hash))
     throw std::runtime_error("dataset '" + name + "' uses checksum algorithm '" + algorithm + "', this build knows '" +
                              k_rowsum_algorithm + "' and '" + k_rowsum_algorithm_xxh64 + "'");
@@ -294,15 +304,18 @@ struct CheckpointReader::Impl {
   std::string prefix;
   OpenedFile f;
   CheckpointMeta meta;
+  std::int64_t version = 0;  // format_version of the file
+  StringKinds strings = StringKinds::fixed_only;
 };
 
 CheckpointReader::CheckpointReader(const comm::Communicator& comm, const std::string& path)
-    : m_impl(std::make_unique<Impl>(Impl{comm, path, "checkpoint '" + path + "': ", {}, {}})) {
+    : m_impl(std::make_unique<Impl>(Impl{comm, path, "checkpoint '" + path + "': ", {}, {}, 0, StringKinds::fixed_only})) {
   QuietHdf5Errors quiet;
   Impl& r = *m_impl;
   r.f = open_for_read(comm, path);
   agreed_step<InputError>(comm, r.prefix, [&] {
-    r.meta = read_meta_attributes(r.f.file, path);
+    r.meta = read_meta_attributes(r.f.file, path, r.version);
+    r.strings = string_kinds(r.version);
     // The manifest repeats two attributes (to order files without parsing them); they must agree.
     if (r.meta.solver != r.f.manifest.solver || r.meta.step != r.f.manifest.step)
       throw std::runtime_error("the manifest says solver '" + r.f.manifest.solver + "' step " +
@@ -311,8 +324,8 @@ CheckpointReader::CheckpointReader(const comm::Communicator& comm, const std::st
     if (r.meta.step < 0) throw std::runtime_error("attribute 'step' of / is " + std::to_string(r.meta.step) + ", below 0");
     if (!std::isfinite(r.meta.time)) throw std::runtime_error("attribute 'time' of / is not finite");
   });
-  r.meta.deck = read_text_dataset(comm, r.f.file, "/meta/deck", r.f.size, path);
-  r.meta.physics = read_text_dataset(comm, r.f.file, "/meta/physics", r.f.size, path);
+  r.meta.deck = read_text_dataset(comm, r.f.file, "/meta/deck", r.f.size, path, r.strings);
+  r.meta.physics = read_text_dataset(comm, r.f.file, "/meta/physics", r.f.size, path, r.strings);
 }
 
 CheckpointReader::~CheckpointReader() {
@@ -339,8 +352,8 @@ SolverState CheckpointReader::read(const std::vector<StateArray>& expected) {
   std::vector<DatasetPlan> plans;
   agreed_step<InputError>(comm, prefix, [&] {
     state.solver = r.meta.solver;
-    read_state_scalars(r.f.file, path, state);
-    for (const auto& e : expected) plans.push_back(plan_dataset(r.f.file, path, r.f.size, e.name, &e));
+    read_state_scalars(r.f.file, path, r.strings, state);
+    for (const auto& e : expected) plans.push_back(plan_dataset(r.f.file, path, r.f.size, r.strings, e.name, &e));
   });
   agreed_step<InputError>(comm, prefix, [&] {
     for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -384,7 +397,7 @@ VerifyReport CheckpointReader::verify() {
   report.lines.push_back("file: " + std::to_string(m.file_size) + " bytes, " + std::to_string(m.hashes.size()) +
                          " block(s) of " + std::to_string(m.block_size) + " bytes after a " + std::to_string(m.userblock) +
                          "-byte manifest: every byte matches the manifest (xxh3-64)");
-  report.lines.push_back("format: " + std::string(k_format) + " version " + std::to_string(k_format_version));
+  report.lines.push_back("format: " + std::string(k_format) + " version " + std::to_string(r.version));
   char time_text[32];
   std::snprintf(time_text, sizeof time_text, "%.17g", r.meta.time);
   report.lines.push_back("meta: solver=" + r.meta.solver + " step=" + std::to_string(r.meta.step) + " time=" + time_text +
@@ -393,7 +406,7 @@ VerifyReport CheckpointReader::verify() {
   report.lines.push_back("/meta/deck: " + std::to_string(r.meta.deck.size()) + " bytes, checksum ok");
   report.lines.push_back("/meta/physics: " + std::to_string(r.meta.physics.size()) + " bytes, checksum ok");
   SolverState scalars;
-  std::string failure = agreed_failure(comm, [&] { read_state_scalars(f.file, path, scalars); });
+  std::string failure = agreed_failure(comm, [&] { read_state_scalars(f.file, path, r.strings, scalars); });
   if (failure.empty())
     report.lines.push_back("/state: " + std::to_string(scalars.reals.size()) + " reals, " +
                            std::to_string(scalars.integers.size()) + " integers, " + std::to_string(scalars.strings.size()) +
@@ -421,7 +434,7 @@ VerifyReport CheckpointReader::verify() {
   for (const auto& name : names) {
     DatasetPlan p;
     std::vector<unsigned char> buffer;
-    failure = agreed_failure(comm, [&] { p = plan_dataset(f.file, path, f.size, name, nullptr); });
+    failure = agreed_failure(comm, [&] { p = plan_dataset(f.file, path, f.size, r.strings, name, nullptr); });
     if (!failure.empty()) {
       bad(name + ": BAD: " + failure);
       continue;

@@ -137,6 +137,19 @@ void check_state_locally(const CheckpointMeta& meta, const SolverState& state) {
   for (const auto& kv : state.reals) check_scalar(kv.first);
   for (const auto& kv : state.integers) check_scalar(kv.first);
   for (const auto& kv : state.strings) check_scalar(kv.first);
+  // Strings are stored as fixed-length, null-terminated strings, which readers take up to
+  // k_max_string_attribute bytes long.
+  auto check_string = [](const std::string& what, const std::string& value) {
+    if (value.size() >= k_max_string_attribute)
+      throw std::runtime_error(what + " holds " + std::to_string(value.size()) + " bytes, a checkpoint stores at most " +
+                               std::to_string(k_max_string_attribute - 1));
+    if (value.find('\0') != std::string::npos) throw std::runtime_error(what + " contains a NUL byte");
+  };
+  for (const auto& kv : state.strings) check_string("string scalar '" + kv.first + "'", kv.second);
+  check_string("CheckpointMeta::solver", meta.solver);
+  check_string("CheckpointMeta::units", meta.units);
+  check_string("CheckpointMeta::version", meta.version);
+  check_string("CheckpointMeta::git_hash", meta.git_hash);
 }
 
 // Hash of everything that must be the same on every rank: metadata, array layout and scalars.
@@ -210,7 +223,7 @@ TextDataset create_text_dataset(hid_t group, const std::string& name, const std:
   SPOTRUN_H5_CALL(file, H5Pset_alloc_time, dcpl, H5D_ALLOC_TIME_EARLY);
   t.dset = SPOTRUN_H5_OPEN(file, H5Dclose, H5Dcreate2, group, name.c_str(), t.type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
   write_u64_attribute(t.dset, "checksum", text_checksum("/meta/" + name, text), file);
-  write_string_attribute(t.dset, "checksum_algorithm", k_text_algorithm, file);
+  write_fixed_string_attribute(t.dset, "checksum_algorithm", k_text_algorithm, file);
   return t;
 }
 
@@ -334,19 +347,19 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
   TextDataset deck, physics;
   std::vector<H5Handle> datasets(state.arrays.size());
   agreed_step<std::runtime_error>(comm, prefix, [&] {
-    write_string_attribute(file, "format", k_format, tmp);
+    write_fixed_string_attribute(file, "format", k_format, tmp);
     write_i64_attribute(file, "format_version", k_format_version, tmp);
-    write_string_attribute(file, "solver", meta.solver, tmp);
+    write_fixed_string_attribute(file, "solver", meta.solver, tmp);
     write_i64_attribute(file, "step", meta.step, tmp);
     write_f64_attribute(file, "time", meta.time, tmp);
-    write_string_attribute(file, "units", meta.units, tmp);
-    write_string_attribute(file, "spotrun_version", meta.version.empty() ? std::string(k_version) : meta.version, tmp);
-    write_string_attribute(file, "git_hash", meta.git_hash.empty() ? std::string(k_git_hash) : meta.git_hash, tmp);
+    write_fixed_string_attribute(file, "units", meta.units, tmp);
+    write_fixed_string_attribute(file, "spotrun_version", meta.version.empty() ? std::string(k_version) : meta.version, tmp);
+    write_fixed_string_attribute(file, "git_hash", meta.git_hash.empty() ? std::string(k_git_hash) : meta.git_hash, tmp);
     write_i64_attribute(file, "nranks", comm.size(), tmp);
     H5Handle st = SPOTRUN_H5_OPEN(tmp, H5Gclose, H5Gcreate2, file, "/state", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     for (const auto& kv : state.reals) write_f64_attribute(st, kv.first, kv.second, tmp);
     for (const auto& kv : state.integers) write_i64_attribute(st, kv.first, kv.second, tmp);
-    for (const auto& kv : state.strings) write_string_attribute(st, kv.first, kv.second, tmp);
+    for (const auto& kv : state.strings) write_fixed_string_attribute(st, kv.first, kv.second, tmp);
     st.close("H5Gclose", tmp);
     H5Handle mg = SPOTRUN_H5_OPEN(tmp, H5Gclose, H5Gcreate2, file, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     deck = create_text_dataset(mg, "deck", meta.deck, tmp);
@@ -367,7 +380,7 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
       datasets[i] = SPOTRUN_H5_OPEN(tmp, H5Dclose, H5Dcreate2, file, a.name.c_str(),
                                     a.is_integer ? H5T_STD_I64LE : H5T_IEEE_F64LE, space, lcpl, dcpl, H5P_DEFAULT);
       write_u64_attribute(datasets[i], "checksum", checksums[i], tmp);
-      write_string_attribute(datasets[i], "checksum_algorithm", k_rowsum_algorithm, tmp);
+      write_fixed_string_attribute(datasets[i], "checksum_algorithm", k_rowsum_algorithm, tmp);
     }
   });
   agreed_step<std::runtime_error>(comm, prefix, [&] { SPOTRUN_H5_CALL(tmp, H5Fflush, file, H5F_SCOPE_GLOBAL); });

@@ -716,7 +716,15 @@ TEST_F(Checkpoint, WrongAttributeTypeAndFormat) {
     put_u64_attribute(f, "format_version", 2);
   });
   EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }), "format_version");
+  // format_version is read first (so that strings are read as the version stores them): a good one here.
   craft(p, [](hid_t f) {
+    H5Adelete(f, "format_version");
+    const std::int64_t v = 3;
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t a = H5Acreate2(f, "format_version", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, &v);
+    H5Aclose(a);
+    H5Sclose(space);
     H5Adelete(f, "format");
     put_string_attribute(f, "format", "something-else");
   });
@@ -727,14 +735,161 @@ TEST_F(Checkpoint, NewerFormatVersion) {
   const std::string p = good_file();
   craft(p, [](hid_t f) {
     H5Adelete(f, "format_version");
-    const std::int64_t v = 3;
+    const std::int64_t v = 4;
     const hid_t space = H5Screate(H5S_SCALAR);
     const hid_t a = H5Acreate2(f, "format_version", H5T_STD_I64LE, space, H5P_DEFAULT, H5P_DEFAULT);
     H5Awrite(a, H5T_NATIVE_INT64, &v);
     H5Aclose(a);
     H5Sclose(space);
   });
-  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }), "format version 3 is not supported (this build reads version 2)");
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }), "format version 4 is not supported (this build reads versions 2 and 3)");
+}
+
+// ---- format 2: variable-length string attributes ---------------------------------------------------------
+
+namespace {
+
+herr_t collect_name(hid_t, const char* name, const H5A_info_t*, void* data) {
+  static_cast<std::vector<std::string>*>(data)->emplace_back(name);
+  return 0;
+}
+
+// Rewrites a checkpoint of this build as format 2 stored it: format_version 2 and every string attribute
+// variable-length (its value in the file's global heap); the manifest computed anew.
+void make_format_2(const std::string& p) {
+  craft(p, [](hid_t f) {
+    std::vector<std::string> objects = {"/", "/state", "/meta/deck", "/meta/physics"};
+    for (const auto& s : specs()) objects.push_back(s.name);
+    for (const auto& o : objects) {
+      const hid_t obj = H5Oopen(f, o.c_str(), H5P_DEFAULT);
+      ASSERT_GE(obj, 0) << o;
+      std::vector<std::string> names;
+      hsize_t idx = 0;
+      H5Aiterate2(obj, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &names);
+      for (const auto& n : names) {
+        const hid_t a = H5Aopen(obj, n.c_str(), H5P_DEFAULT);
+        const hid_t t = H5Aget_type(a);
+        const bool fixed_string = H5Tget_class(t) == H5T_STRING && H5Tis_variable_str(t) == 0;
+        std::string value(fixed_string ? H5Tget_size(t) : 0, '\0');
+        if (fixed_string) {
+          EXPECT_GE(H5Aread(a, t, value.data()), 0);
+        }
+        H5Tclose(t);
+        H5Aclose(a);
+        if (!fixed_string) continue;
+        value.resize(std::strlen(value.c_str()));
+        H5Adelete(obj, n.c_str());
+        const hid_t vt = H5Tcopy(H5T_C_S1);
+        H5Tset_size(vt, H5T_VARIABLE);
+        H5Tset_cset(vt, H5T_CSET_UTF8);
+        const hid_t space = H5Screate(H5S_SCALAR);
+        const hid_t va = H5Acreate2(obj, n.c_str(), vt, space, H5P_DEFAULT, H5P_DEFAULT);
+        const char* text = value.c_str();
+        EXPECT_GE(H5Awrite(va, vt, &text), 0) << o << " " << n;
+        H5Aclose(va);
+        H5Sclose(space);
+        H5Tclose(vt);
+      }
+      H5Oclose(obj);
+    }
+    const std::int64_t v = 2;
+    const hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
+    EXPECT_GE(H5Awrite(a, H5T_NATIVE_INT64, &v), 0);
+    H5Aclose(a);
+  });
+}
+
+// Whether any attribute of the file's root is a variable-length string.
+bool root_has_vlen_strings(const std::string& p) {
+  bool found = false;
+  on_root([&] {
+    const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    for (const char* n : {"format", "solver", "units", "spotrun_version", "git_hash"}) {
+      const hid_t a = H5Aopen(f, n, H5P_DEFAULT);
+      const hid_t t = H5Aget_type(a);
+      found = found || H5Tis_variable_str(t) > 0;
+      H5Tclose(t);
+      H5Aclose(a);
+    }
+    H5Fclose(f);
+  });
+  return world().broadcast(std::string(found ? "1" : "0")) == "1";
+}
+
+}  // namespace
+
+TEST_F(Checkpoint, WritesFixedLengthStringsOnly) {
+  const std::string p = good_file();
+  EXPECT_FALSE(root_has_vlen_strings(p));
+  std::string bytes = is_root() ? read_bytes(p) : std::string();
+  // A global heap collection starts with the signature "GCOL": a file without variable-length data has none.
+  EXPECT_EQ(world().broadcast(std::string(bytes.find("GCOL") == std::string::npos ? "none" : "found")), "none");
+  const auto r = spotrun::io::verify_checkpoint(world(), p);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.lines.at(1), "format: spotrun-checkpoint version 3");
+}
+
+TEST_F(Checkpoint, Format2FilesStillRead) {
+  const std::string p = good_file();
+  make_format_2(p);
+  ASSERT_TRUE(root_has_vlen_strings(p));
+  const SolverState s = spotrun::io::read_checkpoint(world(), p, expected_layout());
+  EXPECT_EQ(state_problems(s, world()), "");
+  const CheckpointMeta m = spotrun::io::read_checkpoint_meta(world(), p);
+  const CheckpointMeta want = make_meta();
+  EXPECT_EQ(m.solver, want.solver);
+  EXPECT_EQ(m.units, want.units);
+  EXPECT_EQ(m.version, want.version);
+  EXPECT_EQ(m.git_hash, want.git_hash);
+  EXPECT_EQ(m.deck, want.deck);
+  const auto r = spotrun::io::verify_checkpoint(world(), p);
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.lines.at(1), "format: spotrun-checkpoint version 2");
+}
+
+// A variable-length string in a file of format 3 is refused before HDF5 follows it into a heap.
+TEST_F(Checkpoint, Format3RefusesVariableLengthStrings) {
+  const std::string p = good_file();
+  make_format_2(p);
+  craft(p, [](hid_t f) {
+    const std::int64_t v = 3;
+    const hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
+    H5Awrite(a, H5T_NATIVE_INT64, &v);
+    H5Aclose(a);
+  });
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }),
+             "attribute 'format' of / is a variable-length string, where this format stores fixed-length strings only");
+}
+
+// A fixed-length string attribute that claims more than the readers take is refused, not allocated.
+TEST_F(Checkpoint, OversizedStringAttribute) {
+  const std::string p = good_file();
+  craft(p, [](hid_t f) {
+    H5Adelete(f, "units");
+    const std::string big(std::size_t(2) << 20, 'x');
+    put_string_attribute(f, "units", big.c_str());
+  });
+  EXPECT_HAS(input_error([&] { spotrun::io::read_checkpoint_meta(world(), p); }),
+             "attribute 'units' of / claims a string of 2097153 bytes (at most 1048576 are read)");
+}
+
+// A string without a terminator, padded with spaces: its value, without the padding.
+TEST_F(Checkpoint, SpacePaddedString) {
+  const std::string p = good_file();
+  craft(p, [](hid_t f) {
+    H5Adelete(f, "units");
+    const hid_t type = H5Tcopy(H5T_C_S1);
+    H5Tset_size(type, 4);
+    H5Tset_strpad(type, H5T_STR_SPACEPAD);
+    H5Tset_cset(type, H5T_CSET_UTF8);
+    const hid_t space = H5Screate(H5S_SCALAR);
+    const hid_t attr = H5Acreate2(f, "units", type, space, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(attr, type, "lj  ");
+    H5Aclose(attr);
+    H5Sclose(space);
+    H5Tclose(type);
+  });
+  EXPECT_EQ(spotrun::io::read_checkpoint_meta(world(), p).units, "lj");
 }
 
 // Datasets swapped in the file, checksums and all, then the manifest computed anew: the checksums are

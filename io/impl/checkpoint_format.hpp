@@ -20,7 +20,10 @@
 namespace spotrun::io::impl {
 
 inline constexpr const char* k_format = "spotrun-checkpoint";
-inline constexpr std::int64_t k_format_version = 2;
+// Version 3 stores every string as a fixed-length string (no variable-length data, so no global heap
+// that HDF5 would follow unchecked); version 2 files, with variable-length string attributes, still read.
+inline constexpr std::int64_t k_format_version = 3;
+inline constexpr std::int64_t k_format_version_vlen_strings = 2;
 // Checksums include the dataset's name, so that datasets swapped in the file (with their checksums)
 // fail: XXH64(name) + sum of the row hashes (arrays) or + XXH64(text) (texts), modulo 2^64.
 // Rows are hashed with XXH3 (64-bit) since spotrun 0.3; files with the XXH64 row sum of earlier

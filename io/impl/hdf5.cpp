@@ -6,9 +6,6 @@
 namespace spotrun::io::impl {
 namespace {
 
-// Longest fixed-length string attribute read back (the deck and physics texts are datasets).
-constexpr std::uint64_t k_max_string_attribute = std::uint64_t(1) << 20;
-
 herr_t collect_error(unsigned n, const H5E_error2_t* err, void* data) {
   auto* out = static_cast<std::vector<std::string>*>(data);
   if (n < 2 && err && err->desc && *err->desc) out->emplace_back(err->desc);
@@ -50,6 +47,14 @@ H5Handle vlen_string_type(const std::string& file) {
   return t;
 }
 
+H5Handle fixed_string_type(std::size_t size, const std::string& file) {
+  H5Handle t = SPOTRUN_H5_OPEN(file, H5Tclose, H5Tcopy, H5T_C_S1);
+  SPOTRUN_H5_CALL(file, H5Tset_size, t, size);
+  SPOTRUN_H5_CALL(file, H5Tset_strpad, t, H5T_STR_NULLTERM);
+  SPOTRUN_H5_CALL(file, H5Tset_cset, t, H5T_CSET_UTF8);
+  return t;
+}
+
 void write_attribute(hid_t obj, const std::string& name, hid_t file_type, hid_t mem_type, const void* value,
                      const std::string& file) {
   H5Handle space = SPOTRUN_H5_OPEN(file, H5Sclose, H5Screate, H5S_SCALAR);
@@ -62,6 +67,11 @@ void write_string_attribute(hid_t obj, const std::string& name, const std::strin
   H5Handle type = vlen_string_type(file);
   const char* p = value.c_str();
   write_attribute(obj, name, type, type, &p, file);
+}
+void write_fixed_string_attribute(hid_t obj, const std::string& name, const std::string& value,
+                                  const std::string& file) {
+  H5Handle type = fixed_string_type(value.size() + 1, file);
+  write_attribute(obj, name, type, type, value.c_str(), file);
 }
 void write_i64_attribute(hid_t obj, const std::string& name, std::int64_t value, const std::string& file) {
   write_attribute(obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &value, file);
@@ -91,10 +101,13 @@ OpenAttribute open_scalar_attribute(hid_t obj, const std::string& name, const st
   return a;
 }
 
-std::string read_string_from_attribute(OpenAttribute& a, const std::string& where, const std::string& file) {
+std::string read_string_from_attribute(OpenAttribute& a, const std::string& where, const std::string& file,
+                                       StringKinds strings) {
   if (a.cls != H5T_STRING) throw std::runtime_error(where + " is not a string");
   const htri_t is_vlen = SPOTRUN_H5_CALL(file, H5Tis_variable_str, a.type);
   if (is_vlen) {
+    if (strings != StringKinds::fixed_or_variable)
+      throw std::runtime_error(where + " is a variable-length string, where this format stores fixed-length strings only");
     H5Handle mem = vlen_string_type(file);
     SPOTRUN_H5_CALL(file, H5Tset_cset, mem, H5Tget_cset(a.type));
     char* p = nullptr;
@@ -104,16 +117,23 @@ std::string read_string_from_attribute(OpenAttribute& a, const std::string& wher
     return value;
   }
   const std::size_t size = H5Tget_size(a.type);
-  if (size == 0 || size > k_max_string_attribute) throw std::runtime_error(where + " has an implausible string size");
-  H5Handle mem = SPOTRUN_H5_OPEN(file, H5Tclose, H5Tcopy, a.type);
+  if (size == 0 || size > k_max_string_attribute)
+    throw std::runtime_error(where + " claims a string of " + std::to_string(size) + " bytes (at most " +
+                             std::to_string(k_max_string_attribute) + " are read)");
+  // Read as a null-padded string of the same size: the value comes back whatever padding the file
+  // declares, and the buffer has one more byte than HDF5 may write.
+  H5Handle mem = fixed_string_type(size, file);
+  SPOTRUN_H5_CALL(file, H5Tset_strpad, mem, H5T_STR_NULLPAD);
+  SPOTRUN_H5_CALL(file, H5Tset_cset, mem, H5Tget_cset(a.type));
   std::string buffer(size + 1, '\0');
   SPOTRUN_H5_CALL(file, H5Aread, a.attr, mem, buffer.data());
-  return std::string(buffer.c_str(), strnlen(buffer.c_str(), size));
+  return std::string(buffer.data(), strnlen(buffer.data(), size));
 }
 
-std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& object, const std::string& file) {
+std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& object, const std::string& file,
+                                  StringKinds strings) {
   auto a = open_scalar_attribute(obj, name, object, file);
-  return read_string_from_attribute(a, attribute_where(name, object), file);
+  return read_string_from_attribute(a, attribute_where(name, object), file, strings);
 }
 
 std::int64_t read_i64_attribute(hid_t obj, const std::string& name, const std::string& object, const std::string& file) {

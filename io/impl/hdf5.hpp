@@ -94,13 +94,20 @@ H5Handle mpio_fapl(const comm::Communicator& comm, const std::string& file);
 
 // ---- attributes -------------------------------------------------------------------------------------
 
-// A variable-length UTF-8 string type.
+// A variable-length UTF-8 string type (H5MD attributes; checkpoints of format 2). Its values live in the
+// file's global heap, which HDF5 trusts when it reads them back.
 H5Handle vlen_string_type(const std::string& file);
+// A fixed-length, null-terminated UTF-8 string type of `size` bytes (at least 1): the value is stored in
+// the attribute or dataset itself, no heap.
+H5Handle fixed_string_type(std::size_t size, const std::string& file);
 
 // Creates attribute `name` of `obj` holding one value (of file type `file_type`, given in `mem_type`).
 void write_attribute(hid_t obj, const std::string& name, hid_t file_type, hid_t mem_type, const void* value,
                      const std::string& file);
+// A variable-length string (vlen_string_type).
 void write_string_attribute(hid_t obj, const std::string& name, const std::string& value, const std::string& file);
+// A fixed-length string of value.size() + 1 bytes (fixed_string_type).
+void write_fixed_string_attribute(hid_t obj, const std::string& name, const std::string& value, const std::string& file);
 void write_i64_attribute(hid_t obj, const std::string& name, std::int64_t value, const std::string& file);
 void write_u64_attribute(hid_t obj, const std::string& name, std::uint64_t value, const std::string& file);
 void write_f64_attribute(hid_t obj, const std::string& name, double value, const std::string& file);
@@ -119,8 +126,18 @@ OpenAttribute open_scalar_attribute(hid_t obj, const std::string& name, const st
 
 // Readers of one-value attributes of `obj` (named `object` in messages); each checks the stored type and
 // throws std::runtime_error saying what is wrong (missing, several values, another type).
-std::string read_string_from_attribute(OpenAttribute& a, const std::string& where, const std::string& file);
-std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& object, const std::string& file);
+//
+// Strings: a fixed-length string is read with its size taken from the datatype and checked against
+// k_max_string_attribute bytes; the value ends at the first NUL or at that size, whichever comes first
+// (no terminator is trusted). A variable-length string is read only when `strings` allows it
+// (StringKinds::fixed_or_variable); HDF5 then follows the reference into the global heap, which it does
+// not check: a crafted heap can crash it.
+inline constexpr std::size_t k_max_string_attribute = std::size_t(1) << 20;
+enum class StringKinds { fixed_only, fixed_or_variable };
+std::string read_string_from_attribute(OpenAttribute& a, const std::string& where, const std::string& file,
+                                       StringKinds strings);
+std::string read_string_attribute(hid_t obj, const std::string& name, const std::string& object, const std::string& file,
+                                  StringKinds strings);
 std::int64_t read_i64_attribute(hid_t obj, const std::string& name, const std::string& object, const std::string& file);
 double read_f64_attribute(hid_t obj, const std::string& name, const std::string& object, const std::string& file);
 std::uint64_t read_u64_attribute(hid_t obj, const std::string& name, const std::string& object, const std::string& file);

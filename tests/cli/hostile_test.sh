@@ -416,6 +416,78 @@ checkpoint_flips)
         [[ $FAILED -eq 0 ]] || break
     done
     ;;
+crafted_checkpoints)
+    # Crafted checkpoints: one byte changed behind the manifest and the manifest computed anew
+    # ($SPOTRUN_CHECKPOINT_FLIP, tests/support/checkpoint_flip.cpp), so that the change reaches the HDF5
+    # library: half of the copies changed anywhere, half in the HDF5 metadata. Every copy is inspected
+    # (one process for all): OK, DAMAGED or REFUSED, never a crash or a hang. Every fifth copy, and every
+    # one that inspect calls OK, is resumed from as the newest checkpoint of a run directory that also
+    # holds an intact older one: the run goes on (from the older checkpoint, or from the copy if it was
+    # sound) or stops with a message and exit 1 or 2, never a crash.
+    [[ -x "${SPOTRUN_CHECKPOINT_FLIP:-}" ]] || { fail "SPOTRUN_CHECKPOINT_FLIP is not set to the checkpoint_flip tool"; finish; }
+    cat >small.toml <<'TOML'
+[run]
+steps = 20
+thermo_every = 10
+
+[md]
+dt = 0.005
+
+[md.lattice]
+cells = [4, 4, 4]
+temperature = 1.0
+TOML
+    run 1 run small.toml --output-dir "$W/base" --set checkpoint.every_steps=10 --set run.steps=25
+    expect_exit 0
+    ckpt="$W/base/checkpoints/ckpt-20.h5"
+    [[ -f "$ckpt" && -f "$W/base/checkpoints/ckpt-10.h5" ]] || fail "no checkpoints at steps 10 and 20"
+    rm -f "$W/base/final.h5"
+    mkdir -p "$W/flips"
+    "$SPOTRUN_CHECKPOINT_FLIP" "$ckpt" "$W/flips" 200 20240611 >"$W/flips.txt" || fail "checkpoint_flip failed"
+    mapfile -t copies <"$W/flips.txt"
+    [[ ${#copies[@]} -eq 200 ]] || fail "checkpoint_flip made ${#copies[@]} copies, expected 200"
+    [[ $FAILED -eq 0 ]] || finish
+    verdicts() { grep -cE '^(OK:|DAMAGED|REFUSED:)' "$OUT"; }
+    run 1 inspect "${copies[@]}"
+    if [[ $RC -ne 0 || ( "$RANK_RCS" != 0 && "$RANK_RCS" != 2 ) || $(verdicts) -ne ${#copies[@]} ]]; then
+        # Name the copies that fail on their own.
+        for c in "${copies[@]}"; do
+            run 1 inspect "$c"
+            if [[ $RC -ne 0 || ( "$RANK_RCS" != 0 && "$RANK_RCS" != 2 ) || $(verdicts) -ne 1 ]]; then
+                fail "inspect $(basename "$c"): mpiexec $RC, exit '$RANK_RCS', verdicts $(verdicts): $(tail -n 5 "$ERR")"
+            fi
+        done
+        [[ $FAILED -ne 0 ]] || fail "inspect of all copies: mpiexec $RC, exit '$RANK_RCS', $(verdicts) verdicts for ${#copies[@]} copies"
+    fi
+    cp "$OUT" "$W/inspect.txt"
+    echo "inspect: $(grep -c '^OK:' "$W/inspect.txt") OK, $(grep -c '^DAMAGED' "$W/inspect.txt") DAMAGED, $(grep -c '^REFUSED:' "$W/inspect.txt") REFUSED"
+    resumed=0
+    for ((k = 0; k < ${#copies[@]}; ++k)); do
+        c="${copies[$k]}"
+        sound=0
+        grep -A200 -xF -- "$c" "$W/inspect.txt" | grep -m1 -E '^(OK:|DAMAGED|REFUSED:)' | grep -q '^OK:' && sound=1
+        ((k % 5 == 0 || sound)) || continue
+        resumed=$((resumed + 1))
+        rm -rf "$W/resume"
+        cp -r "$W/base" "$W/resume"
+        rm -f "$W/resume/.spotrun.lock"
+        cp "$c" "$W/resume/checkpoints/ckpt-20.h5"
+        run 1 run small.toml --output-dir "$W/resume" --set run.steps=30
+        what="resume with $(basename "$c") (inspect: $([[ $sound -eq 1 ]] && echo OK || echo not OK))"
+        if [[ $RC -ne 0 ]]; then
+            fail "$what: mpiexec exit $RC (a crash or an abort): $(tail -n 5 "$ERR")"
+        elif [[ "$RANK_RCS" == 0 ]]; then
+            grep -qE "Resuming from $W/resume/checkpoints/ckpt-(10|20).h5" "$OUT" || fail "$what: finished without resuming"
+            if [[ $sound -eq 0 ]]; then expect_in "$OUT" "Resuming from $W/resume/checkpoints/ckpt-10.h5"; fi
+        elif [[ "$RANK_RCS" == 1 || "$RANK_RCS" == 2 ]]; then
+            grep -q "ERROR" "$ERR" || fail "$what: exit $RANK_RCS without a message"
+        else
+            fail "$what: exit '$RANK_RCS'"
+        fi
+        [[ $FAILED -eq 0 ]] || break
+    done
+    echo "resumed from $resumed copies"
+    ;;
 *)
     echo "unknown case $CASE" >&2
     exit 2
