@@ -27,6 +27,9 @@
 #   env.sh      sets PATH, LD_LIBRARY_PATH (with the node's CUDA folders), OPAL_*, PMIX_*, HWLOC_PLUGINS_PATH,
 #               SPOTRUN_TEST_DATA_DIR and SPOTRUN_SOURCE_DIR (the tests' data in share/spotrun/source)
 #   bundle-info.txt   what was packed, from where, and what the node must provide
+#
+# No pipeline here may end early: under pipefail a reader that stops first (grep -q, head, sed q) makes
+# the writer fail with SIGPIPE at random. Outputs are captured into variables and then searched.
 set -euo pipefail
 
 SOURCE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
@@ -148,7 +151,10 @@ for dir in "${PROGRAM_DIRS[@]}"; do
 done
 
 # --- Open MPI: the launcher, the daemon, ompi_info and the run-time tree ----------------------------------
-if ! ldd "$SPOTRUN_BIN" | grep -q 'libmpi\.so\.40 '; then
+# (ldd's output captured first: `ldd | grep -q` fails at random under pipefail, when grep stops reading
+# before ldd has written everything.)
+SPOTRUN_LDD="$(ldd "$SPOTRUN_BIN" 2>&1 || true)"
+if [[ "$SPOTRUN_LDD" != *"libmpi.so.40 "* ]]; then
     die "spotrun is not linked with Open MPI 4 (libmpi.so.40); the bundle packs Open MPI 4 only"
 fi
 MPIEXEC="$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)"
@@ -156,12 +162,14 @@ OMPI_INFO=""
 [[ -n "$MPIEXEC" && -e "$MPIEXEC" ]] && OMPI_INFO="$(dirname "$(readlink -f "$MPIEXEC")")/ompi_info"
 [[ -x "$OMPI_INFO" ]] || OMPI_INFO="$(command -v ompi_info || true)"
 [[ -n "$OMPI_INFO" && -x "$OMPI_INFO" ]] || die "Open MPI's ompi_info not found (next to $MPIEXEC or on PATH)"
-ompi_path() { "$OMPI_INFO" --path "$1" --parsable | sed -n "s/^path:$1://p" | head -n 1; }
+# first_line PATTERN TEXT: the first line of TEXT that sed's s/PATTERN// changes, changed (reads all of TEXT).
+first_line() { sed -n "s/$1//p" <<<"$2" | awk 'NR == 1'; }
+ompi_path() { first_line "^path:$1:" "$("$OMPI_INFO" --path "$1" --parsable 2>/dev/null || true)"; }
 OMPI_BINDIR="$(ompi_path bindir)"
 OMPI_PKGLIBDIR="$(ompi_path pkglibdir)"
 OMPI_PKGDATADIR="$(ompi_path pkgdatadir)"
 OMPI_SYSCONFDIR="$(ompi_path sysconfdir)"
-OMPI_VERSION="$("$OMPI_INFO" --parsable | sed -n 's/^ompi:version:full://p' | head -n 1)"
+OMPI_VERSION="$(first_line '^ompi:version:full:' "$("$OMPI_INFO" --parsable 2>/dev/null || true)")"
 for tool in orterun orted; do
     [[ -x "$OMPI_BINDIR/$tool" ]] || die "no $OMPI_BINDIR/$tool: the bundle packs Open MPI 4 (orterun, orted)"
 done
@@ -409,11 +417,15 @@ unset -f _sb_find
 ENV
 
 # --- bundle-info.txt, size, tarball ----------------------------------------------------------------------
-VERSION="$("$SPOTRUN_BIN" --version 2>/dev/null | head -n 1 || echo "spotrun (version unknown)")"
-GLIBC_MIN="$(find "$B/libexec" "$B/lib" -type f -exec objdump -T {} + 2>/dev/null |
-             grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -u -t. -k1,1n -k2,2n -k3,3n | tail -n 1)"
-CXX_MIN="$(objdump -T "$B/lib/cxx/libstdc++.so.6" 2>/dev/null | grep -o 'GLIBCXX_[0-9][0-9.]*' |
-           sed 's/GLIBCXX_//' | sort -u -t. -k1,1n -k2,2n -k3,3n | tail -n 1 || true)"
+VERSION="$("$SPOTRUN_BIN" --version 2>/dev/null || true)"
+VERSION="$(awk 'NR == 1' <<<"$VERSION")"
+[[ -n "$VERSION" ]] || VERSION="spotrun (version unknown)"
+# newest_version PREFIX TEXT: the highest PREFIXx.y.z named in TEXT, without PREFIX.
+newest_version() {
+    grep -o "$1[0-9][0-9.]*" <<<"$2" | sed "s/^$1//" | sort -u -t. -k1,1n -k2,2n -k3,3n | awk 'END { print }'
+}
+GLIBC_MIN="$(newest_version GLIBC_ "$(find "$B/libexec" "$B/lib" -type f -exec objdump -T {} + 2>/dev/null || true)" || true)"
+CXX_MIN="$(newest_version GLIBCXX_ "$(objdump -T "$B/lib/cxx/libstdc++.so.6" 2>/dev/null || true)" || true)"
 node_libs="$(printf ' %s' "${!NODE_LIBS[@]}" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/^ *//; s/ *$//')"
 {
     echo "$VERSION"
