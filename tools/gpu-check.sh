@@ -28,7 +28,7 @@
 #   --quick       smaller benchmarks (LJ up to 2M atoms, fluid up to 256^3)
 #   --cpu         check a CPU bundle: the same stages and table; the GPU-only rows say SKIPPED (cpu), the
 #                 unit programs are listed (--gtest_list_tests), not run; the CPU build is compared against
-#                 the references it ships (how the script runs without a GPU)
+#                 the references it ships (how the script is tested without a GPU: ctest -L gpucheck)
 #   gpu-check.sh --make-references CPU_BUILD BUNDLE
 #                 run the CPU build on the reference decks and store their thermo in the bundle
 #                 (BUNDLE/share/spotrun/gpu-check/), done when the bundle is made; the check compares
