@@ -359,8 +359,12 @@ if [[ $CPU == 1 ]]; then
     result pre.cuda "built with CUDA ${CUDA_BUILT:-none}" "SKIPPED (cpu)"
 else
     run_step nvidia-smi.txt 60 5 "$SMI"
-    DRIVER=$(timeout 30 "$SMI" --query-gpu=driver_version --format=csv,noheader 2>/dev/null | sed -n '1p')
-    DRIVER_CUDA=$(sed -n 's/.*CUDA Version: *\([0-9][0-9.]*\).*/\1/p' "$OUT/nvidia-smi.txt" | head -n 1)
+    SMI_OK=0
+    if [[ $STEP_STATUS == ran && $STEP_RC -eq 0 ]]; then
+        SMI_OK=1
+        DRIVER=$(timeout 30 "$SMI" --query-gpu=driver_version --format=csv,noheader 2>/dev/null | sed -n '1p')
+        DRIVER_CUDA=$(sed -n 's/.*CUDA Version: *\([0-9][0-9.]*\).*/\1/p' "$OUT/nvidia-smi.txt" | sed -n '1p')
+    fi
     if step_verdict pre.driver; then :
     elif ! command -v "$SMI" >/dev/null 2>&1; then
         result pre.driver "no $SMI: no NVIDIA driver on this node" FAIL
@@ -369,7 +373,9 @@ else
     else
         result pre.driver "$DRIVER (supports CUDA ${DRIVER_CUDA:-?})" PASS
     fi
-    if [[ -z "$CUDA_BUILT" ]]; then
+    if [[ "${VERDICT[pre.driver]}" == SKIPPED* ]]; then
+        result pre.cuda "needs CUDA ${CUDA_BUILT:-?}; the driver was not asked" "${VERDICT[pre.driver]}"
+    elif [[ -z "$CUDA_BUILT" ]]; then
         result pre.cuda "the bundle names no CUDA runtime (CPU build?)" FAIL
     elif [[ -z "$DRIVER_CUDA" ]]; then
         result pre.cuda "needs CUDA $CUDA_BUILT (driver >= ${DRIVER_FOR_CUDA[${CUDA_BUILT%%.*}]:-?}); the driver's is unknown" FAIL
@@ -438,7 +444,9 @@ if [[ $CPU == 1 ]]; then
     result pre.gpus "" "SKIPPED (cpu)"
     result pre.mig "" "SKIPPED (cpu)"
 else
-    if [[ "$GPU_PARTS" == *"NCCL yes"* ]]; then
+    if [[ "${VERDICT[pre.ldd]}" == SKIPPED* ]]; then
+        result pre.nccl "" "${VERDICT[pre.ldd]}"
+    elif [[ "$GPU_PARTS" == *"NCCL yes"* ]]; then
         if [[ "$NCCL_LINE" == *"not found"* || -z "$NCCL_LINE" ]]; then
             result pre.nccl "compiled in, libnccl.so.2 not found on this node (SPOTRUN_CUDA_LIBS)" FAIL
         else
@@ -448,16 +456,24 @@ else
     else
         result pre.nccl "not compiled in (${GPU_PARTS:-?}): NCCL rows skipped" INFO
     fi
-    GPU_LIST=$(timeout 30 "$SMI" -L 2>/dev/null | grep '^GPU ' || true)
+    # (asked only of an nvidia-smi that answered: one that hangs would cost 30 s a question)
+    GPU_LIST="" MIG=""
+    if [[ $SMI_OK == 1 ]]; then
+        GPU_LIST=$(timeout 30 "$SMI" -L 2>/dev/null | grep '^GPU ' || true)
+        GPU_NAME=$(timeout 30 "$SMI" --query-gpu=name --format=csv,noheader 2>/dev/null | sed -n '1p')
+        MIG=$(timeout 30 "$SMI" --query-gpu=mig.mode.current --format=csv,noheader 2>/dev/null | sort -u | tr '\n' ' ')
+    fi
     GPU_COUNT=$(grep -c . <<<"$GPU_LIST" || true)
-    GPU_NAME=$(timeout 30 "$SMI" --query-gpu=name --format=csv,noheader 2>/dev/null | sed -n '1p')
-    if (( GPU_COUNT >= 1 )); then
+    if [[ $SMI_OK == 0 ]]; then
+        result pre.gpus "nvidia-smi did not answer" FAIL
+    elif (( GPU_COUNT >= 1 )); then
         result pre.gpus "$GPU_COUNT x ${GPU_NAME:-?}${CUDA_VISIBLE_DEVICES+ (CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES)}" PASS
     else
         result pre.gpus "nvidia-smi lists no GPU" FAIL
     fi
-    MIG=$(timeout 30 "$SMI" --query-gpu=mig.mode.current --format=csv,noheader 2>/dev/null | sort -u | tr '\n' ' ')
-    if [[ "$MIG" == *Enabled* ]]; then
+    if [[ $SMI_OK == 0 ]]; then
+        result pre.mig "nvidia-smi did not answer" "SKIPPED (preflight)"
+    elif [[ "$MIG" == *Enabled* ]]; then
         result pre.mig "enabled: the run sees a MIG instance; benchmarks are of the instance, NCCL refuses two instances of one GPU" WARN
     else
         result pre.mig "${MIG:-unknown}" PASS
