@@ -3,12 +3,16 @@
 # (and, for GPU builds, the NVIDIA driver and CUDA libraries) but without Open MPI, HDF5, FFTW, Kokkos or
 # any other library the build linked. See docs/gpu.md, "A bundle for bare GPU nodes".
 #
-# Usage: tools/make_bundle.sh [--build-dir DIR] [--output DIR] [--tar] [--max-mib N] [--no-tests] [--no-bench]
+# Usage: tools/make_bundle.sh [--build-dir DIR] [--output DIR] [--tar] [--max-mib N] [--max-tar-mib N]
+#                             [--references CPU_BUILD] [--no-tests] [--no-bench]
 #   --build-dir DIR  the build to pack (default: build/ of this source tree); it must hold launcher/spotrun
 #   --output DIR     the bundle folder to write (default: BUILD/spotrun-bundle); an older bundle there is
 #                    replaced, any other existing folder is refused
 #   --tar            also write OUTPUT.tar.gz (one top folder, the bundle's name)
-#   --max-mib N      fail when the bundle is larger than N MiB (default 64)
+#   --max-mib N      fail when the bundle folder is larger than N MiB (default 64; 0: no limit)
+#   --max-tar-mib N  with --tar, fail when OUTPUT.tar.gz is larger than N MiB (default 64; 0: no limit)
+#   --references CPU_BUILD   run tools/gpu-check.sh --make-references CPU_BUILD into the bundle (the CPU
+#                    thermo that gpu-check.sh compares a GPU run against)
 #   --no-tests, --no-bench   leave out the test programs (BUILD/tests), the benchmarks (BUILD/bench)
 #
 # Layout of the bundle:
@@ -26,7 +30,12 @@
 #   gpu-check.sh  tools/gpu-check.sh: the one-command check of a GPU node (docs/gpu.md)
 #   env.sh      sets PATH, LD_LIBRARY_PATH (with the node's CUDA folders), OPAL_*, PMIX_*, HWLOC_PLUGINS_PATH,
 #               SPOTRUN_TEST_DATA_DIR and SPOTRUN_SOURCE_DIR (the tests' data in share/spotrun/source)
-#   bundle-info.txt   what was packed, from where, and what the node must provide
+#   bundle-info.txt   what was packed, from where, and what the node must provide (glibc, the CUDA runtime
+#               the build used and the smallest driver for it)
+#   share/spotrun/gpu-check/   the CPU references of gpu-check.sh (--references)
+#
+# No pipeline here may end early: under pipefail a reader that stops first (grep -q, head, sed q) makes
+# the writer fail with SIGPIPE at random. Outputs are captured into variables and then searched.
 set -euo pipefail
 
 SOURCE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd -P)"
@@ -34,6 +43,8 @@ BUILD_DIR="$SOURCE_DIR/build"
 OUTPUT=""
 MAKE_TAR=0
 MAX_MIB=64
+MAX_TAR_MIB=64
+REFERENCES=""
 PROGRAM_DIRS=(tests bench)
 
 die() { echo "make_bundle.sh: $*" >&2; exit 1; }
@@ -45,13 +56,20 @@ while [[ $# -gt 0 ]]; do
         --output) OUTPUT="${2:?--output needs a folder}"; shift 2 ;;
         --tar) MAKE_TAR=1; shift ;;
         --max-mib) MAX_MIB="${2:?--max-mib needs a number}"; shift 2 ;;
+        --max-tar-mib) MAX_TAR_MIB="${2:?--max-tar-mib needs a number}"; shift 2 ;;
+        --references) REFERENCES="${2:?--references needs a CPU build folder}"; shift 2 ;;
         --no-tests) PROGRAM_DIRS=("${PROGRAM_DIRS[@]/tests}"); shift ;;
         --no-bench) PROGRAM_DIRS=("${PROGRAM_DIRS[@]/bench}"); shift ;;
-        -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,34p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "make_bundle.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
 [[ "$MAX_MIB" =~ ^[0-9]+$ ]] || die "--max-mib wants a whole number of MiB, not '$MAX_MIB'"
+[[ "$MAX_TAR_MIB" =~ ^[0-9]+$ ]] || die "--max-tar-mib wants a whole number of MiB, not '$MAX_TAR_MIB'"
+if [[ -n "$REFERENCES" ]]; then
+    [[ -x "$REFERENCES/launcher/spotrun" ]] || die "--references: '$REFERENCES' has no launcher/spotrun (a CPU build)"
+    REFERENCES="$(cd "$REFERENCES" && pwd -P)"
+fi
 
 [[ -d "$BUILD_DIR" ]] || die "no build directory '$BUILD_DIR' (configure and build first: cmake -S $SOURCE_DIR -B $BUILD_DIR && cmake --build $BUILD_DIR)"
 BUILD_DIR="$(cd "$BUILD_DIR" && pwd -P)"
@@ -101,6 +119,7 @@ is_cxx() { [[ "$1" =~ ^(libstdc\+\+\.so\.6|libgcc_s\.so\.1)$ ]]; }
 declare -A PACKED=()        # soname -> the file it was copied from
 declare -A NODE_LIBS=()     # soname -> 1: taken from the node by something packed
 FAILED_DEPS=""              # set by resolve_deps: the libraries it could not find
+CUDART_PATH=""              # set by resolve_deps: where this machine has the CUDA runtime the programs need
 
 # resolve_deps FILE: lists in FOUND_DEPS every library FILE needs (ldd: the whole closure) except glibc's
 # and the node's, as soname=path; commit_deps then packs them. Sets NODE_NEEDS (the node-provided sonames
@@ -115,7 +134,11 @@ resolve_deps() {
     while read -r soname arrow path rest; do
         [[ "$arrow" == "=>" ]] || continue
         is_glibc "$soname" && continue
-        if is_cuda "$soname" || is_rdma "$soname"; then NODE_NEEDS+="${NODE_NEEDS:+ }$soname"; continue; fi
+        if is_cuda "$soname" || is_rdma "$soname"; then
+            NODE_NEEDS+="${NODE_NEEDS:+ }$soname"
+            [[ "$soname" == libcudart.so.* && -e "$path" ]] && CUDART_PATH="$path"
+            continue
+        fi
         if [[ "$path" == "not" ]]; then FAILED_DEPS+=" $soname"; continue; fi
         FOUND_DEPS+=("$soname=$path")
     done < <(ldd "$1" 2>/dev/null || true)
@@ -148,7 +171,10 @@ for dir in "${PROGRAM_DIRS[@]}"; do
 done
 
 # --- Open MPI: the launcher, the daemon, ompi_info and the run-time tree ----------------------------------
-if ! ldd "$SPOTRUN_BIN" | grep -q 'libmpi\.so\.40 '; then
+# (ldd's output captured first: `ldd | grep -q` fails at random under pipefail, when grep stops reading
+# before ldd has written everything.)
+SPOTRUN_LDD="$(ldd "$SPOTRUN_BIN" 2>&1 || true)"
+if [[ "$SPOTRUN_LDD" != *"libmpi.so.40 "* ]]; then
     die "spotrun is not linked with Open MPI 4 (libmpi.so.40); the bundle packs Open MPI 4 only"
 fi
 MPIEXEC="$(sed -n 's/^MPIEXEC_EXECUTABLE:FILEPATH=//p' "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)"
@@ -156,12 +182,14 @@ OMPI_INFO=""
 [[ -n "$MPIEXEC" && -e "$MPIEXEC" ]] && OMPI_INFO="$(dirname "$(readlink -f "$MPIEXEC")")/ompi_info"
 [[ -x "$OMPI_INFO" ]] || OMPI_INFO="$(command -v ompi_info || true)"
 [[ -n "$OMPI_INFO" && -x "$OMPI_INFO" ]] || die "Open MPI's ompi_info not found (next to $MPIEXEC or on PATH)"
-ompi_path() { "$OMPI_INFO" --path "$1" --parsable | sed -n "s/^path:$1://p" | head -n 1; }
+# first_line PATTERN TEXT: the first line of TEXT that sed's s/PATTERN// changes, changed (reads all of TEXT).
+first_line() { sed -n "s/$1//p" <<<"$2" | awk 'NR == 1'; }
+ompi_path() { first_line "^path:$1:" "$("$OMPI_INFO" --path "$1" --parsable 2>/dev/null || true)"; }
 OMPI_BINDIR="$(ompi_path bindir)"
 OMPI_PKGLIBDIR="$(ompi_path pkglibdir)"
 OMPI_PKGDATADIR="$(ompi_path pkgdatadir)"
 OMPI_SYSCONFDIR="$(ompi_path sysconfdir)"
-OMPI_VERSION="$("$OMPI_INFO" --parsable | sed -n 's/^ompi:version:full://p' | head -n 1)"
+OMPI_VERSION="$(first_line '^ompi:version:full:' "$("$OMPI_INFO" --parsable 2>/dev/null || true)")"
 for tool in orterun orted; do
     [[ -x "$OMPI_BINDIR/$tool" ]] || die "no $OMPI_BINDIR/$tool: the bundle packs Open MPI 4 (orterun, orted)"
 done
@@ -409,11 +437,33 @@ unset -f _sb_find
 ENV
 
 # --- bundle-info.txt, size, tarball ----------------------------------------------------------------------
-VERSION="$("$SPOTRUN_BIN" --version 2>/dev/null | head -n 1 || echo "spotrun (version unknown)")"
-GLIBC_MIN="$(find "$B/libexec" "$B/lib" -type f -exec objdump -T {} + 2>/dev/null |
-             grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -u -t. -k1,1n -k2,2n -k3,3n | tail -n 1)"
-CXX_MIN="$(objdump -T "$B/lib/cxx/libstdc++.so.6" 2>/dev/null | grep -o 'GLIBCXX_[0-9][0-9.]*' |
-           sed 's/GLIBCXX_//' | sort -u -t. -k1,1n -k2,2n -k3,3n | tail -n 1 || true)"
+VERSION="$("$SPOTRUN_BIN" --version 2>/dev/null || true)"
+VERSION="$(awk 'NR == 1' <<<"$VERSION")"
+[[ -n "$VERSION" ]] || VERSION="spotrun (version unknown)"
+# newest_version PREFIX TEXT: the highest PREFIXx.y.z named in TEXT, without PREFIX.
+newest_version() {
+    grep -o "$1[0-9][0-9.]*" <<<"$2" | sed "s/^$1//" | sort -u -t. -k1,1n -k2,2n -k3,3n | awk 'END { print }'
+}
+GLIBC_MIN="$(newest_version GLIBC_ "$(find "$B/libexec" "$B/lib" -type f -exec objdump -T {} + 2>/dev/null || true)" || true)"
+CXX_MIN="$(newest_version GLIBCXX_ "$(objdump -T "$B/lib/cxx/libstdc++.so.6" 2>/dev/null || true)" || true)"
+# The CUDA runtime the programs take from the node: its version is in the file name ldd found here
+# (libcudart.so.13 -> libcudart.so.13.0.96). A driver must support that CUDA version (same major at least).
+CUDA_RT=""
+CUDA_LINE="CUDA runtime: none (no program takes libcudart from the node)"
+if [[ -n "$CUDART_PATH" ]]; then
+    CUDA_RT="$(basename "$(readlink -f "$CUDART_PATH")" | sed -n 's/^libcudart\.so\.\([0-9][0-9]*\.[0-9.]*\)$/\1/p')"
+    # A toolkit whose libcudart has no full version in its name (libcudart.so.13 only): CUDART_VERSION of
+    # the header next to it (13000 = 13.0).
+    for h in "$(dirname "$CUDART_PATH")"/../include/cuda_runtime_api.h "$(dirname "$CUDART_PATH")"/../targets/*/include/cuda_runtime_api.h; do
+        [[ -z "$CUDA_RT" && -f "$h" ]] || continue
+        CUDA_RT="$(awk '$1 == "#define" && $2 == "CUDART_VERSION" { v = $3 } END { if (v) printf "%d.%d", v / 1000, (v % 1000) / 10 }' "$h")"
+    done
+    [[ -n "$CUDA_RT" ]] || CUDA_RT="$(basename "$CUDART_PATH" | sed -n 's/^libcudart\.so\.//p')"
+    case "${CUDA_RT%%.*}" in
+        11) min_driver=450.80.02 ;; 12) min_driver=525.60.13 ;; 13) min_driver=580.65.06 ;; *) min_driver="?" ;;
+    esac
+    CUDA_LINE="CUDA runtime: $CUDA_RT (from $CUDART_PATH): the node needs CUDA ${CUDA_RT%%.*} libraries and a driver that supports CUDA ${CUDA_RT%%.*} (Linux driver >= $min_driver)"
+fi
 node_libs="$(printf ' %s' "${!NODE_LIBS[@]}" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/^ *//; s/ *$//')"
 {
     echo "$VERSION"
@@ -421,6 +471,7 @@ node_libs="$(printf ' %s' "${!NODE_LIBS[@]}" | tr ' ' '\n' | sort | tr '\n' ' ' 
     echo "Open MPI $OMPI_VERSION (components from $OMPI_PKGLIBDIR)"
     echo "Needs on the node: glibc >= $GLIBC_MIN (the build machine's: $(getconf GNU_LIBC_VERSION 2>/dev/null || echo unknown))"
     echo "From the node (not packed): glibc${node_libs:+, $node_libs} (bin/PROGRAM says which it needs)"
+    echo "$CUDA_LINE"
     echo "libstdc++ packed in lib/cxx/ (up to GLIBCXX_${CXX_MIN:-?}); SPOTRUN_BUNDLE_SYSTEM_CXX=1 uses the node's"
     echo
     echo "Programs (bin/ wrappers, libexec/ binaries):"
@@ -435,19 +486,37 @@ node_libs="$(printf ' %s' "${!NODE_LIBS[@]}" | tr ' ' '\n' | sort | tr '\n' ' ' 
     fi
 } >"$B/bundle-info.txt"
 
+# --- the CPU references of gpu-check.sh ------------------------------------------------------------------
+if [[ -n "$REFERENCES" ]]; then
+    bash "$SOURCE_DIR/tools/gpu-check.sh" --make-references "$REFERENCES" "$B" >/dev/null ||
+        die "gpu-check.sh --make-references $REFERENCES failed; nothing was written"
+    note "CPU references of gpu-check.sh made with $REFERENCES"
+fi
+
 size_bytes="$(du -sb "$B" | cut -f1)"
 size_mib="$(awk -v b="$size_bytes" 'BEGIN { printf "%.1f", b / 1048576 }')"
 [[ -z "$SKIPPED" ]] || printf 'make_bundle.sh: left out:\n%s' "$SKIPPED"
-if (( size_bytes > MAX_MIB * 1048576 )); then
+if (( MAX_MIB > 0 && size_bytes > MAX_MIB * 1048576 )); then
     du -sh "$B/libexec" "$B/lib" | sed "s|$B/||" >&2
-    die "the bundle would be $size_mib MiB, over the limit of $MAX_MIB MiB (--max-mib; --no-tests and --no-bench leave out the test programs and benchmarks); nothing was written"
+    die "the bundle would be $size_mib MiB, over the limit of $MAX_MIB MiB (--max-mib; 0 lifts it when the .tar.gz is what is carried; --no-tests and --no-bench leave out the test programs and benchmarks); nothing was written"
+fi
+# The tarball is made from the finished folder before either takes its place, so that a tarball over its
+# limit leaves nothing written either. Its one top folder has the bundle's name.
+TARBALL_PARTIAL="$OUTPUT.tar.gz.partial.$$"
+if [[ $MAKE_TAR == 1 ]]; then
+    trap 'rm -rf "$B" "$TARBALL_PARTIAL"' EXIT
+    tar -C "$(dirname "$B")" --transform "s|^$(basename "$B")|$(basename "$OUTPUT")|" -czf "$TARBALL_PARTIAL" "$(basename "$B")"
+    tar_bytes="$(stat -c %s "$TARBALL_PARTIAL")"
+    tar_mib="$(awk -v b="$tar_bytes" 'BEGIN { printf "%.1f", b / 1048576 }')"
+    if (( MAX_TAR_MIB > 0 && tar_bytes > MAX_TAR_MIB * 1048576 )); then
+        die "the .tar.gz would be $tar_mib MiB (the folder $size_mib MiB), over the limit of $MAX_TAR_MIB MiB (--max-tar-mib); nothing was written"
+    fi
 fi
 rm -rf "$OUTPUT"
 mv "$B" "$OUTPUT"
+if [[ $MAKE_TAR == 1 ]]; then mv -f "$TARBALL_PARTIAL" "$OUTPUT.tar.gz"; fi
 trap - EXIT
 note "wrote $OUTPUT: $N_PROGRAMS programs, ${#PACKED[@]} libraries, $N_COMPONENTS Open MPI components, $size_mib MiB"
 note "the node needs glibc >= $GLIBC_MIN${node_libs:+, and $node_libs}"
-if [[ $MAKE_TAR == 1 ]]; then
-    tar -C "$(dirname "$OUTPUT")" -czf "$OUTPUT.tar.gz" "$(basename "$OUTPUT")"
-    note "wrote $OUTPUT.tar.gz: $(awk -v b="$(stat -c %s "$OUTPUT.tar.gz")" 'BEGIN { printf "%.1f", b / 1048576 }') MiB"
-fi
+[[ -z "$CUDA_RT" ]] || note "CUDA runtime ${CUDA_LINE#CUDA runtime: }"
+[[ $MAKE_TAR == 0 ]] || note "wrote $OUTPUT.tar.gz: $tar_mib MiB"

@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# tools/gpu-check.sh on the CPU bundle (--cpu): the only run the script gets before a GPU node does.
+#
+# usage: gpu_check_test.sh SOURCE_DIR BUILD_DIR WORKDIR
+#
+# 1. make_bundle.sh makes the bundle of BUILD_DIR with the CPU references (--references BUILD_DIR) and its
+#    .tar.gz; gpu-check.sh --cpu is given the .tar.gz (it unpacks it) and must pass: every planned row in
+#    the table, gpu-check.md and gpu-check.json, the GPU-only rows SKIPPED (cpu), the others PASS (INFO for
+#    the one CPU benchmark), exit 0.
+# 2. A planted wrong reference: energy of the fluid reference off by 1e-8 relative and pe of the MD one by
+#    1e-7 relative must make those rows FAIL (exit 1); divmax moved by 1e-14 absolute (O(1) relatively)
+#    must still PASS (it is compared absolutely).
+# 3. --deadline 10: the runs do not fit (their rows SKIPPED (time)), nothing FAIL, exit 3, done within the
+#    deadline, and still the table and the JSON.
+# 4. SIGTERM in the middle: the rows left say SKIPPED (killed), and the table and the JSON are written.
+# 5. GPU mode on the CPU bundle with a stand-in nvidia-smi (driver 535, CUDA 12.2, two GPUs): the preflight
+#    finds the driver, the two GPUs and NCCL, fails the bundle (not a CUDA build) and the driver (too old for
+#    CUDA 13), and every later row says SKIPPED (preflight: ...); exit 1.
+set -uo pipefail
+SRC=$(realpath "$1")
+BUILD=$(realpath "$2")
+WORK=$3
+T0=$SECONDS
+fail() { echo "FAIL: $*"; exit 1; }
+
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
+if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+rm -rf "$WORK"
+mkdir -p "$WORK" && cd "$WORK" || fail "cannot make $WORK"
+
+t=$SECONDS
+bash "$SRC/tools/make_bundle.sh" --build-dir "$BUILD" --output "$WORK/spotrun-bundle" --tar --references "$BUILD" \
+    >make.log 2>&1 || fail "make_bundle.sh failed: $(tail -n 20 make.log)"
+echo "bundle with references made in $((SECONDS - t)) s: $(grep -E 'tar.gz: ' make.log | sed 's/^make_bundle.sh: //')"
+for f in lj-32k.csv tgv-64.csv made-by.txt; do
+    [[ -s spotrun-bundle/share/spotrun/gpu-check/$f ]] || fail "the bundle has no gpu-check reference $f"
+done
+[[ -x spotrun-bundle/gpu-check.sh ]] || fail "the bundle has no gpu-check.sh"
+
+# check_report DIR EXPECT...: the JSON parses, names every row the bundle plans in order, each once, the
+# table (gpu-check.md) has the same rows; EXPECT is ID=VERDICT (ID may end in *: every row it starts).
+check_report() {
+    local dir=$1
+    shift
+    [[ -s "$dir/gpu-check.json" ]] || fail "$dir: no gpu-check.json"
+    [[ -s "$dir/gpu-check.md" ]] || fail "$dir: no gpu-check.md"
+    python3 - "$dir" "$WORK/spotrun-bundle" "$@" <<'PY' || fail "$dir: the report is not what it should be (above)"
+import json, os, sys, fnmatch
+d, bundle, expect = sys.argv[1], sys.argv[2], sys.argv[3:]
+j = json.load(open(os.path.join(d, "gpu-check.json")))
+ids = [c["id"] for c in j["checks"]]
+tests = sorted(n for n in os.listdir(os.path.join(bundle, "bin")) if n.startswith("test_") and n != "test_support_selftest")
+want = ["pre.bundle", "pre.driver", "pre.cuda", "pre.ldd", "pre.modules", "pre.nccl", "pre.gpus", "pre.mig", "pre.refs"]
+want += ["md.col." + c for c in ("time", "temp", "pe", "ke", "etotal", "press")] + ["md.repeat", "md.resume"]
+want += ["fluid.col." + c for c in ("time", "energy", "dissipation", "enstrophy", "divmax", "cfl")]
+want += ["comm.nccl", "comm.nccl_bytes", "comm.mpi2"] + ["unit." + t for t in tests]
+want += ["bench.lj.%d" % c for c in (20, 40, 80, 160)] + ["bench.fluid.%d" % n for n in (128, 256, 512)]
+want += ["bench.fluid_errors"]
+errors = []
+if ids != want:
+    errors.append("rows %s, expected %s" % (ids, want))
+if not j["complete"]:
+    errors.append("complete is false")
+table = [l.split("|")[1:-1] for l in open(os.path.join(d, "gpu-check.md")) if l.startswith("| ") and not l.startswith("| group")]
+if len(table) != len(want):
+    errors.append("the table has %d rows, the JSON %d" % (len(table), len(want)))
+by_id = {c["id"]: c for c in j["checks"]}
+for e in expect:
+    pat, verdict = e.split("=", 1)
+    hit = [i for i in ids if fnmatch.fnmatchcase(i, pat)]
+    if not hit:
+        errors.append("no row " + pat)
+    for i in hit:
+        if by_id[i]["verdict"] != verdict:
+            errors.append("%s: %s (%s), expected %s" % (i, by_id[i]["verdict"], by_id[i]["value"], verdict))
+for c in j["checks"]:
+    if c["verdict"] == "PENDING":
+        errors.append(c["id"] + " still PENDING")
+    if c["id"].startswith(("md.col.", "fluid.col.")) and not c["norm"].startswith(("rel <=", "abs <=")):
+        errors.append(c["id"] + " states no norm: " + c["norm"])
+if by_id["fluid.col.divmax"]["norm"] != "abs <= 1e-12" or by_id["fluid.col.energy"]["norm"] != "rel <= 1e-10":
+    errors.append("fluid norms: divmax %s, energy %s" % (by_id["fluid.col.divmax"]["norm"], by_id["fluid.col.energy"]["norm"]))
+print("\n".join(errors))
+sys.exit(1 if errors else 0)
+PY
+}
+GPU_ROWS=(pre.driver="SKIPPED (cpu)" pre.cuda="SKIPPED (cpu)" pre.nccl="SKIPPED (cpu)" pre.gpus="SKIPPED (cpu)"
+          pre.mig="SKIPPED (cpu)" comm.nccl*="SKIPPED (cpu)" bench.lj.40="SKIPPED (cpu)" bench.lj.80="SKIPPED (cpu)"
+          bench.lj.160="SKIPPED (cpu)" bench.fluid*="SKIPPED (cpu)")
+
+# --- 1. the CPU bundle against its own references, from the .tar.gz ---------------------------------------
+t=$SECONDS
+timeout 200 bash spotrun-bundle/gpu-check.sh --cpu --bundle "$WORK/spotrun-bundle.tar.gz" --out run >run.log 2>&1
+rc=$?
+echo "gpu-check --cpu: exit $rc in $((SECONDS - t)) s"
+[[ $rc -eq 0 ]] || fail "gpu-check --cpu exited $rc: $(tail -n 70 run.log)"
+[[ -x run/bundle/spotrun-bundle/bin/spotrun ]] || fail "gpu-check did not unpack the .tar.gz into OUT/bundle"
+check_report run "${GPU_ROWS[@]}" pre.bundle=PASS pre.ldd=PASS pre.modules=PASS pre.refs=PASS "md.*=PASS" \
+    "fluid.*=PASS" comm.mpi2=PASS "unit.*=PASS" bench.lj.20=INFO
+grep -q "^  md  *in.lj 32k, 100 steps: CPU vs CPU reference: pe  *rel <= 1e-9 " run.log ||
+    fail "the printed table lacks the md pe row with its norm: $(grep -m3 'md ' run.log)"
+sed -n '/check ended/,$p' run.log
+
+# --- 2. a planted wrong reference must fail; divmax is compared absolutely --------------------------------
+B2="$WORK/planted"
+cp -al "$WORK/spotrun-bundle" "$B2"
+R2="$B2/share/spotrun/gpu-check"
+# new files (not written through the hard links into the first bundle)
+awk -F, -v OFS=, 'NR == 4 { $3 = sprintf("%.17g", $3 * (1 + 1e-8)) } NR > 1 { $6 = sprintf("%.17g", $6 + 1e-14) } 1' \
+    "$WORK/spotrun-bundle/share/spotrun/gpu-check/tgv-64.csv" >tgv.csv && rm "$R2/tgv-64.csv" && mv tgv.csv "$R2/tgv-64.csv"
+head -n 1 "$R2/tgv-64.csv" | grep -qx 'step,time,energy,dissipation,enstrophy,divmax,cfl' ||
+    fail "the fluid reference's columns are not the expected ones: $(head -n 1 "$R2/tgv-64.csv")"
+awk -F, -v OFS=, 'NR == 5 { $4 = sprintf("%.17g", $4 * (1 + 1e-7)) } 1' \
+    "$WORK/spotrun-bundle/share/spotrun/gpu-check/lj-32k.csv" >lj.csv && rm "$R2/lj-32k.csv" && mv lj.csv "$R2/lj-32k.csv"
+head -n 1 "$R2/lj-32k.csv" | grep -qx 'step,time,temp,pe,ke,etotal,press' ||
+    fail "the MD reference's columns are not the expected ones: $(head -n 1 "$R2/lj-32k.csv")"
+cmp -s "$R2/tgv-64.csv" "$WORK/spotrun-bundle/share/spotrun/gpu-check/tgv-64.csv" && fail "the planted reference did not change"
+t=$SECONDS
+timeout 200 bash "$B2/gpu-check.sh" --cpu --out planted-run >planted.log 2>&1
+rc=$?
+echo "gpu-check --cpu with a planted reference: exit $rc in $((SECONDS - t)) s"
+[[ $rc -eq 1 ]] || fail "a wrong reference did not fail the check (exit $rc): $(tail -n 70 planted.log)"
+check_report planted-run "${GPU_ROWS[@]}" fluid.col.energy=FAIL md.col.pe=FAIL fluid.col.divmax=PASS \
+    fluid.col.time=PASS md.col.temp=PASS md.repeat=PASS comm.mpi2=PASS
+grep -E '^  (md|fluid) .*(: pe|: energy|: divmax) ' planted.log | tail -n 3
+
+# --- 3. a deadline too short: SKIPPED (time), still a table and a JSON ---------------------------------
+t=$SECONDS
+timeout 60 bash spotrun-bundle/gpu-check.sh --cpu --deadline 10 --out short >short.log 2>&1
+rc=$?
+echo "gpu-check --cpu --deadline 10: exit $rc in $((SECONDS - t)) s"
+[[ $rc -eq 3 ]] || fail "--deadline 10 did not exit 3 (nothing failed, checks left out): exit $rc: $(tail -n 70 short.log)"
+(( SECONDS - t <= 30 )) || fail "--deadline 10 took $((SECONDS - t)) s"
+check_report short "md.*=SKIPPED (time)" "fluid.*=SKIPPED (time)" "bench.lj.20=SKIPPED (time)" pre.driver="SKIPPED (cpu)"
+grep -q "SKIPPED (time)" short/gpu-check.md || fail "no SKIPPED (time) in the table"
+
+# --- 4. killed: SKIPPED (killed), still a table and a JSON -------------------------------------------------
+bash spotrun-bundle/gpu-check.sh --cpu --out killed >killed.log 2>&1 &
+pid=$!
+for _ in $(seq 1 120); do
+    grep -q '^\[.*\] md:' killed.log 2>/dev/null && break
+    sleep 0.5
+done
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[[ $rc -eq 3 ]] || fail "gpu-check killed by SIGTERM exited $rc: $(tail -n 40 killed.log)"
+python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); assert j["ended"] == "killed (SIGTERM)", j["ended"]
+v = [c["verdict"] for c in j["checks"]]; assert "SKIPPED (killed)" in v and "PENDING" not in v, v' killed/gpu-check.json ||
+    fail "the JSON after SIGTERM: $(cat killed/gpu-check.json)"
+grep -q "SKIPPED (killed)" killed/gpu-check.md || fail "no SKIPPED (killed) in the table after SIGTERM"
+echo "killed by SIGTERM: exit 3, $(grep -c 'SKIPPED (killed)' killed/gpu-check.md) rows SKIPPED (killed)"
+
+# --- 5. GPU mode on this CPU bundle, with a stand-in nvidia-smi of an old driver: the preflight says why -----
+cat >fake-nvidia-smi <<'SMI'
+#!/usr/bin/env bash
+case "$*" in
+    "") printf '| NVIDIA-SMI 535.104.05   Driver Version: 535.104.05   CUDA Version: 12.2 |\n' ;;
+    -L) printf 'GPU 0: NVIDIA H200 (UUID: GPU-0)\nGPU 1: NVIDIA H200 (UUID: GPU-1)\n' ;;
+    *driver_version*) printf '535.104.05\n535.104.05\n' ;;
+    *name*) printf 'NVIDIA H200\nNVIDIA H200\n' ;;
+    *mig.mode.current*) printf 'Disabled\nDisabled\n' ;;
+    *) exit 2 ;;
+esac
+SMI
+chmod 755 fake-nvidia-smi
+SPOTRUN_GPU_CHECK_NVIDIA_SMI="$WORK/fake-nvidia-smi" timeout 60 bash spotrun-bundle/gpu-check.sh --out oldgpu >oldgpu.log 2>&1
+rc=$?
+[[ $rc -eq 1 ]] || fail "GPU mode on a CPU bundle with an old driver exited $rc: $(tail -n 40 oldgpu.log)"
+check_report oldgpu pre.bundle=FAIL pre.driver=PASS pre.cuda=FAIL pre.gpus=PASS pre.mig=PASS pre.nccl=PASS pre.ldd=PASS \
+    "md.*=SKIPPED (preflight: not a CUDA build)" \
+    "unit.*=SKIPPED (preflight: not a CUDA build)"
+python3 -c 'import json, sys; c = {r["id"]: r for r in json.load(open(sys.argv[1]))["checks"]}
+assert c["pre.cuda"]["value"] == "needs CUDA 13 (driver >= 580.65.06), driver 535.104.05 supports 12.2: update the driver", c["pre.cuda"]
+assert c["pre.gpus"]["value"].startswith("2 x NVIDIA H200"), c["pre.gpus"]' oldgpu/gpu-check.json ||
+    fail "the preflight's diagnosis of an old driver: $(grep preflight oldgpu.log | head -n 9)"
+grep '^  preflight' oldgpu.log | head -n 3
+
+rm -rf "$WORK/spotrun-bundle" "$WORK/planted" "$WORK"/run/bundle "$WORK"/*/lj-*/ "$WORK"/*/tgv/ "$WORK"/*/bench-lj-*/  # the logs stay
+echo "PASS in $((SECONDS - T0)) s"
