@@ -68,19 +68,44 @@ void check_solver_memory(const comm::Communicator& comm, const solvers::SolverRe
   check_memory_fits(comm, m.bytes_per_rank, m.what);
 }
 
+// The checks of a fresh start before its system is allocated, in the order a run makes them (collective):
+// the solver's inputs read and parsed (the files the deck names), the memory estimate of the system on this
+// many ranks, and the solver's own checks on this many ranks (SolverRegistration::check_fresh). Returns the
+// inputs; InputError on every rank.
+solvers::SolverInputs check_fresh_start(const solvers::SolverRegistration& solver, const solvers::SolverContext& ctx) {
+  solvers::SolverInputs inputs = solver.read_inputs(ctx);
+  check_solver_memory(ctx.comm, solver, ctx.deck, inputs.work_units);
+  if (solver.check_fresh) solver.check_fresh(ctx, inputs);
+  return inputs;
+}
+
+solvers::SolverContext context(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
+                               const std::string& deck_path) {
+  return {comm, transport, deck, deck_path, [&comm](double bytes, const std::string& what) {
+            check_memory_fits(comm, bytes, what);
+          }};
+}
+
 }  // namespace
 
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
                                     const std::string& deck_path, bool restoring) {
   const solvers::SolverRegistration& solver = solvers::solver_named(deck.get_string("run.solver"), deck.name());
-  const solvers::SolverContext ctx{comm, transport, deck, deck_path,
-                                   [&comm](double bytes, const std::string& what) {
-                                     check_memory_fits(comm, bytes, what);
-                                   }};
+  const solvers::SolverContext ctx = context(comm, transport, deck, deck_path);
   if (restoring) return solver.make(ctx, nullptr);
-  const solvers::SolverInputs inputs = solver.read_inputs(ctx);
-  check_solver_memory(comm, solver, deck, inputs.work_units);
+  const solvers::SolverInputs inputs = check_fresh_start(solver, ctx);
   return solver.make(ctx, &inputs);
+}
+
+int validate(const comm::Communicator& comm, const std::string& deck_path, const std::vector<std::string>& sets) {
+  set_signal_mode(SignalMode::exit_now, "reading the deck");
+  const Deck deck = load_deck(comm, deck_path, sets);
+  set_signal_mode(SignalMode::exit_now, "checking the deck's inputs");
+  auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+  const solvers::SolverRegistration& solver = solvers::solver_named(deck.get_string("run.solver"), deck.name());
+  check_fresh_start(solver, context(comm, *transport, deck, deck_path));
+  if (comm.is_root()) std::printf("%s: valid on %d rank(s)\n%s", deck_path.c_str(), comm.size(), deck.resolved().c_str());
+  return k_exit_finished;
 }
 
 namespace {

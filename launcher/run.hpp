@@ -27,6 +27,12 @@ Deck load_deck(const comm::Communicator& comm, const std::string& path, const st
 // restore() follows.
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
                                     const std::string& deck_path, bool restoring);
+// `spotrun validate DECK`: every check a fresh run makes before it allocates its system, on as many ranks
+// as this process group has: the deck (load_deck), its transport, the files it names read and parsed as a
+// run reads them, the memory estimate on this many ranks and the solver's own checks
+// (SolverRegistration::check_fresh: MD pair coefficients, box against cutoff + skin for the rank grid).
+// Prints the resolved deck; returns 0, or throws InputError on every rank with the message a run gives.
+int validate(const comm::Communicator& comm, const std::string& deck_path, const std::vector<std::string>& sets);
 // Runs a deck to completion; returns the exit code.
 int run(const comm::Communicator& comm, const RunOptions& options);
 // Prints the run header (version, build, Kokkos, ranks, nodes, every rank's device with warnings about
