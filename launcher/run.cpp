@@ -108,16 +108,41 @@ int validate(const comm::Communicator& comm, const std::string& deck_path, const
   return k_exit_finished;
 }
 
+Deck checkpoint_deck(const io::CheckpointReader& reader) {
+  const io::CheckpointMeta& meta = reader.meta();
+  Deck deck = [&] {
+    try {
+      Deck d = Deck::parse(meta.deck, reader.path() + ":/meta/deck");
+      d.validate();
+      return d;
+    } catch (const InputError& e) {
+      throw InputError(std::string("its deck (/meta/deck) is not a valid deck: ") + e.what());
+    }
+  }();
+  const std::string differ = physics_changes(meta.physics, deck.physics());
+  if (!differ.empty())
+    throw InputError("its deck (/meta/deck) does not describe the physics it records (/meta/physics):" + differ);
+  return deck;
+}
+
 namespace {
 
 // Reads a checkpoint into a new solver of the deck, as a resume does (collective): the file verified,
-// its solver the deck's, the system's memory checked, every dataset read and the state validated by the
-// solver. Throws InputError naming the problem.
+// its solver the deck's, its own deck sound and the physics of both the same, the system's memory
+// checked, every dataset read and the state validated by the solver. Throws InputError naming the
+// problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's.
 std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
                                        const std::string& deck_path, io::CheckpointReader& reader) {
   const std::string solver_name = deck.get_string("run.solver");
   if (reader.meta().solver != solver_name)
     throw InputError("it holds solver '" + reader.meta().solver + "', the deck runs '" + solver_name + "'");
+  checkpoint_deck(reader);
+  const std::string changes = physics_changes(reader.meta().physics, deck.physics());
+  if (!changes.empty())
+    throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + reader.path() + ":" + changes +
+                              "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
+                              "on resume; use --resume=never (or another --output-dir) to start a new run.",
+                          k_exit_bad_input);
   // A checkpoint holds at least the solver's bytes per unit of work: its size bounds the system it can
   // restore (the atoms of MD; a solver whose deck fixes the size ignores the bound).
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
@@ -218,11 +243,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
       // What a resume would do with it: restore it into the solver of the deck it holds.
       std::string restore;
       try {
-        const Deck deck = [&] {
-          Deck d = Deck::parse(meta.deck, path + ":/meta/deck");
-          d.validate();
-          return d;
-        }();
+        const Deck deck = checkpoint_deck(reader);
         auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
         restore_solver(comm, *transport, deck, path, reader);
       } catch (const InputError& e) {
@@ -329,14 +350,6 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     set_signal_mode(SignalMode::exit_now, "reading a checkpoint");
     try {
       io::CheckpointReader reader(comm, c.path);
-      if (reader.meta().solver == solver_name) {
-        std::string changes = physics_changes(reader.meta().physics, base.physics);
-        if (!changes.empty())
-          throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + c.path + ":" + changes +
-                                    "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
-                                    "on resume; use --resume=never (or another --output-dir) to start a new run.",
-                                k_exit_bad_input);
-      }
       solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
       resumed_from = c.path;
       break;
