@@ -14,6 +14,8 @@
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
 #include "launcher/run.hpp"
+#include "solvers/fluid/fluid_registration.hpp"
+#include "solvers/fluid/fluid_solver.hpp"
 #include "solvers/md/md_registration.hpp"
 #include "solvers/md/md_solver.hpp"
 #include "support/mpi_test.hpp"
@@ -27,6 +29,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_deck = "[run]\nsteps = 20\nthermo_every = 10\n[md.lattice]\ncells = [6, 6, 6]\n";
+constexpr const char* k_fluid_deck = "[run]\nsolver = \"fluid\"\nsteps = 6\nthermo_every = 2\n[fluid]\nn = [8, 8, 8]\n";
 // The MD deck with a lattice of 100000^3 cells (4e15 atoms): no node holds its memory estimate.
 constexpr const char* k_huge_deck = "[run]\nsteps = 20\nthermo_every = 10\n[md.lattice]\ncells = [100000, 100000, 100000]\n";
 
@@ -39,6 +42,7 @@ class Inspect : public ::testing::Test {
       fs::remove_all(name);
       fs::create_directories(name);
       std::ofstream(name + "/deck.toml") << k_deck;
+      std::ofstream(name + "/fluid.toml") << k_fluid_deck;
       std::ofstream(name + "/huge.toml") << k_huge_deck;
     }
     m_dir = test::world().broadcast(name);
@@ -209,4 +213,39 @@ TEST_F(Inspect, AHugeSystemIsRefusedLikeAResume) {
   const std::string e = resume_error(q, "huge.toml");
   EXPECT_HAS(e, "cannot resume from " + q + ": the MD system of");
   EXPECT_HAS(e, "needs about");
+}
+
+// The fluid's checkpoint holds the velocity twice: /fluid/uhat (restored) and /fluid/u, its inverse
+// transform. A /fluid/u that is not that transform is refused by restore(), so by inspect and a resume.
+TEST_F(Inspect, AFluidVelocityThatIsNotTheTransformOfItsSpectrumIsRefusedLikeAResume) {
+  const launcher::Deck d = deck("fluid.toml");
+  auto transport = comm::make_transport("mpi", test::world());
+  fluid::FluidSolver solver(fluid::config_from_deck(d), test::world(), *transport, false);
+  solver.setup();
+  for (int s = 0; s < 2; ++s) solver.step(false);
+  io::CheckpointMeta meta = m_meta;
+  meta.solver = "fluid";
+  meta.step = solver.step_index();
+  meta.time = solver.time();
+  meta.deck = d.resolved();
+  meta.physics = d.physics();
+  meta.units = "nondimensional";
+  io::SolverState state = solver.state();
+  const std::string good = write("fluid-good.h5", state, meta);
+  std::string report;
+  EXPECT_EQ(inspect(good, report), 0) << report;
+  EXPECT_EQ(resume_error(good, "fluid.toml"), "");
+
+  io::StateArray& u = state.arrays[0];
+  ASSERT_EQ(u.name, "/fluid/u");
+  if (u.first_row == 0 && u.rows > 0) u.f64[3 * (8 * 2 + 5) + 1] += 1e-3;  // x = 0, y = 2, z = 5, component 1
+  const std::string p = write("fluid-u-changed.h5", state, meta);
+  EXPECT_TRUE(io::verify_checkpoint(test::world(), p).ok);
+  EXPECT_EQ(inspect(p, report), 2);
+  const std::string where = "checkpoint dataset /fluid/u does not match /fluid/uhat: at x = 0, y = 2, z = 5, component 1";
+  if (test::is_root()) {
+    EXPECT_HAS(report, "restore: BAD: " + where);
+    EXPECT_HAS(report, "REFUSED");
+  }
+  EXPECT_HAS(resume_error(p, "fluid.toml"), "cannot resume from " + p + ": " + where);
 }
