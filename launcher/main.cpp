@@ -107,12 +107,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
   if (*doctor_cmd) return doctor::run_doctor(comm, doctor_opt);  // --- spotrun doctor ---
   if (*report_cmd) return report::report_command(comm, report_dir, report_json, report_png);  // --- spotrun report ---
-  if (*validate) {
-    launcher::set_signal_mode(launcher::SignalMode::exit_now, "reading the deck");
-    auto deck = launcher::load_deck(comm, validate_path, validate_sets);
-    if (comm.is_root()) std::printf("%s: valid\n%s", validate_path.c_str(), deck.resolved().c_str());
-    return 0;
-  }
+  if (*validate) return launcher::validate(comm, validate_path, validate_sets);
   if (*info) {
     launcher::print_header(comm);
     return 0;

@@ -82,31 +82,81 @@ void check_solver_memory(const comm::Communicator& comm, const solvers::SolverRe
   check_memory_fits(comm, m.bytes_per_rank, m.what);
 }
 
+// The checks of a fresh start before its system is allocated, in the order a run makes them (collective):
+// the solver's inputs read and parsed (the files the deck names), the memory estimate of the system on this
+// many ranks, and the solver's own checks on this many ranks (SolverRegistration::check_fresh). Returns the
+// inputs; InputError on every rank.
+solvers::SolverInputs check_fresh_start(const solvers::SolverRegistration& solver, const solvers::SolverContext& ctx) {
+  solvers::SolverInputs inputs = solver.read_inputs(ctx);
+  check_solver_memory(ctx.comm, solver, ctx.deck, inputs.work_units);
+  if (solver.check_fresh) solver.check_fresh(ctx, inputs);
+  return inputs;
+}
+
+solvers::SolverContext context(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
+                               const std::string& deck_path) {
+  return {comm, transport, deck, deck_path, [&comm](double bytes, const std::string& what) {
+            check_memory_fits(comm, bytes, what);
+          }};
+}
+
 }  // namespace
 
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
                                     const std::string& deck_path, bool restoring) {
   const solvers::SolverRegistration& solver = solvers::solver_named(deck.get_string("run.solver"), deck.name());
-  const solvers::SolverContext ctx{comm, transport, deck, deck_path,
-                                   [&comm](double bytes, const std::string& what) {
-                                     check_memory_fits(comm, bytes, what);
-                                   }};
+  const solvers::SolverContext ctx = context(comm, transport, deck, deck_path);
   if (restoring) return solver.make(ctx, nullptr);
-  const solvers::SolverInputs inputs = solver.read_inputs(ctx);
-  check_solver_memory(comm, solver, deck, inputs.work_units);
+  const solvers::SolverInputs inputs = check_fresh_start(solver, ctx);
   return solver.make(ctx, &inputs);
+}
+
+int validate(const comm::Communicator& comm, const std::string& deck_path, const std::vector<std::string>& sets) {
+  set_signal_mode(SignalMode::exit_now, "reading the deck");
+  const Deck deck = load_deck(comm, deck_path, sets);
+  set_signal_mode(SignalMode::exit_now, "checking the deck's inputs");
+  auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+  const solvers::SolverRegistration& solver = solvers::solver_named(deck.get_string("run.solver"), deck.name());
+  check_fresh_start(solver, context(comm, *transport, deck, deck_path));
+  if (comm.is_root()) std::printf("%s: valid on %d rank(s)\n%s", deck_path.c_str(), comm.size(), deck.resolved().c_str());
+  return k_exit_finished;
+}
+
+Deck checkpoint_deck(const io::CheckpointReader& reader) {
+  const io::CheckpointMeta& meta = reader.meta();
+  Deck deck = [&] {
+    try {
+      Deck d = Deck::parse(meta.deck, reader.path() + ":/meta/deck");
+      d.validate();
+      return d;
+    } catch (const InputError& e) {
+      throw InputError(std::string("its deck (/meta/deck) is not a valid deck: ") + e.what());
+    }
+  }();
+  const std::string differ = physics_changes(meta.physics, deck.physics());
+  if (!differ.empty())
+    throw InputError("its deck (/meta/deck) does not describe the physics it records (/meta/physics):" + differ);
+  return deck;
 }
 
 namespace {
 
 // Reads a checkpoint into a new solver of the deck, as a resume does (collective): the file verified,
-// its solver the deck's, the system's memory checked, every dataset read and the state validated by the
-// solver. Throws InputError naming the problem.
+// its solver the deck's, its own deck sound and the physics of both the same, the system's memory
+// checked, every dataset read and the state validated by the solver. Throws InputError naming the
+// problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's.
 std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
                                        const std::string& deck_path, io::CheckpointReader& reader) {
   const std::string solver_name = deck.get_string("run.solver");
   if (reader.meta().solver != solver_name)
     throw InputError("it holds solver '" + reader.meta().solver + "', the deck runs '" + solver_name + "'");
+  checkpoint_deck(reader);
+  const std::string changes = physics_changes(reader.meta().physics, deck.physics());
+  if (!changes.empty())
+    throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + reader.path() + ":" + changes +
+                              "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
+                              "on resume; use --resume=never (or another --output-dir) to start a new run.",
+                          k_exit_bad_input);
   // A checkpoint holds at least the solver's bytes per unit of work: its size bounds the system it can
   // restore (the atoms of MD; a solver whose deck fixes the size ignores the bound).
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
@@ -207,11 +257,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
       // What a resume would do with it: restore it into the solver of the deck it holds.
       std::string restore;
       try {
-        const Deck deck = [&] {
-          Deck d = Deck::parse(meta.deck, path + ":/meta/deck");
-          d.validate();
-          return d;
-        }();
+        const Deck deck = checkpoint_deck(reader);
         auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
         restore_solver(comm, *transport, deck, path, reader);
       } catch (const InputError& e) {
@@ -322,14 +368,6 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     set_signal_mode(SignalMode::exit_now, "reading a checkpoint");
     try {
       io::CheckpointReader reader(comm, c.path);
-      if (reader.meta().solver == solver_name) {
-        std::string changes = physics_changes(reader.meta().physics, base.physics);
-        if (!changes.empty())
-          throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + c.path + ":" + changes +
-                                    "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
-                                    "on resume; use --resume=never (or another --output-dir) to start a new run.",
-                                k_exit_bad_input);
-      }
       solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
       resumed_from = c.path;
       break;

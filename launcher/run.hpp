@@ -6,6 +6,7 @@
 #include "comm/communicator.hpp"
 #include "comm/transport.hpp"
 #include "deck.hpp"
+#include "io/checkpoint.hpp"
 #include "solvers/solver.hpp"
 
 namespace spotrun::launcher {
@@ -27,6 +28,16 @@ Deck load_deck(const comm::Communicator& comm, const std::string& path, const st
 // restore() follows.
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
                                     const std::string& deck_path, bool restoring);
+// `spotrun validate DECK`: every check a fresh run makes before it allocates its system, on as many ranks
+// as this process group has: the deck (load_deck), its transport, the files it names read and parsed as a
+// run reads them, the memory estimate on this many ranks and the solver's own checks
+// (SolverRegistration::check_fresh: MD pair coefficients, box against cutoff + skin for the rank grid).
+// Prints the resolved deck; returns 0, or throws InputError on every rank with the message a run gives.
+int validate(const comm::Communicator& comm, const std::string& deck_path, const std::vector<std::string>& sets);
+// The deck a checkpoint holds (/meta/deck), parsed and validated; InputError when it is not a valid deck
+// or its physics is not the checkpoint's /meta/physics. A resume (of any deck) and `spotrun inspect` both
+// refuse such a checkpoint.
+Deck checkpoint_deck(const io::CheckpointReader& reader);
 // Runs a deck to completion; returns the exit code.
 int run(const comm::Communicator& comm, const RunOptions& options);
 // Prints the run header (version, build, Kokkos, ranks, nodes, every rank's device with warnings about
@@ -34,7 +45,8 @@ int run(const comm::Communicator& comm, const RunOptions& options);
 // devices.
 void print_header(const comm::Communicator& comm, const comm::Transport* transport = nullptr);
 // `spotrun inspect FILE...`: for each checkpoint, verifies every byte and checksum and restores its state
-// into the solver of the deck it holds, as a resume would; prints a report. Returns 0 when every file is
+// into the solver of the deck it holds through the function a resume uses (checkpoint_deck(), the memory
+// estimate of that deck on this many ranks, the solver's restore()); prints a report. Returns 0 when every file is
 // fine, else 2.
 int inspect(const comm::Communicator& comm, const std::vector<std::string>& paths);
 

@@ -67,6 +67,11 @@ struct SolverRegistration {
   std::function<double(const launcher::Deck&)> deck_work_units;
   // Reads the inputs of a fresh run (collective); returns no data and work_units < 0 when there are none.
   std::function<SolverInputs(const SolverContext&)> read_inputs;
+  // The checks make() makes of a fresh run on ctx.comm.size() ranks before it allocates the system (MD: the
+  // pair coefficients name known types once, the box is thick enough for the rank grid), with the inputs
+  // read_inputs() gave; throws InputError (the same verdict on every rank). `spotrun validate` runs them
+  // without making the solver.
+  std::function<void(const SolverContext&, const SolverInputs&)> check_fresh;
   // Makes the solver: fresh from inputs, or, with inputs == nullptr, empty for restore() to fill.
   std::function<std::unique_ptr<Solver>(const SolverContext&, const SolverInputs* inputs)> make;
 };
@@ -92,6 +97,8 @@ struct SolverDefinition {
   std::function<double(const Config&)> deck_work_units;
   // Optional: default, no inputs besides the deck.
   std::function<SolverInputs(const Config&, const SolverContext&)> read_inputs;
+  // Optional: default, none. The checks make() makes before it allocates, called by make() itself too.
+  std::function<void(const Config&, const SolverContext&, const SolverInputs&)> check_fresh;
   std::function<std::unique_ptr<Solver>(const Config&, const SolverContext&, const SolverInputs* inputs)> make;
 };
 
@@ -123,6 +130,9 @@ SolverRegistration make_registration(SolverDefinition<Config> def) {
   };
   r.read_inputs = [d](const SolverContext& ctx) {
     return d->read_inputs ? d->read_inputs(d->read_config(ctx.deck), ctx) : SolverInputs{};
+  };
+  r.check_fresh = [d](const SolverContext& ctx, const SolverInputs& inputs) {
+    if (d->check_fresh) d->check_fresh(d->read_config(ctx.deck), ctx, inputs);
   };
   r.make = [d](const SolverContext& ctx, const SolverInputs* inputs) {
     return d->make(d->read_config(ctx.deck), ctx, inputs);

@@ -14,6 +14,8 @@
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
 #include "launcher/run.hpp"
+#include "solvers/fluid/fluid_registration.hpp"
+#include "solvers/fluid/fluid_solver.hpp"
 #include "solvers/md/md_registration.hpp"
 #include "solvers/md/md_solver.hpp"
 #include "support/mpi_test.hpp"
@@ -27,6 +29,9 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_deck = "[run]\nsteps = 20\nthermo_every = 10\n[md.lattice]\ncells = [6, 6, 6]\n";
+constexpr const char* k_fluid_deck = "[run]\nsolver = \"fluid\"\nsteps = 6\nthermo_every = 2\n[fluid]\nn = [8, 8, 8]\n";
+// The MD deck with a lattice of 100000^3 cells (4e15 atoms): no node holds its memory estimate.
+constexpr const char* k_huge_deck = "[run]\nsteps = 20\nthermo_every = 10\n[md.lattice]\ncells = [100000, 100000, 100000]\n";
 
 class Inspect : public ::testing::Test {
  protected:
@@ -37,6 +42,8 @@ class Inspect : public ::testing::Test {
       fs::remove_all(name);
       fs::create_directories(name);
       std::ofstream(name + "/deck.toml") << k_deck;
+      std::ofstream(name + "/fluid.toml") << k_fluid_deck;
+      std::ofstream(name + "/huge.toml") << k_huge_deck;
     }
     m_dir = test::world().broadcast(name);
     m_deck = launcher::load_deck(test::world(), m_dir + "/deck.toml", {});
@@ -61,10 +68,14 @@ class Inspect : public ::testing::Test {
     test::world().barrier();
   }
 
-  std::string write(const std::string& name, const io::SolverState& state) {
+  std::string write(const std::string& name, const io::SolverState& state) { return write(name, state, m_meta); }
+  std::string write(const std::string& name, const io::SolverState& state, const io::CheckpointMeta& meta) {
     const std::string p = m_dir + "/" + name;
-    io::write_checkpoint(test::world(), p, m_meta, state);
+    io::write_checkpoint(test::world(), p, meta, state);
     return p;
+  }
+  launcher::Deck deck(const std::string& file, const std::vector<std::string>& sets = {}) {
+    return launcher::load_deck(test::world(), m_dir + "/" + file, sets);
   }
   // inspect's exit code, and its report on rank 0.
   int inspect(const std::string& p, std::string& report) {
@@ -74,9 +85,9 @@ class Inspect : public ::testing::Test {
     return code;
   }
   // The message of the InputError a resume from `p` throws ("" when it resumes).
-  std::string resume_error(const std::string& p) {
+  std::string resume_error(const std::string& p, const std::string& deck_file = "deck.toml") {
     launcher::RunOptions opt;
-    opt.deck_path = m_dir + "/deck.toml";
+    opt.deck_path = m_dir + "/" + deck_file;
     opt.output_dir = m_dir + "/out-" + fs::path(p).stem().string();
     opt.resume = p;
     opt.start_wtime = MPI_Wtime();
@@ -143,4 +154,98 @@ TEST_F(Inspect, AMissingDatasetIsRefusedLikeAResume) {
     EXPECT_HAS(report, "dataset '/md/v' is missing");
   }
   EXPECT_HAS(resume_error(p), "dataset '/md/v' is missing");
+}
+
+// The checkpoint's own deck is part of what a resume checks (launcher::checkpoint_deck), whichever deck
+// resumes it: a /meta/deck that is not a deck, or that describes other physics than /meta/physics, is
+// refused by inspect and by a resume alike.
+TEST_F(Inspect, AMetaDeckThatIsNotADeckIsRefusedLikeAResume) {
+  io::CheckpointMeta meta = m_meta;
+  meta.deck = "[run\nsteps = ";
+  const std::string p = write("garbage-deck.h5", m_state, meta);
+  EXPECT_TRUE(io::verify_checkpoint(test::world(), p).ok);
+  std::string report;
+  EXPECT_EQ(inspect(p, report), 2);
+  if (test::is_root()) {
+    EXPECT_HAS(report, "restore: BAD: its deck (/meta/deck) is not a valid deck");
+    EXPECT_HAS(report, "REFUSED");
+  }
+  const std::string e = resume_error(p);
+  EXPECT_HAS(e, "cannot resume from " + p + ": its deck (/meta/deck) is not a valid deck");
+}
+
+TEST_F(Inspect, AMetaDeckWithOtherPhysicsThanMetaPhysicsIsRefusedLikeAResume) {
+  io::CheckpointMeta meta = m_meta;
+  meta.deck = deck("deck.toml", {"md.pair.epsilon=2.5"}).resolved();  // /meta/physics still says 1.0
+  const std::string p = write("other-epsilon.h5", m_state, meta);
+  std::string report;
+  EXPECT_EQ(inspect(p, report), 2);
+  if (test::is_root()) {
+    EXPECT_HAS(report, "does not describe the physics it records (/meta/physics):");
+    EXPECT_HAS(report, "md.pair.epsilon: 1.0 -> 2.5");
+  }
+  const std::string e = resume_error(p);
+  EXPECT_HAS(e, "cannot resume from " + p + ": its deck (/meta/deck) does not describe the physics it records");
+  EXPECT_HAS(e, "md.pair.epsilon: 1.0 -> 2.5");
+}
+
+// A deck whose system does not fit in memory is refused by both, before anything of it is allocated:
+// /meta/deck alone describing it (its physics is not /meta/physics), or /meta/deck and /meta/physics
+// both (inspect: its memory estimate; a resume by that deck: the same estimate, the same message).
+TEST_F(Inspect, AHugeSystemIsRefusedLikeAResume) {
+  io::CheckpointMeta meta = m_meta;
+  meta.deck = deck("huge.toml").resolved();
+  const std::string p = write("huge-deck.h5", m_state, meta);
+  std::string report;
+  EXPECT_EQ(inspect(p, report), 2);
+  if (test::is_root()) {
+    EXPECT_HAS(report, "md.lattice.cells: [6, 6, 6] -> [100000, 100000, 100000]");
+  }
+  EXPECT_HAS(resume_error(p), "md.lattice.cells: [6, 6, 6] -> [100000, 100000, 100000]");
+
+  meta.physics = deck("huge.toml").physics();
+  const std::string q = write("huge-physics.h5", m_state, meta);
+  EXPECT_EQ(inspect(q, report), 2);
+  if (test::is_root()) {
+    EXPECT_HAS(report, "restore: BAD: the MD system of");
+    EXPECT_HAS(report, "needs about");
+  }
+  const std::string e = resume_error(q, "huge.toml");
+  EXPECT_HAS(e, "cannot resume from " + q + ": the MD system of");
+  EXPECT_HAS(e, "needs about");
+}
+
+// The fluid's checkpoint holds the velocity twice: /fluid/uhat (restored) and /fluid/u, its inverse
+// transform. A /fluid/u that is not that transform is refused by restore(), so by inspect and a resume.
+TEST_F(Inspect, AFluidVelocityThatIsNotTheTransformOfItsSpectrumIsRefusedLikeAResume) {
+  const launcher::Deck d = deck("fluid.toml");
+  auto transport = comm::make_transport("mpi", test::world());
+  fluid::FluidSolver solver(fluid::config_from_deck(d), test::world(), *transport, false);
+  solver.setup();
+  for (int s = 0; s < 2; ++s) solver.step(false);
+  io::CheckpointMeta meta = m_meta;
+  meta.solver = "fluid";
+  meta.step = solver.step_index();
+  meta.time = solver.time();
+  meta.deck = d.resolved();
+  meta.physics = d.physics();
+  meta.units = "nondimensional";
+  io::SolverState state = solver.state();
+  const std::string good = write("fluid-good.h5", state, meta);
+  std::string report;
+  EXPECT_EQ(inspect(good, report), 0) << report;
+  EXPECT_EQ(resume_error(good, "fluid.toml"), "");
+
+  io::StateArray& u = state.arrays[0];
+  ASSERT_EQ(u.name, "/fluid/u");
+  if (u.first_row == 0 && u.rows > 0) u.f64[3 * (8 * 2 + 5) + 1] += 1e-3;  // x = 0, y = 2, z = 5, component 1
+  const std::string p = write("fluid-u-changed.h5", state, meta);
+  EXPECT_TRUE(io::verify_checkpoint(test::world(), p).ok);
+  EXPECT_EQ(inspect(p, report), 2);
+  const std::string where = "checkpoint dataset /fluid/u does not match /fluid/uhat: at x = 0, y = 2, z = 5, component 1";
+  if (test::is_root()) {
+    EXPECT_HAS(report, "restore: BAD: " + where);
+    EXPECT_HAS(report, "REFUSED");
+  }
+  EXPECT_HAS(resume_error(p, "fluid.toml"), "cannot resume from " + p + ": " + where);
 }

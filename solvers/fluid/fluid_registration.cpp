@@ -115,6 +115,10 @@ double grid_points(const FluidConfig& cfg) {
   return static_cast<double>(cfg.n[0]) * static_cast<double>(cfg.n[1]) * static_cast<double>(cfg.n[2]);
 }
 
+void check_fresh(const FluidConfig& cfg, const solvers::SolverContext& ctx, const solvers::SolverInputs&) {
+  check_fresh_start(cfg, ctx.comm.size());
+}
+
 std::unique_ptr<Solver> make(const FluidConfig& cfg, const solvers::SolverContext& ctx,
                              const solvers::SolverInputs* inputs) {
   auto solver = std::make_unique<FluidSolver>(cfg, ctx.comm, ctx.transport, inputs == nullptr);
@@ -138,6 +142,7 @@ SolverRegistration registration_fluid() {
   d.memory = fluid::memory;
   d.checkpoint_bytes_per_work_unit = fluid::checkpoint_bytes_per_point;
   d.deck_work_units = fluid::grid_points;
+  d.check_fresh = fluid::check_fresh;
   d.make = fluid::make;
   return make_registration(std::move(d));
 }

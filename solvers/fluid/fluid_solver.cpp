@@ -76,6 +76,11 @@ fft::FftGeometry make_geometry(const FluidConfig& c, int nranks) {
 
 }  // namespace
 
+void check_fresh_start(const FluidConfig& config, int nranks) {
+  validate(config);
+  make_geometry(config, nranks);
+}
+
 FluidSolver::FluidSolver(const FluidConfig& config, const comm::Communicator& comm, comm::Transport& transport,
                          bool restoring)
     : m_cfg(config), m_comm(comm), m_transport(transport) {

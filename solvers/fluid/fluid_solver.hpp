@@ -41,6 +41,11 @@ struct PlaneBlock {
   std::vector<double> values;
 };
 
+// What the constructor checks before it allocates the fields, on nranks ranks: the values of the
+// configuration and the FFT decomposition of fluid.n. `spotrun validate` (and run, before it makes the
+// solver) call it. InputError.
+void check_fresh_start(const FluidConfig& config, int nranks);
+
 class FluidSolver final : public Solver {
  public:
   // restoring: make no initial field; restore() follows. Throws InputError for a bad configuration

@@ -2,10 +2,12 @@
 // decomposition-independently as x-plane blocks (io::block_of over the ranks):
 //   /fluid/uhat  rows kx = 0..nx-1, row shape {ny, nz/2 + 1, 3, 2}: Fourier coefficients (re, im) of the
 //                half spectrum, restored bit for bit on any rank count and decomposition;
-//   /fluid/u     rows x = 0..nx-1, row shape {ny, nz, 3}: the physical velocity (for readers, and for
-//                restarts from a file without /fluid/uhat, which are then exact to round-off only).
+//   /fluid/u     rows x = 0..nx-1, row shape {ny, nz, 3}: the physical velocity, the inverse transform of
+//                /fluid/uhat (for readers, and for restarts from a file without /fluid/uhat, which are then
+//                exact to round-off only). restore() checks it against /fluid/uhat when both are there.
 // Moving the spectral coefficients is pure data movement, so a restart at the same rank count continues
 // bit-identically.
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -14,6 +16,10 @@
 
 namespace spotrun::fluid {
 namespace {
+
+// How far /fluid/u may lie from the inverse transform of /fluid/uhat, relative to the largest |u|: the
+// round-off of transforms on other rank counts and FFT libraries is about 1e-15 of it.
+constexpr double k_u_uhat_tolerance = 1e-9;
 
 // Exact text of a double (17 significant digits).
 std::string exact(double v) {
@@ -191,6 +197,25 @@ void FluidSolver::restore(const io::SolverState& st) {
       m_planes_to_spectral->execute(buf.data(), row(m_uhat, c));
     }
     zero_dropped_modes(m_uhat);  // zero already in a checkpoint spotrun wrote
+    // 3. /fluid/u, when there, is the inverse transform of /fluid/uhat (state() writes both from the same
+    // spectrum): a file whose two velocities disagree is refused, not restored from one of them.
+    if (!m_comm.any(u == nullptr)) {
+      const PlaneBlock back = velocity_planes();
+      double umax = 0;
+      for (double v : back.values) umax = std::max(umax, std::abs(v));
+      umax = m_comm.max(umax);
+      const double tol = k_u_uhat_tolerance * umax;
+      for (std::size_t v = 0; v < back.values.size() && bad.empty(); ++v) {
+        if (std::abs(u->f64[v] - back.values[v]) <= tol) continue;
+        const std::uint64_t point = v / 3;
+        bad = "checkpoint dataset /fluid/u does not match /fluid/uhat: at x = " +
+              std::to_string(u->first_row + point / (ny * nz)) + ", y = " + std::to_string((point / nz) % ny) +
+              ", z = " + std::to_string(point % nz) + ", component " + std::to_string(v % 3) + " it holds " +
+              exact(u->f64[v]) + ", the inverse transform of /fluid/uhat gives " + exact(back.values[v]) +
+              " (allowed difference " + exact(tol) + ")";
+      }
+      m_comm.agree<InputError>(bad.empty(), bad);
+    }
   } else {
     // Physical velocity only: transform (exact to round-off, not bit for bit).
     fft::Reshape<double> to_real(fft::make_reshape_plan(fft::x_block_layouts(g.n, P), g.real, r), m_transport,

@@ -221,6 +221,10 @@ solvers::SolverInputs read_inputs(const MdConfig& cfg, const solvers::SolverCont
   return in;
 }
 
+void check_fresh(const MdConfig& cfg, const solvers::SolverContext& ctx, const solvers::SolverInputs& inputs) {
+  check_fresh_start(cfg, static_cast<const io::LammpsData*>(inputs.data.get()), ctx.comm.size());
+}
+
 std::unique_ptr<Solver> make(const MdConfig& cfg, const solvers::SolverContext& ctx,
                              const solvers::SolverInputs* inputs) {
   const auto* data = inputs ? static_cast<const io::LammpsData*>(inputs->data.get()) : nullptr;
@@ -244,6 +248,7 @@ SolverRegistration registration_md() {
   d.checkpoint_bytes_per_work_unit = md::checkpoint_bytes_per_atom;
   d.deck_work_units = md::deck_atoms;
   d.read_inputs = md::read_inputs;
+  d.check_fresh = md::check_fresh;
   d.make = md::make;
   return make_registration(std::move(d));
 }

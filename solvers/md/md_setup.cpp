@@ -1,6 +1,7 @@
 // The MD solver, set-up: the domain and rank grid, the initial atoms (fcc lattice or LAMMPS data file),
 // velocities, the first neighbour build and forces.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -16,38 +17,98 @@ namespace spotrun::md {
 
 using impl::fmt;
 
+FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
+  FreshDomain f;
+  f.masses = {1.0};
+  if (!cfg.types.empty()) {
+    f.masses.clear();
+    for (const auto& t : cfg.types) f.masses.push_back(t.mass);
+  }
+  if (data) {
+    f.box.lo = data->lo;
+    f.box.hi = data->hi;
+    if (!cfg.types.empty() && cfg.types.size() == data->masses.size())
+      for (std::size_t t = 0; t < cfg.types.size(); ++t)
+        if (cfg.types[t].mass_given && cfg.types[t].mass != data->masses[t])
+          throw InputError("md.types[" + std::to_string(t) + "].mass = " + fmt(cfg.types[t].mass) + " for type \"" +
+                           cfg.types[t].name + "\", but the data file's Masses give type " + std::to_string(t + 1) +
+                           " mass " + fmt(data->masses[t]) + "; leave the mass out of md.types or make them agree");
+    f.masses = data->masses;
+    f.source = "the data file";
+  } else {
+    if (cfg.lattice_type != "fcc")
+      throw InputError("md.lattice.type: '" + cfg.lattice_type + "' is not supported; allowed: \"fcc\"");
+    const double a = std::cbrt(4.0 / cfg.density);
+    for (int d = 0; d < 3; ++d) {
+      f.box.lo[d] = 0;
+      f.box.hi[d] = cfg.cells[d] * a;
+    }
+    f.source = "the lattice";
+  }
+  return f;
+}
+
+DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::vector<double>& masses,
+                       const std::string& source, int nranks) {
+  DomainPlan plan;
+  plan.coeffs = resolve_pair_coeffs(cfg, type_names(cfg, static_cast<int>(masses.size()), source));
+  const double cutneigh = plan.coeffs.max_cutoff() + cfg.skin;
+  plan.cutneigh = cutneigh;
+  const std::array<double, 3> length{box.length(0), box.length(1), box.length(2)};
+  plan.dims = comm::choose_grid(nranks, length, cutneigh);
+  if (plan.dims[0] == 0) {
+    std::ostringstream msg;
+    std::vector<std::string> dims_thin;
+    for (int d = 0; d < 3; ++d)
+      if (length[d] < cutneigh) dims_thin.emplace_back(1, char('x' + d));
+    std::string thin;  // "x", "x and z", "x, y and z"
+    for (std::size_t k = 0; k < dims_thin.size(); ++k)
+      thin += (k == 0 ? "" : (k + 1 == dims_thin.size() ? " and " : ", ")) + dims_thin[k];
+    const char* larger = cfg.from_lattice ? "more md.lattice.cells" : "a larger system in the data file";
+    if (!thin.empty()) {
+      // Not even one rank fits: the box itself is too thin, whatever the rank count.
+      msg << "the box " << fmt(length[0]) << " x " << fmt(length[1]) << " x " << fmt(length[2])
+          << " sigma is thinner than cutoff + skin = " << fmt(cutneigh) << " sigma in " << thin
+          << ", so an atom would interact with its own periodic image. Use " << larger
+          << ", or a shorter md.cutoff / md.skin.";
+    } else {
+      auto any = comm::choose_grid(nranks, length);
+      msg << "no grid of " << nranks << " ranks gives sub-boxes at least cutoff + skin = " << fmt(cutneigh)
+          << " sigma thick: box " << fmt(length[0]) << " x " << fmt(length[1]) << " x " << fmt(length[2]) << " sigma";
+      msg << "; the best grid " << any[0] << "x" << any[1] << "x" << any[2] << " gives sub-boxes "
+          << fmt(length[0] / any[0]) << " x " << fmt(length[1] / any[1]) << " x " << fmt(length[2] / any[2])
+          << " sigma. Use fewer ranks, or " << larger << ".";
+    }
+    throw InputError(msg.str());
+  }
+  // Bin indices are ints: a sparse system on few ranks can need more bins than that (the grid's sub-boxes
+  // are even parts of the box).
+  comm::Box3 sub;
+  for (int d = 0; d < 3; ++d) {
+    sub.lo[d] = 0;
+    sub.hi[d] = length[d] / plan.dims[d];
+  }
+  const double nbins = NeighborList::bin_count(sub, cutneigh);
+  if (!(nbins < 0.5 * std::numeric_limits<int>::max()))
+    throw InputError("a sub-box of the " + std::to_string(plan.dims[0]) + "x" + std::to_string(plan.dims[1]) + "x" +
+                     std::to_string(plan.dims[2]) + " rank grid needs " + fmt(nbins) +
+                     " neighbour bins, more than a rank can index; use more ranks");
+  return plan;
+}
+
+void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nranks) {
+  const FreshDomain f = fresh_domain(cfg, data);
+  plan_domain(cfg, f.box, f.masses, f.source, nranks);
+}
+
 MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
                    const io::LammpsData* data, bool restoring)
     : m_cfg(config), m_comm(comm), m_transport(transport) {
   if (m_cfg.pair_style != "lj/cut")
     throw InputError("md.pair.style: pair style '" + m_cfg.pair_style + "' is not known; allowed: " + k_pair_styles);
   if (restoring) return;  // restore() sets up the domain from the checkpoint
-  comm::Box3 box;
-  std::vector<double> masses{1.0};
-  if (!m_cfg.types.empty()) {
-    masses.clear();
-    for (const auto& t : m_cfg.types) masses.push_back(t.mass);
-  }
-  if (data) {
-    box.lo = data->lo;
-    box.hi = data->hi;
-    if (!m_cfg.types.empty() && m_cfg.types.size() == data->masses.size())
-      for (std::size_t t = 0; t < m_cfg.types.size(); ++t)
-        if (m_cfg.types[t].mass_given && m_cfg.types[t].mass != data->masses[t])
-          throw InputError("md.types[" + std::to_string(t) + "].mass = " + fmt(m_cfg.types[t].mass) + " for type \"" +
-                           m_cfg.types[t].name + "\", but the data file's Masses give type " + std::to_string(t + 1) +
-                           " mass " + fmt(data->masses[t]) + "; leave the mass out of md.types or make them agree");
-    masses = data->masses;
-  } else {
-    if (m_cfg.lattice_type != "fcc")
-      throw InputError("md.lattice.type: '" + m_cfg.lattice_type + "' is not supported; allowed: \"fcc\"");
-    const double a = std::cbrt(4.0 / m_cfg.density);
-    for (int d = 0; d < 3; ++d) {
-      box.lo[d] = 0;
-      box.hi[d] = m_cfg.cells[d] * a;
-    }
-  }
-  init_domain(box, masses, data ? "the data file" : "the lattice");
+  const FreshDomain fresh = fresh_domain(m_cfg, data);
+  init_domain(fresh.box, fresh.masses, fresh.source);
   if (data)
     load_data(*data);
   else
@@ -58,42 +119,11 @@ MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm:
 
 void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source) {
   m_box = box;
-  m_coeffs = resolve_pair_coeffs(m_cfg, type_names(m_cfg, static_cast<int>(masses.size()), source));
+  DomainPlan plan = plan_domain(m_cfg, m_box, masses, source, m_comm.size());
+  m_coeffs = std::move(plan.coeffs);
   m_pair = make_pair(m_cfg, m_coeffs);
-  const double cutneigh = m_coeffs.max_cutoff() + m_cfg.skin;
-  auto dims = comm::choose_grid(m_comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)}, cutneigh);
-  if (dims[0] == 0) {
-    std::ostringstream msg;
-    std::vector<std::string> dims_thin;
-    for (int d = 0; d < 3; ++d)
-      if (m_box.length(d) < cutneigh) dims_thin.emplace_back(1, char('x' + d));
-    std::string thin;  // "x", "x and z", "x, y and z"
-    for (std::size_t k = 0; k < dims_thin.size(); ++k)
-      thin += (k == 0 ? "" : (k + 1 == dims_thin.size() ? " and " : ", ")) + dims_thin[k];
-    const char* larger = m_cfg.from_lattice ? "more md.lattice.cells" : "a larger system in the data file";
-    if (!thin.empty()) {
-      // Not even one rank fits: the box itself is too thin, whatever the rank count.
-      msg << "the box " << fmt(m_box.length(0)) << " x " << fmt(m_box.length(1)) << " x " << fmt(m_box.length(2))
-          << " sigma is thinner than cutoff + skin = " << fmt(cutneigh) << " sigma in " << thin
-          << ", so an atom would interact with its own periodic image. Use " << larger
-          << ", or a shorter md.cutoff / md.skin.";
-    } else {
-      auto any = comm::choose_grid(m_comm.size(), {m_box.length(0), m_box.length(1), m_box.length(2)});
-      msg << "no grid of " << m_comm.size() << " ranks gives sub-boxes at least cutoff + skin = " << fmt(cutneigh)
-          << " sigma thick: box " << fmt(m_box.length(0)) << " x " << fmt(m_box.length(1)) << " x "
-          << fmt(m_box.length(2)) << " sigma";
-      msg << "; the best grid " << any[0] << "x" << any[1] << "x" << any[2] << " gives sub-boxes "
-          << fmt(m_box.length(0) / any[0]) << " x " << fmt(m_box.length(1) / any[1]) << " x "
-          << fmt(m_box.length(2) / any[2]) << " sigma. Use fewer ranks, or " << larger << ".";
-    }
-    throw InputError(msg.str());
-  }
-  m_grid = std::make_unique<comm::ProcessGrid>(m_comm, m_box, dims);
-  // Bin indices are ints: a sparse system on few ranks can need more bins than that.
-  const double nbins = NeighborList::bin_count(m_grid->sub_box(), cutneigh);
-  m_comm.agree<InputError>(nbins < 0.5 * std::numeric_limits<int>::max(),
-                           "a sub-box of rank " + std::to_string(m_comm.rank()) + " needs " + fmt(nbins) +
-                               " neighbour bins, more than a rank can index; use more ranks");
+  const double cutneigh = plan.cutneigh;
+  m_grid = std::make_unique<comm::ProcessGrid>(m_comm, m_box, plan.dims);
   m_halo = std::make_unique<Halo>(m_comm, *m_grid, m_transport, cutneigh);
   m_neighbor.setup(m_grid->sub_box(), cutneigh, full_neighbor_list());
   m_masses = masses;

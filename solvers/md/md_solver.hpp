@@ -1,7 +1,10 @@
 #pragma once
 // Lennard-Jones molecular dynamics over a 3D spatial decomposition (LAMMPS `units lj` conventions).
+#include <array>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "atom_sort.hpp"
 #include "atoms.hpp"
@@ -23,6 +26,32 @@ namespace spotrun::md {
 struct Thermo {
   double temp, pe, ke, etotal, press;  // per-atom energies (thermo_modify norm yes)
 };
+
+// The box and type masses of a fresh run, from the data file or the lattice of the configuration: InputError
+// for masses of md.types that the data file's Masses contradict, or a lattice type that is not known.
+struct FreshDomain {
+  comm::Box3 box;
+  std::vector<double> masses;  // by type, type 1 first
+  std::string source;          // where the types come from, for messages ("the data file")
+};
+FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data);
+
+// The domain of a run on nranks: the pair coefficients of the types (InputError: a [[md.pair.coeff]] names an
+// unknown type or a pair twice, md.types counts other types than `source`), the rank grid (InputError: the box
+// is thinner than cutoff + skin, or no grid of nranks gives sub-boxes that thick) and the neighbour bins a
+// sub-box needs (InputError: more than an int indexes). The solver's set-up (fresh or restored) and
+// check_fresh_start() decide with it.
+struct DomainPlan {
+  PairCoeffs coeffs;
+  std::array<int, 3> dims{};
+  double cutneigh = 0;  // the largest pair cutoff + md.skin
+};
+DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::vector<double>& masses,
+                       const std::string& source, int nranks);
+
+// What the constructor of a fresh run checks before it allocates the atoms, on nranks ranks: fresh_domain()
+// and plan_domain(). `spotrun validate` (and run, before it makes the solver) call it. InputError.
+void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nranks);
 
 class MdSolver final : public Solver {
  public:

@@ -98,6 +98,23 @@ long_path() {
     printf '%s/%s' "$d" "$(printf 'd%.0s' $(seq 1 $(($1 - ${#d} - 1))))"
 }
 
+# same_as_run WANT TEXT DECK [ARGS...]: `validate DECK ARGS` and `run DECK ARGS` end alike on every rank:
+# exit code WANT, and (WANT 2) the same single ERROR line, which contains TEXT. The memory the node has
+# available changes between the two (others use the machine): the lines are compared without it.
+error_line() { grep "ERROR" "$ERR" | sed -E 's/only [^ ]+ GiB are available/only (some) GiB are available/'; }
+same_as_run() {
+    local want="$1" text="$2" deck="$3"
+    shift 3
+    run "$NP" validate "$deck" "$@"
+    if [[ $want -eq 2 ]]; then expect_input_error; else expect_exit "$want"; fi
+    local validated
+    validated=$(error_line)
+    run "$NP" run "$deck" "$@" --output-dir "$W/run-$deck"
+    if [[ $want -eq 2 ]]; then expect_input_error; else expect_exit "$want"; fi
+    [[ "$(error_line)" == "$validated" ]] || fail "validate $deck said '$validated', run said '$(error_line)'"
+    [[ -z "$text" ]] || expect_in "$ERR" "$text"
+}
+
 case "$CASE" in
 long_output_paths)
     # Output directories from a few hundred bytes up to the documented limit (4096 less 128 bytes for the
@@ -356,6 +373,45 @@ stop_checkpoint_fails)
     run "$NP" run long.toml --output-dir "$W/out" --set run.steps=250
     expect_exit 0
     expect_in "$OUT" "Resuming from $W/out/checkpoints/ckpt-"
+    ;;
+validate_like_run)
+    # validate makes every check run makes before its first step, through the same functions: the data
+    # file read and parsed, the pair coefficients, the box against cutoff + skin on this many ranks, the
+    # memory estimate. Each deck ends alike under both.
+    data_deck() { printf '[run]\nsteps = 1\n[md.initial]\nlammps_data = "%s"\n' "$2" >"$1"; }
+    mkfifo fifo.data
+    data_deck fifo.toml fifo.data
+    same_as_run 2 "LAMMPS data file" fifo.toml
+    data_deck zero.toml /dev/zero
+    same_as_run 2 "not a regular file" zero.toml
+    mkdir dir.data
+    data_deck dir.toml dir.data
+    same_as_run 2 "is a directory" dir.toml
+    data_deck missing.toml missing.data
+    same_as_run 2 "does not exist" missing.toml
+    : >empty.data
+    data_deck empty.toml empty.data
+    same_as_run 2 "empty.data" empty.toml
+    good_deck unknown.toml
+    printf '[[md.pair.coeff]]\ntypes = ["1", "2"]\nepsilon = 1.0\nsigma = 1.0\n' >>unknown.toml
+    same_as_run 2 'no atom type named "2"' unknown.toml
+    good_deck twice.toml
+    printf '[[md.pair.coeff]]\ntypes = ["1", "1"]\nepsilon = 1.0\nsigma = 1.0\n' >>twice.toml
+    printf '[[md.pair.coeff]]\ntypes = ["1", "1"]\nepsilon = 2.0\nsigma = 1.0\n' >>twice.toml
+    same_as_run 2 "is given twice" twice.toml
+    good_deck cells.toml
+    same_as_run 2 "thinner than cutoff + skin" cells.toml --set 'md.lattice.cells=[1,1,1]'
+    same_as_run 2 "needs about" cells.toml --set 'md.lattice.cells=[1000,1000,1000]'
+    # A box 6.7 x 3.4 x 3.4 sigma holds one rank's sub-box, not three: the verdict is that of this rank count.
+    if [[ $NP -eq 1 ]]; then
+        same_as_run 0 "" cells.toml --set 'md.lattice.cells=[4,2,2]'
+        expect_in "$OUT" "Loop time"
+    else
+        same_as_run 2 "no grid of $NP ranks" cells.toml --set 'md.lattice.cells=[4,2,2]'
+    fi
+    run "$NP" validate cells.toml
+    expect_exit 0
+    expect_in "$OUT" "cells.toml: valid on $NP rank(s)"
     ;;
 huge_systems)
     # Systems far larger than memory are refused (exit 2 on every rank) before anything is allocated:
