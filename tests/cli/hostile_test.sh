@@ -344,7 +344,9 @@ second_signal_during_stop)
     newest=$(ls "$W/out/checkpoints" | grep -E '^ckpt-[0-9]+\.h5$' | sort -t- -k2 -n | tail -n 1)
     run "$NP" inspect "$W/out/checkpoints/$newest"
     expect_exit 0
-    run "$NP" run long.toml --output-dir "$W/out" --set run.steps=$(( ${newest//[^0-9]/} + 10 ))
+    step=${newest#ckpt-}
+    step=${step%.h5}  # (stripping every non-digit would keep the 5 of .h5: ckpt-400.h5 gave 4005)
+    run "$NP" run long.toml --output-dir "$W/out" --set run.steps=$((step + 10))
     expect_exit 0
     expect_in "$OUT" "Resuming from $W/out/checkpoints/$newest"
     ;;
