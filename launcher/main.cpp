@@ -26,7 +26,27 @@ using namespace spotrun;
 
 namespace {
 
-int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
+// Starts Kokkos (on a GPU build: its device backend) for the commands that compute. Collective: when it
+// fails on any rank (no usable GPU, no driver), each failing rank says why and every rank exits 2.
+void start_kokkos(std::vector<char*>& kokkos_argv, int world_rank) {
+  std::string error;
+  try {
+    int kokkos_argc = static_cast<int>(kokkos_argv.size()) - 1;  // the list ends with nullptr
+    Kokkos::initialize(kokkos_argc, kokkos_argv.data());
+  } catch (const std::exception& e) {
+    error = std::string("cannot start Kokkos' ") + Kokkos::DefaultExecutionSpace::name() + " backend on rank " +
+            std::to_string(world_rank) + ": " + e.what() +
+            (k_kokkos_cuda ? " (this CUDA build needs a usable GPU and an NVIDIA driver at least as new as its CUDA "
+                             "runtime: see docs/gpu.md; `spotrun info` works without one)"
+                           : " (check the --kokkos-* options)");
+  }
+  int failed = error.empty() ? 0 : 1, any = 0;
+  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (!error.empty()) std::fprintf(stderr, "ERROR: %s\n", error.c_str());
+  if (any) throw CollectiveError("Kokkos did not start on every rank (see above)", k_exit_bad_input);
+}
+
+int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vector<char*>& kokkos_argv) {
   CLI::App app{"spotrun: distributed MD and pseudo-spectral fluid runs that survive preemption"};
   app.set_version_flag("--version", std::string("spotrun ") + k_version + " (git " + k_git_hash + ")");
   app.require_subcommand(1);
@@ -98,6 +118,9 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime) {
     if (world_rank == 0) std::fprintf(stderr, "ERROR: --output-dir: the directory must not be empty\n");
     return k_exit_bad_input;
   }
+  // --help and --version are answered above, info, submit and report need no Kokkos: none of them
+  // starts a device backend, so they work on a machine without a GPU or driver.
+  if (!*info && !*submit && !*report_cmd) start_kokkos(kokkos_argv, world_rank);
   comm::Communicator comm(MPI_COMM_WORLD);
   if (*run) return launcher::run(comm, run_opt);
   // The other commands: a stop signal since start-up ends them now (128 + the signal), a later one at once.
@@ -157,11 +180,9 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, k_exit_failure);
   }
   if (!device_option.empty()) kokkos_argv.push_back(device_option.data());
-  int kokkos_argc = static_cast<int>(kokkos_argv.size());
   kokkos_argv.push_back(nullptr);
-  Kokkos::initialize(kokkos_argc, kokkos_argv.data());
   try {
-    code = dispatch(static_cast<int>(app_argv.size()), app_argv.data(), rank, start);
+    code = dispatch(static_cast<int>(app_argv.size()), app_argv.data(), rank, start, kokkos_argv);
   } catch (const CollectiveError& e) {
     // Every rank reached this verdict together: report once and exit cleanly with its code.
     if (rank == 0) std::fprintf(stderr, "ERROR: %s\n", e.what());
@@ -171,7 +192,7 @@ int main(int argc, char** argv) {
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, k_exit_failure);
   }
-  Kokkos::finalize();
+  if (Kokkos::is_initialized()) Kokkos::finalize();
   MPI_Finalize();
   return code;
 }

@@ -115,6 +115,19 @@ info)
     if grep -qF "Kokkos CUDA no" "$OUT"; then
         expect_count "$OUT" "no GPU (CPU build)" "$NP"
     fi
+    # --version, --help and info never start Kokkos (so they work on a GPU node without a driver): an
+    # option Kokkos cannot read (it throws from its start-up) does not touch them. A command that
+    # computes reports the failed start-up on every rank and exits 2 (before, an abort: exit 134).
+    for args in "--version" "--help" "info"; do
+        # shellcheck disable=SC2086
+        run "$NP" $args --kokkos-threads=abc
+        expect_exit 0
+    done
+    good_deck good.toml
+    run "$NP" run good.toml --output-dir "$W/out" --kokkos-threads=abc
+    expect_exit 2
+    expect_count "$ERR" "ERROR: cannot start Kokkos' " "$NP"
+    [[ ! -e "$W/out" ]] || fail "the output directory was made although Kokkos did not start"
     ;;
 good_run)
     good_deck good.toml
