@@ -9,6 +9,7 @@
 // host memory by the one staging wrapper in staging.hpp), MPI given the data where it lies (mpi:
 // GPU-aware MPI on a device build), and NCCL on the caller's CUDA stream (nccl: one GPU per rank).
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +75,10 @@ class Transport {
   // the failure. The launcher calls it before output and checkpoints and at the end of the time loop.
   // Transports that complete every exchange in exchange() need nothing here.
   virtual void fence() {}
+  // On an error path, before anything frees the device memory the transport may still be moving (the
+  // solver's views): stops every exchange now and for good (NCCL: ncclCommAbort). No-op for transports
+  // that complete every exchange in exchange(). Never throws; later calls fail.
+  virtual void abort() noexcept {}
 
   // Bytes this transport has staged between device and host memory so far (0 for a transport that
   // never stages), for the run summary's host-copy figures.
@@ -90,6 +95,22 @@ class Transport {
 
  private:
   std::string m_choice;
+};
+
+// Calls transport.abort() when an exception unwinds past it. Declared after the solver's owner (and so
+// destroyed before it), it stops NCCL before the solver's device memory is freed.
+class AbortOnUnwind {
+ public:
+  explicit AbortOnUnwind(Transport& transport) : m_transport(transport), m_uncaught(std::uncaught_exceptions()) {}
+  ~AbortOnUnwind() {
+    if (std::uncaught_exceptions() > m_uncaught) m_transport.abort();
+  }
+  AbortOnUnwind(const AbortOnUnwind&) = delete;
+  AbortOnUnwind& operator=(const AbortOnUnwind&) = delete;
+
+ private:
+  Transport& m_transport;
+  int m_uncaught;
 };
 
 struct TransportOptions {

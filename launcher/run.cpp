@@ -354,6 +354,8 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
 
   // Resume from the newest valid checkpoint, or start fresh.
   std::unique_ptr<Solver> solver;
+  // An error from here on stops the transport (NCCL) before the solver's device memory is freed.
+  const comm::AbortOnUnwind abort_transport_first(*transport);
   std::vector<CheckpointFile> candidates;
   if (opt.resume == "auto") {
     candidates = checkpoints.candidates();

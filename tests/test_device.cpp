@@ -18,6 +18,7 @@
 #include "comm/nccl_library.hpp"
 #include "comm/exchange.hpp"
 #include "comm/impl/transport_nccl.hpp"
+#include "comm/staging.hpp"
 #include "comm/transport.hpp"
 #include "support/mpi_test.hpp"
 
@@ -289,6 +290,44 @@ TEST(TransportChoice, WithoutTheNcclLibraryAutoTakesMpiAndNcclIsRefused) {
       EXPECT_EQ(e.exit_code(), k_exit_bad_input);
     }
   }
+}
+
+// A transport that counts its aborts (a stand-in for NCCL's).
+class AbortCounter final : public comm::Transport {
+ public:
+  std::string name() const override { return "counter"; }
+  std::string description() const override { return "counts aborts"; }
+  comm::Accepts accepts() const override { return comm::Accepts::either; }
+  void exchange(const comm::Batch&, void*) override {}
+  void abort() noexcept override { ++aborts; }
+  int aborts = 0;
+};
+
+TEST(TransportAbort, AnErrorAbortsTheTransportBeforeTheSolverIsFreed) {
+  AbortCounter t;
+  { const comm::AbortOnUnwind guard(t); }
+  EXPECT_EQ(t.aborts, 0) << "a normal end does not abort";
+  // As in run(): the solver's owner, then the guard; the guard's destructor runs first on unwinding.
+  struct Solver {
+    AbortCounter& t;
+    int* aborts_when_freed;
+    ~Solver() { *aborts_when_freed = t.aborts; }
+  };
+  int aborts_when_freed = -1;
+  try {
+    Solver solver{t, &aborts_when_freed};
+    const comm::AbortOnUnwind guard(t);
+    throw std::runtime_error("a step failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(t.aborts, 1);
+  EXPECT_EQ(aborts_when_freed, 1) << "the solver was freed before the transport was aborted";
+  // The wrappers pass it on to the transport they wrap.
+  auto inner = std::make_unique<AbortCounter>();
+  AbortCounter* raw = inner.get();
+  comm::StagedTransport staged(std::move(inner), false);
+  staged.abort();
+  EXPECT_EQ(raw->aborts, 1);
 }
 
 TEST(NcclLibrary, AMissingLibraryIsNamed) {

@@ -17,7 +17,9 @@
 //  - A rank can also be stuck outside this transport, in a Kokkos fence behind an NCCL kernel whose peer
 //    is gone. A watchdog thread checks every 100 ms, while the main thread is not inside a call of this
 //    transport, for an asynchronous NCCL error or an exchange outstanding longer than the timeout; it
-//    then prints the cause and calls MPI_Abort (the last resort: the main thread cannot be reached).
+//    then prints the cause, aborts the communicator and ends the process with _exit(1) (the last resort:
+//    the main thread cannot be reached, and under MPI_THREAD_FUNNELED this thread may not call MPI; the
+//    launcher ends the other ranks of a job whose rank exited without MPI_Finalize).
 //  - Destruction completes what is outstanding and finalizes the communicator (ncclCommFinalize, polled,
 //    then ncclCommDestroy); while an exception unwinds, or after a failure, it aborts it instead.
 #if !defined(SPOTRUN_HAVE_NCCL)
@@ -27,6 +29,8 @@
 #include "transport_nccl.hpp"
 
 #include <cuda_runtime_api.h>
+
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -79,6 +83,10 @@ class TransportNccl final : public Transport {
   bool route_self() const override { return m_route_self; }
   void exchange(const Batch& batch, void* stream) override;
   void fence() override;
+  void abort() noexcept override {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    abort_communicator();
+  }
 
  private:
   struct Pending {
@@ -299,11 +307,15 @@ void TransportNccl::watch() {
     if (problem.empty()) problem = overdue();
     if (problem.empty()) continue;
     std::fprintf(stderr,
-                 "ERROR on rank %d: NCCL transport (GPU %d): %s; the rank cannot continue, aborting the job "
-                 "(MPI_Abort)\n",
+                 "ERROR on rank %d: NCCL transport (GPU %d): %s; the rank cannot continue, exiting (status 1; "
+                 "the MPI launcher then ends the other ranks)\n",
                  m_comm.rank(), m_device, problem.c_str());
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, k_exit_failure);
+    // Not MPI_Abort: MPI runs with MPI_THREAD_FUNNELED, so this thread may make no MPI call. The process
+    // ends without MPI_Finalize, which mpirun (and srun) answer by ending the job.
+    abort_communicator();
+    std::fflush(stdout);
+    _exit(k_exit_failure);
   }
 }
 

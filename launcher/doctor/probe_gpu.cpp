@@ -263,11 +263,13 @@ class NcclAllReduce {
 
 double nccl_allreduce_algbw(const comm::Communicator& comm, int device, std::size_t bytes, int iterations,
                             double timeout_s, std::string& error, std::string& own_error) {
+  // The views before the communicator: destroyed after it, so that on a failure the communicator is
+  // aborted (~NcclAllReduce) before the memory its kernels may still use is freed.
+  Kokkos::View<float*> send, recv;
   NcclAllReduce nccl(timeout_s);
   ncclUniqueId id;
   std::memset(&id, 0, sizeof id);
   const std::size_t count = std::max<std::size_t>(bytes / sizeof(float), 1);
-  Kokkos::View<float*> send, recv;
   const cudaStream_t stream = Kokkos::DefaultExecutionSpace().cuda_stream();
   double seconds = 0;
   // Each step agreed by every rank: a failure on one ends the measurement on all, none waits alone.
@@ -277,6 +279,7 @@ double nccl_allreduce_algbw(const comm::Communicator& comm, int device, std::siz
         f();
       } catch (const std::exception& e) {
         own_error = std::string("NCCL all-reduce: ") + e.what();
+        nccl.abort();  // before anything frees the views
         throw;
       }
     });
