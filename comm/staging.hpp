@@ -21,6 +21,7 @@ class StagedTransport final : public Transport {
   bool route_self() const override { return m_inner->route_self(); }
   void exchange(const Batch& batch, void* stream) override;
   std::size_t staged_bytes() const override { return m_staged; }
+  void abort() noexcept override { m_inner->abort(); }
 
  private:
   std::unique_ptr<Transport> m_inner;

@@ -9,6 +9,7 @@
 // host memory by the one staging wrapper in staging.hpp), MPI given the data where it lies (mpi:
 // GPU-aware MPI on a device build), and NCCL on the caller's CUDA stream (nccl: one GPU per rank).
 #include <cstddef>
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -74,6 +75,10 @@ class Transport {
   // the failure. The launcher calls it before output and checkpoints and at the end of the time loop.
   // Transports that complete every exchange in exchange() need nothing here.
   virtual void fence() {}
+  // On an error path, before anything frees the device memory the transport may still be moving (the
+  // solver's views): stops every exchange now and for good (NCCL: ncclCommAbort). No-op for transports
+  // that complete every exchange in exchange(). Never throws; later calls fail.
+  virtual void abort() noexcept {}
 
   // Bytes this transport has staged between device and host memory so far (0 for a transport that
   // never stages), for the run summary's host-copy figures.
@@ -92,6 +97,22 @@ class Transport {
   std::string m_choice;
 };
 
+// Calls transport.abort() when an exception unwinds past it. Declared after the solver's owner (and so
+// destroyed before it), it stops NCCL before the solver's device memory is freed.
+class AbortOnUnwind {
+ public:
+  explicit AbortOnUnwind(Transport& transport) : m_transport(transport), m_uncaught(std::uncaught_exceptions()) {}
+  ~AbortOnUnwind() {
+    if (std::uncaught_exceptions() > m_uncaught) m_transport.abort();
+  }
+  AbortOnUnwind(const AbortOnUnwind&) = delete;
+  AbortOnUnwind& operator=(const AbortOnUnwind&) = delete;
+
+ private:
+  Transport& m_transport;
+  int m_uncaught;
+};
+
 struct TransportOptions {
   std::string kind = "auto";  // "auto", "mpi", "mpi-host", "nccl"
   bool route_self = false;    // tests: messages to this rank itself go through the transport
@@ -104,10 +125,13 @@ struct TransportOptions {
 // The kinds make_transport() knows, for messages and the deck schema (comm.transport's choices).
 const std::vector<std::string>& transport_kinds();
 // Makes the transport of `options.kind`. Collective. "auto" picks the best the build and the run allow:
-// on a host build MPI on the data where it lies; on a CUDA build NCCL when it is compiled in and every
-// rank has a GPU of its own (device.hpp), else MPI given device memory when MPI is GPU-aware, else MPI
-// on host buffers with staging; description() says why. Throws InputError (on every rank) for an
-// unknown kind or one this build, MPI library or set of GPUs cannot provide.
+// at one rank, where every halo is a local copy, MPI (given device memory only when MPI is GPU-aware)
+// and never NCCL; on a host build MPI on the data where it lies; on a CUDA build NCCL when it is compiled
+// in and every rank has a GPU of its own (device.hpp), else MPI given device memory when MPI is
+// GPU-aware, else MPI on host buffers with staging; description() says why. NCCL is loaded at run time
+// (nccl_library.hpp): where libnccl.so.2 is missing on some rank, "auto" falls back to MPI and says so.
+// Throws InputError (on every rank) for an unknown kind or one this build, MPI library, NCCL library or
+// set of GPUs cannot provide.
 std::unique_ptr<Transport> make_transport(const TransportOptions& options, const Communicator& comm);
 std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm);
 
@@ -117,13 +141,18 @@ struct TransportBuild {
   bool device_build = false;   // Kokkos' default memory space is not host-accessible (CUDA)
   bool nccl_compiled = false;  // the nccl transport is compiled in
   bool mpi_gpu_aware = false;  // MPI takes device pointers (impl::mpi_is_gpu_aware())
+  // Why the NCCL library cannot be used (nccl_library.hpp: not loadable on some rank, named); empty when
+  // it loads on every rank, or when make_transport() did not need to know.
+  std::string nccl_missing;
 };
 struct TransportChoice {
   std::string kind;  // "mpi", "mpi-host" or "nccl"
   std::string why;   // for Transport::set_choice(); empty when there is nothing to explain
 };
-// devices: the analysis of every rank's GPU (analyse_devices); needed for "auto" and "nccl" on a device
-// build, ignored otherwise. Throws InputError as make_transport() does.
-TransportChoice choose_transport(const std::string& kind, const TransportBuild& build, const DeviceReport* devices);
+// ranks: the size of the run. devices: the analysis of every rank's GPU (analyse_devices); needed on a
+// device build for "nccl", and for "auto" at two ranks or more; ignored otherwise. Throws InputError as
+// make_transport() does.
+TransportChoice choose_transport(const std::string& kind, int ranks, const TransportBuild& build,
+                                 const DeviceReport* devices);
 
 }  // namespace spotrun::comm

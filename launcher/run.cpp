@@ -21,6 +21,7 @@
 #include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
 #include "comm/device.hpp"
+#include "comm/nccl_library.hpp"
 #include "comm/transport.hpp"
 #include "stop.hpp"
 #include "io/input_file.hpp"
@@ -56,6 +57,12 @@ void print_header(const comm::Communicator& comm, const comm::Transport* transpo
   for (const auto& line : comm::device_lines(devices)) std::printf("  %s\n", line.c_str());
   for (const auto& warning : comm::analyse_devices(devices).warnings) std::printf("%s\n", warning.c_str());
   if (transport) std::printf("Transport: %s (%s)\n", transport->name().c_str(), transport->description().c_str());
+  // spotrun info: whether NCCL, loaded at run time, is there (a run says so in its transport line).
+  if (!transport && k_have_nccl) {
+    const comm::NcclLibrary& nccl = comm::nccl_library();
+    std::printf("NCCL library: %s\n", nccl.loaded ? (std::string(comm::k_nccl_library) + ", NCCL " + nccl.version).c_str()
+                                                   : ("not loaded: " + nccl.error).c_str());
+  }
 }
 
 namespace {
@@ -347,6 +354,8 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
 
   // Resume from the newest valid checkpoint, or start fresh.
   std::unique_ptr<Solver> solver;
+  // An error from here on stops the transport (NCCL) before the solver's device memory is freed.
+  const comm::AbortOnUnwind abort_transport_first(*transport);
   std::vector<CheckpointFile> candidates;
   if (opt.resume == "auto") {
     candidates = checkpoints.candidates();

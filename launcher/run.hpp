@@ -41,7 +41,9 @@ Deck checkpoint_deck(const io::CheckpointReader& reader);
 // Runs a deck to completion; returns the exit code.
 int run(const comm::Communicator& comm, const RunOptions& options);
 // Prints the run header (version, build, Kokkos, ranks, nodes, every rank's device with warnings about
-// shared or unused GPUs, and the transport when given) on the root rank. Collective: it gathers the
+// shared or unused GPUs, and the transport when given; without a transport, as `spotrun info`, whether
+// the NCCL library loads where NCCL is compiled in: "NCCL library: libnccl.so.2, NCCL 2.28.9" or "NCCL
+// library: not loaded: ...") on the root rank. Collective: it gathers the
 // devices.
 void print_header(const comm::Communicator& comm, const comm::Transport* transport = nullptr);
 // `spotrun inspect FILE...`: for each checkpoint, verifies every byte and checksum and restores its state

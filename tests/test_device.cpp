@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "comm/device.hpp"
+#include "comm/nccl_library.hpp"
 #include "comm/exchange.hpp"
 #include "comm/impl/transport_nccl.hpp"
+#include "comm/staging.hpp"
 #include "comm/transport.hpp"
 #include "support/mpi_test.hpp"
 
@@ -238,16 +240,113 @@ TEST(TransportChoice, AutoTakesNcclWithAGpuPerRankElseSaysWhyNot) {
                                                            gpu(1, 0, "n1", 0, k_a, "0000:41:00.0", {k_a})});
   const comm::TransportBuild cuda_nccl{true, true, false}, cuda_nccl_aware{true, true, true}, cuda_only{true, false, false},
       host_nccl{false, true, false};
-  EXPECT_EQ(comm::choose_transport("auto", cuda_nccl, &own).kind, "nccl");
-  const auto fallback = comm::choose_transport("auto", cuda_nccl, &shared);
+  EXPECT_EQ(comm::choose_transport("auto", 2, cuda_nccl, &own).kind, "nccl");
+  const auto fallback = comm::choose_transport("auto", 2, cuda_nccl, &shared);
   EXPECT_EQ(fallback.kind, "mpi-host");
   EXPECT_TRUE(contains(fallback.why, "ranks 0 and 1 share GPU 0")) << fallback.why;
   EXPECT_TRUE(contains(fallback.why, "NCCL refuses")) << fallback.why;
-  EXPECT_EQ(comm::choose_transport("auto", cuda_nccl_aware, &shared).kind, "mpi");
-  const auto without = comm::choose_transport("auto", cuda_only, &own);
+  EXPECT_EQ(comm::choose_transport("auto", 2, cuda_nccl_aware, &shared).kind, "mpi");
+  const auto without = comm::choose_transport("auto", 2, cuda_only, &own);
   EXPECT_EQ(without.kind, "mpi-host");
   EXPECT_TRUE(contains(without.why, "NCCL is not compiled in")) << without.why;
-  EXPECT_EQ(comm::choose_transport("auto", host_nccl, nullptr).kind, "mpi");
+  EXPECT_EQ(comm::choose_transport("auto", 2, host_nccl, nullptr).kind, "mpi");
+}
+
+TEST(TransportChoice, AutoAtOneRankCopiesLocallyAndStartsNoNccl) {
+  const comm::DeviceReport one = comm::analyse_devices({gpu(0, 0, "n1", 0, k_a, "0000:41:00.0", {k_a})});
+  ASSERT_EQ(one.nccl_refusal, "") << "one rank on its own GPU: NCCL would take it";
+  const comm::TransportBuild cuda_nccl{true, true, false}, cuda_nccl_aware{true, true, true}, host{false, true, false};
+  const auto single = comm::choose_transport("auto", 1, cuda_nccl, &one);
+  EXPECT_EQ(single.kind, "mpi-host");
+  EXPECT_TRUE(contains(single.why, "one rank: every halo is a local copy, NCCL is not started")) << single.why;
+  // The devices are not needed at one rank (make_transport does not gather them).
+  EXPECT_EQ(comm::choose_transport("auto", 1, cuda_nccl_aware, nullptr).kind, "mpi");
+  const auto host_single = comm::choose_transport("auto", 1, host, nullptr);
+  EXPECT_EQ(host_single.kind, "mpi");
+  EXPECT_TRUE(contains(host_single.why, "one rank")) << host_single.why;
+  EXPECT_TRUE(contains(comm::choose_transport("auto", 2, host, nullptr).why, "host build")) << "two ranks";
+  // Asked for explicitly, NCCL still runs at one rank (tools/gpu-check.sh routes self-messages through it).
+  EXPECT_EQ(comm::choose_transport("nccl", 1, cuda_nccl, &one).kind, "nccl");
+}
+
+TEST(TransportChoice, WithoutTheNcclLibraryAutoTakesMpiAndNcclIsRefused) {
+  const comm::DeviceReport own = comm::analyse_devices({gpu(0, 0, "n1", 0, k_a, "0000:41:00.0", {k_a, k_b}),
+                                                        gpu(1, 0, "n1", 1, k_b, "0000:42:00.0", {k_a, k_b})});
+  const std::string missing = "rank 1: the NCCL library libnccl.so.2 cannot be loaded (libnccl.so.2: cannot open "
+                              "shared object file: No such file or directory)";
+  const comm::TransportBuild cuda{true, true, false, missing}, cuda_aware{true, true, true, missing},
+      host{false, true, false, missing};
+  const auto fallback = comm::choose_transport("auto", 2, cuda, &own);
+  EXPECT_EQ(fallback.kind, "mpi-host");
+  EXPECT_TRUE(contains(fallback.why, missing)) << fallback.why;
+  EXPECT_EQ(comm::choose_transport("auto", 2, cuda_aware, &own).kind, "mpi");
+  for (const auto& build : {cuda, host}) {
+    try {
+      comm::choose_transport("nccl", 2, build, &own);
+      ADD_FAILURE() << "comm.transport = \"nccl\" accepted without the NCCL library";
+    } catch (const InputError& e) {
+      EXPECT_TRUE(contains(e.what(), "libnccl.so.2 cannot be loaded")) << e.what();
+      EXPECT_TRUE(contains(e.what(), "LD_LIBRARY_PATH")) << e.what();
+      EXPECT_EQ(e.exit_code(), k_exit_bad_input);
+    }
+  }
+}
+
+// A transport that counts its aborts (a stand-in for NCCL's).
+class AbortCounter final : public comm::Transport {
+ public:
+  std::string name() const override { return "counter"; }
+  std::string description() const override { return "counts aborts"; }
+  comm::Accepts accepts() const override { return comm::Accepts::either; }
+  void exchange(const comm::Batch&, void*) override {}
+  void abort() noexcept override { ++aborts; }
+  int aborts = 0;
+};
+
+TEST(TransportAbort, AnErrorAbortsTheTransportBeforeTheSolverIsFreed) {
+  AbortCounter t;
+  { const comm::AbortOnUnwind guard(t); }
+  EXPECT_EQ(t.aborts, 0) << "a normal end does not abort";
+  // As in run(): the solver's owner, then the guard; the guard's destructor runs first on unwinding.
+  struct Solver {
+    AbortCounter& t;
+    int* aborts_when_freed;
+    ~Solver() { *aborts_when_freed = t.aborts; }
+  };
+  int aborts_when_freed = -1;
+  try {
+    Solver solver{t, &aborts_when_freed};
+    const comm::AbortOnUnwind guard(t);
+    throw std::runtime_error("a step failed");
+  } catch (const std::runtime_error&) {
+  }
+  EXPECT_EQ(t.aborts, 1);
+  EXPECT_EQ(aborts_when_freed, 1) << "the solver was freed before the transport was aborted";
+  // The wrappers pass it on to the transport they wrap.
+  auto inner = std::make_unique<AbortCounter>();
+  AbortCounter* raw = inner.get();
+  comm::StagedTransport staged(std::move(inner), false);
+  staged.abort();
+  EXPECT_EQ(raw->aborts, 1);
+}
+
+TEST(NcclLibrary, AMissingLibraryIsNamed) {
+  const comm::NcclLibrary none = comm::probe_nccl_library("libnccl-spotrun-absent.so.2");
+  EXPECT_FALSE(none.loaded);
+  if (comm::impl::nccl_compiled()) {
+    EXPECT_TRUE(contains(none.error, "the NCCL library libnccl-spotrun-absent.so.2 cannot be loaded")) << none.error;
+  } else {
+    EXPECT_EQ(none.error, "NCCL is not compiled in");
+  }
+  // The real one, where this machine has it: loaded with every function, its version read through them.
+  const comm::NcclLibrary real = comm::probe_nccl_library(comm::k_nccl_library);
+  if (real.loaded) {
+    EXPECT_TRUE(comm::impl::nccl_compiled());
+    EXPECT_EQ(real.version.rfind("2.", 0), 0u) << real.version;
+    EXPECT_EQ(comm::nccl_library().version, real.version);
+  }
+  if (test::rank() == 0)
+    test::report(std::string(comm::k_nccl_library) + ": " + (real.loaded ? "loaded, NCCL " + real.version : real.error));
 }
 
 TEST(TransportChoice, ExplicitNcclIsRefusedWithItsReason) {
@@ -255,7 +354,7 @@ TEST(TransportChoice, ExplicitNcclIsRefusedWithItsReason) {
                                                            gpu(1, 0, "n1", 0, k_a, "0000:41:00.0", {k_a})});
   auto message = [](const std::string& kind, const comm::TransportBuild& b, const comm::DeviceReport* d) {
     try {
-      comm::choose_transport(kind, b, d);
+      comm::choose_transport(kind, 2, b, d);
     } catch (const InputError& e) {
       return std::string(e.what());
     }
@@ -266,7 +365,7 @@ TEST(TransportChoice, ExplicitNcclIsRefusedWithItsReason) {
   EXPECT_TRUE(contains(message("nccl", {false, false, false}, nullptr), "not compiled in"));
   EXPECT_TRUE(contains(message("nccl", {true, false, false}, &shared), "not compiled in"));
   EXPECT_TRUE(contains(message("carrier-pigeon", {false, false, false}, nullptr), "\"nccl\""));
-  EXPECT_EQ(comm::choose_transport("mpi-host", {true, true, false}, &shared).kind, "mpi-host");
+  EXPECT_EQ(comm::choose_transport("mpi-host", 2, {true, true, false}, &shared).kind, "mpi-host");
 }
 
 // ---- the transports on this build ----------------------------------------------------------------------------

@@ -336,6 +336,8 @@ if [[ -z "$BUNDLE" || ! -x "$S" ]]; then
 else
     run_step info.txt 60 5 "$S" info
     GPU_PARTS=$(sed -n 's/^GPU parts compiled in: //p' "$OUT/info.txt" | head -n 1)
+    # NCCL is loaded at run time (not linked): spotrun info says whether libnccl.so.2 loads.
+    NCCL_LINE=$(sed -n 's/^NCCL library: //p' "$OUT/info.txt" | head -n 1)
     [[ $STEP_STATUS == ran && $STEP_RC -eq 0 ]] && SPOTRUN_VERSION=$(sed -n '1p' "$OUT/info.txt")
     if step_verdict pre.bundle; then :
     elif [[ $STEP_RC -ne 0 ]]; then
@@ -432,26 +434,23 @@ LDD
     elif [[ -n "$mods" ]]; then result pre.modules "missing libraries of: $mods" FAIL
     else result pre.modules "$(ls "$BUNDLE"/lib/openmpi/*.so "$BUNDLE"/lib/pmix/*.so "$BUNDLE"/lib/hwloc/*.so 2>/dev/null | wc -l) modules, every library found" PASS
     fi
-    [[ $STEP_STATUS == ran ]] &&
-        NCCL_LINE=$(awk '/^== spotrun / { p = 1; next } /^== / { p = 0 } p && /libnccl\.so/ && !n++' "$OUT/ldd.txt")
 else
     result pre.ldd "no env.sh in the bundle" FAIL
     result pre.modules "" "${VERDICT[pre.ldd]}"
 fi
 
 if [[ $CPU == 1 ]]; then
-    result pre.nccl "${NCCL_LINE:+linked, not used on a CPU build}" "SKIPPED (cpu)"
+    result pre.nccl "${NCCL_LINE:+$NCCL_LINE, not used on a CPU build}" "SKIPPED (cpu)"
     result pre.gpus "" "SKIPPED (cpu)"
     result pre.mig "" "SKIPPED (cpu)"
 else
     if [[ "${VERDICT[pre.ldd]}" == SKIPPED* ]]; then
         result pre.nccl "" "${VERDICT[pre.ldd]}"
     elif [[ "$GPU_PARTS" == *"NCCL yes"* ]]; then
-        if [[ "$NCCL_LINE" == *"not found"* || -z "$NCCL_LINE" ]]; then
-            result pre.nccl "compiled in, libnccl.so.2 not found on this node (SPOTRUN_CUDA_LIBS)" FAIL
+        if [[ "$NCCL_LINE" != libnccl.so.2* ]]; then
+            result pre.nccl "compiled in, ${NCCL_LINE:-no NCCL line from spotrun info} (SPOTRUN_CUDA_LIBS)" FAIL
         else
-            path=$(awk '{ print $3 }' <<<"$NCCL_LINE")
-            result pre.nccl "$(basename "$(readlink -f "$path")") in $(dirname "$path")" PASS
+            result pre.nccl "$NCCL_LINE" PASS
         fi
     else
         result pre.nccl "not compiled in (${GPU_PARTS:-?}): NCCL rows skipped" INFO

@@ -17,7 +17,9 @@
 //  - A rank can also be stuck outside this transport, in a Kokkos fence behind an NCCL kernel whose peer
 //    is gone. A watchdog thread checks every 100 ms, while the main thread is not inside a call of this
 //    transport, for an asynchronous NCCL error or an exchange outstanding longer than the timeout; it
-//    then prints the cause and calls MPI_Abort (the last resort: the main thread cannot be reached).
+//    then prints the cause, aborts the communicator and ends the process with _exit(1) (the last resort:
+//    the main thread cannot be reached, and under MPI_THREAD_FUNNELED this thread may not call MPI; the
+//    launcher ends the other ranks of a job whose rank exited without MPI_Finalize).
 //  - Destruction completes what is outstanding and finalizes the communicator (ncclCommFinalize, polled,
 //    then ncclCommDestroy); while an exception unwinds, or after a failure, it aborts it instead.
 #if !defined(SPOTRUN_HAVE_NCCL)
@@ -27,7 +29,8 @@
 #include "transport_nccl.hpp"
 
 #include <cuda_runtime_api.h>
-#include <nccl.h>
+
+#include <unistd.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -41,6 +44,7 @@
 
 #include "../agreed_step.hpp"
 #include "../errors.hpp"
+#include "../nccl_api.hpp"
 #include "transport_mpi.hpp"
 
 namespace spotrun::comm::impl {
@@ -56,17 +60,10 @@ void check_cuda(cudaError_t e, const char* call) {
 
 // NCCL's name of a result, and its last error message when it has one.
 std::string nccl_reason(ncclResult_t r, ncclComm_t comm) {
-  std::string s = ncclGetErrorString(r);
-  const char* last = ncclGetLastError(comm);
+  std::string s = nccl_api().GetErrorString(r);
+  const char* last = nccl_api().GetLastError(comm);
   if (last && *last) s += std::string(" (") + last + ")";
   return s;
-}
-
-std::string version_text() {
-  int v = 0;
-  if (ncclGetVersion(&v) != ncclSuccess) return "?";
-  // Since NCCL 2.9: major * 10000 + minor * 100 + patch.
-  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
 }
 
 class TransportNccl final : public Transport {
@@ -86,6 +83,10 @@ class TransportNccl final : public Transport {
   bool route_self() const override { return m_route_self; }
   void exchange(const Batch& batch, void* stream) override;
   void fence() override;
+  void abort() noexcept override {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    abort_communicator();
+  }
 
  private:
   struct Pending {
@@ -112,7 +113,7 @@ class TransportNccl final : public Transport {
   const bool m_route_self;
   const double m_timeout_s;
   const int m_uncaught = std::uncaught_exceptions();
-  const std::string m_version = version_text();
+  const std::string m_version = nccl_library().version;
   TransportMpi m_host;
   ncclComm_t m_nccl = nullptr;
   std::string m_failure;  // set once the communicator has been aborted
@@ -133,7 +134,7 @@ TransportNccl::TransportNccl(const Communicator& comm, int device, bool route_se
   std::string failure = agreed_failure(comm, [&] {
     check_cuda(cudaSetDevice(device), "cudaSetDevice");
     if (comm.is_root()) {
-      const ncclResult_t r = ncclGetUniqueId(&id);
+      const ncclResult_t r = nccl_api().GetUniqueId(&id);
       if (r != ncclSuccess) throw std::runtime_error("ncclGetUniqueId failed: " + nccl_reason(r, nullptr));
     }
   });
@@ -144,7 +145,7 @@ TransportNccl::TransportNccl(const Communicator& comm, int device, bool route_se
     std::lock_guard<std::mutex> lock(m_mutex);
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;  // every call returns; settle() polls it with a timeout
-    settle(ncclCommInitRankConfig(&m_nccl, comm.size(), id, comm.rank(), &config), "ncclCommInitRankConfig");
+    settle(nccl_api().CommInitRankConfig(&m_nccl, comm.size(), id, comm.rank(), &config), "ncclCommInitRankConfig");
   });
   if (!failure.empty()) {
     abort_communicator();  // ranks whose own set-up succeeded
@@ -167,10 +168,10 @@ TransportNccl::~TransportNccl() {
     } else {
       try {
         wait_outstanding();
-        settle(ncclCommFinalize(m_nccl), "ncclCommFinalize");
-        const ncclResult_t r = ncclCommDestroy(m_nccl);
+        settle(nccl_api().CommFinalize(m_nccl), "ncclCommFinalize");
+        const ncclResult_t r = nccl_api().CommDestroy(m_nccl);
         m_nccl = nullptr;
-        if (r != ncclSuccess) std::fprintf(stderr, "WARNING on rank %d: ncclCommDestroy failed: %s\n", m_comm.rank(), ncclGetErrorString(r));
+        if (r != ncclSuccess) std::fprintf(stderr, "WARNING on rank %d: ncclCommDestroy failed: %s\n", m_comm.rank(), nccl_api().GetErrorString(r));
       } catch (const std::exception& e) {
         std::fprintf(stderr, "WARNING on rank %d: closing the NCCL transport: %s\n", m_comm.rank(), e.what());
         abort_communicator();
@@ -183,7 +184,7 @@ TransportNccl::~TransportNccl() {
 
 void TransportNccl::abort_communicator() {
   if (!m_nccl) return;
-  ncclCommAbort(m_nccl);  // frees the communicator; nothing useful to do with its result
+  nccl_api().CommAbort(m_nccl);  // frees the communicator; nothing useful to do with its result
   m_nccl = nullptr;
   if (m_failure.empty()) m_failure = "aborted";
 }
@@ -205,7 +206,7 @@ void TransportNccl::settle(ncclResult_t r, const char* call) {
       std::this_thread::yield();
     else
       std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const ncclResult_t q = ncclCommGetAsyncError(m_nccl, &r);
+    const ncclResult_t q = nccl_api().CommGetAsyncError(m_nccl, &r);
     if (q != ncclSuccess) fail(std::string("ncclCommGetAsyncError (after ") + call + ") failed: " + nccl_reason(q, m_nccl));
   }
   if (r != ncclSuccess) fail(std::string(call) + " failed: " + nccl_reason(r, m_nccl));
@@ -222,7 +223,7 @@ std::string TransportNccl::retire_completed() {
   m_pending.erase(m_pending.begin(), m_pending.begin() + static_cast<std::ptrdiff_t>(done));
   if (m_nccl) {
     ncclResult_t async = ncclSuccess;
-    const ncclResult_t q = ncclCommGetAsyncError(m_nccl, &async);
+    const ncclResult_t q = nccl_api().CommGetAsyncError(m_nccl, &async);
     if (q != ncclSuccess) return "ncclCommGetAsyncError failed: " + nccl_reason(q, m_nccl);
     if (async != ncclSuccess && async != ncclInProgress) return "asynchronous NCCL error: " + nccl_reason(async, m_nccl);
   }
@@ -266,17 +267,17 @@ void TransportNccl::exchange(const Batch& batch, void* stream) {
   const std::string problem = retire_completed();
   if (!problem.empty()) fail(problem);
   const auto s = static_cast<cudaStream_t>(stream);
-  settle(ncclGroupStart(), "ncclGroupStart");
+  settle(nccl_api().GroupStart(), "ncclGroupStart");
   // Inside the group the calls only record the messages; the first error still closes the group.
   ncclResult_t r = ncclSuccess;
   const char* failed = nullptr;
   for (const auto& m : batch.recvs)
-    if (m.bytes > 0 && r == ncclSuccess && (r = ncclRecv(m.data, m.bytes, ncclUint8, m.peer, m_nccl, s)) != ncclSuccess)
+    if (m.bytes > 0 && r == ncclSuccess && (r = nccl_api().Recv(m.data, m.bytes, ncclUint8, m.peer, m_nccl, s)) != ncclSuccess)
       failed = "ncclRecv";
   for (const auto& m : batch.sends)
-    if (m.bytes > 0 && r == ncclSuccess && (r = ncclSend(m.data, m.bytes, ncclUint8, m.peer, m_nccl, s)) != ncclSuccess)
+    if (m.bytes > 0 && r == ncclSuccess && (r = nccl_api().Send(m.data, m.bytes, ncclUint8, m.peer, m_nccl, s)) != ncclSuccess)
       failed = "ncclSend";
-  const ncclResult_t end = ncclGroupEnd();
+  const ncclResult_t end = nccl_api().GroupEnd();
   if (failed) fail(std::string(failed) + " failed: " + nccl_reason(r, m_nccl));
   // Returns once the group is queued on the stream (non-blocking: possibly after connecting to peers).
   settle(end, "ncclGroupEnd");
@@ -306,11 +307,15 @@ void TransportNccl::watch() {
     if (problem.empty()) problem = overdue();
     if (problem.empty()) continue;
     std::fprintf(stderr,
-                 "ERROR on rank %d: NCCL transport (GPU %d): %s; the rank cannot continue, aborting the job "
-                 "(MPI_Abort)\n",
+                 "ERROR on rank %d: NCCL transport (GPU %d): %s; the rank cannot continue, exiting (status 1; "
+                 "the MPI launcher then ends the other ranks)\n",
                  m_comm.rank(), m_device, problem.c_str());
     std::fflush(stderr);
-    MPI_Abort(MPI_COMM_WORLD, k_exit_failure);
+    // Not MPI_Abort: MPI runs with MPI_THREAD_FUNNELED, so this thread may make no MPI call. The process
+    // ends without MPI_Finalize, which mpirun (and srun) answer by ending the job.
+    abort_communicator();
+    std::fflush(stdout);
+    _exit(k_exit_failure);
   }
 }
 
@@ -318,7 +323,7 @@ void TransportNccl::watch() {
 
 bool nccl_compiled() { return true; }
 
-std::string nccl_version() { return version_text(); }
+std::string nccl_version() { return nccl_library().loaded ? nccl_library().version : std::string(); }
 
 std::unique_ptr<Transport> make_transport_nccl(const Communicator& comm, int device, bool route_self, double timeout_s) {
   return std::make_unique<TransportNccl>(comm, device, route_self, timeout_s);

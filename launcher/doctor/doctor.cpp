@@ -18,6 +18,7 @@
 
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "comm/nccl_library.hpp"
 #include "comm/transport.hpp"
 #include "impl/probes.hpp"
 #include "io/input_file.hpp"
@@ -33,6 +34,13 @@ namespace fs = std::filesystem;
 namespace spotrun::doctor {
 
 namespace {
+
+// Why the NCCL all-reduce cannot be measured for want of NCCL (not compiled in, or libnccl.so.2 not
+// loadable on some rank, named), or "". Collective.
+std::string nccl_unusable(const comm::Communicator& comm) {
+  if (!k_have_nccl) return comm::nccl_library().error;
+  return comm::nccl_missing_on_any_rank(comm);
+}
 
 using nlohmann::json;
 
@@ -307,8 +315,8 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   const bool gpu_failed_somewhere = comm.any(!gpu.errors.empty());
   if (!k_kokkos_cuda) {
     report.nccl.status = "no GPU (CPU build)";
-  } else if (!impl::nccl_available()) {
-    report.nccl.status = "not measured: NCCL is not compiled in";
+  } else if (const std::string missing = nccl_unusable(comm); !missing.empty()) {
+    report.nccl.status = "not measured: " + missing;
   } else if (comm.size() == 1) {
     report.nccl.status = "not measured: one rank";
   } else if (!device_report.nccl_refusal.empty()) {

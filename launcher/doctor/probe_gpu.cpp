@@ -23,9 +23,8 @@
 #include <cublas_v2.h>
 #endif
 #if defined(SPOTRUN_HAVE_NCCL)
-#include <nccl.h>
-
 #include "comm/agreed_step.hpp"
+#include "comm/nccl_api.hpp"
 #endif
 #endif
 
@@ -186,13 +185,11 @@ GpuProbe probe_gpu(int, std::size_t, double) {
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(SPOTRUN_HAVE_NCCL)
 
-bool nccl_available() { return true; }
-
 namespace {
 
 std::string nccl_reason(ncclResult_t r, ncclComm_t comm) {
-  std::string s = ncclGetErrorString(r);
-  const char* last = ncclGetLastError(comm);
+  std::string s = comm::nccl_api().GetErrorString(r);
+  const char* last = comm::nccl_api().GetLastError(comm);
   if (last && *last) s += std::string(" (") + last + ")";
   return s;
 }
@@ -209,10 +206,10 @@ class NcclAllReduce {
   void init(int nranks, const ncclUniqueId& id, int rank) {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 0;
-    settle(ncclCommInitRankConfig(&m_comm, nranks, id, rank, &config), "ncclCommInitRankConfig");
+    settle(comm::nccl_api().CommInitRankConfig(&m_comm, nranks, id, rank, &config), "ncclCommInitRankConfig");
   }
   void all_reduce(const float* send, float* recv, std::size_t count, cudaStream_t stream) {
-    settle(ncclAllReduce(send, recv, count, ncclFloat, ncclSum, m_comm, stream), "ncclAllReduce");
+    settle(comm::nccl_api().AllReduce(send, recv, count, ncclFloat, ncclSum, m_comm, stream), "ncclAllReduce");
   }
   // Waits for the stream, polling it and NCCL's asynchronous errors, until the timeout.
   void wait(cudaStream_t stream) {
@@ -222,7 +219,7 @@ class NcclAllReduce {
       if (e == cudaSuccess) return;
       if (e != cudaErrorNotReady) check_cuda(e, "cudaStreamQuery");
       ncclResult_t async = ncclSuccess;
-      settle_call(ncclCommGetAsyncError(m_comm, &async), "ncclCommGetAsyncError");
+      settle_call(comm::nccl_api().CommGetAsyncError(m_comm, &async), "ncclCommGetAsyncError");
       if (async != ncclSuccess && async != ncclInProgress)
         throw std::runtime_error("asynchronous NCCL error: " + nccl_reason(async, m_comm));
       if (seconds_since(start) > m_timeout_s)
@@ -233,12 +230,12 @@ class NcclAllReduce {
   }
   void finalize() {
     if (!m_comm) return;
-    settle(ncclCommFinalize(m_comm), "ncclCommFinalize");
-    ncclCommDestroy(m_comm);
+    settle(comm::nccl_api().CommFinalize(m_comm), "ncclCommFinalize");
+    comm::nccl_api().CommDestroy(m_comm);
     m_comm = nullptr;
   }
   void abort() {
-    if (m_comm) ncclCommAbort(m_comm);
+    if (m_comm) comm::nccl_api().CommAbort(m_comm);
     m_comm = nullptr;
   }
 
@@ -253,7 +250,7 @@ class NcclAllReduce {
         throw std::runtime_error(std::string(call) + " did not complete within " + format_value(m_timeout_s) +
                                  " s (SPOTRUN_NCCL_TIMEOUT): a peer rank is stuck or gone");
       std::this_thread::sleep_for(std::chrono::microseconds(50));
-      settle_call(ncclCommGetAsyncError(m_comm, &r), "ncclCommGetAsyncError");
+      settle_call(comm::nccl_api().CommGetAsyncError(m_comm, &r), "ncclCommGetAsyncError");
     }
     settle_call(r, call);
   }
@@ -266,11 +263,13 @@ class NcclAllReduce {
 
 double nccl_allreduce_algbw(const comm::Communicator& comm, int device, std::size_t bytes, int iterations,
                             double timeout_s, std::string& error, std::string& own_error) {
+  // The views before the communicator: destroyed after it, so that on a failure the communicator is
+  // aborted (~NcclAllReduce) before the memory its kernels may still use is freed.
+  Kokkos::View<float*> send, recv;
   NcclAllReduce nccl(timeout_s);
   ncclUniqueId id;
   std::memset(&id, 0, sizeof id);
   const std::size_t count = std::max<std::size_t>(bytes / sizeof(float), 1);
-  Kokkos::View<float*> send, recv;
   const cudaStream_t stream = Kokkos::DefaultExecutionSpace().cuda_stream();
   double seconds = 0;
   // Each step agreed by every rank: a failure on one ends the measurement on all, none waits alone.
@@ -280,6 +279,7 @@ double nccl_allreduce_algbw(const comm::Communicator& comm, int device, std::siz
         f();
       } catch (const std::exception& e) {
         own_error = std::string("NCCL all-reduce: ") + e.what();
+        nccl.abort();  // before anything frees the views
         throw;
       }
     });
@@ -289,7 +289,7 @@ double nccl_allreduce_algbw(const comm::Communicator& comm, int device, std::siz
       step([&] {
         check_cuda(cudaSetDevice(device), "cudaSetDevice");
         if (comm.is_root()) {
-          const ncclResult_t r = ncclGetUniqueId(&id);
+          const ncclResult_t r = comm::nccl_api().GetUniqueId(&id);
           if (r != ncclSuccess) throw std::runtime_error("ncclGetUniqueId failed: " + nccl_reason(r, nullptr));
         }
       }) &&
@@ -328,8 +328,6 @@ double nccl_allreduce_algbw(const comm::Communicator& comm, int device, std::siz
 }
 
 #else
-
-bool nccl_available() { return false; }
 
 double nccl_allreduce_algbw(const comm::Communicator&, int, std::size_t, int, double, std::string& error, std::string&) {
   error = "NCCL is not compiled in";

@@ -22,6 +22,7 @@ class TimedTransport final : public comm::Transport {
     m_inner->exchange(batch, stream);
     m_seconds += MPI_Wtime() - t;
   }
+  void abort() noexcept override { m_inner->abort(); }
   void fence() override {
     const double t = MPI_Wtime();
     m_inner->fence();

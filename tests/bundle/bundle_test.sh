@@ -17,7 +17,9 @@
 #    after `source env.sh`, and under its mpirun on two nodes (a hostfile with a second node name and a
 #    stand-in for ssh that runs the remote command here in an empty environment: mpirun must start the
 #    bundle's orted there); it runs a test program under its mpirun, ompi_info, and spotrun submit
-#    --dry-run (the job script must run the bundle's spotrun wrapper).
+#    --dry-run (the job script must run the bundle's spotrun wrapper). Where the machine has NCCL
+#    (libnccl.so.2 in the loader's cache), that file is replaced by an empty one: spotrun loads NCCL at run
+#    time, so every run above still starts, and comm.transport = "nccl" exits 2 naming the library.
 # 5. Where a test program takes CUDA libraries from the node (a build with cuFFT), a second namespace moves
 #    their folder elsewhere: the program must warn that they are missing, and run with SPOTRUN_CUDA_LIBS.
 # 6. Outside again: the bundle's thermo.csv equal the reference ones byte for byte, and the normal build
@@ -161,6 +163,10 @@ if [[ $MODE == cuda ]]; then
         MOVED+="${MOVED:+:}$WORK/cuda-moved/$n"; n=$((n + 1))
     done
 fi
+if [[ $MODE == main && -n "$NCCL_FILE" ]]; then
+    : >"$WORK/empty-nccl" && mount --bind "$WORK/empty-nccl" "$NCCL_FILE" || exit 1
+    echo "hidden NCCL: $NCCL_FILE"
+fi
 for d in $HIDE_LIST; do mount --bind "$WORK/skeleton" "$d" || exit 1; done
 echo "hidden: $HIDE_LIST (only glibc and libtinfo left), /etc/openmpi, /usr/share/openmpi, /usr/local/lib"
 
@@ -195,8 +201,16 @@ echo "bundle mpirun on 2 nodes exit $?"
 echo "bundle test_process_grid -np 2 exit $?"
 "$BUNDLE/bin/ompi_info" --path all --parsable >b-ompi-info.log 2>&1; echo "bundle ompi_info exit $?"
 "$BUNDLE/bin/spotrun" submit deck.toml --dry-run >b-submit.log 2>&1; echo "bundle spotrun submit --dry-run exit $?"
+if [[ -n "$NCCL_FILE" ]]; then
+    "$BUNDLE/bin/mpirun" -np 2 "$BUNDLE/bin/spotrun" run deck.toml --output-dir b-nccl --resume never \
+        --set comm.transport=nccl >b-nccl.log 2>&1
+    echo "bundle comm.transport=nccl without NCCL exit $?"
+fi
 INNER
-export HIDE_LIST="${HIDE_LIBDIRS[*]}" CUDA_LIST="${CUDA_DIRS[*]}" CUDA_PROGRAM
+# NCCL where the dynamic loader finds it (the CUDA toolkit's): hidden in the namespace.
+NCCL_FILE=$(/sbin/ldconfig -p 2>/dev/null | awk '$1 == "libnccl.so.2" { print $NF; exit }')
+[[ -n "$NCCL_FILE" ]] && NCCL_FILE=$(readlink -f "$NCCL_FILE")
+export HIDE_LIST="${HIDE_LIBDIRS[*]}" CUDA_LIST="${CUDA_DIRS[*]}" CUDA_PROGRAM NCCL_FILE
 t=$SECONDS
 timeout 120 unshare --mount --propagation private bash inner.sh main "$WORK" "$BUILD" "$BUNDLE" >inner.log 2>&1
 rc=$?
@@ -237,6 +251,14 @@ grep -qx "path:sysconfdir:$BUNDLE/etc/openmpi" b-ompi-info.log ||
 expect_line "bundle spotrun submit --dry-run exit 0" "$(tail -n 20 b-submit.log)"
 grep -qxF "SPOTRUN='$BUNDLE/bin/spotrun'" b-submit.log ||
     fail "spotrun submit from the bundle does not name the bundle's wrapper: $(grep '^SPOTRUN=' b-submit.log)"
+if [[ -n "$NCCL_FILE" ]]; then
+    grep -q "^hidden NCCL: " inner.log || fail "NCCL was not hidden"
+    expect_line "bundle comm.transport=nccl without NCCL exit 2" "$(tail -n 20 b-nccl.log)"
+    grep -q "libnccl.so.2 cannot be loaded" b-nccl.log || fail "the refusal does not name libnccl.so.2: $(tail -n 5 b-nccl.log)"
+    echo "without NCCL the bundle runs (MPI transport) and refuses comm.transport = \"nccl\" naming libnccl.so.2"
+else
+    echo "no libnccl.so.2 on this machine: running without NCCL not tried"
+fi
 "$BUILD/launcher/spotrun" --version | cmp -s - b-version.log || fail "the bundle's spotrun is another version: $(cat b-version.log)"
 if [[ -f inner-cuda.log ]]; then
     expect_line "$CUDA_PROGRAM with SPOTRUN_CUDA_LIBS exit 0" "$(tail -n 20 cuda-moved.log)" inner-cuda.log

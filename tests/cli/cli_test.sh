@@ -136,6 +136,12 @@ good_run)
     # The header names the transport of comm.transport (default "auto").
     expect_count "$OUT" "Transport: " 1
     expect_in "$OUT" "transport = \"auto\""
+    # auto: at one rank every halo is a local copy (never NCCL); from two ranks the build decides.
+    if [[ $NP -eq 1 ]]; then
+        expect_in "$OUT" "one rank: every halo is a local copy"
+    else
+        if grep -q "one rank:" "$OUT"; then fail "at $NP ranks the transport says 'one rank': $(grep Transport "$OUT")"; fi
+    fi
     if [[ ! -f "$W/out/thermo.csv" ]]; then
         fail "no OUTDIR/thermo.csv"
     else

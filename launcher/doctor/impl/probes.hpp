@@ -44,8 +44,6 @@ GpuProbe probe_gpu(int gemm_n, std::size_t triad_bytes, double min_seconds);
 // own failure, if any. Needs a CUDA build with NCCL and every rank on a physical GPU of its own.
 double nccl_allreduce_algbw(const comm::Communicator& comm, int device, std::size_t bytes, int iterations,
                             double timeout_s, std::string& error, std::string& own_error);
-// Whether NCCL is compiled in on a CUDA build.
-bool nccl_available();
 
 // --- MPI --------------------------------------------------------------------------------------------------
 struct MpiSizes {

@@ -1,0 +1,31 @@
+#pragma once
+// The NCCL functions spotrun calls, looked up in the library nccl_library() loaded (nccl_library.hpp).
+// Only for code compiled with NCCL's header (SPOTRUN_HAVE_NCCL); call as nccl_api().CommAbort(comm).
+#include <nccl.h>
+
+#include "nccl_library.hpp"
+
+namespace spotrun::comm {
+
+struct NcclApi {
+  decltype(&::ncclGetVersion) GetVersion = nullptr;
+  decltype(&::ncclGetErrorString) GetErrorString = nullptr;
+  decltype(&::ncclGetLastError) GetLastError = nullptr;
+  decltype(&::ncclGetUniqueId) GetUniqueId = nullptr;
+  decltype(&::ncclCommInitRankConfig) CommInitRankConfig = nullptr;
+  decltype(&::ncclCommGetAsyncError) CommGetAsyncError = nullptr;
+  decltype(&::ncclCommFinalize) CommFinalize = nullptr;
+  decltype(&::ncclCommDestroy) CommDestroy = nullptr;
+  decltype(&::ncclCommAbort) CommAbort = nullptr;
+  decltype(&::ncclGroupStart) GroupStart = nullptr;
+  decltype(&::ncclGroupEnd) GroupEnd = nullptr;
+  decltype(&::ncclSend) Send = nullptr;
+  decltype(&::ncclRecv) Recv = nullptr;
+  decltype(&::ncclAllReduce) AllReduce = nullptr;
+};
+
+// The loaded functions. Throws InputError naming the library and the loader's reason when
+// nccl_library().loaded is false.
+const NcclApi& nccl_api();
+
+}  // namespace spotrun::comm

@@ -1,0 +1,130 @@
+// Loading NCCL at run time (nccl_library.hpp). With SPOTRUN_HAVE_NCCL (NCCL's header found at
+// configure time) the functions are looked up with dlsym; without, nothing is ever loaded.
+#include "nccl_library.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "errors.hpp"
+
+#if defined(SPOTRUN_HAVE_NCCL)
+#include "nccl_api.hpp"
+#endif
+
+namespace spotrun::comm {
+
+#if defined(SPOTRUN_HAVE_NCCL)
+
+namespace {
+
+// Opens `soname` and fills `api`; on failure returns the reason (and closes what it opened), else "" and
+// the handle in `handle`.
+std::string open_nccl(const char* soname, NcclApi& api, void*& handle) {
+  handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (!handle) {
+    const char* why = dlerror();
+    return std::string("the NCCL library ") + soname + " cannot be loaded (" + (why ? why : "dlopen failed") + ")";
+  }
+  std::string missing;
+  auto look_up = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+    if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
+  };
+  look_up(api.GetVersion, "ncclGetVersion");
+  look_up(api.GetErrorString, "ncclGetErrorString");
+  look_up(api.GetLastError, "ncclGetLastError");
+  look_up(api.GetUniqueId, "ncclGetUniqueId");
+  look_up(api.CommInitRankConfig, "ncclCommInitRankConfig");
+  look_up(api.CommGetAsyncError, "ncclCommGetAsyncError");
+  look_up(api.CommFinalize, "ncclCommFinalize");
+  look_up(api.CommDestroy, "ncclCommDestroy");
+  look_up(api.CommAbort, "ncclCommAbort");
+  look_up(api.GroupStart, "ncclGroupStart");
+  look_up(api.GroupEnd, "ncclGroupEnd");
+  look_up(api.Send, "ncclSend");
+  look_up(api.Recv, "ncclRecv");
+  look_up(api.AllReduce, "ncclAllReduce");
+  if (!missing.empty()) {
+    dlclose(handle);
+    handle = nullptr;
+    return std::string("the NCCL library ") + soname + " lacks " + missing + " (NCCL 2.14 or newer is needed)";
+  }
+  return {};
+}
+
+std::string version_of(const NcclApi& api) {
+  int v = 0;
+  if (api.GetVersion(&v) != ncclSuccess) return "?";
+  // Since NCCL 2.9: major * 10000 + minor * 100 + patch.
+  return std::to_string(v / 10000) + "." + std::to_string((v / 100) % 100) + "." + std::to_string(v % 100);
+}
+
+NcclApi g_api;
+NcclLibrary g_library;
+std::once_flag g_once;
+
+void load_once() {
+  void* handle = nullptr;
+  g_library.error = open_nccl(k_nccl_library, g_api, handle);
+  g_library.loaded = g_library.error.empty();
+  if (g_library.loaded) g_library.version = version_of(g_api);  // the handle stays open for the process
+}
+
+}  // namespace
+
+const NcclLibrary& nccl_library() {
+  std::call_once(g_once, load_once);
+  return g_library;
+}
+
+NcclLibrary probe_nccl_library(const char* soname) {
+  NcclApi api;
+  void* handle = nullptr;
+  NcclLibrary out;
+  out.error = open_nccl(soname, api, handle);
+  out.loaded = out.error.empty();
+  if (out.loaded) {
+    out.version = version_of(api);
+    dlclose(handle);
+  }
+  return out;
+}
+
+const NcclApi& nccl_api() {
+  const NcclLibrary& lib = nccl_library();
+  if (!lib.loaded) throw InputError(lib.error);
+  return g_api;
+}
+
+#else
+
+namespace {
+NcclLibrary not_compiled() {
+  NcclLibrary out;
+  out.error = "NCCL is not compiled in";
+  return out;
+}
+}  // namespace
+
+const NcclLibrary& nccl_library() {
+  static const NcclLibrary none = not_compiled();
+  return none;
+}
+
+NcclLibrary probe_nccl_library(const char*) { return not_compiled(); }
+
+#endif
+
+std::string nccl_missing_on_any_rank(const Communicator& comm) {
+  const NcclLibrary& lib = nccl_library();
+  const std::vector<std::string> all = comm.all_gather(lib.loaded ? std::string() : lib.error);
+  for (std::size_t r = 0; r < all.size(); ++r)
+    if (!all[r].empty()) return "rank " + std::to_string(r) + ": " + all[r];
+  return {};
+}
+
+}  // namespace spotrun::comm
