@@ -11,6 +11,10 @@
 #   ctrl_c       SIGINT to launch: exit 75 with a checkpoint, no relaunch; launch again resumes and finishes
 #   notice       a loopback metadata service serves an AWS spot notice to one host: the run stops with a
 #                checkpoint (exit 75) before the deadline, launch relaunches without that host and finishes
+#   stall        one rank of three "hosts" SIGSTOPped (a node lost silently): launch --stall-timeout 8 sees
+#                the step stop and that host's heartbeat stop, kills every process of the attempt (a decoy
+#                left in a session of its own, as on a remote node, too), relaunches, and final.h5 is
+#                bit-identical to a run in one go
 #   doctor       launch --doctor: spotrun doctor before the attempt names a planted slow rank's host, the
 #                attempt runs without it
 # (usage: ... WORKDIR HTTP_SERVER, the loopback test server spotrun_test_http_server.)
@@ -122,6 +126,20 @@ stop_while_paused() {
     kill -TERM $(ranks_of "$2") || fail "no rank to signal"
     wait $pid
     RC=$?
+}
+# attempt_procs ID: the processes whose environment holds SPOTRUN_LAUNCH_ATTEMPT=ID.
+attempt_procs() {
+    local d
+    for d in /proc/[0-9]*; do
+        tr '\0' '\n' <"$d/environ" 2>/dev/null | grep -qxF "SPOTRUN_LAUNCH_ATTEMPT=$1" && echo "${d#/proc/}"
+    done
+}
+# rank_on HOST DIR: the rank of the run into DIR on fake host HOST.
+rank_on() {
+    local p
+    for p in $(ranks_of "$2"); do
+        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qxF "SPOTRUN_TEST_HOST_NAME=$1" && echo "$p"
+    done
 }
 last_etotal() { tail -1 "$1/thermo.csv" | cut -d, -f6; }
 
@@ -356,6 +374,61 @@ doctor)
         expect_in "$W/d/launch.log" "summary: finished at step 200. 1 attempt (0 restarts)"
         echo "left out by the doctor: $left"
     fi
+    ;;
+stall)
+    mpirun_run 3 "$W/ref" --set run.steps=300
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    fake_hosts
+    printf '127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.4 slots=1\n' >"$W/hosts"
+    launch_bg "$W/t" --hostfile "$W/hosts" --stall-timeout 8 --max-restarts 2 --set run.steps=300 "${FAKE[@]}"
+    wait_for "$W/t/checkpoints/ckpt-100.h5"
+    wait_for "$W/t/heartbeats/127.0.0.3.json"
+    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/t/status.json" | cut -d'"' -f4)
+    victim=$(rank_on 127.0.0.3 "$W/t")
+    [[ -n "$attempt1" && -n "$victim" ]] || fail "no attempt id ($attempt1) or no rank on 127.0.0.3 ($victim)"
+    # A process of the attempt outside mpirun's process group here (on a real node, ssh's session holds
+    # them): only the fence, by attempt id, ends it.
+    setsid env "SPOTRUN_LAUNCH_ATTEMPT=$attempt1" sleep 300 >/dev/null 2>&1 &
+    decoy=$!
+    kill -STOP "$victim"
+    stopped=$(date +%s.%N)
+    # launch.log names the stall; status.json says "stalled" until attempt 2 replaces it.
+    saw_status=0
+    for ((k = 0; k < 3000; ++k)); do
+        grep -q '"state":"stalled"' "$W/t/status.json" 2>/dev/null && saw_status=1 && break
+        sleep 0.02
+    done
+    noticed=$(grep -m1 "attempt 1: stall: " "$W/t/launch.log" | cut -d' ' -f1)
+    wait $LAUNCH_PID
+    RC=$?
+    kill -KILL "$victim" 2>/dev/null && fail "the stopped rank (PID $victim) was still there after launch ended"
+    kill -0 "$decoy" 2>/dev/null && [[ "$(cut -d' ' -f3 "/proc/$decoy/stat" 2>/dev/null)" != Z ]] &&
+        fail "the decoy of attempt $attempt1 (PID $decoy) was not killed"
+    kill -KILL "$decoy" 2>/dev/null
+    wait "$decoy" 2>/dev/null
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    [[ $saw_status -eq 1 ]] || fail "status.json never said stalled"
+    [[ -n "$noticed" ]] || fail "launch.log names no stall"
+    took=$(awk -v a="$stopped" -v b="$(date -u -d "$noticed" +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    echo "stall noticed $took s after the SIGSTOP (--stall-timeout 8)"
+    awk -v t="$took" 'BEGIN { exit !(t >= 4 && t <= 25) }' || fail "stall noticed after $took s, expected 8 s (+ a few)"
+    # Either the step or 127.0.0.3's heartbeat is seen to stop first; both name that host.
+    grep "attempt 1: stall: " "$W/t/launch.log" | grep -q "heartbeat stopped: 127.0.0.3;\|the heartbeat of 127.0.0.3 stopped" ||
+        fail "the stall does not name 127.0.0.3's heartbeat: $(grep 'attempt 1: stall' "$W/t/launch.log")"
+    expect_in "$W/t/launch.log" "attempt 1: fence: host 127.0.0.2: "
+    fenced=$(grep -o "attempt 1: fence: host [0-9.]*: [0-9]* process" "$W/t/launch.log" | awk '{ n += $6 } END { print n + 0 }')
+    [[ $fenced -ge 1 ]] || fail "the fence killed no process"
+    grep "attempt 1: end after" "$W/t/launch.log" | grep -q ": stalled: " || fail "attempt 1 did not end stalled"
+    [[ -z "$(attempt_procs "$attempt1")" ]] || fail "processes of attempt $attempt1 left: $(attempt_procs "$attempt1")"
+    expect_in "$W/t/launch.log" "attempt 2: start: 3 ranks on 127.0.0.2:1 127.0.0.3:1 127.0.0.4:1"
+    expect_in "$W/t/launch.log" "summary: finished at step 300. 2 attempts (1 restart)"
+    h5diff "$W/ref/final.h5" "$W/t/final.h5" && h5diff -q "$W/ref/final.h5" "$W/t/final.h5" /md/x ||
+        fail "final.h5 after a stall and a relaunch is not bit-identical to the run in one go"
+    # The report: attempt 1 lost, its steps up to the last step a heartbeat reported.
+    reached=$(grep -o "attempt 1: end after .*reached step [0-9]*" "$W/t/launch.log" | grep -o "[0-9]*$")
+    head -1 "$W/t/attempts.jsonl" | grep -q '"state":"lost"' || fail "attempt 1 is not lost in the ledger"
+    head -1 "$W/t/attempts.jsonl" | grep -q "\"end_step\":$reached," ||
+        fail "the ledger's attempt 1 does not end at the last heartbeat's step $reached: $(head -1 "$W/t/attempts.jsonl")"
     ;;
 give_up)
     # The system blows up at step 4 every time: two attempts, then launch stops.

@@ -1,0 +1,132 @@
+#include "heartbeat.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "comm/device.hpp"
+#include "run_status.hpp"
+
+namespace fs = std::filesystem;
+
+namespace spotrun::launcher {
+namespace {
+
+double steady_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+// A file name from a host name: anything but [A-Za-z0-9._-] becomes '_'.
+std::string file_safe(const std::string& host) {
+  std::string s = host.empty() ? "unknown" : host;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  if (s[0] == '.') s[0] = '_';
+  return s;
+}
+void atomic_add(std::atomic<double>& a, double v) {
+  double old = a.load();
+  while (!a.compare_exchange_weak(old, old + v)) {
+  }
+}
+
+}  // namespace
+
+Heartbeat::Heartbeat(const comm::Communicator& comm, const std::string& outdir) {
+  m_rank = comm.rank();
+  m_writer = comm.local_rank() == 0;
+  m_host = comm::host_name();  // MPI_Get_processor_name: here, on the thread that may call MPI
+  if (const char* a = std::getenv(RunStatus::attempt_variable())) m_attempt = a;
+  const fs::path dir = fs::path(outdir) / "heartbeats";
+  if (m_writer) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    m_path = (dir / (file_safe(m_host) + ".json")).string();
+  }
+  if (m_writer) m_thread = std::thread([this] { loop(); });
+}
+
+Heartbeat::~Heartbeat() {
+  m_stop = true;
+  if (m_thread.joinable()) m_thread.join();
+}
+
+void Heartbeat::loop_started(std::int64_t step) {
+  m_start_step = step;
+  m_step = step;
+  m_advanced = steady_now();
+  m_step_unix = unix_now();
+  m_armed = true;
+}
+
+void Heartbeat::step_done(std::int64_t step, double seconds) {
+  const double now = steady_now();
+  m_max_gap = std::max(m_max_gap.load(), now - m_advanced.load());
+  m_advanced = now;
+  m_step_unix = unix_now();
+  atomic_add(m_step_seconds_sum, seconds);
+  m_step = step;
+}
+
+void Heartbeat::write_begins() { m_writing = true; }
+
+void Heartbeat::write_ends() {
+  m_writing = false;
+  ++m_writes_timed;
+}
+
+void Heartbeat::write_file(double now) {
+  const std::int64_t step = m_step, start = m_start_step;
+  const std::int64_t done = step - start;
+  nlohmann::json j;
+  j["attempt"] = m_attempt.empty() ? nlohmann::json(nullptr) : nlohmann::json(m_attempt);
+  j["host"] = m_host;
+  j["rank"] = m_rank;
+  j["pid"] = static_cast<long long>(::getpid());
+  j["step"] = m_armed ? nlohmann::json(step) : nlohmann::json(nullptr);
+  j["start_step"] = m_armed ? nlohmann::json(start) : nlohmann::json(nullptr);
+  j["mean_step_seconds"] = done > 0 ? nlohmann::json(m_step_seconds_sum / static_cast<double>(done)) : nlohmann::json(nullptr);
+  j["max_gap_seconds"] = m_max_gap.load();
+  j["writing_state"] = m_writing.load();
+  j["writes_timed"] = m_writes_timed.load();
+  j["step_unix"] = m_armed ? nlohmann::json(m_step_unix.load()) : nlohmann::json(nullptr);
+  j["unix"] = now;
+  char utc[32];
+  format_utc(now, utc);
+  j["utc"] = utc;
+  // A failure costs the heartbeat (a supervisor then sees it stop), never the run.
+  const std::string tmp = m_path + ".tmp";
+  bool ok;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << j.dump() << "\n";
+    out.flush();
+    ok = static_cast<bool>(out);
+  }
+  std::error_code ec;
+  if (ok) fs::rename(tmp, m_path, ec);
+  if (!ok || ec) fs::remove(tmp, ec);
+}
+
+void Heartbeat::loop() {
+  double last_write = -1e300;
+  while (!m_stop) {
+    const double now = steady_now();
+    if (m_writer && now - last_write >= k_heartbeat_seconds) {
+      write_file(unix_now());
+      last_write = now;
+    }
+    ::usleep(100000);
+  }
+}
+
+}  // namespace spotrun::launcher
