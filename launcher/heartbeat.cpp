@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "comm/device.hpp"
+#include "comm/errors.hpp"
 #include "run_status.hpp"
 
 namespace fs = std::filesystem;
@@ -41,18 +42,32 @@ void atomic_add(std::atomic<double>& a, double v) {
 
 }  // namespace
 
+double rank_stall_timeout(double fixed, double max_gap, bool untimed_write) {
+  if (fixed >= 0) return fixed;
+  double t = std::max(120.0, 20.0 * max_gap);
+  if (untimed_write) t = std::max(t, 1200.0);
+  return t;
+}
+
 Heartbeat::Heartbeat(const comm::Communicator& comm, const std::string& outdir) {
   m_rank = comm.rank();
   m_writer = comm.local_rank() == 0;
   m_host = comm::host_name();  // MPI_Get_processor_name: here, on the thread that may call MPI
   if (const char* a = std::getenv(RunStatus::attempt_variable())) m_attempt = a;
+  if (const char* t = std::getenv("SPOTRUN_STALL_TIMEOUT")) {
+    char* end = nullptr;
+    const double v = std::strtod(t, &end);
+    if (end != t && *end == '\0' && v >= 0) m_fixed = v;
+    else if (comm.is_root())
+      std::fprintf(stderr, "WARNING: SPOTRUN_STALL_TIMEOUT='%s' is not a number of seconds >= 0: ignored\n", t);
+  }
   const fs::path dir = fs::path(outdir) / "heartbeats";
   if (m_writer) {
     std::error_code ec;
     fs::create_directories(dir, ec);
     m_path = (dir / (file_safe(m_host) + ".json")).string();
   }
-  if (m_writer) m_thread = std::thread([this] { loop(); });
+  m_thread = std::thread([this] { loop(); });
 }
 
 Heartbeat::~Heartbeat() {
@@ -124,6 +139,22 @@ void Heartbeat::loop() {
     if (m_writer && now - last_write >= k_heartbeat_seconds) {
       write_file(unix_now());
       last_write = now;
+    }
+    if (m_armed) {
+      const double timeout = rank_stall_timeout(m_fixed, m_max_gap, m_writing && m_writes_timed == 0);
+      const double idle = now - m_advanced;
+      if (timeout > 0 && idle > timeout) {
+        // The main thread is blocked (in MPI, most likely: a rank or node it waits for is gone). Nothing
+        // of this process can be cleaned up safely from here: its message, then its end.
+        std::fprintf(stderr,
+                     "ERROR: spotrun watchdog: rank %d on host %s: no step progress for %.0f s (stall timeout %.0f s, "
+                     "at step %lld): exiting with code %d (stalled)\n",
+                     m_rank, m_host.c_str(), idle, timeout, static_cast<long long>(m_step.load()),
+                     static_cast<int>(k_exit_stalled));
+        std::fflush(stderr);
+        std::fflush(stdout);
+        ::_exit(k_exit_stalled);
+      }
     }
     ::usleep(100000);
   }

@@ -775,6 +775,7 @@ std::vector<std::string> Launcher::mpirun_command(const std::vector<Placement>& 
   // thread per rank unless OMP_NUM_THREADS says otherwise), and the attempt's name (`attempt`).
   std::set<std::string> forwarded;
   if (attempt) forwarded.insert(RunStatus::attempt_variable());
+  if (attempt && m_opt.stall_timeout > 0) forwarded.insert("SPOTRUN_STALL_TIMEOUT");
   for (char** e = environ; *e; ++e) {
     const std::string var(*e);
     const std::string name = var.substr(0, var.find('='));
@@ -888,7 +889,10 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
 
   a.started = now_unix();
   int out_fd = -1, err_fd = -1;
-  const pid_t pid = spawn(argv, {attempt_env}, &out_fd, &err_fd, SIGUSR1);
+  // The ranks' own watchdog waits twice the stall timeout (launcher/heartbeat.hpp): launch acts first.
+  std::vector<std::string> env{attempt_env};
+  if (m_opt.stall_timeout > 0) env.push_back("SPOTRUN_STALL_TIMEOUT=" + fixed(2 * m_opt.stall_timeout, 3));
+  const pid_t pid = spawn(argv, env, &out_fd, &err_fd, SIGUSR1);
   if (pid < 0) {
     a.ended = now_unix();
     a.state = "none";

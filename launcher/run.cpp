@@ -380,7 +380,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   checkpoints.mark_started(t0);
   const std::int64_t first = solver->step_index();
   run_report.loop_started(t0, first, resumed_from);  // --- run report: set-up ends here ---
-  heartbeat.loop_started(first);  // --- stalls ---
+  heartbeat.loop_started(first);  // --- stalls: the watchdog arms ---
   StopAgreement agreement(comm.mpi());
   double max_step_time = 0;
   const double state_bytes = solver->work_per_step() * registration.checkpoint_bytes_per_work_unit(deck);

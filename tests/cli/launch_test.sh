@@ -15,6 +15,8 @@
 #                the step stop and that host's heartbeat stop, kills every process of the attempt (a decoy
 #                left in a session of its own, as on a remote node, too), relaunches, and final.h5 is
 #                bit-identical to a run in one go
+#   watchdog     the same under a plain mpirun (no launch): the rank left running exits 76 by itself,
+#                naming its rank and host, after SPOTRUN_STALL_TIMEOUT
 #   doctor       launch --doctor: spotrun doctor before the attempt names a planted slow rank's host, the
 #                attempt runs without it
 # (usage: ... WORKDIR HTTP_SERVER, the loopback test server spotrun_test_http_server.)
@@ -429,6 +431,25 @@ stall)
     head -1 "$W/t/attempts.jsonl" | grep -q '"state":"lost"' || fail "attempt 1 is not lost in the ledger"
     head -1 "$W/t/attempts.jsonl" | grep -q "\"end_step\":$reached," ||
         fail "the ledger's attempt 1 does not end at the last heartbeat's step $reached: $(head -1 "$W/t/attempts.jsonl")"
+    ;;
+watchdog)
+    SPOTRUN_STALL_TIMEOUT=6 "$MPIEXEC" "$NPFLAG" 2 "$SPOTRUN" run "$W/deck.toml" --output-dir "$W/w" >"$OUT" 2>"$ERR" &
+    pid=$!
+    wait_for "$W/w/checkpoints/ckpt-100.h5"
+    victim=$(ranks_of "$W/w" | tail -1)
+    kill -STOP "$victim"
+    stopped=$SECONDS
+    ( sleep 60; kill -KILL "$victim" 2>/dev/null ) >/dev/null 2>&1 &
+    guard=$!
+    wait $pid
+    RC=$?
+    kill $guard 2>/dev/null
+    kill -KILL "$victim" 2>/dev/null
+    echo "mpirun ended $((SECONDS - stopped)) s after the SIGSTOP, exit $RC"
+    [[ $((SECONDS - stopped)) -lt 55 ]] || fail "the run did not end by itself"
+    [[ $RC -eq 76 ]] || fail "mpirun: exit $RC, expected 76 (a rank's watchdog)"
+    grep -q "ERROR: spotrun watchdog: rank [01] on host .*: no step progress for [0-9]* s (stall timeout 6 s" "$ERR" ||
+        fail "no watchdog message: $(tail -5 "$ERR")"
     ;;
 give_up)
     # The system blows up at step 4 every time: two attempts, then launch stops.
