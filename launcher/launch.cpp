@@ -1106,6 +1106,10 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
   } else {
     return false;
   }
+  // A run that has written its end record is on its way out (MPI_Finalize, its last files): not a stall.
+  nlohmann::json record;
+  if (record_of(a.id, record) && record.contains("state") && record["state"].is_string() && record["state"] != "running")
+    return false;
   a.stalled = true;
   a.stalled_hosts = silent;
   return true;
@@ -1117,7 +1121,7 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
 void Launcher::fence(AttemptResult& a) {
   const std::string tag = "attempt " + std::to_string(a.number) + ": fence: ";
   const std::string script =
-      "n=0; for d in /proc/[0-9]*; do if tr '\\0' '\\n' <\"$d/environ\" 2>/dev/null | grep -qxF '" +
+      "n=0; for d in /proc/[0-9]*; do if tr '\\0' '\\n' 2>/dev/null <\"$d/environ\" | grep -qxF '" +
       std::string(RunStatus::attempt_variable()) + "=" + a.id +
       "'; then kill -KILL \"${d#/proc/}\" 2>/dev/null && n=$((n+1)); fi; done; echo \"fenced $n\"";
   std::vector<std::string> hosts;
@@ -1128,6 +1132,8 @@ void Launcher::fence(AttemptResult& a) {
     if (results[k].answered && at != std::string::npos) {
       const std::string count = results[k].output.substr(at + 7, results[k].output.find('\n', at) - at - 7);
       log(tag + "host " + hosts[k] + ": " + count + " process(es) of attempt " + a.id + " killed");
+    } else if (m_stop_signal) {
+      log(tag + "host " + hosts[k] + ": not fenced: stopped on request");
     } else {
       log(tag + "host " + hosts[k] + " did not answer (" + (results[k].why.empty() ? "no count" : results[k].why) +
           "): it is not used again");
