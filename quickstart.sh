@@ -22,6 +22,7 @@ PACKAGES=(
     slurm-wlm munge
     libfftw3-mpi-dev lammps jube python3-matplotlib
     python3-h5py python3-mdanalysis
+    openssh-server
 )
 
 usage() {

@@ -28,6 +28,7 @@
 
 #include "comm/errors.hpp"
 #include "deck.hpp"
+#include "heartbeat.hpp"
 #include "launcher/doctor/report.hpp"
 #include "run_status.hpp"
 
@@ -419,6 +420,7 @@ struct LaunchOptions {
   int min_ranks = 1;
   std::string mpirun;
   double probe_timeout = 10;
+  double stall_timeout = 0;    // --stall-timeout; 0: max(60 s, 10 x the longest gap between steps)
   bool doctor = false;         // spotrun doctor before each attempt
   std::string doctor_expect;   // its --expect file
   double doctor_slow_factor = 0;  // its --slow-factor (0: its default)
@@ -429,6 +431,16 @@ struct ProbeResult {
   bool ok = false;
   int cores = 0;
   std::string why;
+  bool answered = false;  // the command ran and exited 0
+  std::string output;
+};
+
+// What the heartbeat files of an attempt (OUTDIR/heartbeats/<host>.json, launcher/heartbeat.hpp) said,
+// as seen on this machine's clock.
+struct HostBeat {
+  double value = -1;       // the file's "unix" (the node's clock): a new value is a new heartbeat
+  double changed_at = 0;   // when this process saw it change
+  long long step = -1;
 };
 
 struct AttemptResult {
@@ -448,6 +460,13 @@ struct AttemptResult {
   long long start_step = -1, step = -1, checkpoint_step = -1;
   double loop_started = -1;
   std::vector<std::string> stop_hosts;
+  // A stall (no step progress, or a host's heartbeat stopped, for the stall timeout).
+  bool stalled = false;
+  std::string stall_reason;
+  std::vector<std::string> stalled_hosts;  // whose heartbeat stopped
+  long long heartbeat_step = -1;           // the last step a heartbeat reported
+  double heartbeat_step_at = -1;           // when that step was reached (the node's clock)
+  double last_heartbeat = -1;              // the newest heartbeat (the node's clock)
 };
 
 class Launcher {
@@ -464,7 +483,11 @@ class Launcher {
  private:
   void log(const std::string& text);
   bool hosts_for_attempt(int attempt, std::vector<Placement>& capacity, std::map<std::string, int>& cores);
-  std::vector<ProbeResult> probe(const std::vector<std::string>& hosts);
+  std::vector<ProbeResult> probe(const std::vector<std::string>& hosts,
+                                 const std::vector<std::string>& command = {"nproc"});
+  bool watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat>& beats, long long& step,
+                        double& step_seen_at);
+  void fence(AttemptResult& a);
   std::vector<std::string> mpirun_command(const std::vector<Placement>& placement, const std::string& binding,
                                           bool oversubscribed, const std::string& hostfile, bool attempt) const;
   AttemptResult run_attempt(int number, const std::vector<Placement>& placement, const std::string& binding,
@@ -519,7 +542,7 @@ int Launcher::stop_exit(int sig, const std::string& when) {
                                "; there is no checkpoint yet");
 }
 
-std::vector<ProbeResult> Launcher::probe(const std::vector<std::string>& hosts) {
+std::vector<ProbeResult> Launcher::probe(const std::vector<std::string>& hosts, const std::vector<std::string>& command) {
   // mpirun options that say how to reach and start on the hosts go to the probe too.
   std::vector<std::string> reach;
   for (std::size_t k = 0; k < m_opt.mpirun_args.size(); ++k) {
@@ -544,7 +567,8 @@ std::vector<ProbeResult> Launcher::probe(const std::vector<std::string>& hosts) 
   for (std::size_t k = 0; k < hosts.size(); ++k) {
     std::vector<std::string> argv{m_mpirun};
     argv.insert(argv.end(), reach.begin(), reach.end());
-    argv.insert(argv.end(), {"--bind-to", "none", "-H", hosts[k], "-np", "1", "nproc"});
+    argv.insert(argv.end(), {"--bind-to", "none", "-H", hosts[k], "-np", "1"});
+    argv.insert(argv.end(), command.begin(), command.end());
     procs[k].pid = spawn(argv, {}, &procs[k].fd, nullptr, SIGKILL);
     if (procs[k].pid < 0) {
       procs[k].done = true;
@@ -611,7 +635,9 @@ std::vector<ProbeResult> Launcher::probe(const std::vector<std::string>& hosts) 
         first = line;
       }
     }
-    results[k].ok = WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0 && results[k].cores > 0;
+    results[k].answered = WIFEXITED(p.status) && WEXITSTATUS(p.status) == 0;
+    results[k].output = p.output;
+    results[k].ok = results[k].answered && results[k].cores > 0;
     if (!results[k].ok)
       results[k].why = describe_wait(p.status) + (first.empty() ? std::string() : ": " + quote_for_message(first, 0));
   }
@@ -749,6 +775,7 @@ std::vector<std::string> Launcher::mpirun_command(const std::vector<Placement>& 
   // thread per rank unless OMP_NUM_THREADS says otherwise), and the attempt's name (`attempt`).
   std::set<std::string> forwarded;
   if (attempt) forwarded.insert(RunStatus::attempt_variable());
+  if (attempt && m_opt.stall_timeout > 0) forwarded.insert("SPOTRUN_STALL_TIMEOUT");
   for (char** e = environ; *e; ++e) {
     const std::string var(*e);
     const std::string name = var.substr(0, var.find('='));
@@ -862,7 +889,10 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
 
   a.started = now_unix();
   int out_fd = -1, err_fd = -1;
-  const pid_t pid = spawn(argv, {attempt_env}, &out_fd, &err_fd, SIGUSR1);
+  // The ranks' own watchdog waits twice the stall timeout (launcher/heartbeat.hpp): launch acts first.
+  std::vector<std::string> env{attempt_env};
+  if (m_opt.stall_timeout > 0) env.push_back("SPOTRUN_STALL_TIMEOUT=" + fixed(2 * m_opt.stall_timeout, 3));
+  const pid_t pid = spawn(argv, env, &out_fd, &err_fd, SIGUSR1);
   if (pid < 0) {
     a.ended = now_unix();
     a.state = "none";
@@ -874,6 +904,9 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   double exited_at = 0, request_at = 0;
   int escalation = 0;  // 1 waiting to forward SIGUSR1, 2 SIGUSR1 sent, 3 SIGTERM sent, 4 SIGKILL sent
   int fds_open[2] = {out_fd, err_fd};
+  std::map<std::string, HostBeat> beats;
+  long long beat_step = -1;
+  double beat_step_seen = a.started, next_watch = a.started + 1;
   auto handle_request = [&](int count) {
     for (int k = 0; k < count; ++k) {
       if (escalation == 0) {
@@ -947,6 +980,19 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
         log("attempt " + std::to_string(number) + ": the run did not start within 30 s of the stop request: SIGTERM to mpirun");
       }
     }
+    if (!exited && !a.stalled && escalation == 0 && now_unix() >= next_watch) {
+      next_watch = now_unix() + 1;
+      if (watch_heartbeats(a, beats, beat_step, beat_step_seen)) {
+        log("attempt " + std::to_string(number) + ": stall: " + a.stall_reason + "; ending the attempt (every "
+            "process of attempt " + a.id + " on the hosts that answer, then mpirun and its process group)");
+        // The ranks first, while they are still blocked: none of them gets to write anything after this
+        // (a stopped rank whose daemon dies is woken by SIGCONT). Then mpirun and everything of its
+        // process group here (its ssh sessions, local daemons).
+        fence(a);
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL);
+      }
+    }
     if (!exited && ::waitpid(pid, &a.wait_status, WNOHANG) == pid) {
       exited = true;
       exited_at = now_unix();
@@ -964,7 +1010,136 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   }
   a.ended = exited_at;
   read_outcome(a);
+  if (a.stalled) {
+    // OUTDIR/status.json says so: the run's own record stays "running" (its rank 0 could not end it).
+    nlohmann::json record;
+    if (record_of(a.id, record)) {
+      // The record's fields in their order, a few replaced and added.
+      std::ifstream in(fs::path(m_outdir) / RunStatus::file_name());
+      std::stringstream text;
+      text << in.rdbuf();
+      nlohmann::ordered_json r = nlohmann::ordered_json::parse(text.str(), nullptr, false);
+      if (!r.is_object()) r = nlohmann::ordered_json::object();
+      r["state"] = "stalled";
+      r["exit_code"] = nullptr;
+      r["reason"] = "stalled: " + a.stall_reason;
+      r["stalled_hosts"] = a.stalled_hosts;
+      if (a.heartbeat_step >= 0) r["step"] = a.heartbeat_step;
+      r["last_heartbeat"] = a.last_heartbeat > 0 ? nlohmann::json(utc(a.last_heartbeat)) : nlohmann::json(nullptr);
+      const fs::path path = fs::path(m_outdir) / RunStatus::file_name();
+      const std::string tmp = path.string() + ".launch.tmp";
+      std::error_code ec;
+      {
+        std::ofstream out(tmp, std::ios::trunc);
+        out << r.dump() << "\n";
+      }
+      fs::rename(tmp, path, ec);
+      if (ec) log("attempt " + std::to_string(number) + ": WARNING: cannot write " + path.string() + ": " + ec.message());
+    }
+    a.state = "stalled";
+    a.exit_code = -1;
+    a.reason = a.stall_reason;
+  }
   return a;
+}
+
+// Reads this attempt's heartbeat files; true (and a.stall_reason) when the run stalled: its step has not
+// advanced, or a host's heartbeat has not changed, for the stall timeout (this machine's clock).
+bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat>& beats, long long& step,
+                                double& step_seen_at) {
+  const double now = now_unix();
+  double max_gap = 0;
+  bool untimed_write = false, loop = false;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(m_outdir) / "heartbeats", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
+    std::ifstream in(e.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+    if (!j.is_object() || !j.contains("attempt") || !j["attempt"].is_string() || j["attempt"] != a.id) continue;
+    if (!j.contains("host") || !j["host"].is_string() || !j.contains("unix") || !j["unix"].is_number()) continue;
+    HostBeat& b = beats[j["host"].get<std::string>()];
+    const double value = j["unix"].get<double>();
+    if (value != b.value) {
+      b.value = value;
+      b.changed_at = now;
+      a.last_heartbeat = std::max(a.last_heartbeat, value);
+    }
+    if (j.contains("step") && j["step"].is_number_integer()) {
+      loop = true;
+      b.step = j["step"].get<long long>();
+      if (b.step > step) {
+        step = b.step;
+        step_seen_at = now;
+        a.heartbeat_step = step;
+        if (j.contains("step_unix") && j["step_unix"].is_number()) a.heartbeat_step_at = j["step_unix"].get<double>();
+      }
+    }
+    if (j.contains("max_gap_seconds") && j["max_gap_seconds"].is_number())
+      max_gap = std::max(max_gap, j["max_gap_seconds"].get<double>());
+    if (j.value("writing_state", false) && j.value("writes_timed", 0) == 0) untimed_write = true;
+  }
+  double timeout = m_opt.stall_timeout;
+  if (timeout <= 0) {
+    timeout = std::max(60.0, 10 * max_gap);
+    if (untimed_write) timeout = std::max(timeout, 600.0);
+  }
+  // A heartbeat is written every k_heartbeat_seconds: one not renewed for three of them has stopped.
+  std::vector<std::string> silent;
+  double longest_silence = 0;
+  for (const auto& [host, b] : beats)
+    if (now - b.changed_at > 3 * k_heartbeat_seconds) {
+      silent.push_back(host);
+      longest_silence = std::max(longest_silence, now - b.changed_at);
+    }
+  std::string hosts;
+  for (const auto& h : silent) hosts += (hosts.empty() ? "" : ", ") + h;
+  if (loop && now - step_seen_at > timeout) {
+    a.stall_reason = "step " + std::to_string(step) + " has not advanced for " + fixed(now - step_seen_at, 0) +
+                     " s (stall timeout " + fixed(timeout, 0) + " s); " +
+                     (silent.empty() ? std::string("every host's heartbeat goes on") : "heartbeat stopped: " + hosts);
+  } else if (longest_silence > timeout) {
+    a.stall_reason = "the heartbeat of " + hosts + " stopped " + fixed(longest_silence, 0) + " s ago (stall timeout " +
+                     fixed(timeout, 0) + " s)" + (loop ? ", at step " + std::to_string(step) : std::string(", before the time loop"));
+  } else {
+    return false;
+  }
+  // A run that has written its end record is on its way out (MPI_Finalize, its last files): not a stall.
+  nlohmann::json record;
+  if (record_of(a.id, record) && record.contains("state") && record["state"].is_string() && record["state"] != "running")
+    return false;
+  a.stalled = true;
+  a.stalled_hosts = silent;
+  return true;
+}
+
+// Fencing, 2: every process of the attempt (those whose environment holds SPOTRUN_LAUNCH_ATTEMPT=<its id>,
+// never chosen by name) on each of its hosts that answers, killed; a host that does not answer within
+// --probe-timeout is not used again.
+void Launcher::fence(AttemptResult& a) {
+  const std::string tag = "attempt " + std::to_string(a.number) + ": fence: ";
+  const std::string script =
+      "n=0; for d in /proc/[0-9]*; do if tr '\\0' '\\n' 2>/dev/null <\"$d/environ\" | grep -qxF '" +
+      std::string(RunStatus::attempt_variable()) + "=" + a.id +
+      "'; then kill -KILL \"${d#/proc/}\" 2>/dev/null && n=$((n+1)); fi; done; echo \"fenced $n\"";
+  std::vector<std::string> hosts;
+  for (const auto& p : a.placement) hosts.push_back(p.host);
+  const std::vector<ProbeResult> results = probe(hosts, {"/bin/sh", "-c", script});
+  for (std::size_t k = 0; k < hosts.size(); ++k) {
+    const auto at = results[k].output.rfind("fenced ");
+    if (results[k].answered && at != std::string::npos) {
+      const std::string count = results[k].output.substr(at + 7, results[k].output.find('\n', at) - at - 7);
+      log(tag + "host " + hosts[k] + ": " + count + " process(es) of attempt " + a.id + " killed");
+    } else if (m_stop_signal) {
+      log(tag + "host " + hosts[k] + ": not fenced: stopped on request");
+    } else {
+      log(tag + "host " + hosts[k] + " did not answer (" + (results[k].why.empty() ? "no count" : results[k].why) +
+          "): it is not used again");
+      m_dropped.insert(hosts[k]);
+    }
+  }
 }
 
 int Launcher::run() {
@@ -979,6 +1154,9 @@ int Launcher::run() {
          << (m_opt.np > 0 ? "-np " + std::to_string(m_opt.np) : std::string("ranks: every slot"))
          << (m_opt.ranks_per_node > 0 ? ", " + std::to_string(m_opt.ranks_per_node) + " ranks per node" : std::string())
          << ", at least " << plural(m_opt.min_ranks, "rank") << ", at most " << plural(m_opt.max_restarts, "restart")
+         << ", stall timeout "
+         << (m_opt.stall_timeout > 0 ? fixed(m_opt.stall_timeout, 0) + " s"
+                                     : std::string("max(60 s, 10 x the longest gap between steps)"))
          << ", mpirun " << m_mpirun;
     log(head.str());
   }
@@ -1038,7 +1216,11 @@ int Launcher::run() {
     long long reached = a.start_step;
     double reached_at = a.ended;
     if (a.state == "finished" || a.state == "stopped") reached = std::max(reached, a.step);
-    else if (a.loop_started > 0) reached = std::max(reached, last_thermo_step(m_outdir, &reached_at));
+    else if (a.state == "stalled" && a.heartbeat_step >= 0) {
+      // The last step a heartbeat reported, reached when that heartbeat says.
+      reached = std::max(reached, a.heartbeat_step);
+      if (a.heartbeat_step_at > 0) reached_at = a.heartbeat_step_at;
+    } else if (a.loop_started > 0) reached = std::max(reached, last_thermo_step(m_outdir, &reached_at));
     long long redone = 0;
     double lost = 0;
     if (a.state != "finished" && a.loop_started > 0 && reached >= 0) {
@@ -1167,6 +1349,11 @@ int launch_main(int argc, char** argv) {
   app.add_option("--mpirun", opt.mpirun, "mpirun to use (default: the one next to spotrun, else the first on PATH)");
   app.add_option("--probe-timeout", opt.probe_timeout, "Seconds a host has to answer its probe (default 10)")
       ->check(CLI::Range(0.1, 3600.0));
+  app.add_option("--stall-timeout", opt.stall_timeout,
+                 "Seconds without step progress, or without a host's heartbeat, after which the attempt is declared "
+                 "stalled, ended and relaunched (default: the larger of 60 s and 10 times the longest time between "
+                 "two steps, checkpoint writes included)")
+      ->check(CLI::Range(6.0, 1e7));
   app.add_flag("--doctor", opt.doctor, "Run spotrun doctor on the hosts before each attempt and leave out those it names");
   app.add_option("--doctor-expect", opt.doctor_expect, "Expected values for spotrun doctor (its --expect FILE)")
       ->check(CLI::ExistingFile);

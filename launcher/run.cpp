@@ -18,6 +18,7 @@
 #include "run_status.hpp"
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
+#include "heartbeat.hpp"  // --- stalls: heartbeat files and the in-rank watchdog ---
 #include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
 #include "comm/device.hpp"
@@ -416,6 +417,9 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
 
   status.running(solver->step_index(), resumed_from);
   comm.barrier();
+  // --- stalls: OUTDIR/heartbeats/ and the watchdog (docs/cloud.md), once the run report (above, every rank
+  // past the barrier) has read the heartbeats a lost attempt left ---
+  Heartbeat heartbeat(comm, outdir);
   set_signal_mode(SignalMode::record, "the time loop");
   const comm::CopyTally copies0 = comm::copies_between_spaces();
   const std::size_t staged0 = transport->staged_bytes();
@@ -423,6 +427,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   checkpoints.mark_started(t0);
   const std::int64_t first = solver->step_index();
   run_report.loop_started(t0, first, resumed_from);  // --- run report: set-up ends here ---
+  heartbeat.loop_started(first);  // --- stalls: the watchdog arms ---
   StopAgreement agreement(comm.mpi());
   double max_step_time = 0;
   const double state_bytes = solver->work_per_step() * registration.checkpoint_bytes_per_work_unit(deck);
@@ -446,6 +451,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     max_step_time = std::max(max_step_time, now - ts);
     run_report.step_end(now - ts);  // --- run report: compute (less the transport's time) ---
     progress.after_step(solver->step_index(), now, solver->work_per_step());
+    heartbeat.step_done(solver->step_index(), now - ts);  // --- stalls ---
     int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
                            time_limit > 0 && (now - opt.start_wtime) + checkpoints.reserve_seconds(state_bytes) +
                                                      2 * max_step_time >= time_limit,
@@ -462,9 +468,12 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint]) {
       transport->fence();
       const char* why = agreed[k_flag_checkpoint] ? "interval" : "every_steps";
+      heartbeat.write_begins();  // --- stalls: a write's time counts in the gap between steps ---
       run_report.checkpoint(solver->step_index(), why, [&] { return checkpoints.write(*solver, now, why); });
+      heartbeat.write_ends();
     }
   }
+  heartbeat.write_begins();  // --- stalls: from here on the stop checkpoint or final.h5 is written ---
   transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
   Kokkos::fence();
   const double loop = MPI_Wtime() - t0;

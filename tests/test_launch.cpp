@@ -1,5 +1,6 @@
 // launcher/launch.hpp and launcher/run_status.hpp: hostfiles, rank plans, what mpirun's messages say
-// about hosts and ranks, UTC times, and the records of OUTDIR/status.json. The supervisor itself is
+// about hosts and ranks, UTC times, and the records of OUTDIR/status.json; the watchdog's timeout
+// (launcher/heartbeat.hpp). The supervisor itself is
 // tested end to end by tests/cli/launch_test.sh.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/errors.hpp"
+#include "launcher/heartbeat.hpp"
 #include "launcher/launch.hpp"
 #include "launcher/run_status.hpp"
 #include "support/mpi_test.hpp"
@@ -174,4 +176,13 @@ TEST(RunStatusFile, RecordsInOrder) {
   }
   ::unsetenv(RunStatus::attempt_variable());
   fs::remove_all(dir);
+}
+
+TEST(Watchdog, StallTimeout) {
+  EXPECT_EQ(rank_stall_timeout(-1, 0, false), 120);         // the floor
+  EXPECT_EQ(rank_stall_timeout(-1, 30, false), 600);        // 20 x the longest gap between steps
+  EXPECT_EQ(rank_stall_timeout(-1, 30, true), 1200);        // a first state write, not timed yet
+  EXPECT_EQ(rank_stall_timeout(-1, 90, true), 1800);
+  EXPECT_EQ(rank_stall_timeout(6, 90, true), 6);            // SPOTRUN_STALL_TIMEOUT as it is
+  EXPECT_EQ(rank_stall_timeout(0, 90, false), 0);           // 0: off
 }

@@ -233,7 +233,7 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
     if (a.state == "lost")
       warnings.push_back("attempt " + std::to_string(a.number) +
                          " ended without a record (killed, or its node went away): its figures stop at its last "
-                         "update, the steps after its last checkpoint are not counted");
+                         "update or heartbeat, the steps after its last checkpoint or heartbeat are not counted");
     wall += a.parts.wall;
     rank_hours += a.parts.wall * a.ranks / 3600.0;
     ckpt += a.parts.checkpoint;

@@ -92,6 +92,38 @@ nlohmann::json load_report(const std::string& outdir, std::vector<std::string>& 
   return derive(attempts, checkpoint_files(outdir), outdir);
 }
 
+// A lost attempt (the latest of the ledger) up to its last heartbeat (OUTDIR/heartbeats/<host>.json,
+// launcher/heartbeat.hpp; written in the time loop, and this attempt writes its own only after this): its
+// end the newest heartbeat written since it started, its end step the highest step one reported. The time
+// added counts as idle time.
+static void extend_by_heartbeats(Attempt& a, const std::string& outdir) {
+  double last = -1;
+  std::int64_t step = -1;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(outdir) / "heartbeats", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
+    std::string text;
+    if (!read_text(e.path(), text)) continue;
+    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object() || !j.contains("unix") || !j["unix"].is_number() || !j.contains("step") ||
+        !j["step"].is_number_integer())
+      continue;
+    const double t = j["unix"].get<double>();
+    if (t < a.start_unix) continue;  // an earlier attempt's
+    last = std::max(last, t);
+    step = std::max(step, j["step"].get<std::int64_t>());
+  }
+  if (last > a.end_unix) {
+    const double added = last - a.end_unix;
+    a.end_unix = last;
+    a.parts.wall += added;
+    a.parts.idle += added;
+    for (auto& w : a.wall_per_rank) w += added;
+  }
+  if (step > a.end_step) a.end_step = step;
+}
+
 RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& deck, const std::string& outdir,
                          double start_wtime, const TimedTransport& transport)
     : m_comm(comm), m_outdir(outdir), m_start_wtime(start_wtime), m_transport(transport) {
@@ -125,6 +157,7 @@ RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& d
     if (a.state == "running") {
       a.state = "lost";
       a.exit_cause = "lost: no end record";
+      if (&a == &m_attempts.back()) extend_by_heartbeats(a, outdir);
     }
   std::string text;
   const fs::path report_path = fs::path(outdir) / k_report_name;

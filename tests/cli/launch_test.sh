@@ -11,6 +11,16 @@
 #   ctrl_c       SIGINT to launch: exit 75 with a checkpoint, no relaunch; launch again resumes and finishes
 #   notice       a loopback metadata service serves an AWS spot notice to one host: the run stops with a
 #                checkpoint (exit 75) before the deadline, launch relaunches without that host and finishes
+#   stall        one rank of three "hosts" SIGSTOPped (a node lost silently): launch --stall-timeout 8 sees
+#                the step stop and that host's heartbeat stop, kills every process of the attempt (a decoy
+#                left in a session of its own, as on a remote node, too), relaunches, and final.h5 is
+#                bit-identical to a run in one go
+#   watchdog     the same under a plain mpirun (no launch): the rank left running exits 76 by itself,
+#                naming its rank and host, after SPOTRUN_STALL_TIMEOUT
+#   netns        two nodes in network namespaces reached through a real sshd: node b's link goes down,
+#                then its processes are killed; launch declares the stall, the fence leaves out node b (no
+#                answer), the relaunch on node a alone ends with the energy of an uninterrupted 2-rank run
+#                to 1e-6. Skipped (exit 77) without root, `ip netns`, a bridge, or sshd.
 #   doctor       launch --doctor: spotrun doctor before the attempt names a planted slow rank's host, the
 #                attempt runs without it
 # (usage: ... WORKDIR HTTP_SERVER, the loopback test server spotrun_test_http_server.)
@@ -122,6 +132,20 @@ stop_while_paused() {
     kill -TERM $(ranks_of "$2") || fail "no rank to signal"
     wait $pid
     RC=$?
+}
+# attempt_procs ID: the processes whose environment holds SPOTRUN_LAUNCH_ATTEMPT=ID.
+attempt_procs() {
+    local d
+    for d in /proc/[0-9]*; do
+        tr '\0' '\n' 2>/dev/null <"$d/environ" | grep -qxF "SPOTRUN_LAUNCH_ATTEMPT=$1" && echo "${d#/proc/}"
+    done
+}
+# rank_on HOST DIR: the rank of the run into DIR on fake host HOST.
+rank_on() {
+    local p
+    for p in $(ranks_of "$2"); do
+        tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qxF "SPOTRUN_TEST_HOST_NAME=$1" && echo "$p"
+    done
 }
 last_etotal() { tail -1 "$1/thermo.csv" | cut -d, -f6; }
 
@@ -356,6 +380,168 @@ doctor)
         expect_in "$W/d/launch.log" "summary: finished at step 200. 1 attempt (0 restarts)"
         echo "left out by the doctor: $left"
     fi
+    ;;
+stall)
+    mpirun_run 3 "$W/ref" --set run.steps=300
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    fake_hosts
+    printf '127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.4 slots=1\n' >"$W/hosts"
+    launch_bg "$W/t" --hostfile "$W/hosts" --stall-timeout 8 --max-restarts 2 --set run.steps=300 "${FAKE[@]}"
+    wait_for "$W/t/checkpoints/ckpt-100.h5"
+    wait_for "$W/t/heartbeats/127.0.0.3.json"
+    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/t/status.json" | cut -d'"' -f4)
+    victim=$(rank_on 127.0.0.3 "$W/t")
+    [[ -n "$attempt1" && -n "$victim" ]] || fail "no attempt id ($attempt1) or no rank on 127.0.0.3 ($victim)"
+    # A process of the attempt outside mpirun's process group here (on a real node, ssh's session holds
+    # them): only the fence, by attempt id, ends it.
+    setsid env "SPOTRUN_LAUNCH_ATTEMPT=$attempt1" sleep 300 >/dev/null 2>&1 &
+    decoy=$!
+    kill -STOP "$victim"
+    stopped=$(date +%s.%N)
+    # launch.log names the stall; status.json says "stalled" until attempt 2 replaces it.
+    saw_status=0
+    for ((k = 0; k < 3000; ++k)); do
+        grep -q '"state":"stalled"' "$W/t/status.json" 2>/dev/null && saw_status=1 && break
+        sleep 0.02
+    done
+    noticed=$(grep -m1 "attempt 1: stall: " "$W/t/launch.log" | cut -d' ' -f1)
+    wait $LAUNCH_PID
+    RC=$?
+    kill -KILL "$victim" 2>/dev/null && fail "the stopped rank (PID $victim) was still there after launch ended"
+    kill -0 "$decoy" 2>/dev/null && [[ "$(cut -d' ' -f3 "/proc/$decoy/stat" 2>/dev/null)" != Z ]] &&
+        fail "the decoy of attempt $attempt1 (PID $decoy) was not killed"
+    kill -KILL "$decoy" 2>/dev/null
+    wait "$decoy" 2>/dev/null
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    [[ $saw_status -eq 1 ]] || fail "status.json never said stalled"
+    [[ -n "$noticed" ]] || fail "launch.log names no stall"
+    took=$(awk -v a="$stopped" -v b="$(date -u -d "$noticed" +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    echo "stall noticed $took s after the SIGSTOP (--stall-timeout 8)"
+    awk -v t="$took" 'BEGIN { exit !(t >= 4 && t <= 25) }' || fail "stall noticed after $took s, expected 8 s (+ a few)"
+    # Either the step or 127.0.0.3's heartbeat is seen to stop first; both name that host.
+    grep "attempt 1: stall: " "$W/t/launch.log" | grep -q "heartbeat stopped: 127.0.0.3;\|the heartbeat of 127.0.0.3 stopped" ||
+        fail "the stall does not name 127.0.0.3's heartbeat: $(grep 'attempt 1: stall' "$W/t/launch.log")"
+    expect_in "$W/t/launch.log" "attempt 1: fence: host 127.0.0.2: "
+    fenced=$(grep -o "attempt 1: fence: host [0-9.]*: [0-9]* process" "$W/t/launch.log" | awk '{ n += $6 } END { print n + 0 }')
+    [[ $fenced -ge 1 ]] || fail "the fence killed no process"
+    grep "attempt 1: end after" "$W/t/launch.log" | grep -q ": stalled: " || fail "attempt 1 did not end stalled"
+    [[ -z "$(attempt_procs "$attempt1")" ]] || fail "processes of attempt $attempt1 left: $(attempt_procs "$attempt1")"
+    expect_in "$W/t/launch.log" "attempt 2: start: 3 ranks on 127.0.0.2:1 127.0.0.3:1 127.0.0.4:1"
+    expect_in "$W/t/launch.log" "summary: finished at step 300. 2 attempts (1 restart)"
+    h5diff "$W/ref/final.h5" "$W/t/final.h5" && h5diff -q "$W/ref/final.h5" "$W/t/final.h5" /md/x ||
+        fail "final.h5 after a stall and a relaunch is not bit-identical to the run in one go"
+    # The report: attempt 1 lost, its steps up to the last step a heartbeat reported.
+    reached=$(grep -o "attempt 1: end after .*reached step [0-9]*" "$W/t/launch.log" | grep -o "[0-9]*$")
+    head -1 "$W/t/attempts.jsonl" | grep -q '"state":"lost"' || fail "attempt 1 is not lost in the ledger"
+    head -1 "$W/t/attempts.jsonl" | grep -q "\"end_step\":$reached," ||
+        fail "the ledger's attempt 1 does not end at the last heartbeat's step $reached: $(head -1 "$W/t/attempts.jsonl")"
+    ;;
+watchdog)
+    SPOTRUN_STALL_TIMEOUT=6 "$MPIEXEC" "$NPFLAG" 2 "$SPOTRUN" run "$W/deck.toml" --output-dir "$W/w" >"$OUT" 2>"$ERR" &
+    pid=$!
+    wait_for "$W/w/checkpoints/ckpt-100.h5"
+    victim=$(ranks_of "$W/w" | tail -1)
+    kill -STOP "$victim"
+    stopped=$SECONDS
+    ( sleep 60; kill -KILL "$victim" 2>/dev/null ) >/dev/null 2>&1 &
+    guard=$!
+    wait $pid
+    RC=$?
+    kill $guard 2>/dev/null
+    kill -KILL "$victim" 2>/dev/null
+    echo "mpirun ended $((SECONDS - stopped)) s after the SIGSTOP, exit $RC"
+    [[ $((SECONDS - stopped)) -lt 55 ]] || fail "the run did not end by itself"
+    [[ $RC -eq 76 ]] || fail "mpirun: exit $RC, expected 76 (a rank's watchdog)"
+    grep -q "ERROR: spotrun watchdog: rank [01] on host .*: no step progress for [0-9]* s (stall timeout 6 s" "$ERR" ||
+        fail "no watchdog message: $(tail -5 "$ERR")"
+    ;;
+netns)
+    # Namespaces: h (launch, mpirun), a and b (the nodes, each with its own host name and sshd), joined by
+    # a bridge in a fourth namespace (the switch), so that this machine's own network is not touched.
+    skip() { echo "SKIP: $*"; exit 77; }
+    [[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces)"
+    for t in ip unshare ssh ssh-keygen /usr/sbin/sshd; do command -v "$t" >/dev/null || skip "$t is not installed"; done
+    ns="spt$$"
+    cleanup() {
+        local p n
+        for p in "$W"/sshd-*.pid; do [[ -s "$p" ]] && kill -KILL "$(cat "$p")" 2>/dev/null; done
+        for n in a b h sw; do
+            for p in $(ip netns pids "$ns-$n" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
+            ip netns del "$ns-$n" 2>/dev/null
+        done
+    }
+    trap cleanup EXIT
+    ip netns add "$ns-sw" 2>/dev/null || skip "ip netns add fails here"
+    { ip -n "$ns-sw" link add br0 type bridge && ip -n "$ns-sw" link set br0 up; } || skip "no bridge in a namespace"
+    for n in h a b; do
+        case $n in h) addr=10.77.0.1 ;; a) addr=10.77.0.2 ;; b) addr=10.77.0.3 ;; esac
+        { ip netns add "$ns-$n" && ip link add "v$n$$" netns "$ns-sw" type veth peer name eth0 netns "$ns-$n"; } ||
+            skip "no veth pair between namespaces"
+        ip -n "$ns-sw" link set "v$n$$" master br0 up
+        ip -n "$ns-$n" addr add "$addr/24" dev eth0
+        ip -n "$ns-$n" link set eth0 up
+        ip -n "$ns-$n" link set lo up
+    done
+    { ssh-keygen -q -t ed25519 -N '' -f "$W/key" && ssh-keygen -q -t ed25519 -N '' -f "$W/hostkey"; } || fail "ssh-keygen failed"
+    cp "$W/key.pub" "$W/authorized_keys"
+    mkdir -p /run/sshd
+    for n in a b; do
+        mkdir -p "$W/tmp-$n"
+        {
+            echo "ListenAddress 10.77.0.$([[ $n == a ]] && echo 2 || echo 3)"
+            echo "HostKey $W/hostkey"
+            echo "AuthorizedKeysFile $W/authorized_keys"
+            echo "PermitRootLogin prohibit-password"
+            echo "PasswordAuthentication no"
+            echo "KbdInteractiveAuthentication no"
+            echo "UsePAM no"
+            echo "StrictModes no"
+            echo "PidFile $W/sshd-$n.pid"
+            echo "SetEnv OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$W/tmp-$n"
+        } >"$W/sshd-$n.conf"
+        # The node's own host name (a UTS namespace): ranks and heartbeat files name node-a, node-b.
+        (ip netns exec "$ns-$n" unshare --uts sh -c "hostname node-$n && exec /usr/sbin/sshd -D -f '$W/sshd-$n.conf' -E '$W/sshd-$n.log'" &)
+    done
+    printf '#!/bin/sh\nexec ssh -i %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=5 -o LogLevel=ERROR "$@"\n' \
+        "$W/key" >"$W/ssh"
+    chmod +x "$W/ssh"
+    for ((k = 0; k < 250; ++k)); do [[ -s "$W/sshd-a.pid" && -s "$W/sshd-b.pid" ]] && break; sleep 0.02; done
+    ip netns exec "$ns-h" "$W/ssh" 10.77.0.3 hostname >"$W/hostname.txt" 2>&1 || skip "sshd does not answer: $(cat "$W/hostname.txt")"
+    mpirun_run 2 "$W/ref" --set run.steps=400
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n' >"$W/hosts"
+    net=(-- --mca plm_rsh_agent "$W/ssh" --bind-to none --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24)
+    OUT="$W/L.out" ERR="$W/L.err"
+    timeout 120 ip netns exec "$ns-h" "$SPOTRUN" launch "$W/deck.toml" --output-dir "$W/L" --hostfile "$W/hosts" \
+        --stall-timeout 8 --probe-timeout 8 --set run.steps=400 "${net[@]}" >"$OUT" 2>"$ERR" &
+    LAUNCH_PID=$!
+    wait_for "$W/L/checkpoints/ckpt-100.h5"
+    wait_for "$W/L/heartbeats/node-b.json"
+    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/L/status.json" | cut -d'"' -f4)
+    # Node b is lost silently: its link goes down, then everything on it ends (its sshd too).
+    ip -n "$ns-sw" link set "vb$$" down
+    kill -KILL $(ip netns pids "$ns-b") 2>/dev/null
+    lost=$(date +%s.%N)
+    wait $LAUNCH_PID
+    RC=$?
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    noticed=$(grep -m1 "attempt 1: stall: " "$W/L/launch.log" | cut -d' ' -f1)
+    [[ -n "$noticed" ]] || fail "launch.log names no stall"
+    took=$(awk -v a="$lost" -v b="$(date -u -d "${noticed:-now}" +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+    echo "stall noticed $took s after node b was lost (--stall-timeout 8)"
+    awk -v t="$took" 'BEGIN { exit !(t >= 2 && t <= 25) }' || fail "stall noticed after $took s, expected about 8 s"
+    grep "attempt 1: stall: " "$W/L/launch.log" | grep -q "node-b" || fail "the stall does not name node-b"
+    expect_in "$W/L/launch.log" "attempt 1: fence: host 10.77.0.2: "
+    expect_in "$W/L/launch.log" "attempt 1: fence: host 10.77.0.3 did not answer"
+    expect_in "$W/L/launch.log" "attempt 2: start: 1 rank on 10.77.0.2:1"
+    [[ -n "$attempt1" && -z "$(attempt_procs "$attempt1")" ]] ||
+        fail "processes of attempt '$attempt1' left: $(attempt_procs "$attempt1")"
+    expect_in "$W/L/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
+    a=$(last_etotal "$W/ref")
+    b=$(last_etotal "$W/L")
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; s = a < 0 ? -a : a; exit !(d <= 1e-6 * s) }' ||
+        fail "final etotal $b (2 -> 1 ranks) differs from $a (2 ranks throughout) by more than 1e-6 relative"
+    echo "final etotal: $a (2 ranks) vs $b (2 -> 1 ranks)"
     ;;
 give_up)
     # The system blows up at step 4 every time: two attempts, then launch stops.

@@ -1,0 +1,163 @@
+#include "heartbeat.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "comm/device.hpp"
+#include "comm/errors.hpp"
+#include "run_status.hpp"
+
+namespace fs = std::filesystem;
+
+namespace spotrun::launcher {
+namespace {
+
+double steady_now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+// A file name from a host name: anything but [A-Za-z0-9._-] becomes '_'.
+std::string file_safe(const std::string& host) {
+  std::string s = host.empty() ? "unknown" : host;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
+  if (s[0] == '.') s[0] = '_';
+  return s;
+}
+void atomic_add(std::atomic<double>& a, double v) {
+  double old = a.load();
+  while (!a.compare_exchange_weak(old, old + v)) {
+  }
+}
+
+}  // namespace
+
+double rank_stall_timeout(double fixed, double max_gap, bool untimed_write) {
+  if (fixed >= 0) return fixed;
+  double t = std::max(120.0, 20.0 * max_gap);
+  if (untimed_write) t = std::max(t, 1200.0);
+  return t;
+}
+
+Heartbeat::Heartbeat(const comm::Communicator& comm, const std::string& outdir) {
+  m_rank = comm.rank();
+  m_writer = comm.local_rank() == 0;
+  m_host = comm::host_name();  // MPI_Get_processor_name: here, on the thread that may call MPI
+  if (const char* a = std::getenv(RunStatus::attempt_variable())) m_attempt = a;
+  if (const char* t = std::getenv("SPOTRUN_STALL_TIMEOUT")) {
+    char* end = nullptr;
+    const double v = std::strtod(t, &end);
+    if (end != t && *end == '\0' && v >= 0) m_fixed = v;
+    else if (comm.is_root())
+      std::fprintf(stderr, "WARNING: SPOTRUN_STALL_TIMEOUT='%s' is not a number of seconds >= 0: ignored\n", t);
+  }
+  const fs::path dir = fs::path(outdir) / "heartbeats";
+  if (m_writer) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    m_path = (dir / (file_safe(m_host) + ".json")).string();
+  }
+  m_thread = std::thread([this] { loop(); });
+}
+
+Heartbeat::~Heartbeat() {
+  m_stop = true;
+  if (m_thread.joinable()) m_thread.join();
+}
+
+void Heartbeat::loop_started(std::int64_t step) {
+  m_start_step = step;
+  m_step = step;
+  m_advanced = steady_now();
+  m_step_unix = unix_now();
+  m_armed = true;
+}
+
+void Heartbeat::step_done(std::int64_t step, double seconds) {
+  const double now = steady_now();
+  m_max_gap = std::max(m_max_gap.load(), now - m_advanced.load());
+  m_advanced = now;
+  m_step_unix = unix_now();
+  atomic_add(m_step_seconds_sum, seconds);
+  m_step = step;
+}
+
+void Heartbeat::write_begins() { m_writing = true; }
+
+void Heartbeat::write_ends() {
+  m_writing = false;
+  ++m_writes_timed;
+}
+
+void Heartbeat::write_file(double now) {
+  const std::int64_t step = m_step, start = m_start_step;
+  const std::int64_t done = step - start;
+  nlohmann::json j;
+  j["attempt"] = m_attempt.empty() ? nlohmann::json(nullptr) : nlohmann::json(m_attempt);
+  j["host"] = m_host;
+  j["rank"] = m_rank;
+  j["pid"] = static_cast<long long>(::getpid());
+  j["step"] = m_armed ? nlohmann::json(step) : nlohmann::json(nullptr);
+  j["start_step"] = m_armed ? nlohmann::json(start) : nlohmann::json(nullptr);
+  j["mean_step_seconds"] = done > 0 ? nlohmann::json(m_step_seconds_sum / static_cast<double>(done)) : nlohmann::json(nullptr);
+  j["max_gap_seconds"] = m_max_gap.load();
+  j["writing_state"] = m_writing.load();
+  j["writes_timed"] = m_writes_timed.load();
+  j["step_unix"] = m_armed ? nlohmann::json(m_step_unix.load()) : nlohmann::json(nullptr);
+  j["unix"] = now;
+  char utc[32];
+  format_utc(now, utc);
+  j["utc"] = utc;
+  // A failure costs the heartbeat (a supervisor then sees it stop), never the run.
+  const std::string tmp = m_path + ".tmp";
+  bool ok;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << j.dump() << "\n";
+    out.flush();
+    ok = static_cast<bool>(out);
+  }
+  std::error_code ec;
+  if (ok) fs::rename(tmp, m_path, ec);
+  if (!ok || ec) fs::remove(tmp, ec);
+}
+
+void Heartbeat::loop() {
+  double last_write = -1e300;
+  while (!m_stop) {
+    const double now = steady_now();
+    if (m_writer && now - last_write >= k_heartbeat_seconds) {
+      write_file(unix_now());
+      last_write = now;
+    }
+    if (m_armed) {
+      const double timeout = rank_stall_timeout(m_fixed, m_max_gap, m_writing && m_writes_timed == 0);
+      const double idle = now - m_advanced;
+      if (timeout > 0 && idle > timeout) {
+        // The main thread is blocked (in MPI, most likely: a rank or node it waits for is gone). Nothing
+        // of this process can be cleaned up safely from here: its message, then its end.
+        std::fprintf(stderr,
+                     "ERROR: spotrun watchdog: rank %d on host %s: no step progress for %.0f s (stall timeout %.0f s, "
+                     "at step %lld): exiting with code %d (stalled)\n",
+                     m_rank, m_host.c_str(), idle, timeout, static_cast<long long>(m_step.load()),
+                     static_cast<int>(k_exit_stalled));
+        std::fflush(stderr);
+        std::fflush(stdout);
+        ::_exit(k_exit_stalled);
+      }
+    }
+    ::usleep(100000);
+  }
+}
+
+}  // namespace spotrun::launcher
