@@ -487,6 +487,10 @@ fi
 # What the preflight rules out: nothing runs without spotrun; on a GPU node, nothing without a GPU that
 # the driver can run the bundle's CUDA on.
 BLOCK=""
+if [[ "${VERDICT[pre.bundle]}" == "SKIPPED (time)" ]]; then
+    # The deadline came before spotrun had answered: what is left is left out for time, not for a fault.
+    finish deadline
+fi
 if [[ "${VERDICT[pre.bundle]}" != PASS ]]; then
     BLOCK="spotrun does not start"
     [[ "${VALUE[pre.bundle]}" == "not a CUDA build"* ]] && BLOCK="not a CUDA build"
