@@ -398,7 +398,6 @@ fi
 # ldd through the bundle's environment: what each bin/ wrapper gives its program (env.sh with its
 # SPOTRUN_BUNDLE_NEEDS), so that a library missing on this node is named before anything runs.
 LDD_MISSING=""
-NCCL_LINE=""
 if [[ -n "$BUNDLE" && -f "$BUNDLE/env.sh" ]]; then
     cat >"$OUT/ldd.sh" <<'LDD'
 B=$1; shift
