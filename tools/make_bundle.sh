@@ -20,7 +20,10 @@
 #               orted, ompi_info. Each sources env.sh and execs its program from libexec/.
 #   libexec/    the programs themselves (copies stripped with strip --strip-unneeded)
 #   lib/        every shared library the programs and Open MPI's components need, except glibc's, the
-#               NVIDIA driver's, CUDA's and the RDMA stack's (rdma-core), which come from the node
+#               NVIDIA driver's, CUDA's and the RDMA stack's (rdma-core), which come from the node; the CUDA
+#               runtime (libcudart) is packed, the build's one copy
+#   lib/driver-stub/  the CUDA toolkit's stub libcuda.so.1 (CUDA builds): env.sh uses it only on a node
+#               without the NVIDIA driver, where --version, --help and info then answer and the rest exits 2
 #   lib/cxx/    libstdc++ and libgcc_s of the build machine (SPOTRUN_BUNDLE_SYSTEM_CXX=1 leaves them out)
 #   lib/openmpi/, share/openmpi/, etc/openmpi/   Open MPI's components (shared memory, TCP and the rest,
 #               not the fabric transports: UCX, OFI, openib, PSM), help files and configuration
@@ -99,7 +102,8 @@ touch "$B/.spotrun-bundle"
 is_glibc() {
     [[ "$1" =~ ^(ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libc\.so\.6|libm\.so\.6|libmvec\.so\.1|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|libresolv\.so\.2|libutil\.so\.1|libanl\.so\.1|libnsl\.so\.1|libBrokenLocale\.so\.1|libthread_db\.so\.1|libc_malloc_debug\.so\.0|libnss_[a-z0-9_]+\.so\.2|linux-vdso\.so\.1)$ ]]
 }
-# The NVIDIA driver and the CUDA toolkit (runtime, math libraries, NCCL): taken from the node.
+# The NVIDIA driver and the CUDA toolkit (math libraries, NCCL): taken from the node (the CUDA runtime,
+# libcudart, is packed: see resolve_deps).
 is_cuda() {
     [[ "$1" =~ ^lib(cuda|cudart|cufft|cufftw|cublas|cublasLt|curand|cusolver|cusolverMg|cusparse|cusparseLt|cufile|nccl|nvshmem_host|nvrtc|nvrtc-builtins|nvJitLink|nvToolsExt|nvtx3interop|nvjpeg|npp[a-z]*|nvblas|cupti|cudnn[a-z_]*|nvidia-[a-z0-9-]+|nvperf_[a-z]+)\.so ]]
 }
@@ -134,9 +138,15 @@ resolve_deps() {
     while read -r soname arrow path rest; do
         [[ "$arrow" == "=>" ]] || continue
         is_glibc "$soname" && continue
+        # The CUDA runtime is packed (one copy, the build's: the node then needs the driver and the math
+        # libraries only); the rest of CUDA comes from the node.
+        if [[ "$soname" == libcudart.so.* && -e "$path" ]]; then
+            CUDART_PATH="$path"
+            FOUND_DEPS+=("$soname=$path")
+            continue
+        fi
         if is_cuda "$soname" || is_rdma "$soname"; then
             NODE_NEEDS+="${NODE_NEEDS:+ }$soname"
-            [[ "$soname" == libcudart.so.* && -e "$path" ]] && CUDART_PATH="$path"
             continue
         fi
         if [[ "$path" == "not" ]]; then FAILED_DEPS+=" $soname"; continue; fi
@@ -204,6 +214,7 @@ write_wrapper() {
         echo "SPOTRUN_BUNDLE_NEEDS=\"$needs\"  # libraries this program takes from the node"
         echo 'SPOTRUN_BUNDLE_PROGRAM="'"$name"'"'
         echo 'source "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../env.sh" || exit 127'
+        [[ -z "$needs" ]] || echo '[[ -z "${SPOTRUN_BUNDLE_MISSING:-}" ]] || exit 2  # env.sh said what is missing'
         if [[ "$name" == spotrun ]]; then
             echo "# spotrun submit writes a job script that runs the spotrun it was started as: this wrapper, not"
             echo "# libexec/spotrun, which needs the environment set here."
@@ -384,6 +395,8 @@ _sb_find() {
     return 1
 }
 _sb_missing=""
+_sb_stub=""
+unset SPOTRUN_BUNDLE_MISSING
 for _sb_lib in ${SPOTRUN_BUNDLE_NEEDS:-}; do
     _sb_find "$_sb_lib" "$_sb_cuda:$SPOTRUN_BUNDLE_BASE_LD_LIBRARY_PATH" || _sb_missing+=" $_sb_lib"
 done
@@ -402,18 +415,32 @@ for p in sys.path:
     for _sb_lib in $_sb_missing; do
         _sb_find "$_sb_lib" "$_sb_wheels" || _sb_still+=" $_sb_lib"
     done
+    # No NVIDIA driver at all: the toolkit's stub libcuda.so.1 (lib/driver-stub, shipped when a program
+    # needs the driver) lets the program start; it answers --version, --help and info, and the commands
+    # that start Kokkos' device backend exit 2 saying that no usable GPU or driver is there.
+    if [[ " $_sb_still " == *" libcuda.so.1 "* && -e "$SPOTRUN_BUNDLE/lib/driver-stub/libcuda.so.1" ]]; then
+        _sb_stub="$SPOTRUN_BUNDLE/lib/driver-stub"
+        _sb_still="$(echo " $_sb_still " | sed 's/ libcuda\.so\.1 / /; s/^ *//; s/ *$//')"
+        _sb_still="${_sb_still:+ $_sb_still}"
+        echo "spotrun bundle: no NVIDIA driver on this node (libcuda.so.1 not found): ${SPOTRUN_BUNDLE_PROGRAM:-this program}" \
+             "starts with the CUDA toolkit's stub driver; what needs the GPU exits 2. This bundle needs" \
+             "${SPOTRUN_BUNDLE_DRIVER_NEED:-an NVIDIA driver}." >&2
+    fi
     if [[ -n "$_sb_still" ]]; then
         echo "spotrun bundle: ${SPOTRUN_BUNDLE_PROGRAM:-this program} needs$_sb_still from the node, found in none of:" \
              "SPOTRUN_CUDA_LIBS='${SPOTRUN_CUDA_LIBS:-}', CUDA_HOME='${CUDA_HOME:-}' (lib64, lib)," \
              "/usr/local/cuda/lib64, /usr/local/cuda/lib, LD_LIBRARY_PATH, the system's linker cache," \
-             "NVIDIA's Python wheels. Set SPOTRUN_CUDA_LIBS to the folder that holds it." >&2
+             "NVIDIA's Python wheels. Install them (this bundle needs ${SPOTRUN_BUNDLE_DRIVER_NEED:-the CUDA" \
+             "libraries of its build}) or set SPOTRUN_CUDA_LIBS to the folder that holds them." >&2
+        # The wrappers exit 2 instead of starting a program the dynamic loader would refuse (exit 127).
+        export SPOTRUN_BUNDLE_MISSING="${_sb_still# }"
     fi
 fi
 
 _sb_ld="$SPOTRUN_BUNDLE/lib"
 [[ "${SPOTRUN_BUNDLE_SYSTEM_CXX:-0}" == 1 ]] || _sb_ld="$SPOTRUN_BUNDLE/lib/cxx:$_sb_ld"
 _sb_ld+="${_sb_cuda:+:$_sb_cuda}${SPOTRUN_BUNDLE_BASE_LD_LIBRARY_PATH:+:$SPOTRUN_BUNDLE_BASE_LD_LIBRARY_PATH}"
-_sb_ld+="${_sb_wheels:+:$_sb_wheels}"
+_sb_ld+="${_sb_wheels:+:$_sb_wheels}${_sb_stub:+:$_sb_stub}"
 export LD_LIBRARY_PATH="$_sb_ld"
 
 # Open MPI: OPAL_PREFIX relocates the tree; the folders named one by one as well, because a distribution's
@@ -432,7 +459,7 @@ export HWLOC_PLUGINS_PATH="$SPOTRUN_BUNDLE/lib/hwloc"
 # The tests' data and the source files they read, shipped in share/spotrun/source.
 export SPOTRUN_TEST_DATA_DIR="$SPOTRUN_BUNDLE/share/spotrun/source/tests/data" \
        SPOTRUN_SOURCE_DIR="$SPOTRUN_BUNDLE/share/spotrun/source"
-unset _sb_dirs _sb_user _sb_d _sb_cuda _sb_missing _sb_wheels _sb_py _sb_still _sb_lib _sb_ld _sb_list _sb_ldcache
+unset _sb_dirs _sb_user _sb_d _sb_cuda _sb_stub _sb_missing _sb_wheels _sb_py _sb_still _sb_lib _sb_ld _sb_list _sb_ldcache
 unset -f _sb_find
 ENV
 
@@ -463,6 +490,22 @@ if [[ -n "$CUDART_PATH" ]]; then
         11) min_driver=450.80.02 ;; 12) min_driver=525.60.13 ;; 13) min_driver=580.65.06 ;; *) min_driver="?" ;;
     esac
     CUDA_LINE="CUDA runtime: $CUDA_RT (from $CUDART_PATH): the node needs CUDA ${CUDA_RT%%.*} libraries and a driver that supports CUDA ${CUDA_RT%%.*} (Linux driver >= $min_driver)"
+    # What env.sh names when something is missing on the node.
+    sed -i "s|^export SPOTRUN_BUNDLE\$|&\nexport SPOTRUN_BUNDLE_DRIVER_NEED=\"CUDA ${CUDA_RT%%.*} libraries and a Linux driver >= $min_driver\"|" "$B/env.sh"
+fi
+# The toolkit's stub driver, for a node without the NVIDIA driver (env.sh): spotrun then answers --version,
+# --help and info, and exits 2 on what needs the GPU, instead of the loader's exit 127.
+DRIVER_STUB_LINE=""
+if [[ -n "${NODE_LIBS[libcuda.so.1]:-}" ]]; then
+    stub=""
+    for c in ${CUDART_PATH:+"$(dirname "$CUDART_PATH")/stubs/libcuda.so"} ${CUDA_HOME:+"$CUDA_HOME/lib64/stubs/libcuda.so"} \
+             /usr/local/cuda/lib64/stubs/libcuda.so /usr/local/cuda/targets/*/lib/stubs/libcuda.so; do
+        [[ -z "$stub" && -f "$c" ]] && stub="$c"
+    done
+    [[ -n "$stub" ]] || die "the programs need the NVIDIA driver (libcuda.so.1) but the CUDA toolkit's stubs/libcuda.so was not found (CUDA_HOME, /usr/local/cuda)"
+    mkdir -p "$B/lib/driver-stub"
+    cp -L "$stub" "$B/lib/driver-stub/libcuda.so.1"
+    DRIVER_STUB_LINE="NVIDIA driver stub: lib/driver-stub/libcuda.so.1 (from $stub), used only where the node has no libcuda.so.1"
 fi
 node_libs="$(printf ' %s' "${!NODE_LIBS[@]}" | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/^ *//; s/ *$//')"
 {
@@ -472,6 +515,7 @@ node_libs="$(printf ' %s' "${!NODE_LIBS[@]}" | tr ' ' '\n' | sort | tr '\n' ' ' 
     echo "Needs on the node: glibc >= $GLIBC_MIN (the build machine's: $(getconf GNU_LIBC_VERSION 2>/dev/null || echo unknown))"
     echo "From the node (not packed): glibc${node_libs:+, $node_libs} (bin/PROGRAM says which it needs)"
     echo "$CUDA_LINE"
+    [[ -z "$DRIVER_STUB_LINE" ]] || echo "$DRIVER_STUB_LINE"
     echo "libstdc++ packed in lib/cxx/ (up to GLIBCXX_${CXX_MIN:-?}); SPOTRUN_BUNDLE_SYSTEM_CXX=1 uses the node's"
     echo
     echo "Programs (bin/ wrappers, libexec/ binaries):"

@@ -21,7 +21,8 @@
 #    (libnccl.so.2 in the loader's cache), that file is replaced by an empty one: spotrun loads NCCL at run
 #    time, so every run above still starts, and comm.transport = "nccl" exits 2 naming the library.
 # 5. Where a test program takes CUDA libraries from the node (a build with cuFFT), a second namespace moves
-#    their folder elsewhere: the program must warn that they are missing, and run with SPOTRUN_CUDA_LIBS.
+#    their folder elsewhere: the program must say that they are missing and which CUDA and driver the
+#    bundle needs, exit 2 (not the loader's 127), and run with SPOTRUN_CUDA_LIBS.
 # 6. Outside again: the bundle's thermo.csv equal the reference ones byte for byte, and the normal build
 #    reads the bundle's checkpoints.
 #
@@ -266,6 +267,10 @@ if [[ -f inner-cuda.log ]]; then
         fail "no warning naming the missing CUDA library: $(tail -n 5 cuda-missing.log)"
     grep -q "$CUDA_PROGRAM without CUDA exit 0" inner-cuda.log &&
         fail "$CUDA_PROGRAM started with its CUDA libraries moved away (are they elsewhere on this machine?)"
+    # The wrapper refuses with exit 2 and names what the bundle needs, never the loader's exit 127.
+    expect_line "$CUDA_PROGRAM without CUDA exit 2" "$(tail -n 5 cuda-missing.log)" inner-cuda.log
+    grep -q "this bundle needs CUDA [0-9]* libraries and a Linux driver >= " cuda-missing.log ||
+        fail "the warning does not say which CUDA and driver the bundle needs: $(tail -n 5 cuda-missing.log)"
 fi
 
 for run in "1 b1 ref1" "2 b2 ref2" "2 b2path ref2" "2 b2nodes ref2"; do
