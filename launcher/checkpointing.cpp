@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "comm/errors.hpp"
+#include "fence.hpp"  // --- fencing ---
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -169,6 +170,7 @@ double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   meta.step = solver.step_index();
   meta.time = solver.time();
   meta.nranks = m_comm.size();
+  if (m_comm.is_root()) check_attempt_fence(path.c_str());  // --- fencing (launcher/fence.hpp): exit 77 when fenced ---
   io::write_checkpoint(m_comm, path, meta, state);
   return m_comm.max(MPI_Wtime() - t0);
 }

@@ -13,6 +13,7 @@
 
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "fence.hpp"
 #include "run_status.hpp"
 
 namespace fs = std::filesystem;
@@ -137,6 +138,9 @@ void Heartbeat::loop() {
   while (!m_stop) {
     const double now = steady_now();
     if (m_writer && now - last_write >= k_heartbeat_seconds) {
+      // Fencing (launcher/fence.hpp): a rank of an attempt that is no longer current ends here, within
+      // a heartbeat of coming back, even while its main thread is blocked.
+      check_attempt_fence("a heartbeat");
       write_file(unix_now());
       last_write = now;
     }

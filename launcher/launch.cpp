@@ -28,6 +28,7 @@
 
 #include "comm/errors.hpp"
 #include "deck.hpp"
+#include "fence.hpp"
 #include "heartbeat.hpp"
 #include "launcher/doctor/report.hpp"
 #include "run_status.hpp"
@@ -96,6 +97,27 @@ std::vector<Placement> plan_ranks(const std::vector<Placement>& capacity, int wa
     left -= n;
   }
   return plan;
+}
+
+GrowEstimate grow_estimate(long long remaining_steps, double step_seconds, int old_ranks, int new_ranks,
+                           double relaunch_seconds, double stop_checkpoint_seconds, long long redone_steps) {
+  GrowEstimate e;
+  const double steps = static_cast<double>(std::max(0LL, remaining_steps));
+  const double step = std::max(0.0, step_seconds);
+  const double redo = static_cast<double>(std::max(0LL, redone_steps)) * step;
+  e.cost = std::max(0.0, relaunch_seconds) + std::max(0.0, stop_checkpoint_seconds) + redo;
+  e.saving = new_ranks > old_ranks && old_ranks > 0
+                 ? steps * step * (1.0 - static_cast<double>(old_ranks) / static_cast<double>(new_ranks))
+                 : 0.0;
+  e.worth = new_ranks > old_ranks && e.saving > e.cost;
+  char buf[512];
+  std::snprintf(buf, sizeof buf,
+                "relaunch cost %.3g s (start-up %.3g s + stop checkpoint %.3g s + %lld steps redone) %s saving %.3g s "
+                "(%lld steps left x %.3g s/step x (1 - %d/%d))",
+                e.cost, relaunch_seconds, stop_checkpoint_seconds, std::max(0LL, redone_steps),
+                e.worth ? "<" : ">=", e.saving, std::max(0LL, remaining_steps), step, old_ranks, new_ranks);
+  e.text = buf;
+  return e;
 }
 
 namespace {
@@ -424,8 +446,67 @@ struct LaunchOptions {
   bool doctor = false;         // spotrun doctor before each attempt
   std::string doctor_expect;   // its --expect file
   double doctor_slow_factor = 0;  // its --slow-factor (0: its default)
+  bool grow = false;              // --grow: relaunch on more ranks when hosts come back (and it pays)
+  std::string hosts_command;      // --hosts-command: prints the hosts, as a hostfile
   std::vector<std::string> mpirun_args;
 };
+
+// The hosts `command` prints (/bin/sh -c, stdout as a hostfile; at most `timeout` seconds, 1 MiB); throws
+// InputError naming the command and what it must print.
+std::vector<HostEntry> hosts_from_command(const std::string& command, double timeout) {
+  const std::string what = "--hosts-command '" + quote_for_message(command, 0) + "'";
+  const std::string must = "; it must print the hosts, one per line as in a hostfile (HOST [slots=N]), and exit 0";
+  int out_fd = -1, err_fd = -1;
+  const pid_t pid = spawn({"/bin/sh", "-c", command}, {}, &out_fd, &err_fd, SIGKILL);
+  if (pid < 0) throw InputError(what + ": cannot start /bin/sh: " + std::strerror(errno));
+  std::string out, err;
+  int fds[2] = {out_fd, err_fd};
+  int status = 0;
+  bool exited = false, too_long = false, timed_out = false;
+  const double deadline = now_unix() + timeout;
+  while (!exited || fds[0] >= 0 || fds[1] >= 0) {
+    std::vector<pollfd> p;
+    for (int s = 0; s < 2; ++s)
+      if (fds[s] >= 0) p.push_back({fds[s], POLLIN, 0});
+    if (!p.empty()) ::poll(p.data(), p.size(), 100);
+    else ::usleep(20000);
+    for (const auto& q : p) {
+      if (!(q.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      const int s = q.fd == fds[0] ? 0 : 1;
+      char buf[65536];
+      const ssize_t n = ::read(q.fd, buf, sizeof buf);
+      if (n > 0) {
+        std::string& into = s == 0 ? out : err;
+        if (into.size() < (1u << 20)) into.append(buf, static_cast<std::size_t>(n));
+        else if (s == 0) too_long = true;
+      } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        ::close(q.fd);
+        fds[s] = -1;
+      }
+    }
+    if (!exited && ::waitpid(pid, &status, WNOHANG) == pid) exited = true;
+    if (now_unix() > deadline) {
+      timed_out = !exited;
+      ::kill(-pid, SIGKILL);
+      ::kill(pid, SIGKILL);
+      if (!exited) ::waitpid(pid, &status, 0);
+      exited = true;
+      for (int& fd : fds)
+        if (fd >= 0) {
+          ::close(fd);
+          fd = -1;
+        }
+    }
+  }
+  if (timed_out) throw InputError(what + " did not end within " + fixed(timeout, 0) + " s" + must);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string first = err.substr(0, err.find('\n'));
+    throw InputError(what + " failed (" + describe_wait(status) + ")" +
+                     (first.empty() ? std::string() : ": " + quote_for_message(first, 0)) + must);
+  }
+  if (too_long) throw InputError(what + " printed more than 1 MiB" + must);
+  return parse_hostfile(out, "from " + what);
+}
 
 struct ProbeResult {
   bool ok = false;
@@ -467,12 +548,18 @@ struct AttemptResult {
   long long heartbeat_step = -1;           // the last step a heartbeat reported
   double heartbeat_step_at = -1;           // when that step was reached (the node's clock)
   double last_heartbeat = -1;              // the newest heartbeat (the node's clock)
+  bool fence_unanswered = false;           // a host of the attempt did not answer the fence
+  // Growing back: launch stopped the attempt (SIGUSR1) to relaunch it on `grow_to` ranks.
+  bool grow = false;
+  int grow_to = 0;
 };
 
 class Launcher {
  public:
-  Launcher(LaunchOptions opt, std::string outdir, std::string deck, std::string mpirun, std::string spotrun)
-      : m_opt(std::move(opt)),
+  Launcher(LaunchOptions opt, std::string outdir, std::string deck, std::string mpirun, std::string spotrun,
+           long long steps)
+      : m_total_steps(steps),
+        m_opt(std::move(opt)),
         m_outdir(std::move(outdir)),
         m_deck(std::move(deck)),
         m_mpirun(std::move(mpirun)),
@@ -499,7 +586,14 @@ class Launcher {
   int finish(int code, const std::string& outcome);
   int stop_exit(int sig, const std::string& when);
   void note_signals(const std::vector<int>& sigs);
+  std::vector<HostEntry> current_hosts() const;
+  bool consider_grow(AttemptResult& a);
+  void write_attempt_file(const AttemptResult& a);
+  void annotate_ledger(const AttemptResult& a, const std::string& ended_by);
 
+  long long m_total_steps = 0;            // run.steps of the deck
+  double m_prep_started = 0;              // when the current attempt's preparation (probes) began
+  std::vector<double> m_relaunch_seconds;  // per attempt that reached its time loop: preparation to first step
   LaunchOptions m_opt;
   std::string m_outdir, m_deck, m_mpirun, m_spotrun, m_self;
   std::string m_id;
@@ -648,14 +742,14 @@ std::vector<ProbeResult> Launcher::probe(const std::vector<std::string>& hosts, 
 bool Launcher::hosts_for_attempt(int attempt, std::vector<Placement>& capacity, std::map<std::string, int>& cores) {
   capacity.clear();
   cores.clear();
-  if (m_opt.hostfile.empty()) {
+  if (m_opt.hostfile.empty() && m_opt.hosts_command.empty()) {
     const int n = m_opt.np > 0 ? m_opt.np : local_cores();
     capacity.push_back({"localhost", m_opt.ranks_per_node > 0 ? std::min(n, m_opt.ranks_per_node) : n});
     cores["localhost"] = local_cores();
     return true;
   }
   try {
-    m_hosts = parse_hostfile(read_regular_file(m_opt.hostfile, "hostfile", 1 << 20), m_opt.hostfile);
+    m_hosts = current_hosts();
   } catch (const InputError& e) {
     log("attempt " + std::to_string(attempt) + ": WARNING: " + e.what() + "; using the hosts it named before");
   }
@@ -683,6 +777,162 @@ bool Launcher::hosts_for_attempt(int attempt, std::vector<Placement>& capacity, 
   }
   if (!capacity.empty()) log("attempt " + std::to_string(attempt) + ": hosts that answered: " + seen.str());
   return !capacity.empty();
+}
+
+// The hosts as the hostfile or --hosts-command says now; InputError naming the source.
+std::vector<HostEntry> Launcher::current_hosts() const {
+  if (!m_opt.hosts_command.empty()) return hosts_from_command(m_opt.hosts_command, std::max(30.0, m_opt.probe_timeout));
+  return parse_hostfile(read_regular_file(m_opt.hostfile, "hostfile", 1 << 20), m_opt.hostfile);
+}
+
+// Fencing, 1 (launcher/fence.hpp): OUTDIR/attempt names the attempt about to start, before its mpirun
+// does; a rank of an earlier attempt that reads it stops without writing (exit 77).
+void Launcher::write_attempt_file(const AttemptResult& a) {
+  const fs::path path = fs::path(m_outdir) / k_attempt_file;
+  const std::string tmp = path.string() + ".tmp";
+  const std::string text = a.id + "\n";
+  bool ok = false;
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd >= 0) {
+    ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
+    ok = ::close(fd) == 0 && ok;
+    ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+  }
+  if (ok) {
+    const int dfd = ::open(m_outdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+      (void)::fsync(dfd);
+      ::close(dfd);
+    }
+    return;
+  }
+  // A file that still named the previous attempt would fence this one: none at all fences nothing.
+  const std::string why = std::strerror(errno);
+  ::unlink(tmp.c_str());
+  ::unlink(path.c_str());
+  log("attempt " + std::to_string(a.number) + ": WARNING: cannot write " + path.string() + " (" + why +
+      "): ranks of earlier attempts are not fenced during this one");
+}
+
+// The report (docs/report.md): the ledger line of attempt `a` (its "launch_attempt") gets launch's
+// verdict, "ended_by"; the next attempt's report, or `spotrun report`, shows it.
+void Launcher::annotate_ledger(const AttemptResult& a, const std::string& ended_by) {
+  const fs::path path = fs::path(m_outdir) / "attempts.jsonl";
+  std::ifstream in(path);
+  if (!in) return;
+  std::string line, text;
+  bool found = false;
+  while (std::getline(in, line)) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line, nullptr, false);
+    if (j.is_object() && j.contains("launch_attempt") && j["launch_attempt"] == a.id) {
+      j["ended_by"] = ended_by;
+      line = j.dump();
+      found = true;
+    }
+    text += line + "\n";
+  }
+  in.close();
+  if (!found) return;
+  const std::string tmp = path.string() + ".launch.tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return;
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+}
+
+// Growing back (--grow): at a new checkpoint of attempt `a`, whether hosts that the hostfile (or
+// --hosts-command) names and the attempt does not use answer their probe, and a relaunch on the larger
+// set of ranks pays for itself (grow_estimate); true: stop the attempt (SIGUSR1) and relaunch.
+bool Launcher::consider_grow(AttemptResult& a) {
+  const std::string tag = "attempt " + std::to_string(a.number) + ": grow: ";
+  std::vector<HostEntry> hosts;
+  try {
+    hosts = current_hosts();
+  } catch (const InputError& e) {
+    log(tag + "WARNING: " + e.what() + "; not growing now");
+    return false;
+  }
+  std::vector<std::string> fresh;
+  for (const auto& h : hosts) {
+    if (m_dropped.count(h.name)) continue;
+    const bool used = std::any_of(a.placement.begin(), a.placement.end(),
+                                  [&](const Placement& p) { return same_host(p.host, h.name, m_self); });
+    if (!used) fresh.push_back(h.name);
+  }
+  if (fresh.empty()) return false;
+  const std::vector<ProbeResult> probes = probe(fresh);
+  std::vector<Placement> capacity = a.placement;
+  std::string added;
+  for (std::size_t k = 0; k < fresh.size(); ++k) {
+    if (!probes[k].ok) continue;
+    const HostEntry& h = *std::find_if(hosts.begin(), hosts.end(), [&](const HostEntry& e) { return e.name == fresh[k]; });
+    const int cap = m_opt.ranks_per_node > 0 ? m_opt.ranks_per_node : h.slots > 0 ? h.slots : probes[k].cores;
+    capacity.push_back({h.name, cap});
+    added += (added.empty() ? "" : ", ") + h.name + " (" + plural(cap, "slot") + ")";
+  }
+  int ranks = 0;
+  for (const auto& p : plan_ranks(capacity, m_opt.np)) ranks += p.ranks;
+  if (ranks <= a.ranks) return false;
+  // The run's figures: its step and mean step time (heartbeats), the longest gap between two steps (a
+  // checkpoint write: the stop checkpoint costs about as much), its first step (status.json).
+  long long step = -1;
+  double step_seconds = 0, gap = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(m_outdir) / "heartbeats", ec)) {
+    std::ifstream in(e.path());
+    std::stringstream t;
+    t << in.rdbuf();
+    const nlohmann::json j = nlohmann::json::parse(t.str(), nullptr, false);
+    if (!j.is_object() || j.value("attempt", nlohmann::json()) != a.id) continue;
+    if (j.contains("step") && j["step"].is_number_integer()) step = std::max(step, j["step"].get<long long>());
+    if (j.contains("mean_step_seconds") && j["mean_step_seconds"].is_number())
+      step_seconds = std::max(step_seconds, j["mean_step_seconds"].get<double>());
+    if (j.contains("max_gap_seconds") && j["max_gap_seconds"].is_number())
+      gap = std::max(gap, j["max_gap_seconds"].get<double>());
+  }
+  nlohmann::json r;
+  double loop_started = -1;
+  long long start_step = -1;
+  if (record_of(a.id, r) && r.contains("loop_started") && r["loop_started"].is_string())
+    loop_started = parse_utc(r["loop_started"].get<std::string>());
+  if (r.is_object() && r.contains("start_step") && r["start_step"].is_number_integer())
+    start_step = r["start_step"].get<long long>();
+  // The newest checkpoint is newer than the last heartbeat (one every 2 s): the step time from the
+  // start of the time loop to that checkpoint's file, checkpoint writes included.
+  const long long ck = newest_checkpoint_step(m_outdir);
+  struct stat st {};
+  const std::string ck_path = (fs::path(m_outdir) / "checkpoints" / ("ckpt-" + std::to_string(ck) + ".h5")).string();
+  if (ck > start_step && start_step >= 0 && loop_started > 0 && ::stat(ck_path.c_str(), &st) == 0) {
+    const double at = static_cast<double>(st.st_mtim.tv_sec) + 1e-9 * static_cast<double>(st.st_mtim.tv_nsec);
+    if (at > loop_started) {
+      step = std::max(step, ck);
+      step_seconds = (at - loop_started) / static_cast<double>(ck - start_step);
+    }
+  }
+  if (step < 0 || step_seconds <= 0 || loop_started <= 0) {
+    log(tag + "more slots answer (" + added + ") but the run's step time is not known yet; deciding at the next checkpoint");
+    return false;
+  }
+  std::vector<double> starts = m_relaunch_seconds;
+  starts.push_back(loop_started - m_prep_started);
+  double relaunch = 0;
+  for (double s : starts) relaunch += s;
+  relaunch /= static_cast<double>(starts.size());
+  const GrowEstimate e = grow_estimate(m_total_steps - step, step_seconds, a.ranks, ranks, relaunch, gap, 0);
+  log(tag + "at step " + std::to_string(step) + ", " + plural(ranks, "rank") + " fit with " + added + " instead of " +
+      std::to_string(a.ranks) + ": " + e.text + " (start-up measured over " + plural(static_cast<long long>(starts.size()), "attempt") +
+      "): " + (e.worth ? "stopping with a checkpoint to relaunch on " + plural(ranks, "rank")
+                       : std::string("not worth a relaunch")));
+  if (e.worth) a.grow_to = ranks;
+  return e.worth;
 }
 
 bool Launcher::record_of(const std::string& id, nlohmann::json& record) const {
@@ -741,6 +991,8 @@ void Launcher::read_outcome(AttemptResult& a) const {
     a.exit_code = -1;
     a.reason = alive ? "mpirun ended while rank 0 (PID " + std::to_string(pid) + ") still runs, without a record"
                      : "ended without a record (killed)";
+    if (WIFEXITED(a.wait_status) && WEXITSTATUS(a.wait_status) == k_exit_fenced)
+      a.reason += "; a rank stopped fenced (exit 77): OUTDIR/" + std::string(k_attempt_file) + " names another attempt";
   } else if (a.state != "finished" && a.state != "stopped" && a.state != "failed") {
     a.state = "none";
     a.reason = "status record in an unknown state";
@@ -887,11 +1139,14 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
     std::fflush(m_log);
   }
 
+  write_attempt_file(a);  // --- fencing: from here on the ranks of earlier attempts write nothing ---
   a.started = now_unix();
   int out_fd = -1, err_fd = -1;
   // The ranks' own watchdog waits twice the stall timeout (launcher/heartbeat.hpp): launch acts first.
+  // A SPOTRUN_STALL_TIMEOUT in launch's own environment is passed on as it is.
   std::vector<std::string> env{attempt_env};
-  if (m_opt.stall_timeout > 0) env.push_back("SPOTRUN_STALL_TIMEOUT=" + fixed(2 * m_opt.stall_timeout, 3));
+  if (m_opt.stall_timeout > 0 && !std::getenv("SPOTRUN_STALL_TIMEOUT"))
+    env.push_back("SPOTRUN_STALL_TIMEOUT=" + fixed(2 * m_opt.stall_timeout, 3));
   const pid_t pid = spawn(argv, env, &out_fd, &err_fd, SIGUSR1);
   if (pid < 0) {
     a.ended = now_unix();
@@ -907,6 +1162,8 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   std::map<std::string, HostBeat> beats;
   long long beat_step = -1;
   double beat_step_seen = a.started, next_watch = a.started + 1;
+  long long grow_checked = newest_checkpoint_step(m_outdir);  // --grow: decide at each newer checkpoint
+  double next_grow = a.started + 1;
   auto handle_request = [&](int count) {
     for (int k = 0; k < count; ++k) {
       if (escalation == 0) {
@@ -991,6 +1248,20 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
         fence(a);
         ::kill(-pid, SIGKILL);
         ::kill(pid, SIGKILL);
+      }
+    }
+    if (m_opt.grow && !exited && !a.stalled && !a.grow && escalation == 0 && now_unix() >= next_grow) {
+      next_grow = now_unix() + 1;
+      const long long newest = newest_checkpoint_step(m_outdir);
+      if (newest > grow_checked) {
+        grow_checked = newest;
+        nlohmann::json r;
+        if (record_of(a.id, r) && consider_grow(a)) {
+          // As a stop request: the ranks agree on a step, write a checkpoint and exit 75.
+          ::kill(pid, SIGUSR1);
+          a.grow = true;
+          a.stop_forwarded = true;
+        }
       }
     }
     if (!exited && ::waitpid(pid, &a.wait_status, WNOHANG) == pid) {
@@ -1138,6 +1409,7 @@ void Launcher::fence(AttemptResult& a) {
       log(tag + "host " + hosts[k] + " did not answer (" + (results[k].why.empty() ? "no count" : results[k].why) +
           "): it is not used again");
       m_dropped.insert(hosts[k]);
+      a.fence_unanswered = true;
     }
   }
 }
@@ -1150,7 +1422,10 @@ int Launcher::run() {
   {
     std::ostringstream head;
     head << "launch " << m_id << ": deck " << m_deck << ", output directory " << m_outdir << ", "
-         << (m_opt.hostfile.empty() ? std::string("no hostfile (this machine)") : "hostfile " + m_opt.hostfile) << ", "
+         << (!m_opt.hosts_command.empty() ? "hosts from --hosts-command '" + m_opt.hosts_command + "'"
+             : m_opt.hostfile.empty()      ? std::string("no hostfile (this machine)")
+                                           : "hostfile " + m_opt.hostfile)
+         << (m_opt.grow ? ", --grow" : "") << ", "
          << (m_opt.np > 0 ? "-np " + std::to_string(m_opt.np) : std::string("ranks: every slot"))
          << (m_opt.ranks_per_node > 0 ? ", " + std::to_string(m_opt.ranks_per_node) + " ranks per node" : std::string())
          << ", at least " << plural(m_opt.min_ranks, "rank") << ", at most " << plural(m_opt.max_restarts, "restart")
@@ -1169,6 +1444,7 @@ int Launcher::run() {
     if (m_stop_signal) return stop_exit(m_stop_signal, "before attempt " + std::to_string(attempt));
     std::vector<Placement> capacity;
     std::map<std::string, int> cores;
+    m_prep_started = now_unix();
     const bool any = hosts_for_attempt(attempt, capacity, cores);
     if (m_stop_signal) return stop_exit(m_stop_signal, "before attempt " + std::to_string(attempt));
     std::vector<Placement> plan = any ? plan_ranks(capacity, m_opt.np) : std::vector<Placement>{};
@@ -1254,6 +1530,24 @@ int Launcher::run() {
       for (const auto& e : m_hosts)
         if (same_host(e.name, h, m_self) && m_dropped.insert(e.name).second)
           log("attempt " + std::to_string(attempt) + ": host " + e.name + " is not used again: it got a spot notice");
+    if (a.loop_started > 0) m_relaunch_seconds.push_back(std::max(0.0, a.loop_started - m_prep_started));
+    // Why it ended, in the run report's ledger (docs/report.md, "ended_by").
+    {
+      auto join = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+        return s;
+      };
+      std::string ended_by;
+      if (a.grow && a.state == "stopped") ended_by = "grow: " + std::to_string(a.ranks) + " -> " + std::to_string(a.grow_to) + " ranks";
+      else if (a.stalled) ended_by = "stall" + (a.stalled_hosts.empty() ? std::string() : ": heartbeat stopped on " + join(a.stalled_hosts));
+      else if (!a.notes.lost_hosts.empty()) ended_by = "node lost: " + join(a.notes.lost_hosts);
+      else if (!a.stop_hosts.empty()) ended_by = "spot notice: " + join(a.stop_hosts);
+      else if (a.state == "stopped" && m_stop_signal) ended_by = std::string("stop request: ") + launch_signal_name(m_stop_signal);
+      else if (a.state == "killed" && !a.notes.events.empty()) ended_by = "rank lost: " + a.notes.events.front();
+      else ended_by = a.state + (a.reason.empty() ? std::string() : ": " + a.reason);
+      annotate_ledger(a, ended_by);
+    }
 
     if (a.state == "finished") return finish(0, "finished at step " + std::to_string(a.step));
     if (m_stop_signal) {
@@ -1261,6 +1555,15 @@ int Launcher::run() {
                                                       std::to_string(a.checkpoint_step >= 0 ? a.checkpoint_step : newest) +
                                                       "; run the same command to resume");
       return stop_exit(m_stop_signal, "during attempt " + std::to_string(attempt) + " (" + a.state + ")");
+    }
+    if (a.grow && a.state == "stopped") {
+      // Growing back: not a failure, and not counted against --max-restarts.
+      for (double until = now_unix() + 10; run_lock_held(m_outdir) && now_unix() < until;) ::usleep(50000);
+      last_failure.clear();
+      newest_at_last_end = newest;
+      log("attempt " + std::to_string(attempt) + ": relaunching on more ranks (grow) from the stop checkpoint at step " +
+          std::to_string(a.checkpoint_step >= 0 ? a.checkpoint_step : newest));
+      continue;
     }
     if (a.state == "stopped" && a.reason == "time limit")
       return finish(75, "stopped by the run's time limit (run.time_limit) with a checkpoint at step " +
@@ -1280,9 +1583,15 @@ int Launcher::run() {
                            std::to_string(m_opt.max_restarts) + "); last cause: " + a.state + ": " + a.reason);
     last_failure = failed ? a.state : std::string();
     newest_at_last_end = newest;
-    // The next attempt takes the output directory's lock: wait until this one's rank 0 released it.
-    for (double until = now_unix() + 10; run_lock_held(m_outdir) && now_unix() < until;) ::usleep(50000);
-    if (run_lock_held(m_outdir))
+    // The next attempt takes the output directory's lock: wait until this one's rank 0 released it. After
+    // a fence that a host did not answer, its rank 0 may hold it (frozen, partitioned): the next attempt's
+    // rank 0 waits for that fenced holder itself (launcher/output_lock.cpp).
+    const bool holder_away = a.stalled && a.fence_unanswered;
+    for (double until = now_unix() + 10; !holder_away && run_lock_held(m_outdir) && now_unix() < until;) ::usleep(50000);
+    if (holder_away && run_lock_held(m_outdir))
+      log("attempt " + std::to_string(attempt) + ": the run lock is held, by a process of a host that did not answer "
+          "the fence: the next attempt waits for it (fenced, it ends at its next write)");
+    else if (run_lock_held(m_outdir))
       log("attempt " + std::to_string(attempt) + ": WARNING: the run lock of the output directory is still held "
           "10 s after mpirun ended (a rank of this attempt still running?)");
     ++m_restarts;
@@ -1354,6 +1663,12 @@ int launch_main(int argc, char** argv) {
                  "stalled, ended and relaunched (default: the larger of 60 s and 10 times the longest time between "
                  "two steps, checkpoint writes included)")
       ->check(CLI::Range(6.0, 1e7));
+  app.add_option("--hosts-command", opt.hosts_command,
+                 "Shell command that prints the hosts, one per line as in a hostfile (HOST [slots=N]); run before "
+                 "every attempt and, with --grow, at every checkpoint (instead of --hostfile)");
+  app.add_flag("--grow", opt.grow,
+               "When hosts come back (the hostfile or --hosts-command names more that answer), stop at the next "
+               "checkpoint and relaunch on more ranks if the measured cost of a relaunch is below the time it saves");
   app.add_flag("--doctor", opt.doctor, "Run spotrun doctor on the hosts before each attempt and leave out those it names");
   app.add_option("--doctor-expect", opt.doctor_expect, "Expected values for spotrun doctor (its --expect FILE)")
       ->check(CLI::ExistingFile);
@@ -1374,12 +1689,21 @@ int launch_main(int argc, char** argv) {
     std::fprintf(stderr, "ERROR: spotrun launch starts mpirun itself: run it on its own, not under mpirun or srun\n");
     return k_exit_bad_input;
   }
+  if (!opt.hostfile.empty() && !opt.hosts_command.empty()) {
+    std::fprintf(stderr, "ERROR: --hostfile and --hosts-command both name the hosts: give one of them\n");
+    return k_exit_bad_input;
+  }
+  if (opt.grow && opt.hostfile.empty() && opt.hosts_command.empty()) {
+    std::fprintf(stderr, "ERROR: --grow needs --hostfile or --hosts-command (where the hosts to grow onto are named)\n");
+    return k_exit_bad_input;
+  }
   if (opt.np > 0 && opt.min_ranks > opt.np) {
     std::fprintf(stderr, "ERROR: --min-ranks %d is more than -np %d\n", opt.min_ranks, opt.np);
     return k_exit_bad_input;
   }
   // The deck first, exactly as spotrun run reads it (without MPI: launch has none).
   std::string outdir;
+  long long total_steps = 0;
   try {
     Deck deck = Deck::parse(read_regular_file(opt.deck_path, "deck", k_deck_max_bytes), opt.deck_path);
     for (const auto& s : opt.sets) deck.apply_set(s);
@@ -1387,6 +1711,8 @@ int launch_main(int argc, char** argv) {
     outdir = opt.output_dir.empty() ? deck.get_string("run.output_dir") : opt.output_dir;
     if (outdir.empty()) outdir = (fs::path("runs") / fs::path(opt.deck_path).stem()).string();
     if (!opt.hostfile.empty()) parse_hostfile(read_regular_file(opt.hostfile, "hostfile", 1 << 20), opt.hostfile);
+    if (!opt.hosts_command.empty()) hosts_from_command(opt.hosts_command, std::max(30.0, opt.probe_timeout));
+    total_steps = deck.get_int("run.steps");
   } catch (const InputError& e) {
     std::fprintf(stderr, "ERROR: %s\n", e.what());
     return k_exit_bad_input;
@@ -1427,7 +1753,7 @@ int launch_main(int argc, char** argv) {
   }
   const std::string deck = fs::absolute(opt.deck_path, ec).lexically_normal().string();
   install_launch_signals();
-  Launcher launcher(opt, outdir, deck, mpirun, spotrun);
+  Launcher launcher(opt, outdir, deck, mpirun, spotrun, total_steps);
   const int code = launcher.run();
   (void)!::ftruncate(lock, 0);
   ::close(lock);

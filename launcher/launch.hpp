@@ -41,6 +41,21 @@ struct MpirunNotes {
 };
 void scan_mpirun_line(const std::string& line, MpirunNotes& notes);
 
+// Growing back (spotrun launch --grow, docs/cloud.md): whether to stop an attempt of `old_ranks` ranks at
+// a checkpoint and relaunch it on `new_ranks`. The cost of the relaunch is what the attempts so far took
+// from the end of the previous attempt to their first step (`relaunch_seconds`: probes, mpirun, start-up,
+// the checkpoint read) plus the stop checkpoint (`stop_checkpoint_seconds`) plus the steps redone
+// (`redone_steps` x `step_seconds`; 0 after a stop with a checkpoint); the saving is the time the steps left
+// take now less what they would take on more ranks, assuming the step time scales as 1 / ranks:
+// `remaining_steps` x `step_seconds` x (1 - old_ranks / new_ranks). It grows when the saving is larger.
+struct GrowEstimate {
+  double cost = 0, saving = 0;
+  bool worth = false;
+  std::string text;  // "relaunch 4.1 s (...) < saving 12.3 s (...)"
+};
+GrowEstimate grow_estimate(long long remaining_steps, double step_seconds, int old_ranks, int new_ranks,
+                           double relaunch_seconds, double stop_checkpoint_seconds, long long redone_steps = 0);
+
 // `spotrun launch ...` (argv[1] == "launch"); returns the exit code: 0 finished, 75 stopped on request
 // (or by the run's time limit) with a checkpoint, 1 gave up, 2 bad usage or input.
 int launch_main(int argc, char** argv);

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
+#include "fence.hpp"
 #include "stop.hpp"
 
 namespace spotrun::launcher {
@@ -43,16 +44,20 @@ std::string read_all(int fd) {
   return text;
 }
 
-// "host H pid P started T" from the lock file's "key value" lines; "" when it is empty.
-std::string describe(const std::string& content, std::string* host = nullptr, long* pid = nullptr) {
+// "host H pid P started T" from the lock file's "key value" lines; "" when it is empty. *attempt: the
+// spotrun launch attempt of the holder ("" when not under launch).
+std::string describe(const std::string& content, std::string* host = nullptr, long* pid = nullptr,
+                     std::string* attempt = nullptr) {
   std::istringstream in(content);
-  std::string key, value, h, p, t;
+  std::string key, value, h, p, t, a;
   while (in >> key && std::getline(in >> std::ws, value)) {
     if (key == "host") h = value;
     if (key == "pid") p = value;
     if (key == "started") t = value;
+    if (key == "attempt") a = value;
   }
   if (host) *host = h;
+  if (attempt) *attempt = a;
   if (pid) {
     try {
       *pid = p.empty() ? -1 : std::stol(p);
@@ -62,23 +67,30 @@ std::string describe(const std::string& content, std::string* host = nullptr, lo
   }
   if (h.empty() && p.empty()) return {};
   return "host " + (h.empty() ? std::string("?") : h) + ", PID " + (p.empty() ? std::string("?") : p) + ", started " +
-         (t.empty() ? std::string("?") : t);
+         (t.empty() ? std::string("?") : t) + (a.empty() ? std::string() : ", attempt " + a);
 }
+
+// How long the first rank of the current attempt waits for a lock held by a fenced attempt (one that
+// OUTDIR/attempt no longer names): that holder ends at its next write, or its lock goes with it when its
+// node stays away (an NFSv4 lease expires after 90 s by default).
+constexpr double k_fenced_holder_wait_seconds = 300;
 
 }  // namespace
 
 OutputDirectoryLock::OutputDirectoryLock(const comm::Communicator& comm, const std::string& outdir) {
   std::string error, warning;
+  arm_attempt_fence(outdir);  // --- fencing: every rank (heartbeat threads check too) ---
   if (comm.is_root()) {
+    check_attempt_fence("the lock file");
     const std::string path = (std::filesystem::path(outdir) / file_name()).string();
     const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) {
       error = "cannot open the lock file '" + path + "' of output directory '" + outdir + "': " + std::strerror(errno);
     } else {
       const std::string previous = read_all(fd);
-      std::string holder_host;
+      std::string holder_host, holder_attempt;
       long holder_pid = -1;
-      const std::string holder = describe(previous, &holder_host, &holder_pid);
+      const std::string holder = describe(previous, &holder_host, &holder_pid, &holder_attempt);
       struct flock fl {};
       fl.l_type = F_WRLCK;
       fl.l_whence = SEEK_SET;
@@ -86,11 +98,29 @@ OutputDirectoryLock::OutputDirectoryLock(const comm::Communicator& comm, const s
       do {
         rc = ::fcntl(fd, F_SETLK, &fl);
       } while (rc != 0 && errno == EINTR);
+      // --- fencing: a holder of an older attempt of spotrun launch (not the one OUTDIR/attempt names, which
+      // is ours) ends at its next write; wait for it rather than refuse the directory ---
+      if (rc != 0 && (errno == EAGAIN || errno == EACCES) && !own_attempt().empty() && !holder_attempt.empty() &&
+          holder_attempt != own_attempt()) {
+        std::fprintf(stderr, "spotrun: the lock of output directory '%s' is held by attempt %s (%s), no longer the "
+                     "current one: waiting up to %.0f s for it to end (fenced)\n", outdir.c_str(),
+                     holder_attempt.c_str(), holder.c_str(), k_fenced_holder_wait_seconds);
+        std::fflush(stderr);
+        for (int k = 0; k < static_cast<int>(k_fenced_holder_wait_seconds * 5); ++k) {
+          ::usleep(200000);
+          check_attempt_fence("the lock file");
+          rc = ::fcntl(fd, F_SETLK, &fl);
+          if (rc == 0 || (errno != EAGAIN && errno != EACCES && errno != EINTR)) break;
+        }
+        if (rc == 0) warning = "took the lock of output directory '" + outdir + "' once fenced attempt " +
+                               holder_attempt + " let go of it";
+        else errno = EAGAIN;
+      }
       const int err = rc == 0 ? 0 : errno;
       bool take = false;
       if (rc == 0) {
         take = true;
-        if (!holder.empty())
+        if (!holder.empty() && warning.empty())
           warning = "taking over the lock of output directory '" + outdir + "' left by a run that ended without "
                     "releasing it (" + holder + ")";
       } else if (err == EAGAIN || err == EACCES) {
@@ -113,7 +143,9 @@ OutputDirectoryLock::OutputDirectoryLock(const comm::Communicator& comm, const s
         }
       }
       if (take) {
-        const std::string mine = "host " + this_host() + "\npid " + std::to_string(::getpid()) + "\nstarted " + now_utc() + "\n";
+        // --- fencing: the lock file names the attempt that holds it ---
+        const std::string mine = "host " + this_host() + "\npid " + std::to_string(::getpid()) + "\nstarted " + now_utc() +
+                                 "\n" + (own_attempt().empty() ? std::string() : "attempt " + own_attempt() + "\n");
         if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, mine.data(), mine.size(), 0) != static_cast<ssize_t>(mine.size()))
           error = "cannot write the lock file '" + path + "': " + std::strerror(errno);
         else
@@ -130,7 +162,7 @@ OutputDirectoryLock::OutputDirectoryLock(const comm::Communicator& comm, const s
 OutputDirectoryLock::~OutputDirectoryLock() {
   if (m_fd < 0) return;
   set_lock_fd_for_signal(-1);
-  (void)::ftruncate(m_fd, 0);
+  if (fenced_by().empty()) (void)::ftruncate(m_fd, 0);  // a fenced attempt's process writes nothing
   ::close(m_fd);  // releases the lock
 }
 

@@ -19,6 +19,7 @@
 #include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
 #include "heartbeat.hpp"  // --- stalls: heartbeat files and the in-rank watchdog ---
+#include "fence.hpp"  // --- fencing: no write from an attempt that is no longer current ---
 #include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
 #include "comm/device.hpp"
@@ -239,6 +240,7 @@ void write_thermo(const comm::Communicator& comm, io::ThermoWriter& thermo, Solv
                    "): " + solver.instability_hint() +
                    ". The run stops here; no checkpoint or final state is written from this state.");
   }
+  if (comm.is_root()) check_attempt_fence("a thermo row");  // --- fencing (launcher/fence.hpp) ---
   const std::string error = comm.broadcast(thermo.write(solver.step_index(), values));
   if (error.empty()) return;
   if (abort_on_error) throw RunError(error + " (checkpoint.on_error = \"abort\")");
@@ -446,6 +448,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
       transport->fence();
       write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
     }
+    if (comm.is_root()) check_attempt_fence("trajectory or field frames");  // --- fencing ---
     solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "fence.hpp"
 #include "spotrun/version.hpp"
 #include "stop.hpp"
 
@@ -108,7 +109,7 @@ std::string utc_now() {
 // "failed" with 128 + the signal number. Async-signal-safe.
 void on_end_now(int sig, int code, const char* why, const char* phase) {
   const int which = g_which;
-  if (which < 0) return;
+  if (which < 0 || fenced_signal_safe()) return;  // fencing: a fenced attempt's record is not written
   char ended[32];
   format_utc(now_unix(), ended);
   std::size_t n = 0;
@@ -297,6 +298,7 @@ void RunStatus::write_end(const std::string& state, int exit_code, const std::st
 
 // One record: its own fields, then the shared ones.
 void RunStatus::write(const std::string& own) {
+  check_attempt_fence("status.json");  // fencing (launcher/fence.hpp): exit 77 when fenced
   std::string text = own.substr(0, own.size() - 1) + "," + m_common + "}\n";
   const std::string tmp = m_path + ".tmp";
   const std::string dir = m_outdir.empty() ? std::string(".") : m_outdir;

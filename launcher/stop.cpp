@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "comm/communicator.hpp"
+#include "fence.hpp"
 
 namespace spotrun::launcher {
 namespace {
@@ -46,7 +47,7 @@ void announce_end(int sig, const char* why, const char* phase, int code) {
 
 [[noreturn]] void end_now(int sig, const char* why, int code) {
   announce_end(sig, why, g_phase, code);
-  if (g_lock_fd >= 0) (void)::ftruncate(g_lock_fd, 0);
+  if (g_lock_fd >= 0 && !fenced_signal_safe()) (void)::ftruncate(g_lock_fd, 0);  // fencing: a fenced attempt writes nothing
   ::_exit(code);
 }
 

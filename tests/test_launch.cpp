@@ -186,3 +186,24 @@ TEST(Watchdog, StallTimeout) {
   EXPECT_EQ(rank_stall_timeout(6, 90, true), 6);            // SPOTRUN_STALL_TIMEOUT as it is
   EXPECT_EQ(rank_stall_timeout(0, 90, false), 0);           // 0: off
 }
+
+// Growing back: the relaunch pays when the steps left, at the measured step time, take longer on the
+// ranks of now than on more ranks by more than the relaunch costs (hand-computed cases).
+TEST(GrowEstimate, WeighsRelaunchAgainstSaving) {
+  using spotrun::launcher::grow_estimate;
+  // 1000 steps x 0.01 s x (1 - 2/4) = 5 s saved; 3 s start-up + 0.5 s checkpoint = 3.5 s: grow.
+  auto e = grow_estimate(1000, 0.01, 2, 4, 3.0, 0.5);
+  EXPECT_DOUBLE_EQ(e.saving, 5.0);
+  EXPECT_DOUBLE_EQ(e.cost, 3.5);
+  EXPECT_TRUE(e.worth);
+  EXPECT_NE(e.text.find("1000 steps left x 0.01 s/step x (1 - 2/4)"), std::string::npos) << e.text;
+  // The same with 200 steps redone at the relaunch: 3.5 + 2 = 5.5 s > 5 s: not worth it.
+  e = grow_estimate(1000, 0.01, 2, 4, 3.0, 0.5, 200);
+  EXPECT_DOUBLE_EQ(e.cost, 5.5);
+  EXPECT_FALSE(e.worth);
+  // No more ranks, fewer ranks, nothing left: never.
+  EXPECT_FALSE(grow_estimate(1000, 0.01, 4, 4, 0, 0).worth);
+  EXPECT_FALSE(grow_estimate(1000, 0.01, 4, 2, 0, 0).worth);
+  EXPECT_FALSE(grow_estimate(0, 0.01, 2, 4, 0.1, 0).worth);
+  EXPECT_DOUBLE_EQ(grow_estimate(-5, 0.01, 2, 4, 0, 0).saving, 0.0);
+}

@@ -37,6 +37,8 @@ json to_json(const Attempt& a) {
   if (a.gpus > 0) j["gpus"] = a.gpus;
   j["exit_code"] = a.exit_code;
   j["exit_cause"] = a.exit_cause;
+  if (!a.launch_attempt.empty()) j["launch_attempt"] = a.launch_attempt;
+  if (!a.ended_by.empty()) j["ended_by"] = a.ended_by;
   j["resumed_from"] = a.resumed_from;
   j["start_step"] = a.start_step;
   j["end_step"] = a.end_step;
@@ -85,6 +87,8 @@ Attempt attempt_from_json(const json& j) {
   a.gpus = j.value("gpus", 0);
   a.exit_code = j.at("exit_code").get<int>();
   a.exit_cause = j.at("exit_cause").get<std::string>();
+  a.launch_attempt = j.value("launch_attempt", std::string());
+  a.ended_by = j.value("ended_by", std::string());
   a.resumed_from = j.at("resumed_from").get<std::string>();
   a.start_step = j.at("start_step").get<std::int64_t>();
   a.end_step = j.at("end_step").get<std::int64_t>();
@@ -357,6 +361,8 @@ std::string summary_text(const json& r) {
     const std::string steps = std::to_string(a.at("start_step").get<long long>()) + "->" +
                               std::to_string(a.at("end_step").get<long long>());
     std::string cause = a.at("exit_cause").get<std::string>();
+    // spotrun launch's verdict, where it gave one, says more than the run's own ("lost", "signal SIGUSR1").
+    if (a.contains("ended_by") && a["ended_by"].is_string()) cause = a["ended_by"].get<std::string>();
     if (cause.size() > 20) cause = cause.substr(0, 20);
     std::snprintf(line, sizeof line, "  %-3d %-24s %5d %4d %-20s %15s %6lld %9.3f %8.3f %8.3f %8.3f %8.3f %8.3f\n",
                   a.at("attempt").get<int>(), a.at("start").get<std::string>().c_str(), a.at("ranks").get<int>(),

@@ -51,6 +51,9 @@ struct Attempt {
   int gpus = 0;                 // distinct GPUs bound to its ranks; 0: none
   int exit_code = -1;           // -1 while running or when the attempt ended without a record
   std::string exit_cause;       // "finished", "signal SIGTERM", "time limit", "spot notice", "failed ...", "lost ..."
+  std::string launch_attempt;   // the spotrun launch attempt id (SPOTRUN_LAUNCH_ATTEMPT); "" when not under launch
+  std::string ended_by;         // why spotrun launch ended it ("stall: ...", "node lost: ...", "grow: ...", ...;
+                                // written into the ledger by launch after the attempt); "" when not known
   std::string resumed_from;     // checkpoint file, or "" for a fresh start
   std::int64_t start_step = 0, end_step = 0;
   TimeParts parts;

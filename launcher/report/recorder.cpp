@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -184,6 +185,7 @@ RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& d
     if (d.gpu >= 0) gpus.insert({d.host, d.uuid.empty() ? std::to_string(d.gpu) : d.uuid});
   }
   a.ranks = comm.size();
+  if (const char* id = std::getenv("SPOTRUN_LAUNCH_ATTEMPT")) a.launch_attempt = id;
   a.gpus = static_cast<int>(gpus.size());
   a.exit_cause = "running";
   a.price_per_gpu_hour = deck.get_float("report.price_per_gpu_hour");

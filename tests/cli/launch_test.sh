@@ -181,6 +181,100 @@ EOF
     FAKE=(-- --mca plm_rsh_agent "$W/fake-ssh" --bind-to none)
 }
 
+# --- Nodes in network namespaces (netns, noisy, partition, ckpt_loss) -------------------------------------
+# netns_nodes NODE...: namespaces $NS-h (launch, mpirun: 10.77.0.1) and one per node (a: 10.77.0.2, b: .3,
+# c: .4), each node with its own host name (a UTS namespace: ranks and heartbeat files name node-a, ...)
+# and its own sshd (Debian's openssh-server), joined by a bridge in a namespace of its own ($NS-sw, the
+# switch), so that this machine's own network is not touched. Skips (exit 77) without root, ip netns, a
+# bridge, veth pairs or sshd. Sets NET, the mpirun options that reach the nodes through real ssh.
+skip() { echo "SKIP: $*"; exit 77; }
+node_addr() { case $1 in h) echo 10.77.0.1 ;; a) echo 10.77.0.2 ;; b) echo 10.77.0.3 ;; c) echo 10.77.0.4 ;; esac; }
+netns_cleanup() {
+    local p n
+    for p in "$W"/sshd-*.pid; do [[ -s "$p" ]] && kill -KILL "$(cat "$p")" 2>/dev/null; done
+    for n in a b c h sw; do
+        for p in $(ip netns pids "$NS-$n" 2>/dev/null); do kill -CONT "$p" 2>/dev/null; kill -KILL "$p" 2>/dev/null; done
+        ip netns del "$NS-$n" 2>/dev/null
+    done
+}
+netns_nodes() {
+    local n
+    [[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces)"
+    for t in ip unshare ssh ssh-keygen /usr/sbin/sshd; do command -v "$t" >/dev/null || skip "$t is not installed"; done
+    NS="spt$$"
+    trap netns_cleanup EXIT
+    ip netns add "$NS-sw" 2>/dev/null || skip "ip netns add fails here"
+    { ip -n "$NS-sw" link add br0 type bridge && ip -n "$NS-sw" link set br0 up; } || skip "no bridge in a namespace"
+    for n in h "$@"; do
+        { ip netns add "$NS-$n" && ip link add "v$n$$" netns "$NS-sw" type veth peer name eth0 netns "$NS-$n"; } ||
+            skip "no veth pair between namespaces"
+        ip -n "$NS-sw" link set "v$n$$" master br0 up
+        ip -n "$NS-$n" addr add "$(node_addr "$n")/24" dev eth0
+        ip -n "$NS-$n" link set eth0 up
+        ip -n "$NS-$n" link set lo up
+    done
+    { ssh-keygen -q -t ed25519 -N '' -f "$W/key" && ssh-keygen -q -t ed25519 -N '' -f "$W/hostkey"; } || fail "ssh-keygen failed"
+    cp "$W/key.pub" "$W/authorized_keys"
+    mkdir -p /run/sshd
+    for n in "$@"; do
+        mkdir -p "$W/tmp-$n"
+        {
+            echo "ListenAddress $(node_addr "$n")"
+            echo "HostKey $W/hostkey"
+            echo "AuthorizedKeysFile $W/authorized_keys"
+            echo "PermitRootLogin prohibit-password"
+            echo "PasswordAuthentication no"
+            echo "KbdInteractiveAuthentication no"
+            echo "UsePAM no"
+            echo "StrictModes no"
+            echo "PidFile $W/sshd-$n.pid"
+            echo "SetEnv OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$W/tmp-$n"
+        } >"$W/sshd-$n.conf"
+        (ip netns exec "$NS-$n" unshare --uts sh -c "hostname node-$n && exec /usr/sbin/sshd -D -f '$W/sshd-$n.conf' -E '$W/sshd-$n.log'" &)
+    done
+    printf '#!/bin/sh\nexec ssh -i %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=5 -o LogLevel=ERROR "$@"\n' \
+        "$W/key" >"$W/ssh"
+    chmod +x "$W/ssh"
+    for n in "$@"; do
+        for ((k = 0; k < 250; ++k)); do [[ -s "$W/sshd-$n.pid" ]] && break; sleep 0.02; done
+        ip netns exec "$NS-h" "$W/ssh" "$(node_addr "$n")" hostname >"$W/hostname.txt" 2>&1 ||
+            skip "sshd of node $n does not answer: $(cat "$W/hostname.txt")"
+    done
+    NET=(-- --mca plm_rsh_agent "$W/ssh" --bind-to none --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24)
+}
+# What can happen to a node: its link goes down or up; every process on it is killed, stopped or continued.
+link_down() { ip -n "$NS-sw" link set "v$1$$" down; }
+link_up() { ip -n "$NS-sw" link set "v$1$$" up; }
+node_signal() { kill "-$2" $(ip netns pids "$NS-$1") 2>/dev/null; }
+# netns_launch DIR ARGS...: spotrun launch in namespace h, in the background; LAUNCH_PID, OUT, ERR.
+netns_launch() {
+    local dir=$1
+    shift
+    OUT="$dir.out" ERR="$dir.err"
+    timeout 140 ip netns exec "$NS-h" "$SPOTRUN" launch "$W/deck.toml" --output-dir "$dir" "$@" "${NET[@]}" >"$OUT" 2>"$ERR" &
+    LAUNCH_PID=$!
+}
+# same_energy REF DIR WHAT: the last total energy of DIR equals REF's to 1e-6 relative.
+same_energy() {
+    local a b
+    a=$(last_etotal "$1")
+    b=$(last_etotal "$2")
+    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; s = a < 0 ? -a : a; exit !(a != "" && d <= 1e-6 * s) }' ||
+        fail "final etotal $b ($3) differs from $a by more than 1e-6 relative"
+    echo "final etotal: $a (reference) vs $b ($3)"
+}
+# no_attempt_left ID: no process of attempt ID on any node (they share this kernel), waiting up to 30 s.
+no_attempt_left() {
+    local k
+    for ((k = 0; k < 150; ++k)); do [[ -z "$(attempt_procs "$1")" ]] && return 0; sleep 0.2; done
+    fail "processes of attempt '$1' left: $(attempt_procs "$1")"
+}
+# Thermo rows in order: every step once, rising (two attempts writing at once would interleave them).
+thermo_in_order() {
+    awk -F, 'NR > 1 { if (NR > 2 && $1 + 0 <= last + 0) { print "row " NR ": step " $1 " after " last; bad = 1 } last = $1 } END { exit bad }' "$1/thermo.csv" ||
+        fail "thermo.csv of $(basename "$1") is out of order"
+}
+
 case "$CASE" in
 status)
     d="$W/s"
@@ -239,6 +333,18 @@ status)
     expect_in "$ERR" "bad-hosts:1: slots must be a whole number"
     timeout 30 "$SPOTRUN" launch "$W/deck.toml" --output-dir "$W/u" -np 2 --min-ranks 3 >"$OUT" 2>"$ERR"
     [[ $? -eq 2 ]] || fail "launch with --min-ranks above -np did not exit 2"
+    # --hosts-command that fails, or prints a line that is not a host: exit 2, naming the command.
+    timeout 30 "$SPOTRUN" launch "$W/deck.toml" --output-dir "$W/u" --hosts-command "echo gone >&2; exit 3" >"$OUT" 2>"$ERR"
+    [[ $? -eq 2 ]] || fail "launch with a failing --hosts-command did not exit 2"
+    expect_in "$ERR" "--hosts-command 'echo gone >&2; exit 3' failed (exit 3): gone; it must print the hosts"
+    timeout 30 "$SPOTRUN" launch "$W/deck.toml" --output-dir "$W/u" --hosts-command "echo 'node-a cores=4'" >"$OUT" 2>"$ERR"
+    [[ $? -eq 2 ]] || fail "launch with a malformed --hosts-command line did not exit 2"
+    expect_in "$ERR" ":1: unknown word 'cores=4' (expected slots=N or max_slots=N)"
+    timeout 30 "$SPOTRUN" launch "$W/deck.toml" --output-dir "$W/u" --grow >"$OUT" 2>"$ERR"
+    [[ $? -eq 2 ]] || fail "launch --grow without hosts did not exit 2"
+    expect_in "$ERR" "--grow needs --hostfile or --hosts-command"
+    timeout 30 "$SPOTRUN" launch "$W/deck.toml" --output-dir "$W/u" --hostfile "$W/bad-hosts" --hosts-command true >"$OUT" 2>"$ERR"
+    [[ $? -eq 2 ]] || fail "launch with --hostfile and --hosts-command did not exit 2"
     [[ ! -e "$W/u/launch.log" ]] || fail "launch started although its usage was bad"
     ;;
 kill)
@@ -456,71 +562,18 @@ watchdog)
         fail "no watchdog message: $(tail -5 "$ERR")"
     ;;
 netns)
-    # Namespaces: h (launch, mpirun), a and b (the nodes, each with its own host name and sshd), joined by
-    # a bridge in a fourth namespace (the switch), so that this machine's own network is not touched.
-    skip() { echo "SKIP: $*"; exit 77; }
-    [[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces)"
-    for t in ip unshare ssh ssh-keygen /usr/sbin/sshd; do command -v "$t" >/dev/null || skip "$t is not installed"; done
-    ns="spt$$"
-    cleanup() {
-        local p n
-        for p in "$W"/sshd-*.pid; do [[ -s "$p" ]] && kill -KILL "$(cat "$p")" 2>/dev/null; done
-        for n in a b h sw; do
-            for p in $(ip netns pids "$ns-$n" 2>/dev/null); do kill -KILL "$p" 2>/dev/null; done
-            ip netns del "$ns-$n" 2>/dev/null
-        done
-    }
-    trap cleanup EXIT
-    ip netns add "$ns-sw" 2>/dev/null || skip "ip netns add fails here"
-    { ip -n "$ns-sw" link add br0 type bridge && ip -n "$ns-sw" link set br0 up; } || skip "no bridge in a namespace"
-    for n in h a b; do
-        case $n in h) addr=10.77.0.1 ;; a) addr=10.77.0.2 ;; b) addr=10.77.0.3 ;; esac
-        { ip netns add "$ns-$n" && ip link add "v$n$$" netns "$ns-sw" type veth peer name eth0 netns "$ns-$n"; } ||
-            skip "no veth pair between namespaces"
-        ip -n "$ns-sw" link set "v$n$$" master br0 up
-        ip -n "$ns-$n" addr add "$addr/24" dev eth0
-        ip -n "$ns-$n" link set eth0 up
-        ip -n "$ns-$n" link set lo up
-    done
-    { ssh-keygen -q -t ed25519 -N '' -f "$W/key" && ssh-keygen -q -t ed25519 -N '' -f "$W/hostkey"; } || fail "ssh-keygen failed"
-    cp "$W/key.pub" "$W/authorized_keys"
-    mkdir -p /run/sshd
-    for n in a b; do
-        mkdir -p "$W/tmp-$n"
-        {
-            echo "ListenAddress 10.77.0.$([[ $n == a ]] && echo 2 || echo 3)"
-            echo "HostKey $W/hostkey"
-            echo "AuthorizedKeysFile $W/authorized_keys"
-            echo "PermitRootLogin prohibit-password"
-            echo "PasswordAuthentication no"
-            echo "KbdInteractiveAuthentication no"
-            echo "UsePAM no"
-            echo "StrictModes no"
-            echo "PidFile $W/sshd-$n.pid"
-            echo "SetEnv OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$W/tmp-$n"
-        } >"$W/sshd-$n.conf"
-        # The node's own host name (a UTS namespace): ranks and heartbeat files name node-a, node-b.
-        (ip netns exec "$ns-$n" unshare --uts sh -c "hostname node-$n && exec /usr/sbin/sshd -D -f '$W/sshd-$n.conf' -E '$W/sshd-$n.log'" &)
-    done
-    printf '#!/bin/sh\nexec ssh -i %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=5 -o LogLevel=ERROR "$@"\n' \
-        "$W/key" >"$W/ssh"
-    chmod +x "$W/ssh"
-    for ((k = 0; k < 250; ++k)); do [[ -s "$W/sshd-a.pid" && -s "$W/sshd-b.pid" ]] && break; sleep 0.02; done
-    ip netns exec "$ns-h" "$W/ssh" 10.77.0.3 hostname >"$W/hostname.txt" 2>&1 || skip "sshd does not answer: $(cat "$W/hostname.txt")"
+    # Node b is lost silently: its link goes down, then everything on it ends (its sshd too).
+    netns_nodes a b
     mpirun_run 2 "$W/ref" --set run.steps=400
     [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
     printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n' >"$W/hosts"
-    net=(-- --mca plm_rsh_agent "$W/ssh" --bind-to none --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24)
-    OUT="$W/L.out" ERR="$W/L.err"
-    timeout 120 ip netns exec "$ns-h" "$SPOTRUN" launch "$W/deck.toml" --output-dir "$W/L" --hostfile "$W/hosts" \
-        --stall-timeout 8 --probe-timeout 8 --set run.steps=400 "${net[@]}" >"$OUT" 2>"$ERR" &
-    LAUNCH_PID=$!
+    netns_launch "$W/L" --hostfile "$W/hosts" --stall-timeout 8 --probe-timeout 8 --set run.steps=400
     wait_for "$W/L/checkpoints/ckpt-100.h5"
     wait_for "$W/L/heartbeats/node-b.json"
     attempt1=$(grep -o '"attempt":"[^"]*"' "$W/L/status.json" | cut -d'"' -f4)
-    # Node b is lost silently: its link goes down, then everything on it ends (its sshd too).
-    ip -n "$ns-sw" link set "vb$$" down
-    kill -KILL $(ip netns pids "$ns-b") 2>/dev/null
+    sleep "${SPOTRUN_LOSS_DELAY:-0}"  # tools/loss_campaign.sh: a random moment
+    link_down b
+    node_signal b KILL
     lost=$(date +%s.%N)
     wait $LAUNCH_PID
     RC=$?
@@ -534,14 +587,149 @@ netns)
     expect_in "$W/L/launch.log" "attempt 1: fence: host 10.77.0.2: "
     expect_in "$W/L/launch.log" "attempt 1: fence: host 10.77.0.3 did not answer"
     expect_in "$W/L/launch.log" "attempt 2: start: 1 rank on 10.77.0.2:1"
-    [[ -n "$attempt1" && -z "$(attempt_procs "$attempt1")" ]] ||
-        fail "processes of attempt '$attempt1' left: $(attempt_procs "$attempt1")"
+    [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
+    no_attempt_left "$attempt1"
     expect_in "$W/L/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
-    a=$(last_etotal "$W/ref")
-    b=$(last_etotal "$W/L")
-    awk -v a="$a" -v b="$b" 'BEGIN { d = a - b; if (d < 0) d = -d; s = a < 0 ? -a : a; exit !(d <= 1e-6 * s) }' ||
-        fail "final etotal $b (2 -> 1 ranks) differs from $a (2 ranks throughout) by more than 1e-6 relative"
-    echo "final etotal: $a (2 ranks) vs $b (2 -> 1 ranks)"
+    same_energy "$W/ref" "$W/L" "2 -> 1 ranks"
+    head -1 "$W/L/attempts.jsonl" | grep -q '"ended_by":"stall: heartbeat stopped on node-b"' ||
+        fail "the ledger does not say attempt 1 ended by a stall: $(head -1 "$W/L/attempts.jsonl")"
+    ;;
+noisy)
+    # Node b is lost noisily: its processes are killed (their connections reset), then its link goes down.
+    netns_nodes a b
+    mpirun_run 2 "$W/ref" --set run.steps=400
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n' >"$W/hosts"
+    netns_launch "$W/L" --hostfile "$W/hosts" --stall-timeout 8 --probe-timeout 5 --set run.steps=400
+    wait_for "$W/L/checkpoints/ckpt-100.h5"
+    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/L/status.json" | cut -d'"' -f4)
+    sleep "${SPOTRUN_LOSS_DELAY:-0}"  # tools/loss_campaign.sh: a random moment
+    node_signal b KILL
+    link_down b
+    wait $LAUNCH_PID
+    RC=$?
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    expect_in "$W/L/launch.log" "attempt 1: end after"
+    expect_in "$W/L/launch.log" "attempt 2: start: 1 rank on 10.77.0.2:1"
+    expect_in "$W/L/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
+    [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
+    no_attempt_left "$attempt1"
+    same_energy "$W/ref" "$W/L" "2 -> 1 ranks"
+    thermo_in_order "$W/L"
+    echo "attempt 1: $(grep -o 'attempt 1: end after .*; mpirun [^;]*' "$W/L/launch.log")"
+    ;;
+partition)
+    # Attempt 1 runs on node b alone. Node b is partitioned and frozen (its link down, every process on it
+    # stopped, as a node cut off from the network and its shared file system: NFS writes block), launch
+    # declares the stall, the fence gets no answer from b, attempt 2 runs on node a. Then the partition
+    # heals: b's processes go on. The watchdog is off (SPOTRUN_STALL_TIMEOUT=0, passed on by launch as it
+    # is), so only the fence stops b's rank, which would otherwise write its heartbeat at once, then thermo
+    # rows, checkpoints and status.json into the run. It must stop without writing (exit 77).
+    netns_nodes a b
+    export SPOTRUN_STALL_TIMEOUT=0
+    mpirun_run 1 "$W/ref" --set run.steps=400
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    printf '10.77.0.3 slots=1\n10.77.0.2 slots=1\n' >"$W/hosts"
+    netns_launch "$W/P" --hostfile "$W/hosts" -np 1 --stall-timeout 8 --probe-timeout 4 --set run.steps=400
+    wait_for "$W/P/checkpoints/ckpt-100.h5"
+    wait_for "$W/P/heartbeats/node-b.json"
+    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/P/status.json" | cut -d'"' -f4)
+    old=$(ranks_of "$W/P")
+    [[ -n "$attempt1" && -n "$old" ]] || fail "no attempt id ($attempt1) or rank ($old) of attempt 1"
+    sleep "${SPOTRUN_LOSS_DELAY:-0}"  # tools/loss_campaign.sh: a random moment
+    link_down b
+    node_signal b STOP
+    # Attempt 2's rank 0 finds the lock held by attempt 1's (frozen): it waits for it, fenced.
+    for ((k = 0; k < 3000; ++k)); do grep -q "no longer the current one: waiting" "$ERR" && break; sleep 0.02; done
+    expect_in "$ERR" "is held by attempt $attempt1 ("
+    [[ "$(cat "$W/P/attempt")" == "${attempt1%/1}/2" ]] || fail "OUTDIR/attempt does not name attempt 2: $(cat "$W/P/attempt")"
+    beat=$(cksum <"$W/P/heartbeats/node-b.json")
+    # The partition heals.
+    link_up b
+    node_signal b CONT
+    for ((k = 0; k < 1500; ++k)); do kill -0 $old 2>/dev/null || break; sleep 0.02; done
+    kill -0 $old 2>/dev/null && fail "attempt 1's rank (PID $old) still runs 30 s after the partition healed"
+    [[ "$(cksum <"$W/P/heartbeats/node-b.json")" == "$beat" ]] || fail "attempt 1's rank wrote its heartbeat after the heal"
+    wait $LAUNCH_PID
+    RC=$?
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    expect_in "$W/P/launch.log" "attempt 1: fence: host 10.77.0.3 did not answer"
+    expect_in "$W/P/launch.log" "attempt 2: start: 1 rank on 10.77.0.2:1"
+    expect_in "$W/P/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
+    expect_in "$ERR" "took the lock of output directory '$W/P' once fenced attempt $attempt1 let go of it"
+    no_attempt_left "$attempt1"
+    thermo_in_order "$W/P"
+    grep -q "\"attempt\":\"${attempt1%/1}/2\"" "$W/P/status.json" || fail "status.json is not attempt 2's: $(cat "$W/P/status.json")"
+    [[ $(grep -c '"launch_attempt"' "$W/P/attempts.jsonl") -eq 2 ]] || fail "the ledger does not hold the two attempts"
+    # Same rank count (1) throughout: bit-identical to the run in one go.
+    h5diff "$W/ref/final.h5" "$W/P/final.h5" || fail "final.h5 after the partition is not bit-identical to the run in one go"
+    same_energy "$W/ref" "$W/P" "1 rank, partitioned node b, then node a"
+    ;;
+ckpt_loss)
+    # Node b is lost (link down, its processes killed) while checkpoint 200 is being written, its temporary
+    # file half written (SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE): the relaunch on node a resumes from
+    # checkpoint 100, the half-written file is removed, and the energy is that of an uninterrupted run.
+    netns_nodes a b
+    mpirun_run 2 "$W/ref" --set run.steps=400
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    export SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE=200=4
+    printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n' >"$W/hosts"
+    netns_launch "$W/C" --hostfile "$W/hosts" --stall-timeout 8 --probe-timeout 4 --set run.steps=400
+    wait_for "$W/C/checkpoints/ckpt-200.h5.tmp"
+    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/C/status.json" | cut -d'"' -f4)
+    link_down b
+    node_signal b KILL
+    wait $LAUNCH_PID
+    RC=$?
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    grep "attempt 2: start: 1 rank on 10.77.0.2:1," "$W/C/launch.log" | grep -q "newest checkpoint: step 100" ||
+        fail "attempt 2 does not start on node a alone from checkpoint 100"
+    expect_in "$W/C.out" "Removing incomplete checkpoint $W/C/checkpoints/ckpt-200.h5.tmp"
+    expect_in "$W/C.out" "Resuming from $W/C/checkpoints/ckpt-100.h5 at step 100"
+    expect_in "$W/C/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
+    [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
+    no_attempt_left "$attempt1"
+    same_energy "$W/ref" "$W/C" "2 -> 1 ranks, node lost in a checkpoint write"
+    ;;
+grow)
+    # One of two hosts at first (--hosts-command prints them); after checkpoint 100 the second comes back.
+    # At the next checkpoint launch measures the relaunch cost and the saving, stops the run with a
+    # checkpoint (SIGUSR1) and relaunches on 2 ranks (the machine's 2 cores: no oversubscription). Oracle:
+    # the same rank history run by hand (1 rank to the stop step, then 2) ends bit-identical; a 2-rank run
+    # in one go within 1e-6. A slower pair kernel (results unchanged) makes the saving worth a relaunch.
+    fake_hosts
+    export SPOTRUN_TEST_FORCE_SLOWDOWN=30
+    printf '127.0.0.2 slots=1\n' >"$W/hosts-now"
+    launch_bg "$W/g" --hosts-command "cat $W/hosts-now" --grow --set run.steps=600 "${FAKE[@]}"
+    wait_for "$W/g/checkpoints/ckpt-100.h5"
+    printf '127.0.0.2 slots=1\n127.0.0.3 slots=1 # back\n' >"$W/hosts-now.tmp"
+    mv "$W/hosts-now.tmp" "$W/hosts-now"
+    wait $LAUNCH_PID
+    RC=$?
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    expect_in "$W/g/launch.log" "attempt 1: start: 1 rank on 127.0.0.2:1"
+    expect_in "$W/g/launch.log" "attempt 1: grow: at step "
+    expect_in "$W/g/launch.log" "2 ranks fit with 127.0.0.3 (1 slot) instead of 1: relaunch cost "
+    expect_in "$W/g/launch.log" "stopping with a checkpoint to relaunch on 2 ranks"
+    expect_in "$W/g/launch.log" "attempt 2: start: 2 ranks on 127.0.0.2:1 127.0.0.3:1"
+    expect_in "$W/g/launch.log" "summary: finished at step 600. 2 attempts (0 restarts)"
+    grep "attempt 1: grow: \|attempt [12]: end after" "$W/g/launch.log" | cut -d' ' -f2-
+    step=$(grep -o '"start_step":[0-9]*' "$W/g/status.json" | grep -o '[0-9]*$')
+    [[ -n "$step" && $step -gt 100 ]] || fail "attempt 2 did not start from the stop checkpoint: $(cat "$W/g/status.json")"
+    sed -n 1p "$W/g/attempts.jsonl" | grep '"ranks":1,' | grep -q '"ended_by":"grow: 1 -> 2 ranks"' ||
+        fail "the ledger does not say attempt 1 (1 rank) ended to grow: $(sed -n 1p "$W/g/attempts.jsonl")"
+    sed -n 2p "$W/g/attempts.jsonl" | grep '"ranks":2,' | grep -q '"ended_by":"finished"' ||
+        fail "the ledger's attempt 2 does not have 2 ranks: $(sed -n 2p "$W/g/attempts.jsonl")"
+    # By hand: 1 rank to the stop step, then 2 ranks from there.
+    unset SPOTRUN_TEST_FORCE_SLOWDOWN
+    mpirun_run 1 "$W/hand" --set run.steps=$step
+    [[ $RC -eq 0 ]] || fail "hand run to step $step failed: $RC"
+    mpirun_run 2 "$W/hand" --set run.steps=600
+    [[ $RC -eq 0 ]] || fail "hand run from step $step failed: $RC"
+    h5diff "$W/hand/final.h5" "$W/g/final.h5" || fail "final.h5 after growing is not bit-identical to the same rank history by hand"
+    mpirun_run 2 "$W/ref" --set run.steps=600
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    same_energy "$W/ref" "$W/g" "1 -> 2 ranks"
     ;;
 give_up)
     # The system blows up at step 4 every time: two attempts, then launch stops.
