@@ -448,7 +448,8 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
       transport->fence();
       write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
     }
-    if (comm.is_root()) check_attempt_fence("trajectory or field frames");  // --- fencing ---
+    if (comm.is_root() && solver->writes_outputs_at(solver->step_index()))
+      check_attempt_fence("trajectory or field frames");  // --- fencing ---
     solver->write_outputs(outdir, solver->step_index());
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);

@@ -146,6 +146,11 @@ std::array<std::vector<double>, 3> FluidSolver::velocity() {
   return out;
 }
 
+bool FluidSolver::writes_outputs_at(std::int64_t step) const {
+  return (m_cfg.spectrum_every > 0 && step % m_cfg.spectrum_every == 0) ||
+         (m_cfg.field_every > 0 && step % m_cfg.field_every == 0);
+}
+
 void FluidSolver::write_outputs(const std::string& outdir, std::int64_t step) {
   const auto& c = m_cfg;
   if (c.spectrum_every > 0 && step % c.spectrum_every == 0) {

@@ -74,6 +74,7 @@ class FluidSolver final : public Solver {
   // OUTDIR/fields/ (HDF5 + XDMF) when step % fluid.field_every == 0; otherwise does nothing. Files are
   // written by io/field_output. Collective.
   void write_outputs(const std::string& outdir, std::int64_t step) override;
+  bool writes_outputs_at(std::int64_t step) const override;
   // True once fluid.time_end (> 0) is reached: the launcher stops the run there.
   bool finished() const override;
   // Notes about the configuration worth printing once (e.g. sizes FFTW transforms slowly).

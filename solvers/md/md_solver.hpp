@@ -76,6 +76,7 @@ class MdSolver final : public Solver {
   void restore(const io::SolverState& state) override;
   // [md.trajectory]: a frame of OUTDIR/trajectory.h5 at the steps it asks for (md_trajectory.cpp).
   void write_outputs(const std::string& outdir, std::int64_t step) override;
+  bool writes_outputs_at(std::int64_t step) const override;
 
   // For tests and diagnostics.
   Thermo compute_thermo();

@@ -6,6 +6,11 @@
 
 namespace spotrun::md {
 
+bool MdSolver::writes_outputs_at(std::int64_t step) const {
+  // The first call opens (and may cut) the file; after that only the frames' steps write.
+  return m_cfg.trajectory_every > 0 && (!m_trajectory || step % m_cfg.trajectory_every == 0);
+}
+
 void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
   if (m_cfg.trajectory_every <= 0) return;
   if (!m_trajectory) {
