@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
+#include "comm/timing.hpp"
 
 namespace spotrun::fft {
 namespace {
@@ -14,15 +15,17 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Adds the fenced wall time of a scope to a counter.
 // Adds a stage's wall time to a counter. On a host build the stage is complete when its call returns; on
-// a device build nothing waits for it (the transforms and kernels queue on one stream, with no
-// synchronisation in a step), so the counters hold the time to queue the work.
+// a device build the execution space is fenced at both ends (comm/timing.hpp), so that the counter holds
+// the stage's transforms or transposes, not the time to queue them.
 class Timed {
  public:
-  explicit Timed(double& acc) : m_acc(acc), m_t0(Clock::now()) {}
+  explicit Timed(double& acc) : m_acc(acc) {
+    comm::fence_for_timing();
+    m_t0 = Clock::now();
+  }
   ~Timed() {
-    if constexpr (k_host_accessible) Kokkos::fence();
+    comm::fence_for_timing();
     m_acc += seconds_since(m_t0);
   }
   Timed(const Timed&) = delete;
