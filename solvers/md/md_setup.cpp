@@ -295,13 +295,20 @@ struct ClosePairs {
   std::int64_t id_i = 0, id_j = 0;
 };
 
-// The distance between atom i and the jj-th entry of its neighbour row.
-template <class X, class N>
-KOKKOS_INLINE_FUNCTION double pair_distance(const X& x, const N& neigh, int i, int jj) {
-  const int j = neigh(i, jj);
-  double r2 = 0;
-  for (int d = 0; d < 3; ++d) r2 += (x(i, d) - x(j, d)) * (x(i, d) - x(j, d));
-  return ::sqrt(r2);
+// The distance between atom i and each entry of its neighbour row: f(jj, r) for the owned neighbours
+// 0 .. numneigh(i)-1, then the ghosts at the end of the row.
+template <class X, class N, class C, class F>
+KOKKOS_INLINE_FUNCTION void for_row(const X& x, const N& neigh, const C& numneigh, const C& numghost, int maxn, int i,
+                                    F&& f) {
+  const int n_owned = numneigh(i), ghost_start = maxn - numghost(i) > n_owned ? maxn - numghost(i) : n_owned;
+  const int ranges[2][2] = {{0, n_owned}, {ghost_start, maxn}};
+  for (int part = 0; part < 2; ++part)
+    for (int jj = ranges[part][0]; jj < ranges[part][1]; ++jj) {
+      const int j = neigh(i, jj);
+      double r2 = 0;
+      for (int d = 0; d < 3; ++d) r2 += (x(i, d) - x(j, d)) * (x(i, d) - x(j, d));
+      f(jj, ::sqrt(r2));
+    }
 }
 
 ClosePairs find_close_pairs(const AtomStore& atoms, const NeighborList& list, double limit) {
@@ -312,16 +319,11 @@ ClosePairs find_close_pairs(const AtomStore& atoms, const NeighborList& list, do
   const auto neigh = list.neighbors;
   const int maxn = list.max_neighbors();
   const int nlocal = atoms.nlocal;
-  // Row i's entries: the owned neighbours 0 .. numneigh(i)-1 and the ghosts at the end of the row.
   ClosePairs found;
   Kokkos::parallel_reduce(
       "md::setup::close_count", Policy(0, nlocal),
       KOKKOS_LAMBDA(int i, long long& n) {
-        const int n_owned = numneigh(i), ghost_start = maxn - numghost(i) > n_owned ? maxn - numghost(i) : n_owned;
-        for (int jj = 0; jj < n_owned; ++jj)
-          if (pair_distance(x, neigh, i, jj) < limit) ++n;
-        for (int jj = ghost_start; jj < maxn; ++jj)
-          if (pair_distance(x, neigh, i, jj) < limit) ++n;
+        for_row(x, neigh, numneigh, numghost, maxn, i, [&](int, double r) { n += r < limit ? 1 : 0; });
       },
       found.count);
   if (found.count == 0) return found;
@@ -329,15 +331,7 @@ ClosePairs find_close_pairs(const AtomStore& atoms, const NeighborList& list, do
   Kokkos::parallel_reduce(
       "md::setup::close_min", Policy(0, nlocal),
       KOKKOS_LAMBDA(int i, double& m) {
-        const int n_owned = numneigh(i), ghost_start = maxn - numghost(i) > n_owned ? maxn - numghost(i) : n_owned;
-        for (int jj = 0; jj < n_owned; ++jj) {
-          const double r = pair_distance(x, neigh, i, jj);
-          m = r < m ? r : m;
-        }
-        for (int jj = ghost_start; jj < maxn; ++jj) {
-          const double r = pair_distance(x, neigh, i, jj);
-          m = r < m ? r : m;
-        }
+        for_row(x, neigh, numneigh, numghost, maxn, i, [&](int, double r) { m = r < m ? r : m; });
       },
       Kokkos::Min<double>(closest));
   // The first entry (atom, then row slot) at that distance: the smallest key i * maxn + jj.
@@ -345,11 +339,10 @@ ClosePairs find_close_pairs(const AtomStore& atoms, const NeighborList& list, do
   Kokkos::parallel_reduce(
       "md::setup::close_first", Policy(0, nlocal),
       KOKKOS_LAMBDA(int i, long long& k) {
-        const int n_owned = numneigh(i), ghost_start = maxn - numghost(i) > n_owned ? maxn - numghost(i) : n_owned;
-        for (int jj = 0; jj < n_owned; ++jj)
-          if (pair_distance(x, neigh, i, jj) == closest && static_cast<long long>(i) * maxn + jj < k) k = static_cast<long long>(i) * maxn + jj;
-        for (int jj = ghost_start; jj < maxn; ++jj)
-          if (pair_distance(x, neigh, i, jj) == closest && static_cast<long long>(i) * maxn + jj < k) k = static_cast<long long>(i) * maxn + jj;
+        for_row(x, neigh, numneigh, numghost, maxn, i, [&](int jj, double r) {
+          const long long key = static_cast<long long>(i) * maxn + jj;
+          if (r == closest && key < k) k = key;
+        });
       },
       Kokkos::Min<long long>(first));
   // The two ids: 16 bytes to the host.

@@ -66,12 +66,16 @@ class CufftPlanHandle {
   bool m_valid = false;
 };
 
+// The distance between transforms of a contiguous batch: real (and c2c) values, half-spectrum values.
+int real_dist(const BatchSpec& s) { return s.rank == 1 ? s.n[0] : s.n[0] * s.n[1]; }
+int half_dist(const BatchSpec& s) { return s.rank == 1 ? s.n[0] / 2 + 1 : s.n[0] * (s.n[1] / 2 + 1); }
+
 class CufftPlan final : public LocalPlan {
  public:
   explicit CufftPlan(const BatchSpec& s) : m_kind(s.kind), m_in_place(s.in_place) {
     int n[2] = {s.n[0], s.n[1]};
-    const int real_dist = s.rank == 1 ? n[0] : n[0] * n[1];
-    const int half_dist = s.rank == 1 ? n[0] / 2 + 1 : n[0] * (n[1] / 2 + 1);
+    const int real_dist = impl::real_dist(s);
+    const int half_dist = impl::half_dist(s);
     switch (s.kind) {
       case TransformKind::R2C: m_plan.create(s.rank, n, real_dist, half_dist, CUFFT_D2Z, s.howmany); break;
       case TransformKind::C2R: m_plan.create(s.rank, n, half_dist, real_dist, CUFFT_Z2D, s.howmany); break;
@@ -133,8 +137,8 @@ class CufftBackend final : public LocalBackend {
 double cufft_work_area_bytes(const BatchSpec& s) {
   check_strides(s);
   int n[2] = {s.n[0], s.n[1]};
-  const int real_dist = s.rank == 1 ? n[0] : n[0] * n[1];
-  const int half_dist = s.rank == 1 ? n[0] / 2 + 1 : n[0] * (n[1] / 2 + 1);
+  const int real_dist = impl::real_dist(s);
+  const int half_dist = impl::half_dist(s);
   std::size_t bytes = 0;
   cufftResult r = CUFFT_SUCCESS;
   // The same layouts CufftPlan gives cufftPlanMany.
