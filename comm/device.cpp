@@ -151,6 +151,27 @@ DeviceInfo describe_device(const Communicator& comm, const NodePlace& place) {
   return info;
 }
 
+}  // namespace
+
+DeviceMemory device_memory() {
+  DeviceMemory m;
+#if defined(KOKKOS_ENABLE_CUDA)
+  const int gpu = Kokkos::Cuda().cuda_device();
+  check_cuda(cudaSetDevice(gpu), "cudaSetDevice");
+  std::size_t free_bytes = 0, total_bytes = 0;
+  check_cuda(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo");
+  cudaDeviceProp p;
+  check_cuda(cudaGetDeviceProperties(&p, gpu), "cudaGetDeviceProperties");
+  m.present = true;
+  m.free_bytes = static_cast<double>(free_bytes);
+  m.total_bytes = static_cast<double>(total_bytes);
+  m.id = device_uuid(p, gpu, visible_devices_variable());
+#endif
+  return m;
+}
+
+namespace {
+
 constexpr char k_field = '\x1f';
 constexpr char k_item = '\x1e';
 

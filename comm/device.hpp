@@ -38,6 +38,17 @@ std::string host_name();
 // KOKKOS_NUM_DEVICES in the environment). Appended to Kokkos' own options, it keeps them all working.
 std::string kokkos_device_option(const DeviceBinding& binding, const std::vector<std::string>& kokkos_args);
 
+// The memory of the GPU this rank runs on, after Kokkos::initialize: free and total bytes as
+// cudaMemGetInfo gives them, and the GPU's UUID (a MIG instance's own), which tells the ranks of a node
+// that share it. present = false on a CPU build. Throws std::runtime_error naming a failed CUDA call.
+struct DeviceMemory {
+  bool present = false;
+  double free_bytes = 0;
+  double total_bytes = 0;
+  std::string id;
+};
+DeviceMemory device_memory();
+
 // --- pure rules (tests/test_device.cpp tries them with made-up inputs) --------------------------------
 
 // launcher_ranks[i]: the node-local rank the launcher gives the node's i-th rank in MPI_Comm_split_type

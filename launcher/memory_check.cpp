@@ -78,4 +78,47 @@ void check_memory_fits(const comm::Communicator& comm, double bytes_per_rank, co
   comm.agree<InputError>(ok, message);
 }
 
+std::string device_memory_refusal(double bytes_per_rank, int ranks_on_gpu, const comm::DeviceMemory& gpu,
+                                  const std::string& host, const std::string& what) {
+  if (!gpu.present) return "";
+  ranks_on_gpu = std::max(ranks_on_gpu, 1);
+  const double need = bytes_per_rank * ranks_on_gpu;
+  if (std::isfinite(need) && need <= gpu.free_bytes) return "";
+  std::ostringstream m;
+  m << what << " needs about " << gib(bytes_per_rank) << " of GPU memory per rank";
+  if (ranks_on_gpu > 1) m << ", " << gib(need) << " for the " << ranks_on_gpu << " ranks that share GPU " << gpu.id;
+  else m << " on GPU " << gpu.id;
+  m << " of node " << host << ", but only " << gib(gpu.free_bytes) << " of its " << gib(gpu.total_bytes)
+    << " are free; use more GPUs (one rank each), or a smaller system";
+  return m.str();
+}
+
+namespace {
+DeviceMemoryQuery& installed_query() {
+  static DeviceMemoryQuery query;
+  return query;
+}
+}  // namespace
+
+void set_device_memory_query(DeviceMemoryQuery query) { installed_query() = std::move(query); }
+
+void check_device_memory_fits(const comm::Communicator& comm, double bytes_per_rank, const std::string& what) {
+  if (bytes_per_rank <= 0) return;
+  comm::DeviceMemory gpu;
+  std::string error;
+  try {
+    gpu = installed_query() ? installed_query()() : comm::device_memory();
+  } catch (const std::exception& e) {
+    error = "rank " + std::to_string(comm.rank()) + ": the memory of its GPU: " + e.what();
+  }
+  comm.agree<RunError>(error.empty(), error);
+  // The ranks on this GPU: those of the same node with the same UUID.
+  const std::string host = comm::host_name();
+  const std::string key = gpu.present ? host + "\n" + gpu.id : std::string();
+  int ranks_on_gpu = 0;
+  for (const std::string& k : comm.all_gather(key)) ranks_on_gpu += !key.empty() && k == key;
+  const std::string refusal = device_memory_refusal(bytes_per_rank, ranks_on_gpu, gpu, host, what);
+  comm.agree<InputError>(refusal.empty(), refusal);
+}
+
 }  // namespace spotrun::launcher

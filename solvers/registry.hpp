@@ -39,10 +39,12 @@ struct SolverInputs {
   std::shared_ptr<const void> data;  // the solver's own type, handed to its factory
 };
 
-// Bytes one rank will allocate, and the system they are for ("the MD system of 4000 atoms").
+// Bytes one rank will allocate, and the system they are for ("the MD system of 4000 atoms"):
+// bytes_per_rank in host memory, device_bytes_per_rank in the memory of its GPU (0 on a host build).
 struct MemoryEstimate {
   double bytes_per_rank = 0;
   std::string what;
+  double device_bytes_per_rank = 0;
 };
 
 // The registration of one solver, as the registry keeps it: every function reads the solver's

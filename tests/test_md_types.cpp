@@ -206,3 +206,57 @@ TEST(MdTypes, LatticeTypeFractionIsRankIndependent) {
                test::sci(ratio) + ", " + std::to_string(differ) + " types differ with another seed, relative " +
                "energy drift over 100 steps " + test::sci(drift));
 }
+
+// Two atoms moved next to two others, 0.1 and 0.25 sigma away, far from each other and from the rest
+// (the fcc nearest-neighbour distance is 1.19 sigma): setup() refuses the start on every rank, naming a
+// close pair and its distance. At one rank the closest pair is the one named, and the count is that of
+// the list: each close pair once in a half list, twice (i -> j, j -> i) in a full one.
+TEST(MdTypes, CloseAtomsAreRefusedNamingTheClosestPair) {
+  for (const auto list : {md::NeighborListKind::Half, md::NeighborListKind::Full}) {
+    SCOPED_TRACE(list == md::NeighborListKind::Full ? "full list" : "half list");
+    auto cfg = test::lattice_config({6, 6, 6}, 1.0);
+    cfg.neighbor_list = list;
+    MdRun run(cfg, test::world());
+    const auto atoms = test::gather_atoms(*run.solver, test::world());
+    const double L = run->grid().global_box().length(0);
+    auto inside = [&](const test::AtomState& a) {
+      for (int d = 0; d < 3; ++d)
+        if (a.x[d] < 1.0 || a.x[d] > L - 1.0) return false;
+      return true;
+    };
+    auto dist = [](const std::array<double, 3>& a, const std::array<double, 3>& b) {
+      return std::sqrt((a[0] - b[0]) * (a[0] - b[0]) + (a[1] - b[1]) * (a[1] - b[1]) + (a[2] - b[2]) * (a[2] - b[2]));
+    };
+    // p and s: interior atoms at least 4 sigma apart; q and r: two atoms far from both.
+    std::int64_t p = 0, s = 0, q = 0, r = 0;
+    for (const auto& a : atoms) {
+      if (!inside(a)) continue;
+      if (p == 0) p = a.id;
+      else if (s == 0 && dist(a.x, atoms[p - 1].x) > 4.0) s = a.id;
+    }
+    for (const auto& a : atoms)
+      if (dist(a.x, atoms[p - 1].x) > 3.0 && dist(a.x, atoms[s - 1].x) > 3.0) {
+        if (q == 0) q = a.id;
+        else if (r == 0) r = a.id;
+      }
+    ASSERT_TRUE(p && s && q && r);
+    const auto xp = atoms[p - 1].x, xs = atoms[s - 1].x;
+    test::set_position(*run.solver, q, {xp[0] + 0.1, xp[1], xp[2]});
+    test::set_position(*run.solver, r, {xs[0], xs[1] + 0.25, xs[2]});
+    const std::string e = input_error([&] { run->setup(); });
+    const std::string pq = "atoms " + std::to_string(p) + " and " + std::to_string(q) + " are 0.1 sigma apart";
+    const std::string qp = "atoms " + std::to_string(q) + " and " + std::to_string(p) + " are 0.1 sigma apart";
+    const std::string sr = "atoms " + std::to_string(s) + " and " + std::to_string(r) + " are 0.25 sigma apart";
+    const std::string rs = "atoms " + std::to_string(r) + " and " + std::to_string(s) + " are 0.25 sigma apart";
+    auto has = [&](const std::string& t) { return e.find(t) != std::string::npos; };
+    EXPECT_TRUE(has("closer than the allowed 0.5 sigma (half the smallest pair sigma)")) << e;
+    EXPECT_TRUE(has("; check the initial configuration")) << e;
+    if (test::nranks() == 1) {
+      EXPECT_TRUE(has(pq) || has(qp)) << e;
+      EXPECT_TRUE(has(list == md::NeighborListKind::Full ? "(4 such pairs on rank 0)" : "(2 such pairs on rank 0)")) << e;
+    } else {
+      // The lowest rank that sees a close pair speaks: either pair, with its own distance.
+      EXPECT_TRUE(has(pq) || has(qp) || has(sr) || has(rs)) << e;
+    }
+  }
+}

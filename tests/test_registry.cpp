@@ -14,6 +14,7 @@
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
 #include "launcher/deck.hpp"
+#include "launcher/memory_check.hpp"
 #include "launcher/run.hpp"
 #include "solvers/registry.hpp"
 #include "support/mpi_test.hpp"
@@ -34,6 +35,7 @@ struct ToyConfig {
   double rate = 0;
   double start = 0;
   double bytes_per_point = 0;
+  double device_bytes_per_point = 0;
 };
 
 int g_toys_made = 0;        // solvers the toy factory made, on this rank
@@ -110,12 +112,15 @@ solvers::SolverRegistration toy_registration() {
       {"toy.rate", KeyType::Float, "0.5", "1/step", "Increment of every value per step", -1e3, 1e3},
       {"toy.bytes_per_point", KeyType::Float, "8.0", "bytes", "Memory the estimate claims per value", 0, 1e300,
        false, {}, true},
+      {"toy.device_bytes_per_point", KeyType::Float, "0.0", "bytes", "GPU memory the estimate claims per value", 0,
+       1e300, false, {}, true},
   };
   d.read_config = [](const launcher::Deck& deck) {
     ToyConfig c;
     c.points = deck.get_int("toy.points");
     c.rate = deck.get_float("toy.rate");
     c.bytes_per_point = deck.get_float("toy.bytes_per_point");
+    c.device_bytes_per_point = deck.get_float("toy.device_bytes_per_point");
     return c;
   };
   d.check_rules = [](const launcher::Deck& deck, const ToyConfig& c) {
@@ -123,8 +128,9 @@ solvers::SolverRegistration toy_registration() {
   };
   d.memory = [](const ToyConfig& c, double work_units, int nranks) {
     const double n = work_units >= 0 ? work_units : static_cast<double>(c.points);
-    return solvers::MemoryEstimate{n * c.bytes_per_point / nranks, "the toy system of " + std::to_string(c.points) +
-                                                                         " values"};
+    return solvers::MemoryEstimate{n * c.bytes_per_point / nranks,
+                                   "the toy system of " + std::to_string(c.points) + " values",
+                                   n * c.device_bytes_per_point / nranks};
   };
   d.checkpoint_bytes_per_work_unit = [](const ToyConfig&) { return 8.0; };
   d.read_inputs = [](const ToyConfig& c, const solvers::SolverContext&) {
@@ -327,7 +333,7 @@ TEST(Registry, KeysOfASolverApplyToItsDecks) {
   EXPECT_EQ(md.physics().find("toy."), std::string::npos);
   EXPECT_EQ(md.physics().find("fluid."), std::string::npos);
   const launcher::Deck toy = valid("[run]\nsolver = \"toy\"\n[toy]\npoints = 5\n");
-  EXPECT_CONTAINS(toy.resolved(), "[toy]\npoints = 5\nrate = 0.5\nbytes_per_point = 8.0\n");
+  EXPECT_CONTAINS(toy.resolved(), "[toy]\npoints = 5\nrate = 0.5\nbytes_per_point = 8.0\ndevice_bytes_per_point = 0.0\n");
   EXPECT_EQ(toy.physics(), "run.solver = \"toy\"\ntoy.points = 5\ntoy.rate = 0.5\n");
   EXPECT_EQ(toy.resolved().find("[md"), std::string::npos);
   EXPECT_EQ(toy.physics().find("toy.bytes_per_point"), std::string::npos);  // resumable
@@ -420,6 +426,81 @@ TEST(Registry, TestSolverRunsThroughTheLauncher) {
   if (test::is_root()) csv = read_text(opt.output_dir + "/thermo.csv");
   csv = test::world().broadcast(csv);
   EXPECT_EQ(csv, "step,time,sum\n0,0,1000\n2,2,1010\n4,4,1020\n6,6,1030\n");
+}
+
+// A system too large for the GPUs is refused by validate and by run alike, on every rank with exit code
+// 2, naming the estimate and the GPU's free and total memory, before the solver is made or the output
+// directory is touched; the same system on a larger GPU passes. The GPU is made up (a query installed in
+// place of cudaMemGetInfo's): every rank of this test sees the same UUID on its node, so the ranks of a
+// node share it and need their estimates together.
+TEST(Registry, ASystemTooLargeForTheGpuIsRefusedByValidateAndRun) {
+  TempDir dir;
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  // 12 values of 1 GiB each over the ranks: 12 / np GiB per rank, 12 GiB per node.
+  if (test::is_root())
+    std::ofstream(dir.path() + "/big.toml") << "[run]\nsolver = \"toy\"\nsteps = 2\n[toy]\npoints = 12\n"
+                                               "device_bytes_per_point = " << gib << "\n";
+  test::world().barrier();
+  const std::string deck = dir.path() + "/big.toml";
+  const int on_node = test::world().local_size();
+  struct Restore {
+    ~Restore() { launcher::set_device_memory_query({}); }
+  } restore;
+  launcher::set_device_memory_query([&] {
+    comm::DeviceMemory m;
+    m.present = true;
+    m.free_bytes = 10 * gib;
+    m.total_bytes = 16 * gib;
+    m.id = "GPU-made-up";
+    return m;
+  });
+  const int made = g_toys_made;
+  std::string per_rank = std::to_string(12 / test::nranks());
+  const std::string expected =
+      "the toy system of 12 values needs about " + per_rank + " GiB of GPU memory per rank" +
+      (on_node > 1 ? ", " + std::to_string(12 / test::nranks() * on_node) + " GiB for the " + std::to_string(on_node) +
+                         " ranks that share GPU GPU-made-up"
+                   : std::string(" on GPU GPU-made-up")) +
+      " of node " + comm::host_name() + ", but only 10 GiB of its 16 GiB are free";
+  int code = -1;
+  std::string e;
+  try {
+    launcher::validate(test::world(), deck, {});
+  } catch (const CollectiveError& x) {
+    code = x.exit_code();
+    e = x.what();
+  }
+  EXPECT_EQ(code, k_exit_bad_input);
+  EXPECT_CONTAINS(e, expected);
+  EXPECT_CONTAINS(e, "use more GPUs (one rank each), or a smaller system");
+
+  launcher::RunOptions opt;
+  opt.deck_path = deck;
+  opt.output_dir = dir.path() + "/out";
+  opt.start_wtime = MPI_Wtime();
+  code = -1;
+  std::string r;
+  try {
+    launcher::run(test::world(), opt);
+  } catch (const CollectiveError& x) {
+    code = x.exit_code();
+    r = x.what();
+  }
+  EXPECT_EQ(code, k_exit_bad_input);
+  EXPECT_CONTAINS(r, expected);
+  EXPECT_EQ(g_toys_made, made);  // refused before the solver was made
+  EXPECT_FALSE(fs::exists(opt.output_dir + "/thermo.csv"));
+
+  // 32 GiB free: 12 GiB per node fits; validate passes.
+  launcher::set_device_memory_query([&] {
+    comm::DeviceMemory m;
+    m.present = true;
+    m.free_bytes = 32 * gib;
+    m.total_bytes = 40 * gib;
+    m.id = "GPU-made-up";
+    return m;
+  });
+  EXPECT_EQ(launcher::validate(test::world(), deck, {}), k_exit_finished);
 }
 
 // --- checkpoint bytes per unit of work ---------------------------------------------------------------------

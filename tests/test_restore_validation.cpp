@@ -15,6 +15,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "launcher/memory_check.hpp"
 #include "solvers/fluid/fluid_memory.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
 #include "solvers/md/md_memory.hpp"
@@ -541,6 +542,53 @@ TEST(MemoryEstimate, LatticeAtomsDoNotOverflow) {
   // 1300^3 cells on 64 ranks: about 8.8e9 atoms, terabytes in all, more than 10 GiB per rank.
   cfg.cells = {1300, 1300, 1300};
   EXPECT_GT(md::estimated_bytes_per_rank(cfg, md::lattice_atoms(cfg), 64), 10.0 * (1 << 30));
+}
+
+// The device check's rule on made-up GPUs: what fits in the free memory passes, what does not is refused
+// naming the system, the need per rank and per GPU, the GPU, its node, its free and total memory.
+TEST(MemoryEstimate, DeviceMemoryRefusalNamesTheNumbers) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  comm::DeviceMemory gpu;
+  gpu.present = true;
+  gpu.free_bytes = 10 * gib;
+  gpu.total_bytes = 80 * gib;
+  gpu.id = "GPU-1234";
+  const std::string what = "the MD system of 1.6e+07 atoms";
+  EXPECT_EQ(launcher::device_memory_refusal(6 * gib, 1, gpu, "gn01", what), "");
+  EXPECT_EQ(launcher::device_memory_refusal(10 * gib, 1, gpu, "gn01", what), "");  // exactly the free memory
+  EXPECT_EQ(launcher::device_memory_refusal(11 * gib, 1, gpu, "gn01", what),
+            "the MD system of 1.6e+07 atoms needs about 11 GiB of GPU memory per rank on GPU GPU-1234 of node gn01, "
+            "but only 10 GiB of its 80 GiB are free; use more GPUs (one rank each), or a smaller system");
+  // Two ranks on one GPU need their estimates together.
+  EXPECT_EQ(launcher::device_memory_refusal(6 * gib, 2, gpu, "gn01", what),
+            "the MD system of 1.6e+07 atoms needs about 6 GiB of GPU memory per rank, 12 GiB for the 2 ranks that "
+            "share GPU GPU-1234 of node gn01, but only 10 GiB of its 80 GiB are free; use more GPUs (one rank each), "
+            "or a smaller system");
+  // An estimate that is not a number is refused; a rank without a GPU passes.
+  EXPECT_NE(launcher::device_memory_refusal(std::numeric_limits<double>::infinity(), 1, gpu, "gn01", what), "");
+  EXPECT_NE(launcher::device_memory_refusal(std::nan(""), 1, gpu, "gn01", what), "");
+  EXPECT_EQ(launcher::device_memory_refusal(1e30, 1, comm::DeviceMemory{}, "gn01", what), "");
+}
+
+// On a host build the estimates are all host memory: nothing for a device check to refuse. On a device
+// build both parts are counted.
+TEST(MemoryEstimate, DeviceMemoryIsCountedOnDeviceBuildsOnly) {
+  auto md_cfg = test::lattice_config({16, 16, 16}, 1.5);
+  const auto md_need = md::estimated_memory(md_cfg, md::lattice_atoms(md_cfg), test::nranks());
+  fluid::FluidConfig fl = fluid_config();
+  fl.n = {48, 40, 36};
+  const auto fluid_need = fluid::estimated_memory(fl, test::nranks());
+  EXPECT_EQ(md_need.host, md::estimated_bytes_per_rank(md_cfg, md::lattice_atoms(md_cfg), test::nranks()));
+  EXPECT_EQ(fluid_need.host, fluid::estimated_bytes_per_rank(fl, test::nranks()));
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, md::MemSpace>::accessible) {
+    EXPECT_EQ(md_need.device, 0.0);
+    EXPECT_EQ(fluid_need.device, 0.0);
+  } else {
+    EXPECT_GT(md_need.device, 0.0);
+    EXPECT_GT(fluid_need.device, 0.0);
+  }
+  EXPECT_GT(md_need.host, 0.0);
+  EXPECT_GT(fluid_need.host, 0.0);
 }
 
 // A fresh run (lattice, setup, steps with thermo, a checkpoint's state()) and a restored one.

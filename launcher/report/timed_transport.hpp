@@ -1,10 +1,14 @@
 #pragma once
 // A transport that times the exchanges and fences of another (the run report's communication time,
-// docs/report.md): every call is forwarded, only wall-clock seconds are added up. Nothing else changes.
+// docs/report.md): every call is forwarded, only wall-clock seconds are added up. A stream-ordered
+// transport (NCCL) returns from exchange() once its messages are queued: on a device build the execution
+// space is fenced before the clock starts (the packing kernels are not communication) and before it stops
+// (the messages have arrived), comm/timing.hpp. Nothing else changes.
 #include <mpi.h>
 
 #include <memory>
 
+#include "comm/timing.hpp"
 #include "comm/transport.hpp"
 
 namespace spotrun::report {
@@ -18,12 +22,16 @@ class TimedTransport final : public comm::Transport {
   bool stream_ordered() const override { return m_inner->stream_ordered(); }
   bool route_self() const override { return m_inner->route_self(); }
   void exchange(const comm::Batch& batch, void* stream = nullptr) override {
+    const bool queued = m_inner->stream_ordered() && batch.memory == comm::Memory::device;
+    if (queued) comm::fence_for_timing();
     const double t = MPI_Wtime();
     m_inner->exchange(batch, stream);
+    if (queued) comm::fence_for_timing();
     m_seconds += MPI_Wtime() - t;
   }
   void abort() noexcept override { m_inner->abort(); }
   void fence() override {
+    comm::fence_for_timing();  // the kernels queued before the outstanding exchanges are not communication
     const double t = MPI_Wtime();
     m_inner->fence();
     m_seconds += MPI_Wtime() - t;

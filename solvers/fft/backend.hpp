@@ -80,6 +80,10 @@ class LocalBackend {
   virtual std::unique_ptr<LocalPlan> make_plan(const BatchSpec& spec, void* in, void* out) = 0;
 };
 
+// The bytes of device memory cuFFT allocates as the work area of a plan of this batch
+// (cufftEstimateMany); -1 when cuFFT is not compiled in or cannot say (no usable GPU).
+double cufft_work_area_bytes(const BatchSpec& spec);
+
 std::unique_ptr<LocalBackend> make_backend(backend::Fftw, PlanRigor rigor);
 // Throws InputError when spotrun was built without the CUDA toolkit.
 std::unique_ptr<LocalBackend> make_backend(backend::Cufft, PlanRigor rigor);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
+#include "comm/timing.hpp"
 
 namespace spotrun::fft {
 namespace {
@@ -14,15 +15,17 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Adds the fenced wall time of a scope to a counter.
 // Adds a stage's wall time to a counter. On a host build the stage is complete when its call returns; on
-// a device build nothing waits for it (the transforms and kernels queue on one stream, with no
-// synchronisation in a step), so the counters hold the time to queue the work.
+// a device build the execution space is fenced at both ends (comm/timing.hpp), so that the counter holds
+// the stage's transforms or transposes, not the time to queue them.
 class Timed {
  public:
-  explicit Timed(double& acc) : m_acc(acc), m_t0(Clock::now()) {}
+  explicit Timed(double& acc) : m_acc(acc) {
+    comm::fence_for_timing();
+    m_t0 = Clock::now();
+  }
   ~Timed() {
-    if constexpr (k_host_accessible) Kokkos::fence();
+    comm::fence_for_timing();
     m_acc += seconds_since(m_t0);
   }
   Timed(const Timed&) = delete;
@@ -86,18 +89,12 @@ DistributedFft::~DistributedFft() = default;
 
 std::string DistributedFft::backend_name() const { return m_backend->name(); }
 
-void DistributedFft::make_plans() {
+std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream) {
   using impl::BatchSpec;
   using impl::TransformKind;
-  const auto& g = m_geometry;
-  const Layout3& real = g.real[m_rank];
-  const Layout3& spec = g.spectral[m_rank];
-  // Arrays of the shape and alignment of the caller's, for planning only (FFTW_MEASURE overwrites them).
-  RealView real_tmp("fft::plan_real", real.count());
-  ComplexView spec_tmp("fft::plan_spectral", spec.count());
-
-  // Every transform on the stream of the default execution space instance: ordered with the kernels.
-  void* const stream = comm::native_stream(ExecSpace());
+  const Layout3& real = g.real[rank];
+  const Layout3& spec = g.spectral[rank];
+  std::vector<BatchSpec> specs;
   BatchSpec s;
   s.stream = stream;
   if (g.kind == Decomposition::Pencil) {
@@ -112,12 +109,12 @@ void DistributedFft::make_plans() {
   }
   s.in_place = false;
   s.kind = TransformKind::R2C;
-  m_r2c = m_backend->make_plan(s, real_tmp.data(), m_wa.data());
+  specs.push_back(s);
   s.kind = TransformKind::C2R;
-  m_c2r = m_backend->make_plan(s, m_wa.data(), real_tmp.data());
+  specs.push_back(s);
 
   if (g.kind == Decomposition::Pencil) {
-    const Layout3& b = g.stage_b[m_rank];
+    const Layout3& b = g.stage_b[rank];
     BatchSpec y;
     y.stream = stream;
     y.rank = 1;
@@ -125,9 +122,9 @@ void DistributedFft::make_plans() {
     y.howmany = b.box.extent(0) * b.box.extent(2);
     y.in_place = true;
     y.kind = TransformKind::C2CForward;
-    m_y_forward = m_backend->make_plan(y, m_wb.data(), m_wb.data());
+    specs.push_back(y);
     y.kind = TransformKind::C2CBackward;
-    m_y_backward = m_backend->make_plan(y, m_wb.data(), m_wb.data());
+    specs.push_back(y);
   }
 
   // x: from the gather layout [x][ky][kz] (stride ky*kz between x values) to the spectral layout
@@ -144,11 +141,30 @@ void DistributedFft::make_plans() {
   x.idist = 1;
   x.ostride = 1;
   x.odist = g.n[0];
-  m_x_forward = m_backend->make_plan(x, m_wg.data(), spec_tmp.data());
+  specs.push_back(x);
   x.kind = TransformKind::C2CBackward;
   std::swap(x.istride, x.ostride);
   std::swap(x.idist, x.odist);
-  m_x_backward = m_backend->make_plan(x, spec_tmp.data(), m_wg.data());
+  specs.push_back(x);
+  return specs;
+}
+
+void DistributedFft::make_plans() {
+  const auto& g = m_geometry;
+  // Arrays of the shape and alignment of the caller's, for planning only (FFTW_MEASURE overwrites them).
+  RealView real_tmp("fft::plan_real", g.real[m_rank].count());
+  ComplexView spec_tmp("fft::plan_spectral", g.spectral[m_rank].count());
+  // Every transform on the stream of the default execution space instance: ordered with the kernels.
+  const auto specs = plan_specs(g, m_rank, comm::native_stream(ExecSpace()));
+  std::size_t k = 0;
+  m_r2c = m_backend->make_plan(specs[k++], real_tmp.data(), m_wa.data());
+  m_c2r = m_backend->make_plan(specs[k++], m_wa.data(), real_tmp.data());
+  if (g.kind == Decomposition::Pencil) {
+    m_y_forward = m_backend->make_plan(specs[k++], m_wb.data(), m_wb.data());
+    m_y_backward = m_backend->make_plan(specs[k++], m_wb.data(), m_wb.data());
+  }
+  m_x_forward = m_backend->make_plan(specs[k++], m_wg.data(), spec_tmp.data());
+  m_x_backward = m_backend->make_plan(specs[k++], spec_tmp.data(), m_wg.data());
 }
 
 void DistributedFft::forward(const double* in, Complex* out) {

@@ -13,6 +13,7 @@
 // with the alignment of Kokkos views (64 bytes).
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend.hpp"
 #include "comm/communicator.hpp"
@@ -24,6 +25,11 @@
 namespace spotrun::fft {
 
 // Wall time spent in local transforms and in reshapes (pack, exchange, unpack), seconds, fenced.
+// The local transforms a DistributedFft of this geometry plans on `rank`, in this order: r2c, c2r,
+// (pencils: y forward, y backward,) x forward, x backward; on `stream`. The memory estimate asks cuFFT
+// for their work areas with them (solvers/fluid/fluid_memory.cpp).
+std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream = nullptr);
+
 struct FftTimes {
   double local = 0;
   double reshape = 0;

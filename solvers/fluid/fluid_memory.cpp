@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "solvers/fft/distributed_fft.hpp"
 #include "solvers/fft/geometry.hpp"
 #include "solvers/fft/reshape_plan.hpp"
 #include "solvers/fft/types.hpp"
@@ -38,8 +39,9 @@ double reshape_elements(const std::vector<fft::Layout3>& in, const std::vector<f
 
 }  // namespace
 
-double estimated_bytes_per_rank(const FluidConfig& cfg, int nranks) {
+solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   nranks = std::max(nranks, 1);
+  constexpr bool device = !fft::k_host_accessible;
   fft::FftGeometry g;
   try {
     g = fft::make_fft_geometry(cfg.n, nranks, cfg.decomposition, cfg.process_grid);
@@ -47,17 +49,20 @@ double estimated_bytes_per_rank(const FluidConfig& cfg, int nranks) {
     // No decomposition fits (the solver refuses the run): an even share of every field.
     const double points = static_cast<double>(cfg.n[0]) * cfg.n[1] * cfg.n[2] / nranks;
     const double modes = static_cast<double>(cfg.n[0]) * cfg.n[1] * (cfg.n[2] / 2 + 1) / nranks;
-    return 2 * 3 * points * k_real + 10 * 3 * modes * k_complex;
+    const double share = 2 * 3 * points * k_real + 10 * 3 * modes * k_complex;
+    return device ? solvers::MemoryNeed{0, share} : solvers::MemoryNeed{share, 0};
   }
-  constexpr bool device = !fft::k_host_accessible;
   const bool pencil = g.kind == fft::Decomposition::Pencil;
   const double nr = largest(g.real), ns = largest(g.spectral);
 
+  // Each figure is split by where it lives: `space`, the Kokkos memory space (the GPU's memory on a
+  // device build, host memory otherwise), and `host`, host memory on any build.
   // --- held for the whole run ---
   // State and RK4 fields: uhat, accumulator, stage, work (complex); u, omega (real); 3 components each.
   double held = 4 * 3 * padded(static_cast<std::size_t>(ns)) * k_complex + 2 * 3 * padded(static_cast<std::size_t>(nr)) * k_real;
   // Per-direction tables: wavenumber, dealiasing mask, decay factors (+ the decay's host copy).
-  held += (device ? 4 : 3) * k_real * (g.nc[0] + g.nc[1] + g.nc[2]);
+  held += 3 * k_real * (g.nc[0] + g.nc[1] + g.nc[2]);
+  double held_host = device ? k_real * (g.nc[0] + g.nc[1] + g.nc[2]) : 0.0;
   // DistributedFft: work arrays of the stages, and the transposes' send and receive buffers.
   held += k_complex * (largest(g.stage_a) + (pencil ? largest(g.stage_b) : 0) + ns);
   double transposes = pencil ? reshape_elements(g.stage_a, g.stage_b) + reshape_elements(g.stage_b, g.spectral) +
@@ -69,17 +74,36 @@ double estimated_bytes_per_rank(const FluidConfig& cfg, int nranks) {
   const auto spectral_planes = fft::x_block_layouts(g.nc, nranks);
   const double planes_real = reshape_elements(g.real, planes);
   transposes += reshape_elements(g.spectral, spectral_planes) + reshape_elements(spectral_planes, g.spectral);
-  held += (device ? 2 : 1) * (k_complex * transposes + k_real * planes_real);  // + host staging on devices
+  held += k_complex * transposes + k_real * planes_real;
+  if (device) held_host += k_complex * transposes + k_real * planes_real;  // host staging on devices
+  // cuFFT (device builds): every plan allocates its own work area (six plans with pencils, four with
+  // slabs), sized by cuFFT for the rank with the largest blocks. Where cuFFT cannot say (no usable GPU,
+  // not compiled in), twice the complex data of the batch: an assumed bound (cuFFT's own figures, where
+  // it gives them, are below it for the sizes of these grids).
+  if (device) {
+    double largest_rank_bytes = 0;
+    for (int r : {0, nranks - 1}) {
+      double bytes = 0;
+      for (const auto& spec : fft::plan_specs(g, r)) {
+        const double asked = fft::impl::cufft_work_area_bytes(spec);
+        const double points = static_cast<double>(spec.n[0]) * (spec.rank == 2 ? spec.n[1] : 1) * spec.howmany;
+        bytes += asked >= 0 ? asked : 2 * k_complex * points;
+      }
+      largest_rank_bytes = std::max(largest_rank_bytes, bytes);
+    }
+    held += largest_rank_bytes;
+  }
 
-  // --- transients (the largest counts) ---
+  // --- transients (the largest counts, on each side) ---
   const double xr = largest(planes), xc = largest(spectral_planes);
-  // state(): the velocity as x-planes (3 reals per point) and the spectral planes (6 reals per mode),
-  // with one component's buffer (and its host copy on devices) at a time.
-  const double checkpoint = 3 * k_real * xr + 6 * k_real * xc + (device ? 2 : 1) * std::max(k_real * xr, k_complex * xc);
+  // state(): the velocity as x-planes (3 reals per point) and the spectral planes (6 reals per mode) on
+  // the host, with one component's buffer (and its host copy on devices) at a time.
+  const double component = std::max(k_real * xr, k_complex * xc);
+  const double checkpoint_host = 3 * k_real * xr + 6 * k_real * xc + (device ? component : 0.0);
   // restore(): the SolverState block read by the launcher (both datasets) and one component's buffer;
   // from /fluid/u alone, a reshape of the physical planes as well.
-  const double restore = 3 * k_real * xr + 6 * k_real * xc +
-                         (device ? 2 : 1) * std::max(k_complex * xc, k_real * xr) + k_real * planes_real;
+  const double restore_host = 3 * k_real * xr + 6 * k_real * xc + (device ? component : 0.0);
+  const double restore_space = component + k_real * planes_real;
   // Construction: the planning copies of one real and one spectral block (DistributedFft::make_plans).
   const double planning = k_real * nr + k_complex * ns;
   // FFTW (host builds): the planner's tables and the plans' twiddles, measured at about 2.6 MiB for the
@@ -89,7 +113,11 @@ double estimated_bytes_per_rank(const FluidConfig& cfg, int nranks) {
     const double transform = pencil ? std::max({g.n[0], g.n[1], g.nc[2]}) : static_cast<double>(g.n[1]) * g.nc[2];
     fftw = 4.0 * 1024 * 1024 + 2 * k_complex * std::max(transform, static_cast<double>(g.n[0]));
   }
-  return held + fftw + std::max({checkpoint, restore, planning});
+  if (device) return {held_host + std::max(checkpoint_host, restore_host), held + std::max({component, restore_space, planning})};
+  // One memory: the transients of a checkpoint and of a restore on both sides at once.
+  return {held + fftw + std::max({checkpoint_host + component, restore_host + restore_space, planning}), 0};
 }
+
+double estimated_bytes_per_rank(const FluidConfig& cfg, int nranks) { return estimated_memory(cfg, nranks).host; }
 
 }  // namespace spotrun::fluid

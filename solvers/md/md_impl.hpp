@@ -6,17 +6,21 @@
 #include <sstream>
 #include <string>
 
+#include "comm/timing.hpp"
+
 namespace spotrun::md::impl {
 
 // Adds the wall time of a scope to a phase counter. On a host build the phase's kernels are done when it
-// ends; on a device build nothing waits for them (no synchronisation in a step), so the counter holds the
-// time to queue the phase and whatever waited inside it (an exchange, a reduction read on the host).
+// ends; on a device build the timer fences the execution space at both ends (comm/timing.hpp), so the
+// counter holds the phase's kernels, not the time to queue them nor the previous phase's.
 class PhaseTimer {
  public:
-  explicit PhaseTimer(double& acc) : m_acc(acc), m_t0(std::chrono::steady_clock::now()) {}
+  explicit PhaseTimer(double& acc) : m_acc(acc) {
+    comm::fence_for_timing();
+    m_t0 = std::chrono::steady_clock::now();
+  }
   ~PhaseTimer() {
-    if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible)
-      Kokkos::fence();
+    comm::fence_for_timing();
     m_acc += std::chrono::duration<double>(std::chrono::steady_clock::now() - m_t0).count();
   }
   PhaseTimer(const PhaseTimer&) = delete;

@@ -30,7 +30,7 @@ constexpr double k_pi = 3.14159265358979323846;
 constexpr double k_record = 17 * 8;  // md_state.cpp: one atom record (id, x, v, f, image, x_build, type)
 constexpr double k_state_row = 136;  // one row of the SolverState: id, x, v, f, image (int64), x_build, type
 constexpr double k_slot = 120;       // AtomStore per atom: x v f x_build (3 doubles each), id, type, image[3]
-constexpr double k_mirror_slot = 72; // host copies of x, v, id, type, image (sort, migrate)
+constexpr double k_mirror_slot = 72; // host copies of x, v, id, type, image (lattice, data file)
 
 // A count of atoms in a region that holds n on average, with the margin of density fluctuations and of
 // atoms drifting during the run.
@@ -81,7 +81,7 @@ double lattice_atoms(const MdConfig& cfg) {
          static_cast<double>(cfg.cells[2]);
 }
 
-double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) {
+solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nranks) {
   nranks = std::max(nranks, 1);
   natoms = std::max(natoms, 1.0);
   const double rho = cfg.density > 0 ? cfg.density : 0.8442;
@@ -106,13 +106,20 @@ double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) 
   const double nall = owned + ghosts;
   const double cap = grown(nall);  // AtomStore capacity after the halo's reserve() calls
 
-  // --- arrays held for the whole run ---
+  // Each figure below is split by where it lives: `space`, the solver's Kokkos memory space (the GPU's
+  // memory on a device build, host memory otherwise), and `host`, host memory on any build (mirrors,
+  // staging, checkpoint records).
+  // --- arrays held for the whole run (all in the memory space, but the host staging) ---
   double held = k_slot * cap;
-  // Neighbour lists (neighbor.cpp): rows for the owned atoms; the row length starts at the first guess
-  // and grows to the longest row + 1/8 (old and new rows live together while it grows). The longest row
-  // holds about the atoms of a cutoff + skin sphere (ghost neighbours are stored in full).
+  // Neighbour lists (neighbor.cpp): rows for the owned atoms, as many on a device (LayoutLeft) as on the
+  // host; the row length starts at the first guess (that of a full list on a device, of a half list on
+  // the host) and grows to the longest row + 1/8 (old and new rows live together while it grows). The
+  // longest row holds about the atoms of a cutoff + skin sphere (ghost neighbours are stored in full, and
+  // a full list stores every neighbour).
   const double rows = grown(owned);
-  const double first_guess = std::floor(0.5 * 4.18879 * c * c * c * 1.2) + 32;
+  const bool full = cfg.neighbor_list == NeighborListKind::Full ||
+                    (cfg.neighbor_list == NeighborListKind::ByBackend && k_device_mirrors);
+  const double first_guess = std::floor((full ? 1.0 : 0.5) * 4.18879 * c * c * c * 1.2) + 32;
   const double sphere = rho * 4.0 / 3.0 * k_pi * c * c * c;
   const double longest = sphere + 2.0 * std::sqrt(sphere);
   const double width = longest > first_guess ? first_guess + (longest + longest / 8 + 4) : first_guess;
@@ -137,8 +144,8 @@ double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) 
     held += 4.0 * nbins * (2 + bin_width) + 125 * 2 * 4;  // + stencil
   else
     held += 4.0 * nbins * 3 + 28.0 * (nall + nall / 4) + 4.0 * rows;
-  // The sort after each rebuild (atom_sort.hpp) keeps its buffers: the bin starts, and per owned atom its
-  // bin, its place and scratch for the permuted arrays (x or v, image, type, id).
+  // The sort after each rebuild (atom_sort.cpp) keeps its buffers: the bin starts, and per owned atom its
+  // bin, its place and scratch for the permuted arrays (x or v, image, type, id). It makes no other copy.
   held += 4.0 * nbins + 56.0 * rows;
   // Halo (halo.cpp): six send lists (about one entry per ghost), and send/receive buffers of 5 doubles
   // per atom of the largest swap (the last dimension's, which forwards the earlier ghosts).
@@ -146,39 +153,59 @@ double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) 
       with_margin(rho * c * std::max({l[1] * l[2], (l[0] + 2 * c) * l[2], (l[0] + 2 * c) * (l[1] + 2 * c)}));
   const double halo_buffer = 8.0 * (5 * grown(largest_swap) + 64);
   held += 4.0 * (grown(ghosts) + 6 * 64) + 2 * halo_buffer;
-  if (k_device_mirrors) held += 2 * halo_buffer;  // host staging when MPI is not GPU-aware
+  const double held_host = k_device_mirrors ? 2 * halo_buffer : 0.0;  // staging when MPI is not GPU-aware
   if (IsDuplicated<ForceScatter>::value) {
     const int threads = Kokkos::is_initialized() ? ExecSpace().concurrency() : 1;
     held += 24.0 * cap * threads;
   }
 
-  // --- transients (the largest one counts) ---
-  // Re-neighbouring: copies of x, v, id, type, image (a margin kept from when the sort allocated them;
-  // its buffers are held now, above), the migration buffers of atoms crossing a face, one array being
-  // grown; host copies on devices.
+  // --- transients (the largest one counts, on each side) ---
+  // Re-neighbouring: the migration (a mark per owned atom, the buffers of atoms crossing a face) and one
+  // atom array being grown, all in the memory space. The sort and the migration copy nothing to the host.
+  // On a host build, an allowance of 72 bytes per atom slot for what is not counted here (allocator
+  // slack, MPI's buffers that grow with the halo), the size of the copies the sort once made.
   const double crossing = rho * ((l[0] + 2 * cfg.skin) * (l[1] + 2 * cfg.skin) * (l[2] + 2 * cfg.skin) - vol);
-  double rebuild = k_mirror_slot * cap + 20.0 * owned + 3 * 88.0 * with_margin(crossing) + 24.0 * cap;
-  if (k_device_mirrors) rebuild += 2 * k_mirror_slot * cap;
-  // The close-atom check of setup() copies positions, ids and lists to the host on devices.
-  const double setup_check = k_device_mirrors ? 4.0 * rows * width + 32.0 * cap + 8.0 * rows : 0.0;
+  const double rebuild = 20.0 * owned + 3 * 88.0 * with_margin(crossing) + 24.0 * cap +
+                         (k_device_mirrors ? 0.0 : k_mirror_slot * cap);
+  // The close-atom check of setup() is a reduction over the list where it lives: nothing to count.
   // Checkpoint (state()): records, their packed copy and the received block, the SolverState block,
-  // destinations; all ids on every rank when they are not 1..N (data files); host copies on devices.
+  // destinations; all ids on every rank when they are not 1..N (data files): host memory; on a device
+  // the host copies of the atom arrays too.
   const double block = std::ceil(natoms / nranks);
   double checkpoint = k_record * (owned + block) + 4.0 * owned + std::max(k_record * owned, k_state_row * block);
   if (!cfg.from_lattice) checkpoint += 8.0 * natoms;
   if (k_device_mirrors) checkpoint += k_slot * cap;
-  // Restore: the SolverState block read by the launcher and the atoms received by id, kept while the
-  // first re-neighbouring runs; before it, records and their packed copy too.
+  // Restore: the SolverState block read by the launcher and the atoms received by id (host), kept while
+  // the first re-neighbouring runs; before it, records and their packed copy too.
   const double restore_held = k_state_row * block + k_record * owned + 48.0 * owned;
   const double restore_exchange = k_state_row * block + 2 * k_record * block + k_record * owned;
-  const double run_peak = held + std::max({rebuild + restore_held, checkpoint, setup_check, restore_exchange});
 
-  // Construction: the lattice's positions and ids before they are copied in, or a data file's text and
-  // atoms, which every rank holds while the solver is made.
-  double construction = k_slot * grown(owned0) + 32.0 * owned0;
-  if (!cfg.from_lattice) construction += (72.0 + 128.0) * natoms + 8.0 * owned0;
-  if (k_device_mirrors) construction += k_mirror_slot * grown(owned0);
-  return std::max(run_peak, construction);
+  // Construction: the lattice's positions and ids before they are copied in (host), or a data file's
+  // text and atoms, which every rank holds while the solver is made (host); the atom arrays they fill
+  // (the memory space), with host copies of them on a device.
+  const double construction_space = k_slot * grown(owned0);
+  double construction_host = 32.0 * owned0;
+  if (!cfg.from_lattice) construction_host += (72.0 + 128.0) * natoms + 8.0 * owned0;
+  if (k_device_mirrors) construction_host += k_mirror_slot * grown(owned0);
+
+  // The peaks: on the host side a re-neighbouring of a restored run holds the restore's records.
+  const double space_peak = std::max(held + rebuild, construction_space);
+  const double host_peak =
+      std::max(held_host + std::max({restore_held, checkpoint, restore_exchange}), construction_host);
+  solvers::MemoryNeed need;
+  if (k_device_mirrors) {
+    need.host = host_peak;
+    need.device = space_peak;
+  } else {
+    // One memory: the peaks of the run and of the construction, as both sides hold them at once.
+    need.host = std::max(held + std::max({rebuild + restore_held, checkpoint, restore_exchange}),
+                         construction_space + construction_host);
+  }
+  return need;
+}
+
+double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks) {
+  return estimated_memory(cfg, natoms, nranks).host;
 }
 
 }  // namespace spotrun::md

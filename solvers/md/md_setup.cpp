@@ -285,40 +285,94 @@ void MdSolver::create_velocities(double temperature, std::uint64_t seed) {
       });
 }
 
+namespace {
+
+// The pairs of the neighbour list closer than `limit`, found on the device: how many list entries, and
+// the closest (the first in (atom, row slot) order among equally close ones), with both atoms' ids.
+struct ClosePairs {
+  long long count = 0;
+  double closest = 0;
+  std::int64_t id_i = 0, id_j = 0;
+};
+
+// The distance between atom i and each entry of its neighbour row: f(jj, r) for the owned neighbours
+// 0 .. numneigh(i)-1, then the ghosts at the end of the row.
+template <class X, class N, class C, class F>
+KOKKOS_INLINE_FUNCTION void for_row(const X& x, const N& neigh, const C& numneigh, const C& numghost, int maxn, int i,
+                                    F&& f) {
+  const int n_owned = numneigh(i), ghost_start = maxn - numghost(i) > n_owned ? maxn - numghost(i) : n_owned;
+  const int ranges[2][2] = {{0, n_owned}, {ghost_start, maxn}};
+  for (int part = 0; part < 2; ++part)
+    for (int jj = ranges[part][0]; jj < ranges[part][1]; ++jj) {
+      const int j = neigh(i, jj);
+      double r2 = 0;
+      for (int d = 0; d < 3; ++d) r2 += (x(i, d) - x(j, d)) * (x(i, d) - x(j, d));
+      f(jj, ::sqrt(r2));
+    }
+}
+
+ClosePairs find_close_pairs(const AtomStore& atoms, const NeighborList& list, double limit) {
+  const auto x = atoms.x;
+  const auto id = atoms.id;
+  const auto numneigh = list.numneigh;
+  const auto numghost = list.numghost;
+  const auto neigh = list.neighbors;
+  const int maxn = list.max_neighbors();
+  const int nlocal = atoms.nlocal;
+  ClosePairs found;
+  Kokkos::parallel_reduce(
+      "md::setup::close_count", Policy(0, nlocal),
+      KOKKOS_LAMBDA(int i, long long& n) {
+        for_row(x, neigh, numneigh, numghost, maxn, i, [&](int, double r) { n += r < limit ? 1 : 0; });
+      },
+      found.count);
+  if (found.count == 0) return found;
+  double closest = limit;
+  Kokkos::parallel_reduce(
+      "md::setup::close_min", Policy(0, nlocal),
+      KOKKOS_LAMBDA(int i, double& m) {
+        for_row(x, neigh, numneigh, numghost, maxn, i, [&](int, double r) { m = r < m ? r : m; });
+      },
+      Kokkos::Min<double>(closest));
+  // The first entry (atom, then row slot) at that distance: the smallest key i * maxn + jj.
+  long long first = 0;
+  Kokkos::parallel_reduce(
+      "md::setup::close_first", Policy(0, nlocal),
+      KOKKOS_LAMBDA(int i, long long& k) {
+        for_row(x, neigh, numneigh, numghost, maxn, i, [&](int jj, double r) {
+          const long long key = static_cast<long long>(i) * maxn + jj;
+          if (r == closest && key < k) k = key;
+        });
+      },
+      Kokkos::Min<long long>(first));
+  // The two ids: 16 bytes to the host.
+  Kokkos::View<std::int64_t[2], MemSpace> ids("md::setup::close_ids");
+  const int bi = static_cast<int>(first / maxn), bjj = static_cast<int>(first % maxn);
+  Kokkos::parallel_for(
+      "md::setup::close_ids", Policy(0, 1), KOKKOS_LAMBDA(int) {
+        ids(0) = id(bi);
+        ids(1) = id(neigh(bi, bjj));
+      });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ids);
+  found.closest = closest;
+  found.id_i = h(0);
+  found.id_j = h(1);
+  return found;
+}
+
+}  // namespace
+
 void MdSolver::check_close_atoms() {
   // Atoms closer than 0.5 sigma: almost always a broken input (overlapping atoms blow up at step 1).
+  // A reduction over the neighbour list where it lives: nothing of the list is copied to the host.
   const double limit = 0.5 * m_coeffs.min_sigma();
-  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.x);
-  auto hid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.id);
-  auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_neighbor.numneigh);
-  auto hg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_neighbor.numghost);
-  const int maxn = m_neighbor.max_neighbors();
-  auto hl = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_neighbor.neighbors);
-  long long count = 0;
-  double best = limit;
-  std::int64_t bi = 0, bj = 0;
-  for (int i = 0; i < m_atoms.nlocal; ++i)
-    for (int jj = 0; jj < maxn; ++jj) {
-      if (jj >= hn(i) && jj < maxn - hg(i)) continue;
-      const int j = hl(i, jj);
-      double r2 = 0;
-      for (int d = 0; d < 3; ++d) r2 += (hx(i, d) - hx(j, d)) * (hx(i, d) - hx(j, d));
-      const double r = std::sqrt(r2);
-      if (r < limit) {
-        ++count;
-        if (r < best || count == 1) {
-          best = r;
-          bi = hid(i);
-          bj = hid(j);
-        }
-      }
-    }
+  const ClosePairs p = find_close_pairs(m_atoms, m_neighbor, limit);
   std::ostringstream msg;
-  msg << "atoms " << bi << " and " << bj << " are " << fmt(best) << " sigma apart, closer than the allowed " << fmt(limit)
-      << " sigma (half the smallest pair sigma)";
-  if (count > 1) msg << " (" << count << " such pairs on rank " << m_comm.rank() << ")";
+  msg << "atoms " << p.id_i << " and " << p.id_j << " are " << fmt(p.closest) << " sigma apart, closer than the allowed "
+      << fmt(limit) << " sigma (half the smallest pair sigma)";
+  if (p.count > 1) msg << " (" << p.count << " such pairs on rank " << m_comm.rank() << ")";
   msg << "; check the initial configuration";
-  m_comm.agree<InputError>(count == 0, msg.str());
+  m_comm.agree<InputError>(p.count == 0, msg.str());
 }
 
 void MdSolver::setup() {

@@ -66,12 +66,16 @@ class CufftPlanHandle {
   bool m_valid = false;
 };
 
+// The distance between transforms of a contiguous batch: real (and c2c) values, half-spectrum values.
+int real_dist(const BatchSpec& s) { return s.rank == 1 ? s.n[0] : s.n[0] * s.n[1]; }
+int half_dist(const BatchSpec& s) { return s.rank == 1 ? s.n[0] / 2 + 1 : s.n[0] * (s.n[1] / 2 + 1); }
+
 class CufftPlan final : public LocalPlan {
  public:
   explicit CufftPlan(const BatchSpec& s) : m_kind(s.kind), m_in_place(s.in_place) {
     int n[2] = {s.n[0], s.n[1]};
-    const int real_dist = s.rank == 1 ? n[0] : n[0] * n[1];
-    const int half_dist = s.rank == 1 ? n[0] / 2 + 1 : n[0] * (n[1] / 2 + 1);
+    const int real_dist = impl::real_dist(s);
+    const int half_dist = impl::half_dist(s);
     switch (s.kind) {
       case TransformKind::R2C: m_plan.create(s.rank, n, real_dist, half_dist, CUFFT_D2Z, s.howmany); break;
       case TransformKind::C2R: m_plan.create(s.rank, n, half_dist, real_dist, CUFFT_Z2D, s.howmany); break;
@@ -129,6 +133,35 @@ class CufftBackend final : public LocalBackend {
 };
 
 }  // namespace
+
+double cufft_work_area_bytes(const BatchSpec& s) {
+  check_strides(s);
+  int n[2] = {s.n[0], s.n[1]};
+  const int real_dist = impl::real_dist(s);
+  const int half_dist = impl::half_dist(s);
+  std::size_t bytes = 0;
+  cufftResult r = CUFFT_SUCCESS;
+  // The same layouts CufftPlan gives cufftPlanMany.
+  switch (s.kind) {
+    case TransformKind::R2C:
+      r = cufftEstimateMany(s.rank, n, nullptr, 1, real_dist, nullptr, 1, half_dist, CUFFT_D2Z, s.howmany, &bytes);
+      break;
+    case TransformKind::C2R:
+      r = cufftEstimateMany(s.rank, n, nullptr, 1, half_dist, nullptr, 1, real_dist, CUFFT_Z2D, s.howmany, &bytes);
+      break;
+    case TransformKind::C2CForward:
+    case TransformKind::C2CBackward:
+      if (s.strided()) {
+        int embed[1] = {n[0]};
+        r = cufftEstimateMany(1, n, embed, static_cast<int>(s.istride), static_cast<int>(s.idist), embed,
+                              static_cast<int>(s.ostride), static_cast<int>(s.odist), CUFFT_Z2Z, s.howmany, &bytes);
+      } else {
+        r = cufftEstimateMany(s.rank, n, nullptr, 1, real_dist, nullptr, 1, real_dist, CUFFT_Z2Z, s.howmany, &bytes);
+      }
+      break;
+  }
+  return r == CUFFT_SUCCESS ? static_cast<double>(bytes) : -1.0;
+}
 
 // cuFFT has no planning rigor: the rigor is ignored.
 std::unique_ptr<LocalBackend> make_backend(backend::Cufft, PlanRigor) { return std::make_unique<CufftBackend>(); }

@@ -8,6 +8,8 @@ bool cufft_compiled() { return false; }
 
 namespace impl {
 
+double cufft_work_area_bytes(const BatchSpec&) { return -1; }
+
 std::unique_ptr<LocalBackend> make_backend(backend::Cufft, PlanRigor) {
   throw InputError("the cuFFT backend is not compiled into this spotrun (CUDA toolkit not found at configure time)");
 }
