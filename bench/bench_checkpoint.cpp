@@ -14,10 +14,15 @@
 //   mpirun -np N build-dir/bench/bench_checkpoint [--samples] [DIR=/tmp] [REPS=5] [ATOMS...=32000 256000 2048000]
 //
 // --samples: after each size, lines "SAMPLES {json}" with every repetition's MB/s (bench/suite.py).
+// --levels LOCAL_DIR: also the multilevel checkpoint (io/checkpoint_levels.hpp) of the same state, each
+//   rank a node of its own (host "bench-node-<rank>"), the node files in LOCAL_DIR (say /dev/shm), with
+//   partner copies from 2 ranks on, the index in DIR: the time the time loop is blocked per checkpoint
+//   (local + partner + index) against write_checkpoint's into DIR, and the set read back bitwise.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -28,6 +33,7 @@
 
 #include "comm/communicator.hpp"
 #include "io/checkpoint.hpp"
+#include "io/checkpoint_levels.hpp"
 
 namespace {
 
@@ -195,9 +201,11 @@ int main(int argc, char** argv) {
   {
     comm::Communicator comm(MPI_COMM_WORLD);
     bool samples = false;
+    std::string levels_dir;
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
       if (std::string(argv[i]) == "--samples") samples = true;
+      else if (std::string(argv[i]) == "--levels" && i + 1 < argc) levels_dir = argv[++i];
       else args.emplace_back(argv[i]);
     }
     const std::string dir = args.size() > 0 ? args[0] : "/tmp";
@@ -273,6 +281,47 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
       if (!ok) rc = 1;
+      if (!levels_dir.empty()) {
+        io::NodeGroups nodes(comm, "bench-node-" + std::to_string(comm.rank()));
+        const bool partner = nodes.count() > 1;
+        const std::string index = dir + "/bench_checkpoint." + tag + ".levels";
+        const std::string local = io::level_directory(levels_dir, dir + "/bench_checkpoint." + tag);
+        if (comm.is_root()) std::printf("  levels: node files in %s (%s)\n", local.c_str(), partner ? "local + partner" : "local only: one node");
+        MPI_Barrier(comm.mpi());
+        if (comm.is_root()) std::filesystem::create_directories(local + "/partner");
+        comm.barrier();
+        std::vector<double> t_levels, t_local, t_partner;
+        bool lok = true;
+        for (int r = 0; r < reps; ++r) {
+          io::LevelWriteTimes times;
+          io::SolverState copy = state;  // the run hands its state over (moved): not timed
+          t_levels.push_back(timed(comm, [&] {
+            io::commit_level_index(comm, index,
+                                   io::write_level_set(nodes, local, "ckpt-1000", partner, meta, std::move(copy), &times));
+          }));
+          t_local.push_back(times.local);
+          t_partner.push_back(times.partner);
+          io::LevelSetReader reader(nodes, index);
+          lok = lok && same_state(reader.read(md_layout(natoms)), state);
+        }
+        lok = !comm.any(!lok);
+        comm.barrier();
+        if (comm.is_root()) {
+          std::error_code ec;
+          std::filesystem::remove_all(local, ec);
+          std::remove(index.c_str());
+          const double ml = median(t_levels), ms = median(t_write);
+          std::printf("  levels %9llu atoms: blocking %.4f s (local %.4f s, partner %.4f s) vs shared write %.4f s: %.1f%%%s\n",
+                      static_cast<unsigned long long>(natoms), ml, median(t_local), median(t_partner), ms, 100 * ml / ms,
+                      lok ? "" : "   ERROR: the set read back differs");
+          if (samples) {
+            print_samples("levels_MBps", natoms, comm.size(), mb, t_levels);
+            print_samples("levels_local_MBps", natoms, comm.size(), mb, t_local);
+          }
+          std::fflush(stdout);
+        }
+        if (!lok) rc = 1;
+      }
     }
   }
   MPI_Finalize();

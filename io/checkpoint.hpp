@@ -24,6 +24,8 @@ struct CheckpointMeta {
   std::string version;       // spotrun version
   std::string git_hash;
   int nranks = 0;            // rank count that wrote it
+  std::string level;         // a node file of a multilevel checkpoint: which rows of the run it holds
+                             // (io/checkpoint_levels.hpp); "" for a whole checkpoint. Stored as /meta/level.
 };
 
 // Writes state + meta to `path` atomically (collective). Throws std::runtime_error naming the path and

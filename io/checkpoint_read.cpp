@@ -326,6 +326,14 @@ CheckpointReader::CheckpointReader(const comm::Communicator& comm, const std::st
   });
   r.meta.deck = read_text_dataset(comm, r.f.file, "/meta/deck", r.f.size, path, r.strings);
   r.meta.physics = read_text_dataset(comm, r.f.file, "/meta/physics", r.f.size, path, r.strings);
+  // A node file of a multilevel checkpoint (io/checkpoint_levels.hpp) says which rows it holds.
+  int has_level = 0;
+  agreed_step<InputError>(comm, r.prefix, [&] {
+    if (comm.is_root() && SPOTRUN_H5_CALL(path, H5Lexists, r.f.file, "/meta", H5P_DEFAULT))
+      has_level = SPOTRUN_H5_CALL(path, H5Lexists, r.f.file, "/meta/level", H5P_DEFAULT) > 0 ? 1 : 0;
+  });
+  SPOTRUN_MPI_CHECK(MPI_Bcast(&has_level, 1, MPI_INT, 0, comm.mpi()));
+  if (has_level) r.meta.level = read_text_dataset(comm, r.f.file, "/meta/level", r.f.size, path, r.strings);
 }
 
 CheckpointReader::~CheckpointReader() {
@@ -405,6 +413,8 @@ VerifyReport CheckpointReader::verify() {
                          " spotrun_version=" + r.meta.version + " git_hash=" + r.meta.git_hash);
   report.lines.push_back("/meta/deck: " + std::to_string(r.meta.deck.size()) + " bytes, checksum ok");
   report.lines.push_back("/meta/physics: " + std::to_string(r.meta.physics.size()) + " bytes, checksum ok");
+  if (!r.meta.level.empty())
+    report.lines.push_back("/meta/level: " + std::to_string(r.meta.level.size()) + " bytes, checksum ok");
   SolverState scalars;
   std::string failure = agreed_failure(comm, [&] { read_state_scalars(f.file, path, r.strings, scalars); });
   if (failure.empty())

@@ -158,7 +158,7 @@ void check_state_locally(const CheckpointMeta& meta, const SolverState& state) {
 std::uint64_t shared_fingerprint(const CheckpointMeta& meta, const SolverState& state) {
   std::ostringstream s;
   s << meta.solver << '\0' << meta.step << '\0' << hex64(bits_of(meta.time)) << '\0'
-    << meta.deck << '\0' << meta.physics << '\0' << meta.units << '\0' << meta.version << '\0' << meta.git_hash << '\0'
+    << meta.deck << '\0' << meta.physics << '\0' << meta.level << '\0' << meta.units << '\0' << meta.version << '\0' << meta.git_hash << '\0'
     << state.solver << '\0';
   for (const auto& a : state.arrays) {
     s << a.name << '\0' << a.is_integer << ' ' << a.global_rows;
@@ -346,7 +346,7 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
     file = SPOTRUN_H5_OPEN(tmp, H5Fclose, H5Fcreate, tmp.c_str(), H5F_ACC_TRUNC, fcpl, fapl);
   });
   // Metadata: the same calls with the same values on every rank.
-  TextDataset deck, physics;
+  TextDataset deck, physics, level;
   std::vector<H5Handle> datasets(state.arrays.size());
   agreed_step<std::runtime_error>(comm, prefix, [&] {
     write_fixed_string_attribute(file, "format", k_format, tmp);
@@ -366,6 +366,7 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
     H5Handle mg = SPOTRUN_H5_OPEN(tmp, H5Gclose, H5Gcreate2, file, "/meta", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     deck = create_text_dataset(mg, "deck", meta.deck, tmp);
     physics = create_text_dataset(mg, "physics", meta.physics, tmp);
+    if (!meta.level.empty()) level = create_text_dataset(mg, "level", meta.level, tmp);
     mg.close("H5Gclose", tmp);
     // Every array dataset, allocated now (contiguous, no fill), with its checksum.
     H5Handle lcpl = SPOTRUN_H5_OPEN(tmp, H5Pclose, H5Pcreate, H5P_LINK_CREATE);
@@ -402,6 +403,7 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
   // Bulk data.
   write_text(comm, deck, tmp, prefix);
   write_text(comm, physics, tmp, prefix);
+  if (!meta.level.empty()) write_text(comm, level, tmp, prefix);
   for (std::size_t i = 0; i < state.arrays.size(); ++i) {
     const StateArray& a = state.arrays[i];
     const void* data = a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data());
@@ -420,9 +422,10 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
   std::vector<ReadBack> items;
   agreed_step<std::runtime_error>(comm, prefix, [&] {
     if (comm.is_root())
-      for (TextDataset* t : {&deck, &physics})
-        items.push_back({"/meta/" + std::string(t == &deck ? "deck" : "physics"), dataset_offset(t->dset, tmp),
-                         t->text->c_str(), t->text->size() + 1});
+      for (TextDataset* t : {&deck, &physics, &level})
+        if (t->text)
+          items.push_back({"/meta/" + std::string(t == &deck ? "deck" : t == &physics ? "physics" : "level"),
+                           dataset_offset(t->dset, tmp), t->text->c_str(), t->text->size() + 1});
     for (std::size_t i = 0; i < state.arrays.size(); ++i) {
       const StateArray& a = state.arrays[i];
       const std::uint64_t row_bytes = a.row_size() * 8;
@@ -435,6 +438,7 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
   agreed_step<std::runtime_error>(comm, prefix, [&] {
     deck.dset.close("H5Dclose", tmp);
     physics.dset.close("H5Dclose", tmp);
+    if (level.text) level.dset.close("H5Dclose", tmp);
     for (auto& d : datasets) d.close("H5Dclose", tmp);
   });
   agreed_step<std::runtime_error>(comm, prefix, [&] { file.close("H5Fclose", tmp); });
@@ -443,7 +447,7 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
 // Bytes the checkpoint will take on disk, roughly: data, texts, room for the metadata, and the user block
 // of the manifest.
 std::uint64_t expected_file_bytes(const CheckpointMeta& meta, const SolverState& state) {
-  std::uint64_t bytes = (std::uint64_t(64) << 10) + meta.deck.size() + meta.physics.size();
+  std::uint64_t bytes = (std::uint64_t(64) << 10) + meta.deck.size() + meta.physics.size() + meta.level.size();
   for (const auto& a : state.arrays) bytes += a.global_rows * a.row_size() * 8 + 4096;
   return bytes + manifest_userblock_bytes(bytes);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "checkpoint_levels.hpp"
 #include "comm/errors.hpp"
 #include "fence.hpp"  // --- fencing ---
 #include <cstdio>
@@ -20,10 +21,18 @@ namespace {
 
 // The step of a checkpoint file name "ckpt-<digits>.h5", or -1 for any other name.
 long long checkpoint_step(const std::string& name) {
-  if (name.size() < 9 || name.rfind("ckpt-", 0) != 0 || name.substr(name.size() - 3) != ".h5") return -1;
-  const std::string digits = name.substr(5, name.size() - 8);
+  // ... or the index of a level set "ckpt-<digits>.levels" (checkpoint_levels.hpp)
+  const std::size_t ext = name.size() > 7 && name.substr(name.size() - 7) == ".levels" ? 7 : 3;
+  if (name.size() < 6 + ext || name.rfind("ckpt-", 0) != 0 || (ext == 3 && name.substr(name.size() - 3) != ".h5")) return -1;
+  const std::string digits = name.substr(5, name.size() - 5 - ext);
   if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return -1;
   return std::stoll(digits);
+}
+
+std::string format_seconds(double s) {
+  char t[32];
+  std::snprintf(t, sizeof t, "%.3g s", s);
+  return t;
 }
 
 }  // namespace
@@ -37,6 +46,8 @@ CheckpointSettings CheckpointSettings::from_deck(const Deck& d) {
   s.keep = static_cast<int>(d.get_int("checkpoint.keep"));
   s.abort_on_error = d.get_string("checkpoint.on_error") == "abort";
   s.safety_factor = d.get_float("checkpoint.safety_factor");
+  s.local_dir = d.get_string("checkpoint.local_dir");
+  s.partner = d.get_bool("checkpoint.partner");
   return s;
 }
 
@@ -46,7 +57,20 @@ CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::
       m_outdir(outdir),
       m_dir((fs::path(outdir) / "checkpoints").string()),
       m_settings(settings),
-      m_base(std::move(base)) {}
+      m_base(std::move(base)) {
+  if (!m_settings.local_dir.empty())
+    m_levels = std::make_unique<CheckpointLevels>(comm, outdir, m_settings.local_dir, m_settings.partner);
+}
+
+CheckpointManager::~CheckpointManager() = default;
+
+std::string CheckpointManager::checkpoint_path(std::int64_t step) const {
+  return (fs::path(m_dir) / ("ckpt-" + std::to_string(step) + (m_levels ? ".levels" : ".h5"))).string();
+}
+
+std::string CheckpointManager::final_path() const {
+  return (fs::path(m_outdir) / (m_levels ? "final.levels" : "final.h5")).string();
+}
 
 std::vector<CheckpointFile> CheckpointManager::candidates() const {
   std::string listing;
@@ -90,6 +114,22 @@ std::vector<CheckpointFile> CheckpointManager::candidates() const {
     }
     files.push_back({final_path.string(), step});
   }
+  // final.levels: the final state of a run with checkpoint.local_dir, by the step in its index.
+  const fs::path final_levels = fs::path(m_outdir) / "final.levels";
+  exists = 0;
+  if (m_comm.is_root()) {
+    std::error_code ec;
+    exists = fs::exists(final_levels, ec) ? 1 : 0;
+  }
+  SPOTRUN_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, m_comm.mpi()));
+  if (exists) {
+    std::int64_t step = -1;
+    try {
+      step = io::read_level_index(m_comm, final_levels.string()).step;
+    } catch (const InputError&) {
+    }
+    files.push_back({final_levels.string(), step});
+  }
   std::stable_sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.step > b.step; });
   return files;
 }
@@ -101,9 +141,10 @@ std::string CheckpointManager::archive_previous_run() const {
     const fs::path out(m_outdir);
     std::vector<fs::path> items;
     for (const char* name :
-         {"checkpoints", "final.h5", "thermo.csv", "attempts.jsonl", "report.json", "trajectory.h5", "progress.json"})
+         {"checkpoints", "final.h5", "final.levels", "thermo.csv", "attempts.jsonl", "report.json", "trajectory.h5", "progress.json"})
       if (fs::exists(out / name, ec)) items.push_back(out / name);
-    const bool has_state = fs::exists(out / "checkpoints", ec) || fs::exists(out / "final.h5", ec);
+    const bool has_state = fs::exists(out / "checkpoints", ec) || fs::exists(out / "final.h5", ec) ||
+                           fs::exists(out / "final.levels", ec);
     if (has_state) {
       char stamp[32];
       std::time_t t = std::time(nullptr);
@@ -171,12 +212,19 @@ double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   meta.time = solver.time();
   meta.nranks = m_comm.size();
   if (m_comm.is_root()) check_attempt_fence(path.c_str());  // --- fencing (launcher/fence.hpp): exit 77 when fenced ---
-  io::write_checkpoint(m_comm, path, meta, state);
+  if (m_levels) {
+    // checkpoint.local_dir: node files (and partner copies), then the index at `path`.
+    const std::string name = fs::path(path).filename().string();
+    const io::LevelWriteTimes times = m_levels->write(meta, std::move(state), name.substr(0, name.rfind('.')), path);
+    m_last_levels = "local " + format_seconds(times.local) + (m_levels->partner() ? ", partner " + format_seconds(times.partner) : "");
+  } else {
+    io::write_checkpoint(m_comm, path, meta, state);
+  }
   return m_comm.max(MPI_Wtime() - t0);
 }
 
 bool CheckpointManager::write(Solver& solver, double now, const char* reason, bool last) {
-  std::string path = (fs::path(m_dir) / ("ckpt-" + std::to_string(solver.step_index()) + ".h5")).string();
+  std::string path = checkpoint_path(solver.step_index());
   std::string error;
   if (m_comm.is_root()) {
     std::error_code ec;
@@ -211,8 +259,8 @@ bool CheckpointManager::write(Solver& solver, double now, const char* reason, bo
   m_last_wall = now;
   m_last_step = solver.step_index();
   if (m_comm.is_root()) {
-    std::printf("Checkpoint %s at step %lld (%s): %.3g s\n", path.c_str(), static_cast<long long>(solver.step_index()),
-                reason, cost);
+    std::printf("Checkpoint %s at step %lld (%s): %.3g s%s\n", path.c_str(), static_cast<long long>(solver.step_index()),
+                reason, cost, m_levels ? (" (" + m_last_levels + ")").c_str() : "");
     std::fflush(stdout);
   }
   apply_keep_policy();
@@ -220,7 +268,7 @@ bool CheckpointManager::write(Solver& solver, double now, const char* reason, bo
 }
 
 void CheckpointManager::write_final(Solver& solver) {
-  const std::string path = (fs::path(m_outdir) / "final.h5").string();
+  const std::string path = final_path();
   const double cost = write_file(solver, path);
   m_total_seconds += cost;
   if (m_comm.is_root()) std::printf("Final state %s at step %lld: %.3g s\n", path.c_str(),
@@ -228,6 +276,18 @@ void CheckpointManager::write_final(Solver& solver) {
 }
 
 void CheckpointManager::apply_keep_policy() const {
+  std::string kept;
+  apply_keep_policy_here(kept);
+  // The node files of the sets no longer kept go too, on every node.
+  if (m_levels) {
+    std::vector<std::string> sets{"final"};
+    std::istringstream in(m_comm.broadcast(kept));
+    for (std::string name; std::getline(in, name);) sets.push_back(name);
+    m_levels->prune(sets);
+  }
+}
+
+void CheckpointManager::apply_keep_policy_here(std::string& kept) const {
   if (!m_comm.is_root()) return;
   std::vector<std::pair<long long, fs::path>> files;
   std::error_code ec;
@@ -238,6 +298,8 @@ void CheckpointManager::apply_keep_policy() const {
   }
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (std::size_t k = static_cast<std::size_t>(m_settings.keep); k < files.size(); ++k) fs::remove(files[k].second, ec);
+  for (std::size_t k = 0; k < files.size() && k < static_cast<std::size_t>(m_settings.keep); ++k)
+    kept += files[k].second.stem().string() + "\n";
 }
 
 std::string physics_changes(const std::string& before, const std::string& now) {

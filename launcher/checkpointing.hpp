@@ -1,6 +1,7 @@
 #pragma once
 // When and where checkpoints are written, which one a run resumes from, and what they cost.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ struct CheckpointSettings {
   int keep = 2;
   bool abort_on_error = false;
   double safety_factor = 2.0;
+  std::string local_dir;  // multilevel checkpoints (checkpoint_levels.hpp): node-local directory, "" = off
+  bool partner = false;
   static CheckpointSettings from_deck(const Deck& deck);
 };
 
@@ -27,13 +30,20 @@ struct CheckpointFile {
   std::int64_t step = -1;
 };
 
+class CheckpointLevels;
+
 class CheckpointManager {
  public:
   CheckpointManager(const comm::Communicator& comm, const std::string& outdir, CheckpointSettings settings,
                     io::CheckpointMeta base);
+  ~CheckpointManager();
 
   const std::string& directory() const { return m_dir; }
-  // Checkpoints in OUTDIR/checkpoints and OUTDIR/final.h5, newest step first (same list on every rank).
+  // The checkpoint of a step, and the final state, as this run writes them: OUTDIR/checkpoints/ckpt-<step>.h5
+  // and OUTDIR/final.h5, or with checkpoint.local_dir the index of the set, ckpt-<step>.levels and final.levels.
+  std::string checkpoint_path(std::int64_t step) const;
+  std::string final_path() const;
+  // Checkpoints in OUTDIR/checkpoints and OUTDIR/final.h5 (and the index of each level set), newest step first (same list on every rank).
   std::vector<CheckpointFile> candidates() const;
   // A fresh start (--resume=never) in a directory holding an earlier run: moves its checkpoints,
   // final.h5 and thermo.csv into OUTDIR/previous-<UTC time>/ so that nothing is lost and a later resume
@@ -74,11 +84,14 @@ class CheckpointManager {
   double write_file(Solver& solver, const std::string& path);
   std::int64_t m_last_step = -1;
   void apply_keep_policy() const;
+  void apply_keep_policy_here(std::string& kept) const;  // root: the files; the names of the sets kept
+  std::string m_last_levels;  // the seconds of each level of the last checkpoint, for its line
   const comm::Communicator& m_comm;
   std::string m_outdir;
   std::string m_dir;
   CheckpointSettings m_settings;
   io::CheckpointMeta m_base;
+  std::unique_ptr<CheckpointLevels> m_levels;  // checkpoint.local_dir set
   double m_last_wall = 0;
   double m_last_cost = -1;
   double m_total_seconds = 0;

@@ -24,6 +24,16 @@ std::vector<KeySpec> launcher_keys() {
                        "IP literal; \"\" = the provider's, http://169.254.169.254",
                        -1e300, 1e300, false, {}, true};
   metadata_url.check = cloud::check_metadata_url;
+  // checkpoint.local_dir: an absolute path, the same on every node.
+  KeySpec local_dir{"checkpoint.local_dir", KeyType::String, "\"\"", "path",
+                    "Node-local directory for checkpoints (one file per node, by host name; local NVMe, /dev/shm): no "
+                    "checkpoint file goes into the output directory; \"\" = one shared file in OUTDIR/checkpoints",
+                    -1e300, 1e300, false, {}, true};
+  local_dir.check = [](const std::string& v) -> std::string {
+    if (v.empty() || v[0] == '/') return "";
+    return "must be an absolute path (the same directory is used on every node), or \"\" for checkpoints in the "
+           "output directory";
+  };
   solver.choices = solvers::solver_names();
   if (!solver.choices.empty()) solver.default_value = "\"" + solver.choices.front() + "\"";
   return {
@@ -58,6 +68,11 @@ std::vector<KeySpec> launcher_keys() {
      1e300, false, {"warn", "abort"}, true},
     {"checkpoint.safety_factor", KeyType::Float, "2.0", "-",
      "Time-limit reserve: this factor times the measured checkpoint time, plus two steps", 1, 1e3, false, {}, true},
+    // Multilevel checkpoints (launcher/checkpoint_levels.hpp, docs/checkpoints.md)
+    local_dir,
+    {"checkpoint.partner", KeyType::Bool, "false", "-",
+     "With checkpoint.local_dir: each node's file is also copied (MPI) into the local directory of another node, so "
+     "that losing a node loses no checkpoint; needs 2 or more nodes", -1e300, 1e300, false, {}, true},
     // [comm]
     // comm.transport: the kinds the transport factory knows (comm/transport.hpp).
     {"comm.transport", KeyType::String, "\"auto\"", "-",

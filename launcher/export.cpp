@@ -1,4 +1,5 @@
 #include "export.hpp"
+#include "checkpoint_levels.hpp"
 
 #include <mpi.h>
 
@@ -51,12 +52,25 @@ void write_file(const std::string& path, const std::string& text) {
 int export_checkpoint(const comm::Communicator& comm, const ExportOptions& opt) {
   if (opt.lammps_data.empty() && opt.xyz.empty())
     throw InputError("spotrun export: give --lammps-data FILE and/or --xyz FILE");
-  io::CheckpointReader reader(comm, opt.checkpoint);
-  const auto& meta = reader.meta();
+  // --- checkpoint.local_dir: the index of a level set reads the node files the ranks reach ---
+  std::unique_ptr<io::NodeGroups> nodes;
+  std::unique_ptr<io::LevelSetReader> levels;
+  std::unique_ptr<io::CheckpointReader> file;
+  if (is_level_index(opt.checkpoint)) {
+    nodes = group_nodes(comm);
+    levels = std::make_unique<io::LevelSetReader>(*nodes, opt.checkpoint);
+  } else {
+    file = std::make_unique<io::CheckpointReader>(comm, opt.checkpoint);
+    if (!file->meta().level.empty())
+      throw InputError("spotrun export: '" + opt.checkpoint + "' is a node file of a level set (its node's atoms only); "
+                       "export the set's index, OUTDIR/checkpoints/<set>.levels");
+  }
+  const auto& meta = levels ? levels->meta() : file->meta();
+  auto read = [&](const std::vector<io::StateArray>& e) { return levels ? levels->read(e) : file->read(e); };
   if (meta.solver != "md")
     throw InputError("spotrun export: checkpoint '" + opt.checkpoint + "' was written by solver '" + meta.solver +
                      "'; only md checkpoints export to LAMMPS data and XYZ");
-  const io::SolverState st = reader.read({expected("/md/id", {}, true), expected("/md/x", {3}, false),
+  const io::SolverState st = read({expected("/md/id", {}, true), expected("/md/x", {3}, false),
                                           expected("/md/v", {3}, false), expected("/md/image", {3}, true),
                                           expected("/md/type", {}, true)});
   io::LammpsData d;

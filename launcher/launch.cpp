@@ -263,7 +263,7 @@ int local_cores() {
   return n > 0 ? static_cast<int>(n) : 1;
 }
 
-// The step of the newest OUTDIR/checkpoints/ckpt-<step>.h5 (by name), or -1.
+// The step of the newest OUTDIR/checkpoints/ckpt-<step>.h5 or .levels (by name), or -1.
 long long newest_checkpoint_step(const std::string& outdir) {
   long long newest = -1;
   std::error_code ec;
@@ -271,8 +271,10 @@ long long newest_checkpoint_step(const std::string& outdir) {
   if (!fs::is_directory(dir, ec)) return -1;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
-    if (name.size() < 9 || name.rfind("ckpt-", 0) != 0 || name.substr(name.size() - 3) != ".h5") continue;
-    const std::string digits = name.substr(5, name.size() - 8);
+    // ckpt-<step>.h5, or the index ckpt-<step>.levels of a level set (checkpoint.local_dir)
+    const std::size_t ext = name.size() > 7 && name.substr(name.size() - 7) == ".levels" ? 7 : 3;
+    if (name.size() < 6 + ext || name.rfind("ckpt-", 0) != 0 || (ext == 3 && name.substr(name.size() - 3) != ".h5")) continue;
+    const std::string digits = name.substr(5, name.size() - 5 - ext);
     if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
     newest = std::max(newest, std::stoll(digits));
   }
@@ -629,7 +631,8 @@ int Launcher::finish(int code, const std::string& outcome) {
 }
 
 int Launcher::stop_exit(int sig, const std::string& when) {
-  if (newest_checkpoint_step(m_outdir) >= 0 || fs::exists(fs::path(m_outdir) / "final.h5"))
+  if (newest_checkpoint_step(m_outdir) >= 0 || fs::exists(fs::path(m_outdir) / "final.h5") ||
+      fs::exists(fs::path(m_outdir) / "final.levels"))
     return finish(75, "stopped on request (" + std::string(launch_signal_name(sig)) + ") " + when +
                           "; the output directory holds a checkpoint: run the same command to resume");
   return finish(128 + sig, "stopped on request (" + std::string(launch_signal_name(sig)) + ") " + when +

@@ -9,10 +9,12 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <sstream>
 
 #include "checkpointing.hpp"
+#include "checkpoint_levels.hpp"  // --- checkpoint.local_dir: level sets ---
 #include "memory_check.hpp"
 #include "output_lock.hpp"
 #include "run_status.hpp"
@@ -133,11 +135,12 @@ int validate(const comm::Communicator& comm, const std::string& deck_path, const
   return k_exit_finished;
 }
 
-Deck checkpoint_deck(const io::CheckpointReader& reader) {
-  const io::CheckpointMeta& meta = reader.meta();
+Deck checkpoint_deck(const io::CheckpointReader& reader) { return checkpoint_deck(reader.meta(), reader.path()); }
+
+Deck checkpoint_deck(const io::CheckpointMeta& meta, const std::string& path) {
   Deck deck = [&] {
     try {
-      Deck d = Deck::parse(meta.deck, reader.path() + ":/meta/deck");
+      Deck d = Deck::parse(meta.deck, path + ":/meta/deck");
       d.validate();
       return d;
     } catch (const InputError& e) {
@@ -156,28 +159,50 @@ namespace {
 // its solver the deck's, its own deck sound and the physics of both the same, the system's memory
 // checked, every dataset read and the state validated by the solver. Throws InputError naming the
 // problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's.
+// The checkpoint a state comes from: one file (CheckpointReader) or a level set (LevelSetReader).
+struct StateSource {
+  const io::CheckpointMeta& meta;
+  std::string path;
+  std::uint64_t bytes;  // of the file, or of all node files of the set
+  std::function<io::SolverState(const std::vector<io::StateArray>&)> read;
+};
+
 std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, io::CheckpointReader& reader) {
+                                       const std::string& deck_path, const StateSource& source) {
   const std::string solver_name = deck.get_string("run.solver");
-  if (reader.meta().solver != solver_name)
-    throw InputError("it holds solver '" + reader.meta().solver + "', the deck runs '" + solver_name + "'");
-  checkpoint_deck(reader);
-  const std::string changes = physics_changes(reader.meta().physics, deck.physics());
+  if (source.meta.solver != solver_name)
+    throw InputError("it holds solver '" + source.meta.solver + "', the deck runs '" + solver_name + "'");
+  checkpoint_deck(source.meta, source.path);
+  const std::string changes = physics_changes(source.meta.physics, deck.physics());
   if (!changes.empty())
-    throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + reader.path() + ":" + changes +
+    throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + source.path + ":" + changes +
                               "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
                               "on resume; use --resume=never (or another --output-dir) to start a new run.",
                           k_exit_bad_input);
   // A checkpoint holds at least the solver's bytes per unit of work: its size bounds the system it can
   // restore (the atoms of MD; a solver whose deck fixes the size ignores the bound).
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
-  const std::uint64_t file_bytes = io::input_file_size(comm, reader.path(), "checkpoint");
   check_solver_memory(comm, registration, deck,
-                      static_cast<double>(file_bytes) / registration.checkpoint_bytes_per_work_unit(deck));
+                      static_cast<double>(source.bytes) / registration.checkpoint_bytes_per_work_unit(deck));
   auto solver = make_solver(comm, transport, deck, deck_path, true);
-  io::SolverState state = reader.read(solver->state_layout());
+  io::SolverState state = source.read(solver->state_layout());
   solver->restore(state);
   return solver;
+}
+
+std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
+                                       const std::string& deck_path, io::CheckpointReader& reader) {
+  return restore_solver(comm, transport, deck, deck_path,
+                        {reader.meta(), reader.path(), io::input_file_size(comm, reader.path(), "checkpoint"),
+                         [&reader](const std::vector<io::StateArray>& e) { return reader.read(e); }});
+}
+
+// --- checkpoint.local_dir: a level set, from the copies the nodes of this run hold ---
+std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
+                                       const std::string& deck_path, io::LevelSetReader& reader) {
+  return restore_solver(comm, transport, deck, deck_path,
+                        {reader.meta(), reader.path(), reader.bytes(),
+                         [&reader](const std::vector<io::StateArray>& e) { return reader.read(e); }});
 }
 
 // Keeps the thermo rows up to `step` (a resumed run continues the file from there): rows with another
@@ -262,14 +287,11 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
     io::CheckpointMeta meta;
     std::string damaged;
     bool restorable = true;
-    try {
-      io::CheckpointReader reader(comm, path);
-      meta = reader.meta();
-      report = reader.verify();
-      // What a resume would do with it: restore it into the solver of the deck it holds.
+    // What a resume would do with it: restore it into the solver of the deck it holds.
+    auto check_restore = [&](auto& reader) {
       std::string restore;
       try {
-        const Deck deck = checkpoint_deck(reader);
+        const Deck deck = checkpoint_deck(reader.meta(), path);
         auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
         restore_solver(comm, *transport, deck, path, reader);
       } catch (const InputError& e) {
@@ -281,6 +303,28 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
         report.ok = restorable = false;
         report.lines.push_back("restore: BAD: " + restore);
       }
+    };
+    try {
+      if (is_level_index(path)) {  // --- checkpoint.local_dir: a level set, from the node files the ranks reach ---
+        const auto nodes = group_nodes(comm);
+        io::LevelSetReader reader(*nodes, path);
+        meta = reader.meta();
+        report = reader.verify();
+        check_restore(reader);
+      } else {
+        io::CheckpointReader reader(comm, path);
+        meta = reader.meta();
+        report = reader.verify();
+        if (meta.level.empty()) {
+          check_restore(reader);
+        } else {  // a node file of a level set holds some rows only: its set's index restores
+          std::istringstream level(meta.level);
+          for (std::string line; std::getline(level, line);)
+            if (line.rfind("block ", 0) != 0) report.lines.push_back("level: " + line);
+          report.lines.push_back("restore: a node file holds its node's rows only; inspect the set's index "
+                                 "(OUTDIR/checkpoints/<set>.levels) to restore the whole state");
+        }
+      }
     } catch (const InputError& e) {
       damaged = e.what();
     }
@@ -291,7 +335,8 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
                     meta.solver.c_str(), static_cast<long long>(meta.step), meta.time, meta.units.c_str(),
                     meta.version.c_str(), meta.git_hash.c_str(), meta.nranks);
         for (const auto& l : report.lines) std::printf("  %s\n", l.c_str());
-        std::printf("%s\n", report.ok ? "OK: every byte and checksum verified, the state restores"
+        std::printf("%s\n", report.ok ? (meta.level.empty() ? "OK: every byte and checksum verified, the state restores"
+                                                             : "OK: every byte and checksum of the node file verified")
                       : restorable ? "DAMAGED: see above (a resume skips this file)"
                                    : "REFUSED: a resume of its deck on this many ranks would refuse it (see above)");
       } else {
@@ -378,11 +423,22 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
       std::printf("Starting fresh: the earlier run's checkpoints, final.h5, thermo.csv and run report moved to %s\n", moved.c_str());
   }
   std::string resumed_from;
+  std::unique_ptr<io::NodeGroups> level_nodes;  // --- checkpoint.local_dir ---
+  std::vector<std::string> level_sources;
   for (const auto& c : candidates) {
     set_signal_mode(SignalMode::exit_now, "reading a checkpoint");
     try {
-      io::CheckpointReader reader(comm, c.path);
-      solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
+      if (is_level_index(c.path)) {  // --- checkpoint.local_dir: a level set ---
+        if (!level_nodes) level_nodes = group_nodes(comm);
+        io::LevelSetReader reader(*level_nodes, c.path);
+        solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
+        level_sources = reader.sources();
+        for (const auto& line : reader.skipped())
+          if (comm.is_root()) std::fprintf(stderr, "WARNING: checkpoint %s: %s\n", c.path.c_str(), line.c_str());
+      } else {
+        io::CheckpointReader reader(comm, c.path);
+        solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
+      }
       resumed_from = c.path;
       break;
     } catch (const InputError& e) {
@@ -406,6 +462,9 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   if (solver) {
     if (comm.is_root()) std::printf("Resuming from %s at step %lld\n", resumed_from.c_str(),
                                     static_cast<long long>(solver->step_index()));
+    for (const auto& line : level_sources)
+      if (comm.is_root()) std::printf("  node file %s\n", line.c_str());  // --- checkpoint.local_dir ---
+    level_nodes.reset();
     truncate_thermo(comm, csv, solver->step_index());
     thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns(), fs::exists(csv));
     comm.agree<InputError>(thermo->open_error().empty(), thermo->open_error());
@@ -527,12 +586,11 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   }
   // OUTDIR/status.json: how the run ended (launcher/run_status.hpp).
   if (code == k_exit_finished) {
-    status.finished(solver->step_index(), (fs::path(outdir) / "final.h5").string());
+    status.finished(solver->step_index(), checkpoints.final_path());
   } else if (code == k_exit_resume_me) {
     const int sig = received_signal();
     const std::int64_t at = checkpoints.last_step() >= 0 ? checkpoints.last_step() : first;
-    const std::string from = checkpoints.last_step() >= 0
-        ? (fs::path(checkpoints.directory()) / ("ckpt-" + std::to_string(at) + ".h5")).string() : resumed_from;
+    const std::string from = checkpoints.last_step() >= 0 ? checkpoints.checkpoint_path(at) : resumed_from;
     // A spot notice names its nodes, which a supervisor does not use again (spotrun launch).
     status.stopped(solver->step_index(), from, at,
                    notice.empty() ? std::string(stop_reason) + (sig ? " " : "") + (sig ? signal_name(sig) : "")

@@ -38,6 +38,7 @@ int validate(const comm::Communicator& comm, const std::string& deck_path, const
 // or its physics is not the checkpoint's /meta/physics. A resume (of any deck) and `spotrun inspect` both
 // refuse such a checkpoint.
 Deck checkpoint_deck(const io::CheckpointReader& reader);
+Deck checkpoint_deck(const io::CheckpointMeta& meta, const std::string& path);
 // Runs a deck to completion; returns the exit code.
 int run(const comm::Communicator& comm, const RunOptions& options);
 // Prints the run header (version, build, Kokkos, ranks, nodes, every rank's device with warnings about

@@ -19,6 +19,15 @@ spotrun_add_resume_test(damaged 2)
 spotrun_add_resume_test(physics 3)
 spotrun_add_resume_test(mixture 1 2 3 4)
 
+# Multilevel checkpoints on simulated nodes (tests/resume/levels_test.sh: UTS and mount namespaces, root only;
+# skipped otherwise).
+foreach(scenario node_loss damage)
+  add_test(NAME resume.levels.${scenario}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/levels_test.sh $<TARGET_FILE:spotrun> ${scenario})
+  set_tests_properties(resume.levels.${scenario} PROPERTIES TIMEOUT 900 PROCESSORS 3 LABELS "resume;mpi"
+                       SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: levels ${scenario}")
+endforeach()
+
 # H5MD trajectories (tests/trajectory/trajectory_test.sh): metadata, last frame == final.h5, a resumed run's
 # trajectory == an uninterrupted one's, rank-count independent rows, read by h5py and MDAnalysis (Debian's
 # python3-h5py and python3-mdanalysis, for /usr/bin/python3).

@@ -69,13 +69,16 @@ std::vector<CheckpointFileInfo> checkpoint_files(const std::string& outdir) {
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(fs::path(outdir) / "checkpoints", ec)) {
     const std::string name = e.path().filename().string();
-    if (name.rfind("ckpt-", 0) != 0 || name.size() < 9 || name.substr(name.size() - 3) != ".h5") continue;
-    const std::string digits = name.substr(5, name.size() - 8);
+    // ckpt-<step>.h5, or the index ckpt-<step>.levels of a level set (checkpoint.local_dir)
+    const std::size_t ext = name.size() > 7 && name.substr(name.size() - 7) == ".levels" ? 7 : 3;
+    if (name.rfind("ckpt-", 0) != 0 || name.size() < 6 + ext || (ext == 3 && name.substr(name.size() - 3) != ".h5")) continue;
+    const std::string digits = name.substr(5, name.size() - 5 - ext);
     if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
     files.push_back({"checkpoints/" + name, std::stoll(digits)});
   }
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
   if (fs::exists(fs::path(outdir) / "final.h5", ec)) files.push_back({"final.h5", -1});
+  if (fs::exists(fs::path(outdir) / "final.levels", ec)) files.push_back({"final.levels", -1});
   return files;
 }
 

@@ -1,0 +1,134 @@
+#pragma once
+// Multilevel checkpoints, for runs whose nodes share no file system (docs/checkpoints.md, "Levels"):
+//
+//   local   -- every node writes the rows of its ranks into one file in a node-local directory, with
+//              parallel HDF5 over a communicator of the node's ranks. The file is a spotrun checkpoint like
+//              any other (manifest, checksums; `spotrun inspect` reads it) whose /meta/level says which rows
+//              of the run it holds.
+//   partner -- then the leader of node k sends its file over MPI to the leader of node k+1 (mod the node
+//              count), which keeps it as a partner copy: losing one node, or any nodes no two of which are
+//              neighbours, keeps a copy of every node file.
+//
+// A set of node files is committed by its index, OUTDIR/checkpoints/<set>.levels, which rank 0 writes last:
+// every node file with its host, size and the hash of its manifest (so a copy is accepted only if it holds
+// exactly the bytes that were written: a stale file of another run or a damaged copy is refused). A reader
+// looks for each node file in the local directory of every node of the run it reads on (own copies and
+// partner copies), verifies each copy against its manifest and the index, and assembles the rows, on any
+// number of ranks. A durable tier (a shared directory or an object store) would be one more place a copy
+// lives: LevelFile would name it and the reader would look there for the files no node holds.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint.hpp"
+#include "comm/communicator.hpp"
+#include "solver_state.hpp"
+
+namespace spotrun::io {
+
+// The ranks of a run grouped into nodes by host name (each rank passes its own; spotrun passes
+// comm::host_name(), MPI_Get_processor_name). Nodes are numbered in the order of their host names.
+class NodeGroups {
+ public:
+  NodeGroups(const comm::Communicator& world, const std::string& host);  // collective
+  ~NodeGroups();
+  NodeGroups(const NodeGroups&) = delete;
+  NodeGroups& operator=(const NodeGroups&) = delete;
+
+  const comm::Communicator& world() const { return m_world; }
+  const comm::Communicator& node() const { return *m_node; }  // the ranks of this node
+  int index() const { return m_index; }
+  int count() const { return static_cast<int>(m_hosts.size()); }
+  const std::string& host() const { return m_hosts[m_index]; }
+  const std::vector<std::string>& hosts() const { return m_hosts; }
+  int leader(int node) const { return m_leaders[node]; }  // the lowest world rank of a node
+  bool is_leader() const { return m_node->is_root(); }
+
+ private:
+  const comm::Communicator& m_world;
+  MPI_Comm m_mpi = MPI_COMM_NULL;
+  std::unique_ptr<comm::Communicator> m_node;
+  int m_index = 0;
+  std::vector<std::string> m_hosts;
+  std::vector<int> m_leaders;
+};
+
+// The directory of a run's node files in a node's checkpoint.local_dir: LOCAL_DIR/spotrun-<output directory
+// name>-<hash of its absolute path>, so that runs into other output directories never share one.
+std::string level_directory(const std::string& local_dir, const std::string& outdir);
+
+// A host name as it appears in a file name: [A-Za-z0-9._-], anything else '_'.
+std::string host_file_part(const std::string& host);
+
+// One node file of a set, as the index records it.
+struct LevelFile {
+  std::string host;          // the node that wrote it
+  std::string file;          // its name, in DIRECTORY (own copy) and DIRECTORY/partner (partner copy)
+  std::uint64_t size = 0;    // bytes
+  std::string manifest_id;   // XXH3-64 of its manifest text, 16 hex digits
+  std::string partner_host;  // the node that holds its partner copy; "" without one
+};
+
+// The commit record of a set: OUTDIR/checkpoints/<set>.levels (text, docs/checkpoint-format.md).
+struct LevelIndex {
+  std::string set;           // "ckpt-<step>" or "final"
+  std::int64_t step = 0;
+  std::string solver;
+  std::string directory;     // the run's directory in each node's checkpoint.local_dir
+  bool partner = false;
+  std::vector<LevelFile> nodes;  // in node order
+
+  std::string encode() const;
+  static LevelIndex decode(const std::string& text);  // throws std::runtime_error saying what is wrong
+};
+
+struct LevelWriteTimes {
+  double local = 0;    // seconds, slowest rank
+  double partner = 0;
+};
+
+// Writes the node files of `set` into DIRECTORY on every node (collective on nodes.world()), then, with
+// `partner`, their partner copies; every failure is agreed by all ranks (std::runtime_error on every rank,
+// the files of the failed set removed where they were being written). Returns the set's index (not yet
+// committed: commit_level_index). partner needs at least two nodes.
+LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory, const std::string& set, bool partner,
+                           const CheckpointMeta& meta, SolverState state, LevelWriteTimes* times = nullptr);
+
+// Rank 0 writes the index atomically (NAME.tmp, fsync, rename, fsync of the directory); agreed.
+void commit_level_index(const comm::Communicator& world, const std::string& path, const LevelIndex& index);
+
+// Reads an index (rank 0 reads, every rank parses); InputError naming the file on every rank.
+LevelIndex read_level_index(const comm::Communicator& world, const std::string& path);
+
+// A committed set opened for reading (collective on nodes.world(), any number of ranks and nodes). The
+// constructor finds every copy of every node file on the nodes of this run, verifies each against its
+// manifest and the index, and opens one verified copy of each node file on the node that holds it. A set
+// of which some node file has no sound copy throws InputError naming the node files and why each copy is
+// missing or refused.
+class LevelSetReader {
+ public:
+  LevelSetReader(const NodeGroups& nodes, const std::string& index_path);
+  ~LevelSetReader();
+  LevelSetReader(const LevelSetReader&) = delete;
+  LevelSetReader& operator=(const LevelSetReader&) = delete;
+
+  const CheckpointMeta& meta() const;  // of the set (level "": the whole state)
+  const std::string& path() const;     // the index
+  std::uint64_t bytes() const;         // of all node files
+  // One line per node file: which copy is read, on which node.
+  const std::vector<std::string>& sources() const;
+  // One line per copy refused (damaged, truncated, stale) where another copy of its node file is read.
+  const std::vector<std::string>& skipped() const;
+  // As CheckpointReader::read: every rank its block_of() rows of every expected array (collective).
+  SolverState read(const std::vector<StateArray>& expected);
+  // Every dataset and checksum of every node file read (as CheckpointReader::verify), lines prefixed by
+  // the node file's name.
+  VerifyReport verify();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
+
+}  // namespace spotrun::io

@@ -1,0 +1,88 @@
+#include "checkpoint_levels.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+#include "comm/device.hpp"
+#include "comm/errors.hpp"
+
+namespace fs = std::filesystem;
+
+namespace spotrun::launcher {
+
+std::unique_ptr<io::NodeGroups> group_nodes(const comm::Communicator& comm) {
+  return std::make_unique<io::NodeGroups>(comm, comm::host_name());
+}
+
+bool is_level_index(const std::string& path) {
+  return path.size() > 7 && path.compare(path.size() - 7, 7, ".levels") == 0;
+}
+
+CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir,
+                                   bool partner)
+    : m_comm(comm), m_nodes(group_nodes(comm)), m_directory(io::level_directory(local_dir, outdir)), m_partner(partner) {
+  if (partner && m_nodes->count() < 2)
+    throw InputError("checkpoint.partner = true needs at least 2 nodes (a node's partner copy goes to another node); "
+                     "this run has 1 node (host " + m_nodes->host() + "). Allowed: checkpoint.partner = false on one "
+                     "node, or ranks on 2 or more hosts");
+  // Every node's leader makes the run's directory and its partner/ folder and writes a file there.
+  std::string error;
+  if (m_nodes->is_leader()) {
+    std::error_code ec;
+    fs::create_directories(fs::path(m_directory) / "partner", ec);
+    if (ec) {
+      error = "cannot create '" + (fs::path(m_directory) / "partner").string() + "': " + ec.message();
+    } else {
+      const std::string probe = m_directory + "/.spotrun-write-test";
+      const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+      if (fd < 0 || ::write(fd, "x", 1) != 1 || ::fsync(fd) != 0)
+        error = "cannot write in '" + m_directory + "': " + std::strerror(errno);
+      if (fd >= 0) ::close(fd);
+      ::unlink(probe.c_str());
+    }
+    if (!error.empty())
+      error = "checkpoint.local_dir = \"" + local_dir + "\" on host " + m_nodes->host() + ": " + error +
+              ". Allowed: a directory every node can create and write (node-local NVMe, /dev/shm, /tmp), the same "
+              "path on every node";
+  }
+  comm.agree<InputError>(error.empty(), error);
+  prune({});  // nothing is pruned but files left by interrupted writes
+}
+
+io::LevelWriteTimes CheckpointLevels::write(const io::CheckpointMeta& meta, io::SolverState state, const std::string& set,
+                                            const std::string& index_path) {
+  io::LevelWriteTimes times;
+  const io::LevelIndex index = io::write_level_set(*m_nodes, m_directory, set, m_partner, meta, std::move(state), &times);
+  io::commit_level_index(m_comm, index_path, index);
+  return times;
+}
+
+void CheckpointLevels::prune(const std::vector<std::string>& kept) const {
+  if (m_nodes->is_leader()) {
+    const std::set<std::string> keep(kept.begin(), kept.end());
+    std::error_code ec;
+    for (const fs::path& dir : {fs::path(m_directory), fs::path(m_directory) / "partner"}) {
+      for (const auto& e : fs::directory_iterator(dir, ec)) {
+        const std::string name = e.path().filename().string();
+        const bool tmp = name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0;
+        // Node files are <set>.<host>.h5, sets "ckpt-<step>" or "final".
+        const auto dot = name.find('.');
+        const bool node_file = name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 && dot != std::string::npos &&
+                               (name.rfind("ckpt-", 0) == 0 || name.rfind("final.", 0) == 0);
+        if (tmp || (node_file && !kept.empty() && !keep.count(name.substr(0, dot)))) {
+          if (tmp) std::printf("Removing incomplete node file %s (left by an interrupted write)\n", e.path().c_str());
+          fs::remove(e.path(), ec);
+        }
+      }
+    }
+  }
+  m_comm.barrier();
+}
+
+}  // namespace spotrun::launcher

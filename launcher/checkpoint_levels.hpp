@@ -1,0 +1,47 @@
+#pragma once
+// The launcher's side of multilevel checkpoints (checkpoint.local_dir, checkpoint.partner; docs/checkpoints.md,
+// "Checkpoints without a shared file system"): the run's nodes, the checks of the settings against them, the
+// node-local directory of the run on each node, writing a set and committing its index in OUTDIR, pruning the
+// node files of sets no longer kept.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "io/checkpoint_levels.hpp"
+
+namespace spotrun::launcher {
+
+class CheckpointLevels {
+ public:
+  // Collective. Groups the ranks into nodes by host name, checks that checkpoint.partner has a partner
+  // node, creates the run's directory in local_dir on every node and checks that it can be written; an
+  // InputError (exit 2 on every rank) names the key, its value, the host and what is allowed.
+  CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir, bool partner);
+
+  const io::NodeGroups& nodes() const { return *m_nodes; }
+  const std::string& directory() const { return m_directory; }
+  bool partner() const { return m_partner; }
+  // Writes the node files of `set` (and their partner copies), then commits the index at index_path
+  // (collective; std::runtime_error on every rank when it fails). Returns the seconds of both levels.
+  io::LevelWriteTimes write(const io::CheckpointMeta& meta, io::SolverState state, const std::string& set,
+                            const std::string& index_path);
+  // Removes the node files (own and partner copies) of sets other than `kept`, and files left by an
+  // interrupted write (*.tmp), on every node (collective).
+  void prune(const std::vector<std::string>& kept) const;
+
+ private:
+  const comm::Communicator& m_comm;
+  std::unique_ptr<io::NodeGroups> m_nodes;
+  std::string m_directory;
+  bool m_partner = false;
+};
+
+// The run's nodes grouped by host name (comm::host_name()), for reading level sets where no
+// CheckpointLevels exists (a resume, inspect, export). Collective.
+std::unique_ptr<io::NodeGroups> group_nodes(const comm::Communicator& comm);
+
+// Whether a path names a level set's index (*.levels).
+bool is_level_index(const std::string& path);
+
+}  // namespace spotrun::launcher
