@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -180,7 +181,7 @@ NodeLevel parse_level(const std::string& text) {
 // partner copy in DIRECTORY/partner. Every leader goes through every message whatever fails, so that none
 // waits for another; returns "" or what failed.
 std::string exchange_with_partner(const NodeGroups& nodes, const std::string& directory, const LevelFile& own,
-                                  const std::string& own_path) {
+                                  const std::string& own_path, const std::string& own_manifest) {
   const MPI_Comm w = nodes.world().mpi();
   const int n = nodes.count(), k = nodes.index();
   const int to = nodes.leader((k + 1) % n), from = nodes.leader((k + n - 1) % n);
@@ -193,7 +194,8 @@ std::string exchange_with_partner(const NodeGroups& nodes, const std::string& di
   std::string send_error = in_fd < 0 ? "cannot open '" + own_path + "' to send it: " + errno_text() : "";
   // Header: the file's name, its manifest id and size (size ~0: nothing follows, the sender failed).
   const std::uint64_t send_size = in_fd < 0 ? ~std::uint64_t(0) : own.size;
-  std::string header = own.file + "\n" + own.manifest_id + "\n" + std::to_string(send_size);
+  // Then the manifest's text, so that the receiver hashes the blocks as they arrive.
+  std::string header = own.file + "\n" + own.manifest_id + "\n" + std::to_string(send_size) + "\n" + own_manifest;
   std::uint64_t header_size = header.size(), recv_header_size = 0;
   SPOTRUN_MPI_CHECK(MPI_Sendrecv(&header_size, 1, MPI_UINT64_T, to, k_tag_header, &recv_header_size, 1, MPI_UINT64_T, from,
                                  k_tag_header, w, MPI_STATUS_IGNORE));
@@ -212,6 +214,44 @@ std::string exchange_with_partner(const NodeGroups& nodes, const std::string& di
   } catch (const std::exception&) {
     recv_size = ~std::uint64_t(0);
   }
+  // The sent file's manifest: every block is hashed as it arrives (no second read of the copy).
+  FileManifest manifest;
+  {
+    std::string text((std::istreambuf_iterator<char>(hin)), std::istreambuf_iterator<char>());
+    try {
+      manifest = FileManifest::decode(text);
+      if (manifest_id(manifest) != id) throw std::runtime_error("its id is not the one announced");
+      if (recv_size != ~std::uint64_t(0) && manifest.file_size != recv_size) throw std::runtime_error("its size is not the file's");
+    } catch (const std::exception& e) {
+      fail(std::string("the manifest sent is unusable: ") + e.what());
+    }
+  }
+  XXH3_state_t block_state;
+  XXH3_INITSTATE(&block_state);
+  std::uint64_t block = 0;  // the block being hashed
+  bool block_open = false;
+  auto hash_received = [&](const char* data, std::uint64_t at, std::uint64_t n) {
+    if (!error.empty() || manifest.block_size == 0) return;
+    const std::uint64_t end = at + n;
+    for (std::uint64_t pos = std::max(at, manifest.userblock); pos < end && error.empty();) {
+      const std::uint64_t b = (pos - manifest.userblock) / manifest.block_size;
+      const std::uint64_t b_end = std::min(manifest.file_size, manifest.userblock + (b + 1) * manifest.block_size);
+      if (!block_open || b != block) {
+        XXH3_64bits_reset_withSeed(&block_state, b);
+        block = b;
+        block_open = true;
+      }
+      const std::uint64_t upto = std::min(end, b_end);
+      XXH3_64bits_update(&block_state, data + (pos - at), upto - pos);
+      pos = upto;
+      if (pos == b_end) {
+        block_open = false;
+        if (b >= manifest.hashes.size() || XXH3_64bits_digest(&block_state) != manifest.hashes[b])
+          fail("bytes " + std::to_string(manifest.userblock + b * manifest.block_size) + ".." + std::to_string(b_end - 1) +
+               " (block " + std::to_string(b) + ") do not match the manifest as they arrive");
+      }
+    }
+  };
   if (recv_size == ~std::uint64_t(0)) {
     fail("the sending node could not read its file");
     recv_size = 0;
@@ -246,6 +286,7 @@ std::string exchange_with_partner(const NodeGroups& nodes, const std::string& di
     if (nr > 0) SPOTRUN_MPI_CHECK(MPI_Irecv(rbuf.data(), static_cast<int>(nr), MPI_BYTE, from, k_tag_data, w, &req[nreq++]));
     if (ns > 0) SPOTRUN_MPI_CHECK(MPI_Isend(sbuf.data(), static_cast<int>(ns), MPI_BYTE, to, k_tag_data, w, &req[nreq++]));
     SPOTRUN_MPI_CHECK(MPI_Waitall(nreq, req, MPI_STATUSES_IGNORE));
+    hash_received(rbuf.data(), got, nr);
     for (std::uint64_t done = 0; out_fd >= 0 && done < nr;) {
       const ssize_t r = ::pwrite(out_fd, rbuf.data() + done, nr - done, static_cast<off_t>(got + done));
       if (r < 0 && errno == EINTR) continue;
@@ -265,15 +306,13 @@ std::string exchange_with_partner(const NodeGroups& nodes, const std::string& di
   if (!send_error.empty() && error.empty()) error = send_error;
   if (error.empty()) {
     try {
-      fsync_path(tmp, false);
-      // The copy holds exactly the bytes of the file: every block against the manifest, the manifest
-      // against the one the sender announced.
+      // Every block was hashed as it arrived; the copy's own manifest (its first bytes, from the page cache)
+      // must be the one sent. No fsync: a partner copy guards against losing the other node, and a crash of
+      // this node loses its page cache and the copy with it (docs/checkpoints.md).
       comm::Communicator self(MPI_COMM_SELF);
-      const FileManifest m = verify_file(self, tmp);
-      if (manifest_id(m) != id) throw std::runtime_error("the copy's manifest is not the sent file's");
+      if (manifest_id(peek_manifest(self, tmp)) != id) throw std::runtime_error("the copy's manifest is not the sent file's");
       if (::rename(tmp.c_str(), final_path.c_str()) != 0)
         throw std::runtime_error("cannot rename '" + tmp + "' to '" + final_path + "': " + errno_text());
-      fsync_path(partner_dir, true);
     } catch (const std::exception& e) {
       fail(e.what());
     }
@@ -485,12 +524,13 @@ LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory
   own.host = nodes.host();
   own.file = set + "." + nodes.host() + ".h5";
   const std::string path = directory + "/" + own.file;
-  std::string error;
+  std::string error, own_manifest;
   try {
     write_checkpoint(node, path, m, state);  // collective on the node: every rank of it throws together
     const FileManifest fm = peek_manifest(node, path);
     own.size = fm.file_size;
     own.manifest_id = manifest_id(fm);
+    own_manifest = fm.encode();
   } catch (const std::exception& e) {
     error = "host " + nodes.host() + ": " + e.what();
   }
@@ -498,7 +538,7 @@ LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory
   const double t1 = MPI_Wtime();
   if (partner) {
     own.partner_host = nodes.hosts()[(nodes.index() + 1) % nodes.count()];
-    if (nodes.is_leader()) error = exchange_with_partner(nodes, directory, own, path);
+    if (nodes.is_leader()) error = exchange_with_partner(nodes, directory, own, path, own_manifest);
     world.agree<std::runtime_error>(error.empty(), error);
   }
   const double t2 = MPI_Wtime();
@@ -538,7 +578,7 @@ struct LevelSetReader::Impl {
   std::map<std::string, std::uint64_t> global_rows;         // per array
 };
 
-LevelSetReader::LevelSetReader(const NodeGroups& nodes, const std::string& index_path)
+LevelSetReader::LevelSetReader(const NodeGroups& nodes, const std::string& index_path, const std::string& durable_dir)
     : m_impl(std::make_unique<Impl>(Impl{nodes, index_path, {}, {}, 0, {}, {}, {}, {}, {}, {}, {}})) {
   Impl& r = *m_impl;
   const comm::Communicator& world = nodes.world();
@@ -551,15 +591,18 @@ LevelSetReader::LevelSetReader(const NodeGroups& nodes, const std::string& index
   struct Copy {
     std::size_t file;
     int holder;
-    bool partner;
+    int kind;  // 0 own copy, 1 partner copy, 2 durable copy (downloaded)
     std::string path;
     std::string refused;  // "" when verified
+  };
+  const auto copy_path = [&](std::size_t k, int kind) {
+    return kind == 2 ? durable_dir + "/" + x.nodes[k].file : x.directory + (kind ? "/partner/" : "/") + x.nodes[k].file;
   };
   std::string found;
   if (nodes.is_leader())
     for (std::size_t k = 0; k < nf; ++k)
-      for (int p = 0; p < 2; ++p)
-        if (is_regular(x.directory + (p ? "/partner/" : "/") + x.nodes[k].file)) found += std::to_string(k) + " " + std::to_string(p) + "\n";
+      for (int p = 0; p < (durable_dir.empty() ? 2 : 3); ++p)
+        if (is_regular(copy_path(k, p))) found += std::to_string(k) + " " + std::to_string(p) + "\n";
   const std::vector<std::string> lists = world.all_gather(found);
   std::vector<Copy> copies;
   for (int j = 0; j < nodes.count(); ++j) {
@@ -567,7 +610,7 @@ LevelSetReader::LevelSetReader(const NodeGroups& nodes, const std::string& index
     std::size_t k = 0;
     int p = 0;
     while (in >> k >> p)
-      copies.push_back({k, j, p == 1, x.directory + (p ? "/partner/" : "/") + x.nodes[k].file, ""});
+      copies.push_back({k, j, p, copy_path(k, p), ""});
   }
   // Every node verifies the copies it holds (each on its node's ranks), then all learn the verdicts.
   std::string verdicts;
@@ -593,7 +636,8 @@ LevelSetReader::LevelSetReader(const NodeGroups& nodes, const std::string& index
       copies[c].refused = unpack(v, at);
       if (copies[c].refused.empty()) copies[c].refused.clear();
     }
-  // The copy each node file is read from: a verified own copy first, then a partner copy.
+  // The copy each node file is read from: a verified own copy first, then a partner copy, then a durable one.
+  const auto kind_name = [](int kind) { return kind == 0 ? "own copy" : kind == 1 ? "partner copy" : "durable copy"; };
   std::vector<std::string> hosts_here;
   for (const auto& h : nodes.hosts()) hosts_here.push_back(h);
   r.reader_node.assign(nf, -1);
@@ -601,19 +645,19 @@ LevelSetReader::LevelSetReader(const NodeGroups& nodes, const std::string& index
   std::string missing;
   std::vector<std::string> verified(nf);
   for (std::size_t k = 0; k < nf; ++k) {
-    for (int want_partner = 0; want_partner < 2 && r.reader_node[k] < 0; ++want_partner)
+    for (int want = 0; want < 3 && r.reader_node[k] < 0; ++want)
       for (const auto& c : copies)
-        if (c.file == k && c.partner == (want_partner == 1) && c.refused.empty() && r.reader_node[k] < 0) {
+        if (c.file == k && c.kind == want && c.refused.empty() && r.reader_node[k] < 0) {
           r.reader_node[k] = c.holder;
           r.read_path[k] = c.path;
           r.sources.push_back(x.nodes[k].file + " (node " + std::to_string(k) + " of " + std::to_string(nf) + ", host " +
-                              x.nodes[k].host + "): " + (c.partner ? "partner copy" : "own copy") + " on host " +
+                              x.nodes[k].host + "): " + kind_name(c.kind) + " on host " +
                               nodes.hosts()[c.holder] + ", " + c.path);
         }
     if (r.reader_node[k] >= 0) {
       for (const auto& c : copies)  // the copies refused, where another one is read
         if (c.file == k && !c.refused.empty())
-          r.skipped.push_back(x.nodes[k].file + ": " + (c.partner ? "partner copy" : "own copy") + " on host " +
+          r.skipped.push_back(x.nodes[k].file + ": " + kind_name(c.kind) + " on host " +
                               nodes.hosts()[c.holder] + " skipped: " + c.refused);
       continue;
     }
@@ -626,13 +670,15 @@ LevelSetReader::LevelSetReader(const NodeGroups& nodes, const std::string& index
       const std::string& where = p ? x.nodes[k].partner_host : x.nodes[k].host;
       std::string these;
       for (const auto& c : copies)
-        if (c.file == k && c.partner == (p == 1)) these += (these.empty() ? "" : "; ") + ("on host " + nodes.hosts()[c.holder] + ": refused: " + c.refused);
+        if (c.file == k && c.kind == p) these += (these.empty() ? "" : "; ") + ("on host " + nodes.hosts()[c.holder] + ": refused: " + c.refused);
       if (these.empty())
         these = std::find(hosts_here.begin(), hosts_here.end(), where) == hosts_here.end()
                     ? "its host " + where + " is not a node of this run"
                     : "not found in " + x.directory + (p ? "/partner" : "") + " on host " + where;
       why += std::string("; ") + (p ? "partner copy (host " : "own copy (host ") + where + "): " + these;
     }
+    for (const auto& c : copies)
+      if (c.file == k && c.kind == 2) why += "; durable copy (on host " + nodes.hosts()[c.holder] + "): refused: " + c.refused;
     missing += "\n  node file " + x.nodes[k].file + " of host " + x.nodes[k].host + why;
   }
   if (!missing.empty())

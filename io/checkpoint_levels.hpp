@@ -14,8 +14,8 @@
 // exactly the bytes that were written: a stale file of another run or a damaged copy is refused). A reader
 // looks for each node file in the local directory of every node of the run it reads on (own copies and
 // partner copies), verifies each copy against its manifest and the index, and assembles the rows, on any
-// number of ranks. A durable tier (a shared directory or an object store) would be one more place a copy
-// lives: LevelFile would name it and the reader would look there for the files no node holds.
+// number of ranks. The durable tier (a shared directory or an object store, checkpoint_durable.hpp) is one
+// more place a copy lives: a resume downloads a durable set into each node's local directory and reads it here.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -108,7 +108,9 @@ LevelIndex read_level_index(const comm::Communicator& world, const std::string& 
 // missing or refused.
 class LevelSetReader {
  public:
-  LevelSetReader(const NodeGroups& nodes, const std::string& index_path);
+  // durable_dir: where fetch_durable_set (checkpoint_durable.hpp) put the node files of a durable set on each
+  // node, looked at after the own and partner copies; "" = none.
+  LevelSetReader(const NodeGroups& nodes, const std::string& index_path, const std::string& durable_dir = "");
   ~LevelSetReader();
   LevelSetReader(const LevelSetReader&) = delete;
   LevelSetReader& operator=(const LevelSetReader&) = delete;

@@ -25,8 +25,12 @@ bool is_level_index(const std::string& path) {
 }
 
 CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir,
-                                   bool partner)
+                                   bool partner, const std::string& durable, int keep)
     : m_comm(comm), m_nodes(group_nodes(comm)), m_directory(io::level_directory(local_dir, outdir)), m_partner(partner) {
+  if (!durable.empty()) {
+    m_durable_prefix = io::durable_join(durable, fs::path(m_directory).filename().string());
+    m_durable = std::make_unique<io::DurableFlush>(*m_nodes, m_durable_prefix, m_directory, keep);
+  }
   if (partner && m_nodes->count() < 2)
     throw InputError("checkpoint.partner = true needs at least 2 nodes (a node's partner copy goes to another node); "
                      "this run has 1 node (host " + m_nodes->host() + "). Allowed: checkpoint.partner = false on one "
@@ -55,11 +59,14 @@ CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::st
   prune({});  // nothing is pruned but files left by interrupted writes
 }
 
+CheckpointLevels::~CheckpointLevels() = default;
+
 io::LevelWriteTimes CheckpointLevels::write(const io::CheckpointMeta& meta, io::SolverState state, const std::string& set,
                                             const std::string& index_path) {
   io::LevelWriteTimes times;
   const io::LevelIndex index = io::write_level_set(*m_nodes, m_directory, set, m_partner, meta, std::move(state), &times);
   io::commit_level_index(m_comm, index_path, index);
+  m_last_index = index;
   return times;
 }
 
@@ -75,12 +82,15 @@ void CheckpointLevels::prune(const std::vector<std::string>& kept) const {
         const auto dot = name.find('.');
         const bool node_file = name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 && dot != std::string::npos &&
                                (name.rfind("ckpt-", 0) == 0 || name.rfind("final.", 0) == 0);
-        if (tmp || (node_file && !kept.empty() && !keep.count(name.substr(0, dot)))) {
+        const bool upload = name.size() > 14 && name.compare(name.size() - 14, 14, ".levels.upload") == 0;
+        if (tmp || (node_file && !kept.empty() && !keep.count(name.substr(0, dot))) || (upload && kept.empty())) {
           if (tmp) std::printf("Removing incomplete node file %s (left by an interrupted write)\n", e.path().c_str());
           fs::remove(e.path(), ec);
         }
       }
     }
+    // A durable set downloaded for a resume is not needed once the run wrote a set of its own.
+    if (!kept.empty()) fs::remove_all(fs::path(m_directory) / "durable", ec);
   }
   m_comm.barrier();
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "io/checkpoint_durable.hpp"
 #include "io/checkpoint_levels.hpp"
 
 namespace spotrun::launcher {
@@ -17,7 +18,11 @@ class CheckpointLevels {
   // Collective. Groups the ranks into nodes by host name, checks that checkpoint.partner has a partner
   // node, creates the run's directory in local_dir on every node and checks that it can be written; an
   // InputError (exit 2 on every rank) names the key, its value, the host and what is allowed.
-  CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir, bool partner);
+  // `durable`: checkpoint.durable as rclone names it (io::durable_location), "" = no durable tier; `keep`: the
+  // sets kept there.
+  CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir, bool partner,
+                   const std::string& durable = "", int keep = 2);
+  ~CheckpointLevels();
 
   const io::NodeGroups& nodes() const { return *m_nodes; }
   const std::string& directory() const { return m_directory; }
@@ -29,12 +34,24 @@ class CheckpointLevels {
   // Removes the node files (own and partner copies) of sets other than `kept`, and files left by an
   // interrupted write (*.tmp), on every node (collective).
   void prune(const std::vector<std::string>& kept) const;
+  // The index of the set written last (write()), for a durable flush.
+  const io::LevelIndex& last_index() const { return m_last_index; }
+
+  // --- the durable tier (checkpoint.durable) ---
+  // The run's prefix there (DURABLE/<the name of directory()>), or "" without one.
+  const std::string& durable_prefix() const { return m_durable_prefix; }
+  io::DurableFlush* durable() { return m_durable.get(); }
+  // Where a resume downloads a durable set on each node: directory()/durable.
+  std::string download_directory() const { return m_directory + "/durable"; }
 
  private:
   const comm::Communicator& m_comm;
   std::unique_ptr<io::NodeGroups> m_nodes;
   std::string m_directory;
   bool m_partner = false;
+  io::LevelIndex m_last_index;
+  std::string m_durable_prefix;
+  std::unique_ptr<io::DurableFlush> m_durable;
 };
 
 // The run's nodes grouped by host name (comm::host_name()), for reading level sets where no

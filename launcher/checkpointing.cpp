@@ -12,6 +12,7 @@
 #include <ctime>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -48,6 +49,9 @@ CheckpointSettings CheckpointSettings::from_deck(const Deck& d) {
   s.safety_factor = d.get_float("checkpoint.safety_factor");
   s.local_dir = d.get_string("checkpoint.local_dir");
   s.partner = d.get_bool("checkpoint.partner");
+  s.durable = io::durable_location(d.get_string("checkpoint.durable"));  // the deck's check allowed it
+  s.durable_interval = d.get_float("checkpoint.durable_interval");
+  s.durable_wait = d.get_float("checkpoint.durable_wait");
   return s;
 }
 
@@ -58,8 +62,13 @@ CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::
       m_dir((fs::path(outdir) / "checkpoints").string()),
       m_settings(settings),
       m_base(std::move(base)) {
+  if (!m_settings.durable.empty() && m_settings.local_dir.empty())
+    throw InputError("checkpoint.durable = \"" + m_settings.durable + "\" needs checkpoint.local_dir (the durable tier "
+                     "holds copies of the node files). Allowed: set checkpoint.local_dir to a node-local directory, or "
+                     "checkpoint.durable = \"\"");
   if (!m_settings.local_dir.empty())
-    m_levels = std::make_unique<CheckpointLevels>(comm, outdir, m_settings.local_dir, m_settings.partner);
+    m_levels = std::make_unique<CheckpointLevels>(comm, outdir, m_settings.local_dir, m_settings.partner,
+                                                  m_settings.durable, m_settings.keep);
 }
 
 CheckpointManager::~CheckpointManager() = default;
@@ -130,8 +139,117 @@ std::vector<CheckpointFile> CheckpointManager::candidates() const {
     }
     files.push_back({final_levels.string(), step});
   }
+  // The sets of the durable tier, after the nodes' copies of the same step (a copy on the nodes is read first).
+  if (durable())
+    for (const auto& d : io::list_durable_sets(m_comm, m_levels->durable_prefix())) files.push_back({d.index, d.step, true, d.set});
   std::stable_sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.step > b.step; });
   return files;
+}
+
+std::string CheckpointManager::fetch_durable(const CheckpointFile& c) {
+  return io::fetch_durable_set(m_levels->nodes(), m_levels->durable_prefix(), {c.set, c.step, c.path},
+                               m_levels->download_directory());
+}
+
+std::string CheckpointManager::durable_download_directory() const {
+  return m_levels ? m_levels->download_directory() : std::string();
+}
+
+void CheckpointManager::start_durable_flush(double now) {
+  io::DurableFlush& flush = *m_levels->durable();
+  const io::LevelIndex& index = m_levels->last_index();
+  // Rank 0's clock decides (the ranks' clocks differ).
+  int due = m_settings.durable_interval <= 0 || now - m_last_durable_wall >= m_settings.durable_interval ? 1 : 0;
+  SPOTRUN_MPI_CHECK(MPI_Bcast(&due, 1, MPI_INT, 0, m_comm.mpi()));
+  if (!due) return;
+  if (flush.busy()) {  // one flush at a time: this set stays local (and partner); the next one is tried
+    const std::string why = "the flush of " + flush.flushing() + " is still running";
+    m_events.push_back({index.step, "", "skipped: " + why});
+    if (m_comm.is_root())
+      std::printf("Durable flush of %s skipped: %s (the next checkpoint is flushed when it is done)\n", index.set.c_str(),
+                  why.c_str());
+    return;
+  }
+  flush.start(index);
+  m_last_durable_wall = now;
+  m_flushing_step = index.step;
+  m_events.push_back({index.step, "", "flushing"});
+}
+
+std::vector<TierEvent> CheckpointManager::poll_tiers() {
+  if (durable()) {
+    const io::DurableFlush::Event e = m_levels->durable()->poll();
+    if (e.step >= 0 && m_comm.is_root()) {
+      const std::string where = io::durable_join(m_levels->durable_prefix(), m_levels->durable()->flushing() + ".levels");
+      m_flushing_step = -1;
+      if (e.outcome == "durable") {
+        m_durable_step = e.step;
+        std::printf("Durable checkpoint %s at step %lld\n", where.c_str(), static_cast<long long>(e.step));
+      } else {
+        std::fprintf(stderr, "WARNING: durable checkpoint %s at step %lld %s; the run goes on, its local and partner "
+                             "copies are intact\n", where.c_str(), static_cast<long long>(e.step), e.outcome.c_str());
+      }
+      std::fflush(stdout);
+      m_events.push_back({e.step, "", e.outcome});
+    }
+  }
+  std::vector<TierEvent> out;
+  out.swap(m_events);
+  if (!m_comm.is_root()) out.clear();
+  return out;
+}
+
+std::string CheckpointManager::flush_durable_now(double seconds) {
+  if (!durable()) return "";
+  const io::LevelIndex& index = m_levels->last_index();
+  if (index.set.empty()) return "";
+  io::DurableFlush& flush = *m_levels->durable();
+  // Already durable; being flushed (then it goes on); or an older set's flush gives way to it.
+  const std::string state = m_comm.broadcast(flush.flushing() != index.set ? "0" : m_durable_step == index.step ? "1"
+                                             : m_flushing_step == index.step ? "2" : "0");
+  if (state == "1") return "durable";
+  if (state == "0") {
+    flush.cancel();
+    m_flushing_step = -1;
+    flush.start(index);
+    m_flushing_step = index.step;
+    m_events.push_back({index.step, "", "flushing"});
+  }
+  if (m_comm.is_root()) {
+    std::printf("Flushing %s to the durable tier (%s), waiting at most %.3g s\n", index.set.c_str(),
+                m_levels->durable_prefix().c_str(), seconds);
+    std::fflush(stdout);
+  }
+  const double t0 = MPI_Wtime();
+  io::DurableFlush::Event e = flush.wait(seconds);
+  if (!m_comm.is_root()) return "";
+  m_flushing_step = -1;
+  if (e.step < 0) e = {index.step, "failed: the flush did not end"};
+  const std::string where = io::durable_join(m_levels->durable_prefix(), index.set + ".levels");
+  if (e.outcome == "durable") {
+    m_durable_step = e.step;
+    std::printf("Durable checkpoint %s at step %lld (%.3g s)\n", where.c_str(), static_cast<long long>(e.step),
+                MPI_Wtime() - t0);
+  } else {
+    std::fprintf(stderr, "WARNING: checkpoint %s at step %lld did not reach the durable tier (%s, %.3g s); it is on the "
+                         "nodes (local%s)\n", index.set.c_str(), static_cast<long long>(e.step), e.outcome.c_str(),
+                 MPI_Wtime() - t0, m_settings.partner ? ", partner" : "");
+  }
+  std::fflush(stdout);
+  m_events.push_back({e.step, "", e.outcome});
+  return e.outcome;
+}
+
+std::string CheckpointManager::levels_json() const {
+  if (!m_levels) return "";
+  auto step = [](std::int64_t s) { return s >= 0 ? nlohmann::json(s) : nlohmann::json(nullptr); };
+  nlohmann::json j;
+  j["local"] = step(m_local_step);
+  j["partner"] = step(m_settings.partner ? m_partner_step : -1);
+  j["durable"] = step(m_durable_step);
+  j["flushing"] = step(m_flushing_step);
+  j["durable_location"] = durable() ? nlohmann::json(m_levels->durable_prefix()) : nlohmann::json(nullptr);
+  return j.dump();
 }
 
 std::string CheckpointManager::archive_previous_run() const {
@@ -159,6 +277,23 @@ std::string CheckpointManager::archive_previous_run() const {
         if (ec) error = "cannot move " + p.string() + " to " + d.string() + ": " + ec.message();
       }
       dest = d.string();
+    }
+  }
+  // The earlier run's durable sets too, else a later resume could pick one of them.
+  if (error.empty() && durable() && m_comm.is_root()) {
+    const std::string prefix = m_levels->durable_prefix();
+    const io::RcloneResult l = io::run_rclone({"lsf", prefix});
+    if (l.exit_code == 0 && !l.output.empty()) {
+      char stamp[32];
+      std::time_t t = std::time(nullptr);
+      std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&t));
+      const std::string to = prefix + "-previous-" + stamp;
+      const io::RcloneResult m = io::run_rclone({"move", prefix, to});
+      if (m.exit_code != 0)
+        error = "cannot move the earlier run's durable checkpoints from " + prefix + " to " + to + ": " + m.brief() +
+                "; remove them (rclone purge " + prefix + ") or use another output directory";
+      else
+        std::printf("Starting fresh: the earlier run's durable checkpoints moved to %s\n", to.c_str());
     }
   }
   m_comm.agree<InputError>(error.empty(), error);
@@ -258,6 +393,12 @@ bool CheckpointManager::write(Solver& solver, double now, const char* reason, bo
   m_last_cost = cost;
   m_last_wall = now;
   m_last_step = solver.step_index();
+  if (m_levels) {  // --- levels: where the set is; the durable tier in the background ---
+    m_local_step = m_last_step;
+    if (m_settings.partner) m_partner_step = m_last_step;
+    m_events.push_back({m_last_step, m_settings.partner ? "local+partner" : "local", ""});
+    if (durable() && !last) start_durable_flush(now);
+  }
   if (m_comm.is_root()) {
     std::printf("Checkpoint %s at step %lld (%s): %.3g s%s\n", path.c_str(), static_cast<long long>(solver.step_index()),
                 reason, cost, m_levels ? (" (" + m_last_levels + ")").c_str() : "");
@@ -271,6 +412,11 @@ void CheckpointManager::write_final(Solver& solver) {
   const std::string path = final_path();
   const double cost = write_file(solver, path);
   m_total_seconds += cost;
+  if (m_levels) {
+    m_local_step = solver.step_index();
+    if (m_settings.partner) m_partner_step = m_local_step;
+    m_events.push_back({m_local_step, m_settings.partner ? "local+partner" : "local", ""});
+  }
   if (m_comm.is_root()) std::printf("Final state %s at step %lld: %.3g s\n", path.c_str(),
                                     static_cast<long long>(solver.step_index()), cost);
 }
@@ -281,6 +427,8 @@ void CheckpointManager::apply_keep_policy() const {
   // The node files of the sets no longer kept go too, on every node.
   if (m_levels) {
     std::vector<std::string> sets{"final"};
+    // The node files a durable flush in progress reads stay.
+    if (m_comm.is_root() && m_flushing_step >= 0 && durable()) kept += m_levels->durable()->flushing() + "\n";
     std::istringstream in(m_comm.broadcast(kept));
     for (std::string name; std::getline(in, name);) sets.push_back(name);
     m_levels->prune(sets);

@@ -22,12 +22,24 @@ struct CheckpointSettings {
   double safety_factor = 2.0;
   std::string local_dir;  // multilevel checkpoints (checkpoint_levels.hpp): node-local directory, "" = off
   bool partner = false;
+  std::string durable;           // the durable tier (io::durable_location), "" = off
+  double durable_interval = 3600;  // s between durable flushes; 0 = every checkpoint
+  double durable_wait = 120;       // s the run waits at its end for the last flush
   static CheckpointSettings from_deck(const Deck& deck);
 };
 
 struct CheckpointFile {
   std::string path;
   std::int64_t step = -1;
+  bool durable = false;  // path: the index of a set in the durable tier (checkpoint.durable)
+  std::string set;       // its name there
+};
+
+// Where a checkpoint of a run with levels is (status.json "levels", the run report): one line per event.
+struct TierEvent {
+  std::int64_t step = -1;
+  std::string levels;   // "local", "local+partner" (written), or "" (a durable event only)
+  std::string durable;  // "", "flushing", "durable", "skipped: ...", "failed: ..."
 };
 
 class CheckpointLevels;
@@ -74,11 +86,30 @@ class CheckpointManager {
   std::int64_t last_step() const { return m_last_step; }
   const CheckpointSettings& settings() const { return m_settings; }
 
+  // --- the durable tier (checkpoint.durable; docs/checkpoints.md) ---
+  bool durable() const { return m_levels && !m_settings.durable.empty(); }
+  // Every rank, between steps (no blocking call): a background flush's progress. Returns (on rank 0) the
+  // events since the last call: sets written, flushes started, skipped, confirmed or failed.
+  std::vector<TierEvent> poll_tiers();
+  // Collective: flushes the set written last to the durable tier now (a flush in progress of an older set is
+  // cancelled) and waits at most `seconds` (rank 0's). Its outcome is among the next poll_tiers() events;
+  // returns it (rank 0): "durable", "failed: ...", or "" when there is nothing to flush.
+  std::string flush_durable_now(double seconds);
+  // Collective: downloads a durable candidate into the nodes' local directories; returns the local path of its
+  // index, read with io::LevelSetReader(nodes, path, durable_download_directory()). InputError when it is refused.
+  std::string fetch_durable(const CheckpointFile& candidate);
+  std::string durable_download_directory() const;
+  // status.json's "levels" object: the newest step at each level, as JSON text (rank 0), "" without levels.
+  std::string levels_json() const;
+
   int written() const { return m_written; }
   int failed() const { return m_failed; }
   double total_seconds() const { return m_total_seconds; }
   double last_cost() const { return m_last_cost; }
-  void mark_started(double now) { m_last_wall = now; }
+  void mark_started(double now) {
+    m_last_wall = now;
+    m_last_durable_wall = now;
+  }
 
  private:
   double write_file(Solver& solver, const std::string& path);
@@ -86,6 +117,11 @@ class CheckpointManager {
   void apply_keep_policy() const;
   void apply_keep_policy_here(std::string& kept) const;  // root: the files; the names of the sets kept
   std::string m_last_levels;  // the seconds of each level of the last checkpoint, for its line
+  void start_durable_flush(double now);
+  std::vector<TierEvent> m_events;
+  double m_last_durable_wall = -1;
+  std::int64_t m_local_step = -1, m_partner_step = -1, m_durable_step = -1, m_flushing_step = -1;
+  std::int64_t m_durable_last_tried = -1;
   const comm::Communicator& m_comm;
   std::string m_outdir;
   std::string m_dir;

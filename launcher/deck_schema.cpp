@@ -8,6 +8,7 @@
 #include "launcher/cloud/provider.hpp"
 #include "comm/transport.hpp"
 #include "deck.hpp"
+#include "io/checkpoint_durable.hpp"
 #include "solvers/registry.hpp"
 
 namespace spotrun::launcher {
@@ -33,6 +34,20 @@ std::vector<KeySpec> launcher_keys() {
     if (v.empty() || v[0] == '/') return "";
     return "must be an absolute path (the same directory is used on every node), or \"\" for checkpoints in the "
            "output directory";
+  };
+  // checkpoint.durable: an absolute directory, an rclone remote, or s3://bucket/path (io::durable_location).
+  KeySpec durable{"checkpoint.durable", KeyType::String, "\"\"", "path or remote",
+                  "Durable tier of the level checkpoints (needs checkpoint.local_dir): a shared directory (absolute "
+                  "path) or an rclone remote REMOTE:PATH (s3://BUCKET/PATH = the rclone remote named s3), flushed in "
+                  "the background with rclone; \"\" = off", -1e300, 1e300, false, {}, true};
+  durable.check = [](const std::string& v) -> std::string {
+    try {
+      io::durable_location(v);
+      return "";
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what()) + "; allowed: \"\", an absolute directory, an rclone remote REMOTE:PATH, or "
+             "s3://BUCKET/PATH";
+    }
   };
   solver.choices = solvers::solver_names();
   if (!solver.choices.empty()) solver.default_value = "\"" + solver.choices.front() + "\"";
@@ -73,6 +88,13 @@ std::vector<KeySpec> launcher_keys() {
     {"checkpoint.partner", KeyType::Bool, "false", "-",
      "With checkpoint.local_dir: each node's file is also copied (MPI) into the local directory of another node, so "
      "that losing a node loses no checkpoint; needs 2 or more nodes", -1e300, 1e300, false, {}, true},
+    durable,
+    {"checkpoint.durable_interval", KeyType::Float, "3600", "s",
+     "With checkpoint.durable: seconds between durable flushes (the first one this long after the time loop "
+     "starts, at a checkpoint); 0 = every checkpoint", 0, 1e12, false, {}, true},
+    {"checkpoint.durable_wait", KeyType::Float, "120", "s",
+     "With checkpoint.durable: how long the run waits at its end (final state, or a stop without a notice "
+     "deadline) for the flush of its last checkpoint", 0, 1e12, false, {}, true},
     // [comm]
     // comm.transport: the kinds the transport factory knows (comm/transport.hpp).
     {"comm.transport", KeyType::String, "\"auto\"", "-",

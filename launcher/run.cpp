@@ -430,7 +430,9 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     try {
       if (is_level_index(c.path)) {  // --- checkpoint.local_dir: a level set ---
         if (!level_nodes) level_nodes = group_nodes(comm);
-        io::LevelSetReader reader(*level_nodes, c.path);
+        // --- checkpoint.durable: a set of the durable tier is downloaded into the nodes' local directories first ---
+        io::LevelSetReader reader(*level_nodes, c.durable ? checkpoints.fetch_durable(c) : c.path,
+                                  c.durable ? checkpoints.durable_download_directory() : "");
         solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
         level_sources = reader.sources();
         for (const auto& line : reader.skipped())
@@ -495,6 +497,11 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   double max_step_time = 0;
   const double state_bytes = solver->work_per_step() * registration.checkpoint_bytes_per_work_unit(deck);
   const char* stop_reason = nullptr;
+  // --- checkpoint levels: where each checkpoint is (local, partner, durable), in the report and status.json ---
+  auto record_levels = [&](const std::vector<TierEvent>& events) {
+    for (const auto& e : events) run_report.checkpoint_levels(e.step, e.levels, e.durable);
+    if (!events.empty()) status.levels(checkpoints.levels_json());
+  };
   ProgressReporter progress(comm.is_root(), outdir, deck.get_float("run.progress_seconds"), first, steps, t0,
                             solver->work_unit());
   while (solver->step_index() < steps && !solver->finished()) {
@@ -517,6 +524,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     run_report.step_end(now - ts);  // --- run report: compute (less the transport's time) ---
     progress.after_step(solver->step_index(), now, solver->work_per_step());
     heartbeat.step_done(solver->step_index(), now - ts);  // --- stalls ---
+    record_levels(checkpoints.poll_tiers());  // --- checkpoint levels: a durable flush in the background ---
     int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
                            time_limit > 0 && (now - opt.start_wtime) + checkpoints.reserve_seconds(state_bytes) +
                                                      2 * max_step_time >= time_limit,
@@ -572,6 +580,16 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
                       return checkpoints.write(*solver, MPI_Wtime(), stop_reason, true);
                     });
     code = ok || checkpoints.written() > 0 || !resumed_from.empty() ? k_exit_resume_me : k_exit_failure;
+    // --- checkpoint.durable: the stop checkpoint to the durable tier with the time left (a notice's deadline,
+    // the time limit, else checkpoint.durable_wait) ---
+    if (checkpoints.durable()) {
+      double left = checkpoints.settings().durable_wait;
+      const double notice_left = notice.empty() ? -1 : notices.seconds_left(comm);
+      if (notice_left >= 0) left = std::max(0.0, notice_left - 5);
+      if (time_limit > 0) left = std::min(left, std::max(0.0, time_limit - (MPI_Wtime() - opt.start_wtime) - 2));
+      checkpoints.flush_durable_now(left);
+      record_levels(checkpoints.poll_tiers());
+    }
     if (!ok && comm.is_root())
       std::fprintf(stderr, "ERROR: the stop checkpoint failed: %s\n",
                    code == k_exit_resume_me
@@ -583,6 +601,10 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
       checkpoints.write_final(*solver);
       return true;
     });
+    if (checkpoints.durable()) {  // --- checkpoint.durable: the final state too, waiting at most durable_wait ---
+      checkpoints.flush_durable_now(checkpoints.settings().durable_wait);
+    }
+    record_levels(checkpoints.poll_tiers());
   }
   // OUTDIR/status.json: how the run ended (launcher/run_status.hpp).
   if (code == k_exit_finished) {

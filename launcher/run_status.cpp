@@ -230,6 +230,7 @@ void RunStatus::render_signal_record() {
   common["start_step"] = m_start_step >= 0 ? Json(m_start_step) : Json(nullptr);
   common["resumed_from"] = null_or(m_resumed_from);
   common["loop_started"] = null_or(m_loop_started);
+  if (!m_levels.empty()) common["levels"] = Json::parse(m_levels, nullptr, false);
   const std::string text = common.dump(-1, ' ', false, Json::error_handler_t::replace);
   m_common = text.substr(1, text.size() - 2);  // without the braces
   // The handler's copy: into the buffer it does not read, then switch to it.
@@ -245,12 +246,24 @@ void RunStatus::render_signal_record() {
 void RunStatus::running(std::int64_t step, const std::string& resumed_from) {
   if (!m_root || !m_active || m_ended) return;
   m_start_step = step;
+  m_running_step = step;
   m_resumed_from = resumed_from;
   if (step >= 0) m_loop_started = utc_now();
   render_signal_record();
   Json record;
   record["state"] = "running";
   record["step"] = step >= 0 ? Json(step) : Json(nullptr);
+  record["updated"] = utc_now();
+  write(record.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+void RunStatus::levels(const std::string& json_object) {
+  if (!m_root || !m_active || m_ended || json_object == m_levels) return;
+  m_levels = json_object;
+  render_signal_record();
+  Json record;
+  record["state"] = "running";
+  record["step"] = m_running_step >= 0 ? Json(m_running_step) : Json(nullptr);
   record["updated"] = utc_now();
   write(record.dump(-1, ' ', false, Json::error_handler_t::replace));
 }

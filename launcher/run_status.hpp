@@ -40,6 +40,9 @@ class RunStatus {
   // Failed with `exit_code` (1, 2); `reason`: the error message. After the first end record, later
   // calls change nothing (the first verdict stands).
   void failed(int exit_code, const std::string& reason);
+  // Multilevel checkpoints: where the newest checkpoint of each level is ("levels", a JSON object as text,
+  // CheckpointManager::levels_json); kept in every later record, the current one rewritten.
+  void levels(const std::string& json_object);
 
  private:
   void write_end(const std::string& state, int exit_code, const std::string& extra_json);
@@ -59,6 +62,8 @@ class RunStatus {
   std::int64_t m_start_step = -1;
   std::string m_resumed_from;
   std::string m_loop_started;
+  std::string m_levels;  // JSON text, "" = none
+  std::int64_t m_running_step = -1;
 };
 
 // UTC time `unix_seconds` as "YYYY-MM-DDTHH:MM:SS.mmmZ" into buf (at least 25 bytes); async-signal-safe.

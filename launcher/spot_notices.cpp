@@ -86,6 +86,15 @@ std::string SpotNotices::describe(const comm::Communicator& comm) const {
   return {};
 }
 
+double SpotNotices::seconds_left(const comm::Communicator& comm) const {
+  double mine = 1e300;
+  if (m_watcher)
+    if (const auto notice = m_watcher->notice())
+      if (notice->deadline) mine = std::difftime(*notice->deadline, std::time(nullptr));
+  const double earliest = -comm.max(-mine);
+  return earliest >= 1e299 ? -1 : std::max(0.0, earliest);
+}
+
 std::vector<std::string> SpotNotices::noticed_hosts(const comm::Communicator& comm) const {
   std::string mine;
   if (m_watcher && m_watcher->notice()) {

@@ -30,6 +30,9 @@ class SpotNotices {
   // hook SPOTRUN_TEST_HOST_NAME names it, its IPv4 addresses other than loopback, so that a hostfile
   // entry matches by either (OUTDIR/status.json "hosts"; spotrun launch does not use them again).
   std::vector<std::string> noticed_hosts(const comm::Communicator& comm) const;
+  // Collective: the seconds left until the earliest deadline of the notices seen (the provider's usual notice
+  // when it gives none), the same on every rank; < 0 when no rank saw a notice with a deadline.
+  double seconds_left(const comm::Communicator& comm) const;
 
  private:
   std::unique_ptr<cloud::NoticeWatcher> m_watcher;

@@ -28,6 +28,18 @@ foreach(scenario node_loss damage)
                        SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: levels ${scenario}")
 endforeach()
 
+# The durable tier (checkpoint.durable) against s3rver on 127.0.0.1 through rclone (tests/resume/durable_test.sh):
+# npm installs s3rver into <build>/npm when missing; skipped without node, npm, rclone or namespaces unless
+# SPOTRUN_REQUIRE_DURABLE=1.
+foreach(scenario bucket outage half)
+  add_test(NAME resume.durable.${scenario}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/durable_test.sh $<TARGET_FILE:spotrun> ${scenario}
+                   ${CMAKE_BINARY_DIR}/npm)
+  set_tests_properties(resume.durable.${scenario} PROPERTIES TIMEOUT 1200 PROCESSORS 2 LABELS "resume;mpi;durable"
+                       SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: durable ${scenario}"
+                       RESOURCE_LOCK s3rver_npm)
+endforeach()
+
 # H5MD trajectories (tests/trajectory/trajectory_test.sh): metadata, last frame == final.h5, a resumed run's
 # trajectory == an uninterrupted one's, rank-count independent rows, read by h5py and MDAnalysis (Debian's
 # python3-h5py and python3-mdanalysis, for /usr/bin/python3).

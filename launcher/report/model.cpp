@@ -47,8 +47,12 @@ json to_json(const Attempt& a) {
                   {"checkpoint", a.parts.checkpoint}, {"idle", a.parts.idle}};
   j["loop_steps_seconds"] = a.loop_steps_seconds;
   json cps = json::array();
-  for (const auto& c : a.checkpoints)
-    cps.push_back({{"step", c.step}, {"at", c.at}, {"seconds", c.seconds}, {"reason", c.reason}, {"ok", c.ok}});
+  for (const auto& c : a.checkpoints) {
+    json cp = {{"step", c.step}, {"at", c.at}, {"seconds", c.seconds}, {"reason", c.reason}, {"ok", c.ok}};
+    if (!c.levels.empty()) cp["levels"] = c.levels;
+    if (!c.durable.empty()) cp["durable"] = c.durable;
+    cps.push_back(cp);
+  }
   j["checkpoints"] = cps;
   j["cpu_seconds"] = a.cpu_seconds;
   j["wall_seconds_per_rank"] = a.wall_per_rank;
@@ -99,7 +103,8 @@ Attempt attempt_from_json(const json& j) {
   a.loop_steps_seconds = j.at("loop_steps_seconds").get<double>();
   for (const auto& c : j.at("checkpoints"))
     a.checkpoints.push_back({c.at("step").get<std::int64_t>(), c.at("at").get<double>(), c.at("seconds").get<double>(),
-                             c.at("reason").get<std::string>(), c.at("ok").get<bool>()});
+                             c.at("reason").get<std::string>(), c.at("ok").get<bool>(), c.value("levels", std::string()),
+                             c.value("durable", std::string())});
   a.cpu_seconds = j.at("cpu_seconds").get<std::vector<double>>();
   if (j.contains("wall_seconds_per_rank")) a.wall_per_rank = j.at("wall_seconds_per_rank").get<std::vector<double>>();
   if (j.contains("gpu"))

@@ -22,6 +22,10 @@ struct CheckpointRecord {
   double seconds = 0;  // its cost (the slowest rank's)
   std::string reason;  // "every_steps", "interval", "signal", "time limit", "spot notice", "final"
   bool ok = true;
+  // Multilevel checkpoints (docs/checkpoints.md): the levels written ("local", "local+partner"; "" for a shared
+  // file) and the durable tier's verdict ("" none, "flushing", "durable", "skipped: ...", "failed: ...").
+  std::string levels;
+  std::string durable;
 };
 
 // Mean, minimum and peaks of one GPU's samples over an attempt (NVML, launcher/report/gpu_sampler.hpp).

@@ -241,6 +241,18 @@ bool RunRecorder::checkpoint(std::int64_t step, const char* reason, const std::f
   return ok;
 }
 
+void RunRecorder::checkpoint_levels(std::int64_t step, const std::string& levels, const std::string& durable) {
+  if (!m_comm.is_root() || m_attempts.empty()) return;
+  auto& cps = m_attempts.back().checkpoints;
+  for (auto it = cps.rbegin(); it != cps.rend(); ++it) {
+    if (it->step != step) continue;
+    if (!levels.empty()) it->levels = levels;
+    if (!durable.empty()) it->durable = durable;
+    write_files();
+    return;
+  }
+}
+
 void RunRecorder::update(std::int64_t step) {
   // Every rank's parts (means over the ranks), CPU times and each node's GPU figures, to the root.
   const double wall = MPI_Wtime() - m_start_wtime + m_before_start;

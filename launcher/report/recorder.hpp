@@ -44,6 +44,9 @@ class RunRecorder {
   // Runs `write` (a collective write of the state at `step`), times it as checkpoint time, records it
   // and rewrites the ledger and report.json (collective). Returns what `write` returns.
   bool checkpoint(std::int64_t step, const char* reason, const std::function<bool()>& write);
+  // Root only, no MPI: where checkpoint `step` went (multilevel checkpoints: levels written, the durable tier's
+  // verdict; either "" = unchanged); rewrites the ledger and report.json.
+  void checkpoint_levels(std::int64_t step, const std::string& levels, const std::string& durable);
   // Collective, at the end: records how the attempt ended and prints the summary (root).
   void finish(int exit_code, const std::string& cause, std::int64_t step);
 
