@@ -12,7 +12,7 @@
 #           resume from the bucket, which resumes from the newest sound durable set and ends bitwise as an
 #           uninterrupted run
 # Needs node, npm (s3rver is installed into NPM_PREFIX when missing), rclone, and root (namespaces). Exit 77
-# (skipped) when one is missing; with SPOTRUN_REQUIRE_DURABLE=1 a skip is a failure (quickstart.sh test sets it).
+# (skipped) when one is missing; with SPOTRUN_REQUIRE_DURABLE=1 a skip is a failure (.ci/run sets it).
 set -uo pipefail
 SPOTRUN=$1
 SCENARIO=$2
