@@ -13,6 +13,8 @@ RATIO_MEANING = {
     "fft.transform": "spotrun / raw FFTW time per transform (< 1: spotrun faster)",
     "checkpoint.write": "write / raw write MB/s (1 = at the disk floor)",
     "checkpoint.read": "read / raw read MB/s (1 = at the floor)",
+    "checkpoint.read-vs-new": "read / raw read into newly allocated memory MB/s, the samples of checkpoint.read "
+                              "(1 = at that floor)",
     "halo.update": "update time / memory-bandwidth floor (52 bytes per ghost)",
     "md.integrate": "integrate time / memory-bandwidth floor (224 bytes per atom)",
 }

@@ -1,8 +1,15 @@
 // Reading checkpoints (CheckpointReader): every byte verified against the manifest before HDF5 opens
 // the file, then the metadata, the texts, the scalars and each dataset checked against what the solver
 // expects, with their checksums. The collective safety rules and the format shared with the writer:
-// io/impl/checkpoint_format.hpp.
+// io/impl/checkpoint_format.hpp. Unlike the writer, the reader needs no MPI-IO: every rank opens the file
+// with POSIX reads, HDF5 parses its metadata, and the rows of contiguous native datasets come straight
+// from the file (one pread per chunk, the row checksums taken while the chunk is in the cache).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -29,10 +36,40 @@ namespace {
 constexpr int k_max_group_depth = 16;
 constexpr std::size_t k_max_objects = 100000;
 
+// Bytes of rows one rank reads and checksums at a time: small enough to stay in the cache between the
+// read, the row checksums and the caller's next use, large enough that a read call costs nothing.
+constexpr std::uint64_t k_read_chunk = std::uint64_t(512) << 10;
+
+// A file descriptor closed on destruction.
+class FileDescriptor {
+ public:
+  FileDescriptor() = default;
+  ~FileDescriptor() { reset(); }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  FileDescriptor(FileDescriptor&& o) noexcept : m_fd(std::exchange(o.m_fd, -1)) {}
+  FileDescriptor& operator=(FileDescriptor&& o) noexcept {
+    if (this != &o) {
+      reset();
+      m_fd = std::exchange(o.m_fd, -1);
+    }
+    return *this;
+  }
+  void reset(int fd = -1) {
+    if (m_fd >= 0) ::close(m_fd);
+    m_fd = fd;
+  }
+  int get() const { return m_fd; }
+
+ private:
+  int m_fd = -1;
+};
+
 struct OpenedFile {
   H5Handle file;
   std::uint64_t size = 0;  // bytes of the file
   FileManifest manifest;
+  FileDescriptor fd;       // the same file, for reading rows directly
 };
 
 // Opens `path` for reading on every rank, or throws InputError on every rank. Every byte is verified
@@ -43,7 +80,12 @@ OpenedFile open_for_read(const comm::Communicator& comm, const std::string& path
   f.manifest = verify_file(comm, path);
   f.size = f.manifest.file_size;
   agreed_step<InputError>(comm, prefix, [&] {
-    H5Handle fapl = mpio_fapl(comm, path);
+    f.fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (f.fd.get() < 0) throw std::runtime_error("cannot open it: " + std::string(std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(f.fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || static_cast<std::uint64_t>(st.st_size) != f.size)
+      throw std::runtime_error("the file changed after it was verified");
+    H5Handle fapl = posix_read_fapl(path);
     try {
       f.file = SPOTRUN_H5_OPEN(path, H5Fclose, H5Fopen, path.c_str(), H5F_ACC_RDONLY, fapl);
     } catch (const std::exception& e) {
@@ -88,38 +130,34 @@ CheckpointMeta read_meta_attributes(hid_t file, const std::string& path, std::in
   return m;
 }
 
-// Reads a text dataset of /meta on rank 0 (checksum verified), broadcasts it.
-std::string read_text_dataset(const comm::Communicator& comm, hid_t file, const std::string& name, std::uint64_t file_size,
-                              const std::string& path, StringKinds strings) {
-  std::string text;
-  agreed_step<InputError>(comm, "checkpoint '" + path + "': ", [&] {
-    if (!comm.is_root()) return;
-    const htri_t exists = SPOTRUN_H5_CALL(path, H5Lexists, file, "/meta", H5P_DEFAULT);
-    if (!exists || !SPOTRUN_H5_CALL(path, H5Lexists, file, name.c_str(), H5P_DEFAULT))
-      throw std::runtime_error("dataset '" + name + "' is missing");
-    H5Handle dset = SPOTRUN_H5_OPEN(path, H5Dclose, H5Dopen2, file, name.c_str(), H5P_DEFAULT);
-    H5Handle type = SPOTRUN_H5_OPEN(path, H5Tclose, H5Dget_type, dset);
-    if (H5Tget_class(type) != H5T_STRING || SPOTRUN_H5_CALL(path, H5Tis_variable_str, type))
-      throw std::runtime_error("dataset '" + name + "' is not a fixed-length string");
-    H5Handle space = SPOTRUN_H5_OPEN(path, H5Sclose, H5Dget_space, dset);
-    if (SPOTRUN_H5_CALL(path, H5Sget_simple_extent_npoints, space) != 1)
-      throw std::runtime_error("dataset '" + name + "' does not hold one string");
-    const std::size_t size = H5Tget_size(type);
-    if (size == 0 || size > file_size) throw std::runtime_error("dataset '" + name + "' claims a string longer than the file");
-    std::string buffer(size + 1, '\0');
-    SPOTRUN_H5_CALL(path, H5Dread, dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data());
-    text.assign(buffer.c_str(), strnlen(buffer.c_str(), size));
-    const std::uint64_t stored = read_u64_attribute(dset, "checksum", name, path);
-    const std::string algorithm = read_string_attribute(dset, "checksum_algorithm", name, path, strings);
-    if (algorithm != k_text_algorithm)
-      throw std::runtime_error("dataset '" + name + "' uses checksum algorithm '" + algorithm + "', expected '" +
-                               k_text_algorithm + "'");
-    const std::uint64_t computed = text_checksum(name, text);
-    if (stored != computed)
-      throw std::runtime_error("checksum mismatch in dataset '" + name + "' (stored " + hex64(stored) + ", computed " +
-                               hex64(computed) + "): the file is damaged");
-  });
-  return comm.broadcast(text);
+// Reads a text dataset of /meta (checksum verified); throws std::runtime_error.
+std::string read_text_dataset(hid_t file, const std::string& name, std::uint64_t file_size, const std::string& path,
+                              StringKinds strings) {
+  const htri_t exists = SPOTRUN_H5_CALL(path, H5Lexists, file, "/meta", H5P_DEFAULT);
+  if (!exists || !SPOTRUN_H5_CALL(path, H5Lexists, file, name.c_str(), H5P_DEFAULT))
+    throw std::runtime_error("dataset '" + name + "' is missing");
+  H5Handle dset = SPOTRUN_H5_OPEN(path, H5Dclose, H5Dopen2, file, name.c_str(), H5P_DEFAULT);
+  H5Handle type = SPOTRUN_H5_OPEN(path, H5Tclose, H5Dget_type, dset);
+  if (H5Tget_class(type) != H5T_STRING || SPOTRUN_H5_CALL(path, H5Tis_variable_str, type))
+    throw std::runtime_error("dataset '" + name + "' is not a fixed-length string");
+  H5Handle space = SPOTRUN_H5_OPEN(path, H5Sclose, H5Dget_space, dset);
+  if (SPOTRUN_H5_CALL(path, H5Sget_simple_extent_npoints, space) != 1)
+    throw std::runtime_error("dataset '" + name + "' does not hold one string");
+  const std::size_t size = H5Tget_size(type);
+  if (size == 0 || size > file_size) throw std::runtime_error("dataset '" + name + "' claims a string longer than the file");
+  std::string buffer(size + 1, '\0');
+  SPOTRUN_H5_CALL(path, H5Dread, dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer.data());
+  std::string text(buffer.c_str(), strnlen(buffer.c_str(), size));
+  const std::uint64_t stored = read_u64_attribute(dset, "checksum", name, path);
+  const std::string algorithm = read_string_attribute(dset, "checksum_algorithm", name, path, strings);
+  if (algorithm != k_text_algorithm)
+    throw std::runtime_error("dataset '" + name + "' uses checksum algorithm '" + algorithm + "', expected '" +
+                             k_text_algorithm + "'");
+  const std::uint64_t computed = text_checksum(name, text);
+  if (stored != computed)
+    throw std::runtime_error("checksum mismatch in dataset '" + name + "' (stored " + hex64(stored) + ", computed " +
+                             hex64(computed) + "): the file is damaged");
+  return text;
 }
 
 // Names of the attributes of an object (any order HDF5 gives; sorted by name).
@@ -185,6 +223,10 @@ struct DatasetPlan {
   std::uint64_t row_size = 0;
   std::uint64_t stored_checksum = 0;
   RowHasher::Hash hash = RowHasher::Hash::xxh3;
+  // Contiguous and stored in the native type: rows are read from the file at `offset` directly;
+  // otherwise through H5Dread (which converts the byte order, or walks the chunks).
+  bool direct = false;
+  std::uint64_t offset = 0;
 };
 
 // Opens dataset `name` and checks it; `expected` (may be null) adds type, inner shape and row checks.
@@ -248,6 +290,8 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file
     if (offset == HADDR_UNDEF || stored < bytes || offset > file_size || stored > file_size - offset)
       throw std::runtime_error("dataset '" + name + "' of shape " + shape_text(p.global_rows, p.inner) +
                                " has no complete data in the file (truncated or damaged)");
+    p.offset = offset;
+    p.direct = SPOTRUN_H5_CALL(path, H5Tequal, type, p.is_integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE) > 0;
   }
   p.stored_checksum = read_u64_attribute(p.dset, "checksum", "dataset '" + name + "'", path);
   const std::string algorithm = read_string_attribute(p.dset, "checksum_algorithm", "dataset '" + name + "'", path, strings);
@@ -257,16 +301,45 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file
   return p;
 }
 
-// Reads the even block of rows of every rank into `out` (values) and returns the global checksum
-// (collective). Failures of the transfer are InputError on every rank.
-std::uint64_t read_block(const comm::Communicator& comm, const std::string& path, DatasetPlan& p, std::uint64_t first,
-                         std::uint64_t count, void* out) {
-  transfer_rows<InputError>(comm, "checkpoint '" + path + "': dataset '" + p.name + "': ", path, p.dset,
-                            p.is_integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, false, out, first, count, p.inner,
-                            p.row_size, 8);
-  std::uint64_t local = RowHasher::rowsum(out, count, p.row_size * 8, first, p.hash), global = 0;
-  SPOTRUN_MPI_CHECK(MPI_Allreduce(&local, &global, 1, MPI_UINT64_T, MPI_SUM, comm.mpi()));
-  return global;  // the row sum of this block; the caller adds name_hash() once per dataset
+// Reads rows [first, first + count) of dataset `p` (this rank alone) a chunk of at most k_read_chunk
+// bytes at a time into `dest(done, n)` (where rows first + done .. + n go) and returns their row sum
+// (RowHasher::rowsum), taken while each chunk is in the cache. Throws std::runtime_error.
+template <class Dest>
+std::uint64_t read_rows(const OpenedFile& f, const std::string& path, const DatasetPlan& p, std::uint64_t first,
+                        std::uint64_t count, Dest&& dest) {
+  const std::uint64_t row_bytes = p.row_size * 8;
+  if (row_bytes == 0 || count == 0) return 0;
+  const std::uint64_t rows_per_chunk = std::max<std::uint64_t>(1, k_read_chunk / row_bytes);
+  H5Handle file_space, mem_space;
+  if (!p.direct) file_space = SPOTRUN_H5_OPEN(path, H5Sclose, H5Dget_space, p.dset);
+  std::vector<hsize_t> start(p.inner.size() + 1, 0), block(p.inner.size() + 1);
+  for (std::size_t d = 0; d < p.inner.size(); ++d) block[d + 1] = p.inner[d];
+  std::uint64_t sum = 0;
+  for (std::uint64_t done = 0; done < count;) {
+    const std::uint64_t n = std::min(rows_per_chunk, count - done);
+    unsigned char* out = dest(done, n);
+    if (p.direct) {
+      const std::uint64_t at = p.offset + (first + done) * row_bytes, bytes = n * row_bytes;
+      for (std::uint64_t got = 0; got < bytes;) {
+        const ssize_t r = ::pread(f.fd.get(), out + got, bytes - got, static_cast<off_t>(at + got));
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) throw std::runtime_error("reading bytes " + std::to_string(at + got) + ".. failed: " + std::strerror(errno));
+        if (r == 0) throw std::runtime_error("the file ended at byte " + std::to_string(at + got) + " while being read");
+        got += static_cast<std::uint64_t>(r);
+      }
+    } else {
+      hsize_t elements = n * p.row_size;
+      mem_space = SPOTRUN_H5_OPEN(path, H5Sclose, H5Screate_simple, 1, &elements, nullptr);
+      start[0] = first + done;
+      block[0] = n;
+      SPOTRUN_H5_CALL(path, H5Sselect_hyperslab, file_space, H5S_SELECT_SET, start.data(), nullptr, block.data(), nullptr);
+      SPOTRUN_H5_CALL(path, H5Dread, p.dset, p.is_integer ? H5T_NATIVE_INT64 : H5T_NATIVE_DOUBLE, mem_space, file_space,
+                      H5P_DEFAULT, out);
+    }
+    sum += RowHasher::rowsum(out, n, row_bytes, first + done, p.hash);
+    done += n;
+  }
+  return sum;
 }
 
 // Walks the groups of the file (bounded depth and count), collecting the names of datasets outside /meta.
@@ -324,16 +397,23 @@ CheckpointReader::CheckpointReader(const comm::Communicator& comm, const std::st
     if (r.meta.step < 0) throw std::runtime_error("attribute 'step' of / is " + std::to_string(r.meta.step) + ", below 0");
     if (!std::isfinite(r.meta.time)) throw std::runtime_error("attribute 'time' of / is not finite");
   });
-  r.meta.deck = read_text_dataset(comm, r.f.file, "/meta/deck", r.f.size, path, r.strings);
-  r.meta.physics = read_text_dataset(comm, r.f.file, "/meta/physics", r.f.size, path, r.strings);
-  // A node file of a multilevel checkpoint (io/checkpoint_levels.hpp) says which rows it holds.
-  int has_level = 0;
+  // The texts: rank 0 reads them (the deck, the physics and, in a node file of a multilevel checkpoint
+  // (io/checkpoint_levels.hpp), which rows it holds), one broadcast hands them to every rank.
+  std::string texts;
   agreed_step<InputError>(comm, r.prefix, [&] {
-    if (comm.is_root() && SPOTRUN_H5_CALL(path, H5Lexists, r.f.file, "/meta", H5P_DEFAULT))
-      has_level = SPOTRUN_H5_CALL(path, H5Lexists, r.f.file, "/meta/level", H5P_DEFAULT) > 0 ? 1 : 0;
+    if (!comm.is_root()) return;
+    const std::string deck = read_text_dataset(r.f.file, "/meta/deck", r.f.size, path, r.strings);
+    const std::string physics = read_text_dataset(r.f.file, "/meta/physics", r.f.size, path, r.strings);
+    const bool has_level = SPOTRUN_H5_CALL(path, H5Lexists, r.f.file, "/meta/level", H5P_DEFAULT) > 0;
+    const std::string level = has_level ? read_text_dataset(r.f.file, "/meta/level", r.f.size, path, r.strings) : "";
+    // A text ends at its first NUL (strnlen above): NUL separates them.
+    texts = deck + '\0' + physics + '\0' + level;
   });
-  SPOTRUN_MPI_CHECK(MPI_Bcast(&has_level, 1, MPI_INT, 0, comm.mpi()));
-  if (has_level) r.meta.level = read_text_dataset(comm, r.f.file, "/meta/level", r.f.size, path, r.strings);
+  texts = comm.broadcast(texts);
+  const std::size_t end_deck = texts.find('\0'), end_physics = texts.find('\0', end_deck + 1);
+  r.meta.deck = texts.substr(0, end_deck);
+  r.meta.physics = texts.substr(end_deck + 1, end_physics - end_deck - 1);
+  r.meta.level = texts.substr(end_physics + 1);
 }
 
 CheckpointReader::~CheckpointReader() {
@@ -363,30 +443,70 @@ SolverState CheckpointReader::read(const std::vector<StateArray>& expected) {
     read_state_scalars(r.f.file, path, r.strings, state);
     for (const auto& e : expected) plans.push_back(plan_dataset(r.f.file, path, r.f.size, r.strings, e.name, &e));
   });
-  agreed_step<InputError>(comm, prefix, [&] {
-    for (std::size_t i = 0; i < expected.size(); ++i) {
+  // Each rank reads its even block of every dataset, dataset by dataset, and stops at its first
+  // failure. Then one allreduce agrees on the first dataset that failed anywhere and one sums the row
+  // checksums: a checksum mismatch of a dataset read everywhere before it is reported first, as if the
+  // datasets had been read and checked one after the other.
+  const std::size_t n = expected.size();
+  std::uint64_t my_failed = n;
+  std::string my_failure;
+  std::vector<std::uint64_t> local(n, 0), global(n, 0);
+  std::size_t i = 0;
+  try {
+    for (; i < n; ++i) {
       StateArray a;
       a.name = expected[i].name;
       a.inner = plans[i].inner;
       a.is_integer = plans[i].is_integer;
       a.global_rows = plans[i].global_rows;
       block_of(a.global_rows, comm.size(), comm.rank(), a.first_row, a.rows);
-      if (a.is_integer)
-        a.i64.resize(a.rows * plans[i].row_size);
-      else
-        a.f64.resize(a.rows * plans[i].row_size);
       state.arrays.push_back(std::move(a));
+      StateArray& b = state.arrays.back();
+      const std::uint64_t row_size = plans[i].row_size, row_bytes = row_size * 8;
+      try {
+        // The array grows chunk by chunk, so that its zero fill, the read and the row checksums all find
+        // the chunk in the cache.
+        if (b.is_integer)
+          b.i64.reserve(b.rows * row_size);
+        else
+          b.f64.reserve(b.rows * row_size);
+        local[i] = read_rows(r.f, path, plans[i], b.first_row, b.rows, [&](std::uint64_t done, std::uint64_t rows) {
+          const std::uint64_t values = (done + rows) * row_size;
+          if (b.is_integer) {
+            b.i64.resize(values);
+            return reinterpret_cast<unsigned char*>(b.i64.data()) + done * row_bytes;
+          }
+          b.f64.resize(values);
+          return reinterpret_cast<unsigned char*>(b.f64.data()) + done * row_bytes;
+        });
+        plans[i].dset.close("H5Dclose", path);
+      } catch (const std::bad_alloc&) {
+        throw std::runtime_error("dataset '" + b.name + "': out of memory");
+      } catch (const std::exception& e) {
+        throw std::runtime_error("dataset '" + b.name + "': " + e.what());
+      }
     }
-  });
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    StateArray& a = state.arrays[i];
-    void* out = a.is_integer ? static_cast<void*>(a.i64.data()) : static_cast<void*>(a.f64.data());
-    const std::uint64_t computed = read_block(comm, path, plans[i], a.first_row, a.rows, out) + name_hash(a.name);
-    if (computed != plans[i].stored_checksum)
-      throw InputError(prefix + "checksum mismatch in dataset '" + a.name + "' (stored " + hex64(plans[i].stored_checksum) +
-                       ", computed " + hex64(computed) + "): the file is damaged");
-    agreed_step<InputError>(comm, prefix, [&] { plans[i].dset.close("H5Dclose", path); });
+  } catch (const std::bad_alloc&) {
+    my_failed = i;
+    my_failure = "out of memory";
+  } catch (const std::exception& e) {
+    my_failed = i;
+    my_failure = e.what();
   }
+  std::uint64_t failed = n;
+  SPOTRUN_MPI_CHECK(MPI_Allreduce(&my_failed, &failed, 1, MPI_UINT64_T, MPI_MIN, comm.mpi()));
+  if (failed > 0)
+    SPOTRUN_MPI_CHECK(MPI_Allreduce(local.data(), global.data(), static_cast<int>(failed), MPI_UINT64_T, MPI_SUM, comm.mpi()));
+  for (std::size_t k = 0; k < failed; ++k) {
+    const std::uint64_t computed = global[k] + name_hash(expected[k].name);
+    if (computed != plans[k].stored_checksum)
+      throw InputError(prefix + "checksum mismatch in dataset '" + expected[k].name + "' (stored " +
+                       hex64(plans[k].stored_checksum) + ", computed " + hex64(computed) + "): the file is damaged");
+  }
+  if (failed < n)
+    agreed_step<InputError>(comm, prefix, [&] {
+      if (my_failed == failed) throw std::runtime_error(my_failure);
+    });
   return state;
 }
 
@@ -452,23 +572,20 @@ VerifyReport CheckpointReader::verify() {
     const std::string head = name + ": " + (p.is_integer ? "int64 " : "float64 ") + shape_text(p.global_rows, p.inner);
     std::uint64_t first = 0, count = 0;
     block_of(p.global_rows, comm.size(), comm.rank(), first, count);
-    // Verify in slices of at most k_round_bytes per rank.
-    const std::uint64_t row_bytes = p.row_size * 8;
-    const std::uint64_t slice = std::max<std::uint64_t>(1, row_bytes ? k_round_bytes / row_bytes : count + 1);
-    std::uint64_t computed = name_hash(name);
-    try {
-      agreed_step<InputError>(comm, "", [&] { buffer.resize(std::min(slice, count) * row_bytes); });
-      std::uint64_t my_slices = (count + slice - 1) / slice, slices = 0;
-      SPOTRUN_MPI_CHECK(MPI_Allreduce(&my_slices, &slices, 1, MPI_UINT64_T, MPI_MAX, comm.mpi()));
-      for (std::uint64_t s = 0; s < std::max<std::uint64_t>(slices, 1); ++s) {
-        const std::uint64_t done = s * slice;
-        const std::uint64_t n = done < count ? std::min(slice, count - done) : 0;
-        computed += read_block(comm, path, p, first + done, n, buffer.data());
-      }
-    } catch (const InputError& e) {
-      bad(head + ": BAD: " + e.what());
+    // Each rank checksums its rows a chunk at a time (k_read_chunk bytes of memory), then one allreduce.
+    std::uint64_t local = 0, computed = 0;
+    failure = agreed_failure(comm, [&] {
+      local = read_rows(f, path, p, first, count, [&](std::uint64_t, std::uint64_t rows) {
+        buffer.resize(rows * p.row_size * 8);
+        return buffer.data();
+      });
+    });
+    if (!failure.empty()) {
+      bad(head + ": BAD: " + failure);
       continue;
     }
+    SPOTRUN_MPI_CHECK(MPI_Allreduce(&local, &computed, 1, MPI_UINT64_T, MPI_SUM, comm.mpi()));
+    computed += name_hash(name);
     if (computed == p.stored_checksum)
       report.lines.push_back(head + ": checksum ok (" + hex64(computed) + ")");
     else

@@ -17,6 +17,7 @@
 #include <xxhash.h>
 
 #include "comm/errors.hpp"
+#include "solver_state.hpp"
 
 namespace spotrun::io {
 namespace {
@@ -353,8 +354,11 @@ FileManifest verify_file(const comm::Communicator& comm, const std::string& path
     if (size != m.file_size)
       throw std::runtime_error("the file has " + std::to_string(size) + " bytes on rank " + std::to_string(comm.rank()) +
                                ", its manifest says " + std::to_string(m.file_size));
+    // Each rank a contiguous run of blocks: sequential reads, which the kernel reads ahead.
+    std::uint64_t first = 0, count = 0;
+    block_of(m.hashes.size(), comm.size(), comm.rank(), first, count);
     std::vector<unsigned char> buffer;
-    for (std::uint64_t b = comm.rank(); b < m.hashes.size(); b += comm.size()) {
+    for (std::uint64_t b = first; b < first + count; ++b) {
       const std::uint64_t begin = m.userblock + b * m.block_size;
       const std::uint64_t end = std::min(m.file_size, begin + m.block_size);
       if (hash_range(fd.get(), begin, end, b, buffer) != m.hashes[b])

@@ -7,9 +7,10 @@
 // HDF5 call with I/O) runs inside agreed_step(): its verdict is agreed by all ranks before the next
 // collective, so either every rank goes on or every rank throws the same error. Metadata reads are
 // independent (no collective metadata reads): every rank reads the same bytes with the same code, so a
-// damaged file fails on every rank at the same call. Raw data moves with collective transfers, in
-// rounds of at most k_round_bytes per rank; a rank with no rows (or done early) joins every round with
-// an empty selection.
+// damaged file fails on every rank at the same call. The writer moves raw data with collective
+// transfers, in rounds of at most k_round_bytes per rank; a rank with no rows (or done early) joins every
+// round with an empty selection. The reader reads each rank's rows by itself (io/checkpoint_read.cpp) and
+// agrees on the outcome once for all datasets.
 #include <cstdint>
 #include <string>
 #include <vector>

@@ -38,6 +38,14 @@ H5Handle mpio_fapl(const comm::Communicator& comm, const std::string& file) {
   return fapl;
 }
 
+H5Handle posix_read_fapl(const std::string& file) {
+  H5Handle fapl = SPOTRUN_H5_OPEN(file, H5Pclose, H5Pcreate, H5P_FILE_ACCESS);
+  SPOTRUN_H5_CALL(file, H5Pset_fapl_sec2, fapl);
+  // A committed checkpoint is never written again: no lock to take (parallel file systems often have none).
+  SPOTRUN_H5_CALL(file, H5Pset_file_locking, fapl, false, true);
+  return fapl;
+}
+
 // ---- attributes -------------------------------------------------------------------------------------
 
 H5Handle vlen_string_type(const std::string& file) {

@@ -91,6 +91,9 @@ inline H5Handle h5_open_checked(hid_t id, H5Handle::Closer closer, const char* c
 H5Handle dxpl_collective(const std::string& file);
 // A file access property list for MPI-IO on the ranks of `comm`.
 H5Handle mpio_fapl(const comm::Communicator& comm, const std::string& file);
+// A file access property list for reading a file on one rank by itself (POSIX reads, no MPI-IO, no file
+// lock): each rank of a reader opens a checkpoint this way, its metadata is read independently anyway.
+H5Handle posix_read_fapl(const std::string& file);
 
 // ---- attributes -------------------------------------------------------------------------------------
 
