@@ -46,6 +46,16 @@ struct PlaneBlock {
 // solver) call it. InputError.
 void check_fresh_start(const FluidConfig& config, int nranks);
 
+// The modes the solver keeps, as the band of its pruned transforms: |k_d| <= (n_d - 1) / 3 with the 2/3
+// rule, else every mode but the Nyquist modes ((n_d - 1) / 2).
+fft::SpectralBand kept_band(const FluidConfig& config);
+
+// A distributed FFT of `geometry` as the solver makes it (its backend, config.fft_plan), pruned to
+// kept_band(config) or not (the unpruned transform is the floor the fluid benchmark measures against).
+std::unique_ptr<fft::DistributedFft> make_fluid_fft(const FluidConfig& config, const fft::FftGeometry& geometry,
+                                                    const comm::Communicator& comm, comm::Transport& transport,
+                                                    bool pruned);
+
 class FluidSolver final : public Solver {
  public:
   // restoring: make no initial field; restore() follows. Throws InputError for a bad configuration
@@ -123,6 +133,7 @@ class FluidSolver final : public Solver {
   void update_decay(double h);
   void check_cfl(double umax, bool at_setup) const;
   SpectralIndex spectral_index() const;
+  KeptBlock kept_block() const;  // the kept modes of this rank's spectral block
   // Component c of a (3, n) field: a pointer computed from data(), never an element access on the host
   // (the view may live on a device).
   template <class View>

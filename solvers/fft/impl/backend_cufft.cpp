@@ -72,7 +72,17 @@ int half_dist(const BatchSpec& s) { return s.rank == 1 ? s.n[0] / 2 + 1 : s.n[0]
 
 class CufftPlan final : public LocalPlan {
  public:
-  explicit CufftPlan(const BatchSpec& s) : m_kind(s.kind), m_in_place(s.in_place) {
+  // A batch with two loops (pruned transforms) is one cufftPlanMany over the inner loop, executed once
+  // per iteration of the outer loop on shifted pointers (cufftPlanMany has one batch dimension); the
+  // caller merges the loops first where they are one run (merged_loops).
+  explicit CufftPlan(const BatchSpec& s)
+      : m_kind(s.kind),
+        m_in_place(s.in_place),
+        m_outer(s.howmany2),
+        m_in_offset(s.ioffset * element_bytes(s.kind, true)),
+        m_out_offset(s.ooffset * element_bytes(s.kind, false)),
+        m_in_step(s.idist2 * element_bytes(s.kind, true)),
+        m_out_step(s.odist2 * element_bytes(s.kind, false)) {
     int n[2] = {s.n[0], s.n[1]};
     const int real_dist = impl::real_dist(s);
     const int half_dist = impl::half_dist(s);
@@ -95,6 +105,18 @@ class CufftPlan final : public LocalPlan {
   void execute(void* in, void* out) override {
     if ((in == out) != m_in_place)
       throw std::logic_error("CufftPlan::execute: an in-place plan needs in == out, an out-of-place one in != out");
+    for (int j = 0; j < m_outer; ++j)
+      execute_one(static_cast<char*>(in) + m_in_offset + j * m_in_step,
+                  static_cast<char*>(out) + m_out_offset + j * m_out_step);
+  }
+
+ private:
+  static long element_bytes(TransformKind k, bool input) {
+    const bool real = input ? k == TransformKind::R2C : k == TransformKind::C2R;
+    return real ? static_cast<long>(sizeof(cufftDoubleReal)) : static_cast<long>(sizeof(cufftDoubleComplex));
+  }
+
+  void execute_one(void* in, void* out) {
     switch (m_kind) {
       case TransformKind::R2C:
         check_cufft(cufftExecD2Z(m_plan.get(), static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out)),
@@ -114,9 +136,10 @@ class CufftPlan final : public LocalPlan {
     }
   }
 
- private:
   TransformKind m_kind;
   bool m_in_place;
+  int m_outer = 1;
+  long m_in_offset = 0, m_out_offset = 0, m_in_step = 0, m_out_step = 0;  // bytes
   CufftPlanHandle m_plan;
 };
 
@@ -128,14 +151,16 @@ class CufftBackend final : public LocalBackend {
     if (spec.in_place != (in == out))
       throw std::invalid_argument("CufftBackend::make_plan: in-place plans need in == out");
     check_strides(spec);
-    return std::make_unique<CufftPlan>(spec);
+    return std::make_unique<CufftPlan>(merged_loops(spec));
   }
 };
 
 }  // namespace
 
-double cufft_work_area_bytes(const BatchSpec& s) {
-  check_strides(s);
+double cufft_work_area_bytes(const BatchSpec& spec) {
+  check_strides(spec);
+  // One plan of the inner loop (CufftPlan).
+  const BatchSpec s = merged_loops(spec);
   int n[2] = {s.n[0], s.n[1]};
   const int real_dist = impl::real_dist(s);
   const int half_dist = impl::half_dist(s);
