@@ -103,10 +103,14 @@ class LocalBackend {
   // Makes a plan once. in and out are arrays of the sizes the spec implies, of the same alignment as the
   // arrays execute() will see; planning may overwrite them.
   virtual std::unique_ptr<LocalPlan> make_plan(const BatchSpec& spec, void* in, void* out) = 0;
+  // Called once after the last make_plan(), before any execute(): the cuFFT backend gives its plans one
+  // shared work area here, as large as the largest plan needs. The backend must outlive its plans.
+  virtual void plans_made() {}
 };
 
-// The bytes of device memory cuFFT allocates as the work area of a plan of this batch
-// (cufftEstimateMany); -1 when cuFFT is not compiled in or cannot say (no usable GPU).
+// The bytes of device memory a cuFFT plan of this batch needs as its work area (cufftEstimateMany; the
+// plans of a backend share one area, the largest of theirs); -1 when cuFFT is not compiled in or cannot
+// say (no usable GPU).
 double cufft_work_area_bytes(const BatchSpec& spec);
 
 std::unique_ptr<LocalBackend> make_backend(backend::Fftw, PlanRigor rigor);

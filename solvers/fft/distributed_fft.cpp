@@ -282,6 +282,7 @@ void DistributedFft::make_plans() {
   for (const auto& y : specs.y_backward) m_y_backward = m_backend->make_plan(y, y_array, y_array);
   for (const auto& x : specs.x_forward) m_x_forward.push_back(m_backend->make_plan(x, m_wg.data(), spec_tmp.data()));
   for (const auto& x : specs.x_backward) m_x_backward.push_back(m_backend->make_plan(x, spec_tmp.data(), m_wgb.data()));
+  m_backend->plans_made();
 }
 
 void DistributedFft::x_forward(Complex* out) {
