@@ -62,18 +62,23 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
   m_a_is_g = !pencil && g.stage_a[m_rank] == gather[m_rank];  // one rank: the same box and order
   m_wg = m_a_is_g ? m_wa : ComplexView("fft::work_g", gather[m_rank].count());
   m_wgb = (m_band && !m_a_is_g) ? ComplexView("fft::work_g_backward", gather[m_rank].count()) : m_wg;
+  // Pruned: the forward transposes carry only the kz the band keeps (the other columns of stage B and
+  // of the gather array are never transformed or read); the backward ones carry everything, the zeros
+  // included, which the c2r needs.
+  auto forward_plan = [&](const std::vector<Layout3>& from, const std::vector<Layout3>& to) {
+    ReshapePlan p = make_reshape_plan(from, to, m_rank);
+    if (m_band) p = clipped(p, Box3i{{0, 0, 0}, {g.nc[0] - 1, g.nc[1] - 1, m_band->kmax[2]}});
+    return p;
+  };
   if (pencil) {
-    m_a_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, g.stage_b, m_rank), transport,
-                                                  "fft::reshape_zy");
-    m_b_to_g = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, gather, m_rank), transport,
-                                                  "fft::reshape_yx");
+    m_a_to_b = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_a, g.stage_b), transport, "fft::reshape_zy");
+    m_b_to_g = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_b, gather), transport, "fft::reshape_yx");
     m_g_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(gather, g.stage_b, m_rank), transport,
                                                   "fft::reshape_xy");
     m_b_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, g.stage_a, m_rank), transport,
                                                   "fft::reshape_yz");
   } else if (!m_a_is_g) {
-    m_a_to_g = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, gather, m_rank), transport,
-                                                  "fft::reshape_slab");
+    m_a_to_g = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_a, gather), transport, "fft::reshape_slab");
     m_g_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(gather, g.stage_a, m_rank), transport,
                                                   "fft::reshape_slab_back");
   }
