@@ -106,6 +106,23 @@ def summary_table(records):
     return lines + ["", "Ratios: see each suite's table below for what they mean.", ""]
 
 
+def targets_table(records):
+    """The measurements whose deck sets a target ratio to the floor (details.target_ratio): met or not."""
+    recs = [r for r in records if (r.get("details") or {}).get("target_ratio") is not None and r["ratio"] is not None]
+    if not recs:
+        return []
+    lines = ["## Targets", "",
+             "| suite | quantity | size | ranks | ratio (median) | target | verdict |",
+             "|-------|----------|-----:|------:|---------------:|-------:|---------|"]
+    for r in recs:
+        t = r["details"]["target_ratio"]
+        over = " (over)" if r["oversubscribed"] else ""
+        verdict = "met" if r["ratio"] <= t else "not met"
+        lines.append(f"| {r['suite']} | {r['name']} | {size_label(r)} | {r['ranks']}{over} | {r['ratio']:.3f} | "
+                     f"<= {t:g} | {verdict} |")
+    return lines + ["", "A target not met is explained, with a profile, in docs/performance.md.", ""]
+
+
 def plots(out, records):
     """Writes the three PNGs; returns their file names, or raises ImportError without matplotlib."""
     import matplotlib
@@ -198,6 +215,7 @@ def write_report(out, doc, comparison):
               "efficiency is speed(r) / speed(r0) / (r / r0) against the smallest rank count r0 of the same size "
               "(weak: the same size per rank). See bench/README.md for what each quantity measures.", ""]
     lines += summary_table(records)
+    lines += targets_table(records)
     lines += tables(records, meta.get("suite_titles") or {})
     if comparison is not None:
         rows, threshold, old_path = comparison

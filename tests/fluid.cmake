@@ -16,3 +16,13 @@ foreach(np 1 2)
   set_tests_properties(fluid.scipy_peer.np${np} PROPERTIES TIMEOUT 180 PROCESSORS ${np} SKIP_RETURN_CODE 77
                        LABELS "cli;mpi;fluid")
 endforeach()
+
+# The energy spectrum: bitwise equal in two runs and equal to NumPy's from the final state, at 1-4 ranks.
+foreach(np 1 2 3 4)
+  add_test(NAME fluid.spectrum.np${np}
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/fluid_spectrum_test.sh ${np} $<TARGET_FILE:spotrun>
+                   ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${CMAKE_CURRENT_BINARY_DIR}/cli-work/fluid.spectrum.np${np}
+                   ${PROJECT_SOURCE_DIR})
+  set_tests_properties(fluid.spectrum.np${np} PROPERTIES TIMEOUT 240 PROCESSORS ${np} SKIP_RETURN_CODE 77
+                       LABELS "cli;mpi;fluid")
+endforeach()

@@ -14,7 +14,9 @@
 #include <vector>
 
 #include "comm/copy_counter.hpp"
+#include "comm/impl/transport_mpi.hpp"
 #include "comm/process_grid.hpp"
+#include "comm/staging.hpp"
 #include "comm/transport.hpp"
 #include "solvers/fft/distributed_fft.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
@@ -79,6 +81,71 @@ TEST(Transport, ForcedStagingCopiesExactlyTheBytesOfTheBatch) {
     expected += static_cast<std::size_t>(97 * me + 13 * r + 5 + (me == r ? 0 : 3000)) +
                 static_cast<std::size_t>(97 * r + 13 * me + 5 + (me == r ? 0 : 3000));
   EXPECT_EQ(t->staged_bytes(), expected);
+}
+
+// The staged path moves a device batch with one copy down and one up: every rank sends every rank
+// (itself included) 33 messages of 0-60 bytes, more than one pack kernel takes. Separate buffers need
+// the pack and unpack kernels; messages lying back to back in one buffer are copied in place.
+TEST(StagedTransport, OneCopyEachWayWithPackKernelsOrInPlace) {
+  using Bytes = Kokkos::View<char*, Kokkos::DefaultExecutionSpace::memory_space>;
+  const int me = test::rank(), n = test::nranks();
+  constexpr int per_peer = 33;
+  auto length = [](int from, int to, int k) { return static_cast<std::size_t>((7 * from + 11 * to + 13 * k) % 61); };
+  auto byte = [](int from, int to, int k, std::size_t i) {
+    return static_cast<char>((from * 31 + to * 7 + k * 3 + i) % 251);
+  };
+  for (bool in_place : {false, true}) {
+    comm::StagedTransport t(std::make_unique<comm::impl::TransportMpi>(test::world(), comm::Accepts::host, true), true);
+    comm::Batch batch;
+    batch.memory = comm::Memory::device;
+    std::vector<Bytes> sends, recvs;  // separate buffers, or one of each (in place)
+    std::size_t send_total = 0, recv_total = 0;
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < per_peer; ++k) {
+        send_total += length(me, r, k);
+        recv_total += length(r, me, k);
+      }
+    if (in_place) {
+      sends.emplace_back("send", send_total);
+      recvs.emplace_back("recv", recv_total);
+    }
+    std::size_t so = 0, ro = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> where;  // (buffer, offset) of each receive
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < per_peer; ++k) {
+        const std::size_t sl = length(me, r, k), rl = length(r, me, k);
+        if (!in_place) {
+          sends.emplace_back("send", sl);
+          recvs.emplace_back("recv", rl);
+        }
+        Bytes& sb = sends.back();
+        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sb);
+        const std::size_t at = in_place ? so : 0;
+        for (std::size_t i = 0; i < sl; ++i) h(at + i) = byte(me, r, k, i);
+        Kokkos::deep_copy(sb, h);
+        batch.send(r, sb.data() + at, sl);
+        batch.recv(r, recvs.back().data() + (in_place ? ro : 0), rl);
+        where.emplace_back(recvs.size() - 1, in_place ? ro : 0);
+        so += sl;
+        ro += rl;
+      }
+    t.exchange(batch, nullptr);
+    std::size_t wrong = 0, m = 0;
+    for (int r = 0; r < n; ++r)
+      for (int k = 0; k < per_peer; ++k, ++m) {
+        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), recvs[where[m].first]);
+        for (std::size_t i = 0; i < length(r, me, k); ++i) wrong += h(where[m].second + i) != byte(r, me, k, i);
+      }
+    const std::string what = in_place ? "back to back" : "separate buffers";
+    EXPECT_EQ(wrong, 0u) << what;
+    EXPECT_EQ(t.staged_bytes(), send_total + recv_total) << what;
+    const auto& st = t.stats();
+    EXPECT_EQ(st.exchanges, 1u);
+    EXPECT_EQ(st.copies_down, 1u) << what << ": one copy down";
+    EXPECT_EQ(st.copies_up, 1u) << what << ": one copy up";
+    EXPECT_EQ(st.pack_kernels, in_place ? 0u : 1u) << what;
+    EXPECT_EQ(st.unpack_kernels, in_place ? 0u : 1u) << what;
+  }
 }
 
 // ---- the MD migration plan ---------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // fft::DistributedFft and its parts at 1-4 ranks: geometry (every stage tiles the grid, uneven splits,
 // errors for grids too small), reshapes, and the distributed transform against a one-rank FFTW transform
-// and a naive DFT on odd sizes, slabs and pencils; round trips; no allocation in a transform.
+// and a naive DFT on odd sizes, slabs and pencils; round trips; pruned transforms against unpruned ones;
+// no allocation in a transform.
 #include <gtest/gtest.h>
 #include <fftw3.h>
 #include <mpi.h>
@@ -306,6 +307,165 @@ TEST(DistributedFft, TransformsAllocateNothing) {
   EXPECT_EQ(probe, 1) << "the allocation hook did not fire: the test cannot see allocations";
   EXPECT_EQ(during, 0);
   EXPECT_EQ(f.times().transforms, 6);
+}
+
+// The same for pruned transforms, on pencils and slabs (one rank: the zeroing of the gather array).
+TEST(DistributedFft, PrunedTransformsAllocateNothing) {
+  auto transport = comm::make_transport("mpi", test::world());
+  const fft::SpectralBand band{{3, 3, 2}};
+  std::vector<std::unique_ptr<fft::DistributedFft>> fs;
+  for (auto kind : {Decomposition::Pencil, Decomposition::Slab})
+    fs.push_back(std::make_unique<fft::DistributedFft>(fft::make_fft_geometry({12, 10, 9}, test::nranks(), kind),
+                                                       test::world(), *transport, fft::backend::Fftw{},
+                                                       fft::PlanRigor::Estimate, band));
+  std::vector<fft::RealView> xs;
+  std::vector<fft::ComplexView> Xs;
+  for (const auto& f : fs) {
+    xs.emplace_back("x", f->real_size());
+    Xs.emplace_back("X", f->complex_size());
+  }
+  Kokkos::Tools::Experimental::set_allocate_data_callback(count_allocation);
+  g_allocations = 0;
+  { fft::RealView probe("probe", 8); }
+  const long long probe = g_allocations;
+  g_allocations = 0;
+  for (int i = 0; i < 3; ++i)
+    for (std::size_t k = 0; k < fs.size(); ++k) {
+      fs[k]->forward(xs[k].data(), Xs[k].data());
+      fs[k]->backward(Xs[k].data(), xs[k].data());
+    }
+  const long long during = g_allocations;
+  Kokkos::Tools::Experimental::set_allocate_data_callback(nullptr);
+  EXPECT_EQ(probe, 1) << "the allocation hook did not fire: the test cannot see allocations";
+  EXPECT_EQ(during, 0);
+  for (const auto& f : fs) EXPECT_EQ(f->times().transforms, 6);
+}
+
+namespace {
+
+struct PrunedErrors {
+  double forward = 0;   // max |X_pruned - X| / max |X| on the band's modes
+  double backward = 0;  // max |y_pruned - y| / max |y| of a band-limited field
+  bool zeros = true;    // the pruned forward leaves exact zeros outside the band
+  bool input_kept = true;
+};
+
+// The pruned transform against the unpruned one of the same geometry: forward on the band (and zeros
+// elsewhere), backward of the band-limited spectrum. Each pruned transform runs twice, alternating, so
+// that what one direction leaves in the work arrays is seen by the other.
+PrunedErrors check_pruned(const fft::FftGeometry& g, const fft::SpectralBand& band) {
+  auto transport = comm::make_transport("mpi", test::world());
+  fft::DistributedFft full(g, test::world(), *transport, fft::backend::Fftw{});
+  fft::DistributedFft pruned(g, test::world(), *transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate, band);
+  const fft::Layout3& rl = full.real_layout();
+  const fft::Layout3& sl = full.spectral_layout();
+  fft::RealView x("x", full.real_size()), y("y", full.real_size()), yp("yp", full.real_size());
+  fft::ComplexView X("X", full.complex_size()), Xp("Xp", full.complex_size()), Xb("Xb", full.complex_size());
+  auto hx = Kokkos::create_mirror_view(x);
+  for (int i = rl.box.lo[0]; i <= rl.box.hi[0]; ++i)
+    for (int j = rl.box.lo[1]; j <= rl.box.hi[1]; ++j)
+      for (int k = rl.box.lo[2]; k <= rl.box.hi[2]; ++k) hx(rl.offset(i, j, k)) = value_at(i, j, k);
+  Kokkos::deep_copy(x, hx);
+  full.forward(x.data(), X.data());
+  // The band-limited spectrum: X on the band, zero elsewhere.
+  auto hX = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), X);
+  auto hXb = Kokkos::create_mirror_view(Xb);
+  auto in_band = [&](int i, int j, int k) {
+    return band.kept(g.n, 0, i) && band.kept(g.n, 1, j) && band.kept(g.n, 2, k);
+  };
+  for (int i = sl.box.lo[0]; i <= sl.box.hi[0]; ++i)
+    for (int j = sl.box.lo[1]; j <= sl.box.hi[1]; ++j)
+      for (int k = sl.box.lo[2]; k <= sl.box.hi[2]; ++k) {
+        const auto m = sl.offset(i, j, k);
+        hXb(m) = in_band(i, j, k) ? hX(m) : fft::Complex(0, 0);
+      }
+  Kokkos::deep_copy(Xb, hXb);
+  full.backward(Xb.data(), y.data());
+  for (int round = 0; round < 2; ++round) {
+    pruned.forward(x.data(), Xp.data());
+    pruned.backward(Xb.data(), yp.data());
+  }
+
+  PrunedErrors e;
+  auto hXp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Xp);
+  auto hXb_after = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Xb);
+  auto hx_after = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), x);
+  auto hy = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), y);
+  auto hyp = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), yp);
+  double xmax = 0, ferr = 0, ymax = 0, berr = 0;
+  for (int i = sl.box.lo[0]; i <= sl.box.hi[0]; ++i)
+    for (int j = sl.box.lo[1]; j <= sl.box.hi[1]; ++j)
+      for (int k = sl.box.lo[2]; k <= sl.box.hi[2]; ++k) {
+        const auto m = sl.offset(i, j, k);
+        if (hXb_after(m) != hXb(m)) e.input_kept = false;
+        if (!in_band(i, j, k)) {
+          if (hXp(m) != fft::Complex(0, 0)) e.zeros = false;
+          continue;
+        }
+        xmax = std::max(xmax, Kokkos::abs(hX(m)));
+        ferr = std::max(ferr, Kokkos::abs(hXp(m) - hX(m)));
+      }
+  for (std::size_t p = 0; p < full.real_size(); ++p) {
+    ymax = std::max(ymax, std::abs(hy(p)));
+    berr = std::max(berr, std::abs(hyp(p) - hy(p)));
+    if (hx_after(p) != hx(p)) e.input_kept = false;
+  }
+  e.forward = test::world().max(ferr) / test::world().max(xmax);
+  e.backward = test::world().max(berr) / test::world().max(ymax);
+  e.zeros = test::all_ranks(e.zeros);
+  e.input_kept = test::all_ranks(e.input_kept);
+  return e;
+}
+
+}  // namespace
+
+// Pruned transforms (the rows a band zeroes are skipped) equal the unpruned ones to round-off, on slabs
+// and pencils, odd and even sizes, the 2/3 band and the band without the Nyquist modes.
+TEST(DistributedFft, PrunedTransformsEqualUnprunedOnes) {
+  const int P = test::nranks();
+  const std::vector<Grid> sizes = {{12, 10, 9}, {9, 7, 11}, {16, 16, 16}, {13, 12, 8}};
+  int cases = 0;
+  for (const auto& n : sizes) {
+    std::vector<fft::SpectralBand> bands(2);
+    for (int d = 0; d < 3; ++d) {
+      bands[0].kmax[d] = (n[d] - 1) / 3;
+      bands[1].kmax[d] = (n[d] - 1) / 2;
+    }
+    for (auto kind : {Decomposition::Slab, Decomposition::Pencil})
+      for (const auto& band : bands) {
+        fft::FftGeometry g;
+        try {
+          g = fft::make_fft_geometry(n, P, kind);
+        } catch (const InputError&) {
+          continue;
+        }
+        const PrunedErrors e = check_pruned(g, band);
+        const std::string what = str(n) + " " + g.describe() + " kmax " + std::to_string(band.kmax[0]) + "," +
+                                 std::to_string(band.kmax[1]) + "," + std::to_string(band.kmax[2]);
+        EXPECT_LT(e.forward, 1e-13) << what;
+        EXPECT_LT(e.backward, 1e-13) << what;
+        EXPECT_TRUE(e.zeros) << what << ": the pruned forward left non-zeros outside the band";
+        EXPECT_TRUE(e.input_kept) << what << ": a pruned transform changed its input";
+        test::report("pruned fft " + what + ": forward " + test::sci(e.forward) + ", backward " +
+                     test::sci(e.backward));
+        ++cases;
+      }
+  }
+  EXPECT_GE(cases, 8);
+}
+
+TEST(DistributedFft, BandOutsideTheGridIsRefused) {
+  auto transport = comm::make_transport("mpi", test::world());
+  const auto g = fft::make_fft_geometry({8, 8, 8}, test::nranks(), Decomposition::Auto);
+  fft::SpectralBand band;
+  band.kmax = {2, 4, 2};  // 4 > (8 - 1) / 2: would keep the Nyquist index
+  EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate, band),
+               std::invalid_argument);
+  const auto runs = fft::kept_runs(fft::SpectralBand{{2, 2, 2}}, {8, 8, 8}, 1, 1, 6);
+  EXPECT_EQ(runs[0].first, 0);  // global 1..2
+  EXPECT_EQ(runs[0].count, 2);
+  EXPECT_EQ(runs[1].first, 5);  // global 6
+  EXPECT_EQ(runs[1].count, 1);
 }
 
 // The cuFFT backend: in this build either not compiled in or (host memory space) refused with an

@@ -282,6 +282,60 @@ TEST(FluidSolver, DiagnosticsEqualAtEveryRankCount) {
   }
 }
 
+// The pruned transforms (the default: the rows the dealiasing zeroes are not transformed) give the
+// states and thermo rows of unpruned ones to round-off: slabs and pencils, odd and even sizes, the 2/3
+// rule and no dealiasing (where only the Nyquist rows are skipped).
+TEST(FluidSolver, PrunedTransformsGiveTheUnprunedResults) {
+  struct Case {
+    FluidConfig cfg;
+    std::string name;
+  };
+  std::vector<Case> cases;
+  for (const Grid& n : {Grid{16, 16, 16}, Grid{15, 12, 9}})
+    for (auto kind : {Decomposition::Slab, Decomposition::Pencil}) {
+      FluidConfig c = taylor_green(n, 0.02, 0.1, fluid::InitKind::Random);
+      c.cfl = 0.4;
+      c.decomposition = kind;
+      cases.push_back({c, std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2])});
+    }
+  cases.push_back({cases[0].cfg, cases[0].name + " no dealiasing"});
+  cases.back().cfg.dealias = fluid::Dealias::None;
+  cases.push_back({cases[3].cfg, cases[3].name + " forced"});
+  cases.back().cfg.forcing = fluid::Forcing::Linear;
+  for (const auto& c : cases) {
+    FluidConfig unpruned = c.cfg;
+    unpruned.prune_transforms = false;
+    SolverRun a(test::world(), c.cfg), b(test::world(), unpruned);
+    ASSERT_TRUE(a->fft().band().has_value());
+    ASSERT_FALSE(b->fft().band().has_value());
+    a->setup();
+    b->setup();
+    Rows ra{row_of(*a)}, rb{row_of(*b)};
+    for (int s = 0; s < 6; ++s) {
+      a->step(true);
+      b->step(true);
+      ra.push_back(row_of(*a));
+      rb.push_back(row_of(*b));
+    }
+    std::string where;
+    const double rows = rows_diff(flatten(ra), flatten(rb), where);
+    EXPECT_LT(rows, 1e-12) << c.name << ": " << where;
+    const auto pa = a->spectral_planes(), pb = b->spectral_planes();
+    ASSERT_EQ(pa.values.size(), pb.values.size());
+    double largest = 0, diff = 0;
+    for (std::size_t i = 0; i < pa.values.size(); ++i) {
+      largest = std::max(largest, std::abs(pb.values[i]));
+      diff = std::max(diff, std::abs(pa.values[i] - pb.values[i]));
+    }
+    largest = test::world().max(largest);
+    diff = test::world().max(diff);
+    EXPECT_GT(largest, 0) << c.name;
+    EXPECT_LT(diff, 1e-12 * largest) << c.name << ": state differs by " << diff << " of " << largest;
+    test::report(c.name + " " + a->fft().geometry().describe() + ": pruned vs unpruned, thermo " +
+                 test::sci(rows) + ", state " + test::sci(diff / largest) + " (relative)");
+  }
+}
+
 // E(T) - E(0) = -int_0^T dissipation dt, with the integral by Simpson's rule over the steps: the residual
 // falls with the fourth power of dt (RK4; Simpson is fourth order too).
 TEST(FluidSolver, EnergyBudgetHoldsToTheTimeSteppingOrder) {

@@ -44,7 +44,15 @@ struct BatchSpec {
   // is not the contiguous one (the x transforms of distributed_fft.cpp, which fuse a transpose into the
   // FFT). 0 in all four: the contiguous batches described above.
   long istride = 0, idist = 0, ostride = 0, odist = 0;
+  // A second, outer loop of the strided batch: transform b of loop iteration j at in[j * idist2 + b * idist
+  // + ...] (pruned transforms, which skip the rows that dealiasing zeroes: the kept rows of a block are
+  // a sub-box, two loops deep). 1 / 0 / 0: no outer loop.
+  int howmany2 = 1;
+  long idist2 = 0, odist2 = 0;
+  // Where the batch starts in the arrays given to execute(): in + ioffset, out + ooffset (elements).
+  long ioffset = 0, ooffset = 0;
   bool strided() const { return istride != 0 || idist != 0 || ostride != 0 || odist != 0; }
+  bool two_loops() const { return howmany2 > 1; }
   // The native stream the transforms run on (cudaStream_t of the Kokkos execution space instance whose
   // kernels prepare and consume the arrays), so that they are ordered with those kernels without a
   // synchronisation; nullptr for host backends.
@@ -60,6 +68,23 @@ inline void check_strides(const BatchSpec& s) {
   for (long v : {s.istride, s.idist, s.ostride, s.odist})
     if (v < 1 || v > std::numeric_limits<int>::max())
       throw std::invalid_argument("BatchSpec: stride or distance " + std::to_string(v) + " out of range");
+  if (s.howmany2 < 1 || s.ioffset < 0 || s.ooffset < 0)
+    throw std::invalid_argument("BatchSpec: outer loop count below 1 or a negative offset");
+  if (s.two_loops())
+    for (long v : {s.idist2, s.odist2})
+      if (v < 1 || v > std::numeric_limits<int>::max())
+        throw std::invalid_argument("BatchSpec: outer distance " + std::to_string(v) + " out of range");
+}
+
+// The same batch with its two loops merged into one where they are one run of equal steps
+// (idist2 = howmany * idist and odist2 = howmany * odist), so that a backend sees the simplest form.
+inline BatchSpec merged_loops(BatchSpec s) {
+  if (s.two_loops() && s.idist2 == s.howmany * s.idist && s.odist2 == s.howmany * s.odist) {
+    s.howmany *= s.howmany2;
+    s.howmany2 = 1;
+    s.idist2 = s.odist2 = 0;
+  }
+  return s;
 }
 
 class LocalPlan {
@@ -78,10 +103,14 @@ class LocalBackend {
   // Makes a plan once. in and out are arrays of the sizes the spec implies, of the same alignment as the
   // arrays execute() will see; planning may overwrite them.
   virtual std::unique_ptr<LocalPlan> make_plan(const BatchSpec& spec, void* in, void* out) = 0;
+  // Called once after the last make_plan(), before any execute(): the cuFFT backend gives its plans one
+  // shared work area here, as large as the largest plan needs. The backend must outlive its plans.
+  virtual void plans_made() {}
 };
 
-// The bytes of device memory cuFFT allocates as the work area of a plan of this batch
-// (cufftEstimateMany); -1 when cuFFT is not compiled in or cannot say (no usable GPU).
+// The bytes of device memory a cuFFT plan of this batch needs as its work area (cufftEstimateMany; the
+// plans of a backend share one area, the largest of theirs); -1 when cuFFT is not compiled in or cannot
+// say (no usable GPU).
 double cufft_work_area_bytes(const BatchSpec& spec);
 
 std::unique_ptr<LocalBackend> make_backend(backend::Fftw, PlanRigor rigor);

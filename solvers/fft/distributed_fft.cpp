@@ -39,8 +39,9 @@ class Timed {
 }  // namespace
 
 DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communicator& comm, comm::Transport& transport,
-                               std::unique_ptr<impl::LocalBackend> backend)
-    : m_geometry(geometry), m_comm(comm), m_rank(comm.rank()), m_backend(std::move(backend)) {
+                               std::unique_ptr<impl::LocalBackend> backend, const std::optional<SpectralBand>& band)
+    : m_geometry(geometry), m_comm(comm), m_rank(comm.rank()), m_backend(std::move(backend)), m_band(band) {
+  if (m_band) check_band(*m_band, m_geometry.n);
   if (m_geometry.nranks != comm.size())
     throw std::invalid_argument("DistributedFft: the geometry was made for " + std::to_string(m_geometry.nranks) +
                                 " ranks, the communicator has " + std::to_string(comm.size()));
@@ -60,18 +61,24 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
   if (pencil) m_wb = ComplexView("fft::work_b", g.stage_b[m_rank].count());
   m_a_is_g = !pencil && g.stage_a[m_rank] == gather[m_rank];  // one rank: the same box and order
   m_wg = m_a_is_g ? m_wa : ComplexView("fft::work_g", gather[m_rank].count());
+  m_wgb = (m_band && !m_a_is_g) ? ComplexView("fft::work_g_backward", gather[m_rank].count()) : m_wg;
+  // Pruned: the forward transposes carry only the kz the band keeps (the other columns of stage B and
+  // of the gather array are never transformed or read); the backward ones carry everything, the zeros
+  // included, which the c2r needs.
+  auto forward_plan = [&](const std::vector<Layout3>& from, const std::vector<Layout3>& to) {
+    ReshapePlan p = make_reshape_plan(from, to, m_rank);
+    if (m_band) p = clipped(p, Box3i{{0, 0, 0}, {g.nc[0] - 1, g.nc[1] - 1, m_band->kmax[2]}});
+    return p;
+  };
   if (pencil) {
-    m_a_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, g.stage_b, m_rank), transport,
-                                                  "fft::reshape_zy");
-    m_b_to_g = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, gather, m_rank), transport,
-                                                  "fft::reshape_yx");
+    m_a_to_b = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_a, g.stage_b), transport, "fft::reshape_zy");
+    m_b_to_g = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_b, gather), transport, "fft::reshape_yx");
     m_g_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(gather, g.stage_b, m_rank), transport,
                                                   "fft::reshape_xy");
     m_b_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, g.stage_a, m_rank), transport,
                                                   "fft::reshape_yz");
   } else if (!m_a_is_g) {
-    m_a_to_g = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_a, gather, m_rank), transport,
-                                                  "fft::reshape_slab");
+    m_a_to_g = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_a, gather), transport, "fft::reshape_slab");
     m_g_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(gather, g.stage_a, m_rank), transport,
                                                   "fft::reshape_slab_back");
   }
@@ -83,21 +90,40 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
     error = std::string("FFT setup on rank ") + std::to_string(m_rank) + ": " + e.what();
   }
   m_comm.agree<RunError>(error.empty(), error);
+  // FFTW_MEASURE planning writes the arrays; backward() relies on the zeros of m_wgb's other columns.
+  if (m_wgb.data() != m_wg.data()) Kokkos::deep_copy(m_wgb, Complex(0, 0));
 }
 
 DistributedFft::~DistributedFft() = default;
 
 std::string DistributedFft::backend_name() const { return m_backend->name(); }
 
-std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream) {
-  using impl::BatchSpec;
-  using impl::TransformKind;
+namespace impl {
+
+// The batches of every local transform of one rank, by stage (plan_specs lists them in this order).
+struct StageSpecs {
+  BatchSpec r2c, c2r;
+  std::vector<BatchSpec> y_forward, y_backward, x_forward, x_backward;
+};
+
+BatchSpec backward_of(BatchSpec s) {
+  s.kind = s.kind == TransformKind::C2CForward ? TransformKind::C2CBackward : TransformKind::C2CForward;
+  std::swap(s.istride, s.ostride);
+  std::swap(s.idist, s.odist);
+  std::swap(s.idist2, s.odist2);
+  std::swap(s.ioffset, s.ooffset);
+  return s;
+}
+
+StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band) {
+  StageSpecs out;
   const Layout3& real = g.real[rank];
   const Layout3& spec = g.spectral[rank];
-  std::vector<BatchSpec> specs;
+  const bool pencil = g.kind == Decomposition::Pencil;
   BatchSpec s;
   s.stream = stream;
-  if (g.kind == Decomposition::Pencil) {
+  if (pencil || band) {
+    // r2c along z over every (x, y) row; a pruned slab does its y transforms apart (below).
     s.rank = 1;
     s.n[0] = g.n[2];
     s.howmany = real.box.extent(0) * real.box.extent(1);
@@ -109,43 +135,138 @@ std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* st
   }
   s.in_place = false;
   s.kind = TransformKind::R2C;
-  specs.push_back(s);
+  out.r2c = s;
   s.kind = TransformKind::C2R;
-  specs.push_back(s);
+  out.c2r = s;
 
-  if (g.kind == Decomposition::Pencil) {
+  const int nzc = g.nc[2];
+  if (pencil) {
+    // y-pencils [x][kz][y]: rows (x, kz), y contiguous.
     const Layout3& b = g.stage_b[rank];
     BatchSpec y;
     y.stream = stream;
     y.rank = 1;
     y.n[0] = g.n[1];
-    y.howmany = b.box.extent(0) * b.box.extent(2);
     y.in_place = true;
     y.kind = TransformKind::C2CForward;
-    specs.push_back(y);
-    y.kind = TransformKind::C2CBackward;
-    specs.push_back(y);
+    if (!band) {
+      y.howmany = b.box.extent(0) * b.box.extent(2);
+      out.y_forward.push_back(y);
+    } else {
+      const IndexRun kz = kept_runs(*band, g.n, 2, b.box.lo[2], b.box.hi[2])[0];
+      if (kz.count > 0) {
+        y.istride = y.ostride = 1;
+        y.idist = y.odist = g.n[1];
+        y.howmany = kz.count;
+        y.howmany2 = b.box.extent(0);
+        y.idist2 = y.odist2 = static_cast<long>(b.box.extent(2)) * g.n[1];
+        y.ioffset = y.ooffset = static_cast<long>(kz.first) * g.n[1];
+        out.y_forward.push_back(y);
+      }
+    }
+  } else if (band) {
+    // Pruned slab: stage A [x][ky][kz] after the r2c along z; c2c along y (stride nz/2 + 1) on the
+    // kept kz of every x-plane.
+    const Layout3& a = g.stage_a[rank];
+    const IndexRun kz = kept_runs(*band, g.n, 2, 0, nzc - 1)[0];
+    BatchSpec y;
+    y.stream = stream;
+    y.rank = 1;
+    y.n[0] = g.n[1];
+    y.in_place = true;
+    y.kind = TransformKind::C2CForward;
+    y.istride = y.ostride = nzc;
+    y.idist = y.odist = 1;
+    y.howmany = kz.count;
+    y.howmany2 = a.box.extent(0);
+    y.idist2 = y.odist2 = static_cast<long>(g.n[1]) * nzc;
+    if (kz.count > 0 && a.box.extent(0) > 0) out.y_forward.push_back(y);
+  }
+  for (const auto& y : out.y_forward) {
+    BatchSpec b = y;
+    b.kind = TransformKind::C2CBackward;
+    out.y_backward.push_back(b);
   }
 
   // x: from the gather layout [x][ky][kz] (stride ky*kz between x values) to the spectral layout
   // [ky][kz][kx] and back: the transpose between them is done by the transform.
-  const long cols = static_cast<long>(spec.box.extent(1)) * spec.box.extent(2);
+  const int eky = spec.box.extent(1), ekz = spec.box.extent(2);
+  const long cols = static_cast<long>(eky) * ekz;
   BatchSpec x;
   x.stream = stream;
   x.rank = 1;
   x.n[0] = g.n[0];
-  x.howmany = static_cast<int>(cols);
   x.in_place = false;
   x.kind = TransformKind::C2CForward;
   x.istride = cols;
   x.idist = 1;
   x.ostride = 1;
   x.odist = g.n[0];
-  specs.push_back(x);
-  x.kind = TransformKind::C2CBackward;
-  std::swap(x.istride, x.ostride);
-  std::swap(x.idist, x.odist);
-  specs.push_back(x);
+  if (!band) {
+    x.howmany = static_cast<int>(cols);
+    out.x_forward.push_back(x);
+  } else {
+    // The kept columns: kz in one run, ky in up to two; loops kz (inner) and ky (outer).
+    const IndexRun kz = kept_runs(*band, g.n, 2, spec.box.lo[2], spec.box.hi[2])[0];
+    for (const IndexRun& ky : kept_runs(*band, g.n, 1, spec.box.lo[1], spec.box.hi[1])) {
+      if (ky.count == 0 || kz.count == 0) continue;
+      BatchSpec p = x;
+      p.howmany = kz.count;
+      p.howmany2 = ky.count;
+      p.idist2 = ekz;
+      p.odist2 = static_cast<long>(ekz) * g.n[0];
+      p.ioffset = static_cast<long>(ky.first) * ekz + kz.first;
+      p.ooffset = p.ioffset * g.n[0];
+      out.x_forward.push_back(p);
+    }
+  }
+  for (const auto& f : out.x_forward) out.x_backward.push_back(backward_of(f));
+  return out;
+}
+
+// Zeroes, in the spectral block [ky][kz][kx] at `out`, the kx outside the band of the band's columns.
+void zero_outside_band_kx(Complex* out, const Layout3& spec, const FftGeometry& g, const SpectralBand& band) {
+  const int nx = g.n[0], kx = band.kmax[0];
+  const int first = kx + 1, count = nx - 2 * kx - 1;  // kx + 1 .. nx - kx - 1
+  if (count <= 0) return;
+  const int ekz = spec.box.extent(2);
+  const IndexRun kz = kept_runs(band, g.n, 2, spec.box.lo[2], spec.box.hi[2])[0];
+  if (kz.count == 0) return;
+  Unmanaged<Complex> v(out, spec.count());
+  for (const IndexRun& ky : kept_runs(band, g.n, 1, spec.box.lo[1], spec.box.hi[1])) {
+    if (ky.count == 0) continue;
+    const int kzc = kz.count, kzf = kz.first, kyf = ky.first;
+    Kokkos::parallel_for(
+        "fft::zero_outside_band_kx", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(0, ky.count * kzc),
+        KOKKOS_LAMBDA(int r) {
+          const int j = kyf + r / kzc, k = kzf + r % kzc;
+          const std::size_t base = (static_cast<std::size_t>(j) * ekz + k) * nx + first;
+          for (int i = 0; i < count; ++i) v(base + i) = Complex(0, 0);
+        });
+  }
+}
+
+// Zeroes, in a whole gather block [x][ky][kz] at `a` (one-rank slabs), the columns outside the band.
+void zero_outside_band_columns(Complex* a, const FftGeometry& g, const SpectralBand& band) {
+  const int ny = g.n[1], nzc = g.nc[2], ky = band.kmax[1], kzk = band.kmax[2];
+  Unmanaged<Complex> v(a, static_cast<std::size_t>(g.n[0]) * ny * nzc);
+  Kokkos::parallel_for(
+      "fft::zero_outside_band_columns", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(0, g.n[0] * ny),
+      KOKKOS_LAMBDA(int r) {
+        const int j = r % ny;
+        const bool kept = j <= ky || j >= ny - ky;
+        const std::size_t base = static_cast<std::size_t>(r) * nzc;
+        for (int k = kept ? kzk + 1 : 0; k < nzc; ++k) v(base + k) = Complex(0, 0);
+      });
+}
+
+}  // namespace impl
+
+std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band) {
+  const impl::StageSpecs s = impl::stage_specs(g, rank, stream, band);
+  std::vector<impl::BatchSpec> specs{s.r2c, s.c2r};
+  for (const auto* v : {&s.y_forward, &s.y_backward, &s.x_forward, &s.x_backward})
+    specs.insert(specs.end(), v->begin(), v->end());
   return specs;
 }
 
@@ -155,16 +276,30 @@ void DistributedFft::make_plans() {
   RealView real_tmp("fft::plan_real", g.real[m_rank].count());
   ComplexView spec_tmp("fft::plan_spectral", g.spectral[m_rank].count());
   // Every transform on the stream of the default execution space instance: ordered with the kernels.
-  const auto specs = plan_specs(g, m_rank, comm::native_stream(ExecSpace()));
-  std::size_t k = 0;
-  m_r2c = m_backend->make_plan(specs[k++], real_tmp.data(), m_wa.data());
-  m_c2r = m_backend->make_plan(specs[k++], m_wa.data(), real_tmp.data());
-  if (g.kind == Decomposition::Pencil) {
-    m_y_forward = m_backend->make_plan(specs[k++], m_wb.data(), m_wb.data());
-    m_y_backward = m_backend->make_plan(specs[k++], m_wb.data(), m_wb.data());
-  }
-  m_x_forward = m_backend->make_plan(specs[k++], m_wg.data(), spec_tmp.data());
-  m_x_backward = m_backend->make_plan(specs[k++], spec_tmp.data(), m_wg.data());
+  const impl::StageSpecs specs =
+      impl::stage_specs(g, m_rank, comm::native_stream(ExecSpace()), m_band ? &*m_band : nullptr);
+  m_r2c = m_backend->make_plan(specs.r2c, real_tmp.data(), m_wa.data());
+  m_c2r = m_backend->make_plan(specs.c2r, m_wa.data(), real_tmp.data());
+  // The y transforms run in place on stage B (pencils) or stage A (pruned slabs; one-rank slabs go
+  // backward on m_wgb, which is m_wa there).
+  Complex* y_array = g.kind == Decomposition::Pencil ? m_wb.data() : m_wa.data();
+  for (const auto& y : specs.y_forward) m_y_forward = m_backend->make_plan(y, y_array, y_array);
+  for (const auto& y : specs.y_backward) m_y_backward = m_backend->make_plan(y, y_array, y_array);
+  for (const auto& x : specs.x_forward) m_x_forward.push_back(m_backend->make_plan(x, m_wg.data(), spec_tmp.data()));
+  for (const auto& x : specs.x_backward) m_x_backward.push_back(m_backend->make_plan(x, spec_tmp.data(), m_wgb.data()));
+  m_backend->plans_made();
+}
+
+void DistributedFft::x_forward(Complex* out) {
+  Timed t(m_times.local);
+  for (auto& p : m_x_forward) p->execute(m_wg.data(), out);
+  if (m_band) impl::zero_outside_band_kx(out, spectral_layout(), m_geometry, *m_band);
+}
+
+void DistributedFft::x_backward(const Complex* in) {
+  Timed t(m_times.local);
+  if (m_band && m_a_is_g) impl::zero_outside_band_columns(m_wgb.data(), m_geometry, *m_band);
+  for (auto& p : m_x_backward) p->execute(const_cast<Complex*>(in), m_wgb.data());  // out of place: preserves in
 }
 
 void DistributedFft::forward(const double* in, Complex* out) {
@@ -179,41 +314,49 @@ void DistributedFft::forward(const double* in, Complex* out) {
       Timed t(m_times.reshape);
       m_a_to_b->execute(m_wa.data(), m_wb.data());
     }
-    {
+    if (m_y_forward) {
       Timed t(m_times.local);
       m_y_forward->execute(m_wb.data(), m_wb.data());
     }
     Timed t(m_times.reshape);
     m_b_to_g->execute(m_wb.data(), m_wg.data());
-  } else if (!m_a_is_g) {
-    Timed t(m_times.reshape);
-    m_a_to_g->execute(m_wa.data(), m_wg.data());
+  } else {
+    if (m_y_forward) {  // pruned slab
+      Timed t(m_times.local);
+      m_y_forward->execute(m_wa.data(), m_wa.data());
+    }
+    if (!m_a_is_g) {
+      Timed t(m_times.reshape);
+      m_a_to_g->execute(m_wa.data(), m_wg.data());
+    }
   }
-  Timed t(m_times.local);
-  m_x_forward->execute(m_wg.data(), out);
+  x_forward(out);
 }
 
 void DistributedFft::backward(const Complex* in, double* out) {
   ++m_times.transforms;
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
-  {
-    Timed t(m_times.local);
-    m_x_backward->execute(const_cast<Complex*>(in), m_wg.data());  // out of place: preserves its input
-  }
+  x_backward(in);
   if (m_geometry.kind == Decomposition::Pencil) {
     {
       Timed t(m_times.reshape);
-      m_g_to_b->execute(m_wg.data(), m_wb.data());
+      m_g_to_b->execute(m_wgb.data(), m_wb.data());
     }
-    {
+    if (m_y_backward) {
       Timed t(m_times.local);
       m_y_backward->execute(m_wb.data(), m_wb.data());
     }
     Timed t(m_times.reshape);
     m_b_to_a->execute(m_wb.data(), m_wa.data());
-  } else if (!m_a_is_g) {
-    Timed t(m_times.reshape);
-    m_g_to_a->execute(m_wg.data(), m_wa.data());
+  } else {
+    if (!m_a_is_g) {
+      Timed t(m_times.reshape);
+      m_g_to_a->execute(m_wgb.data(), m_wa.data());
+    }
+    if (m_y_backward) {  // pruned slab
+      Timed t(m_times.local);
+      m_y_backward->execute(m_wa.data(), m_wa.data());
+    }
   }
   Timed t(m_times.local);
   m_c2r->execute(m_wa.data(), out);  // destroys m_wa only

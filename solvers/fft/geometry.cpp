@@ -33,6 +33,26 @@ std::string size_text(const std::array<int, 3>& n) {
 
 }  // namespace
 
+void check_band(const SpectralBand& band, const std::array<int, 3>& n) {
+  for (int d = 0; d < 3; ++d)
+    if (band.kmax[d] < 0 || band.kmax[d] > (n[d] - 1) / 2)
+      throw std::invalid_argument("SpectralBand: kmax[" + std::to_string(d) + "] = " + std::to_string(band.kmax[d]) +
+                                  " is outside [0, (n - 1) / 2] for n = " + std::to_string(n[d]));
+}
+
+std::array<IndexRun, 2> kept_runs(const SpectralBand& band, const std::array<int, 3>& n, int axis, int lo, int hi) {
+  std::array<IndexRun, 2> out{};
+  int k = 0;
+  auto add = [&](int a, int b) {  // global [a, b] intersected with [lo, hi]
+    a = std::max(a, lo);
+    b = std::min(b, hi);
+    if (a <= b) out[k++] = IndexRun{a - lo, b - a + 1};
+  };
+  add(0, band.kmax[axis]);
+  if (axis < 2 && band.kmax[axis] > 0) add(n[axis] - band.kmax[axis], n[axis] - 1);
+  return out;
+}
+
 Decomposition parse_decomposition(const std::string& name) {
   if (name == "auto") return Decomposition::Auto;
   if (name == "slab") return Decomposition::Slab;

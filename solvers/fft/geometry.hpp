@@ -45,6 +45,29 @@ struct FftGeometry {
   std::string describe() const;
 };
 
+// The modes a pruned transform keeps (DistributedFft with a band): those with |k_d| <= kmax[d] in every
+// direction, signed wavenumbers, kmax[d] <= (n[d] - 1) / 2 so that no Nyquist mode is kept. Along x and
+// y the kept indices are [0, kmax] and [n - kmax, n - 1], along z (the half axis) [0, kmax]. The 2/3
+// rule of the fluid solver is the band kmax = (n - 1) / 3.
+struct SpectralBand {
+  std::array<int, 3> kmax{0, 0, 0};
+  bool kept(const std::array<int, 3>& n, int axis, int index) const {
+    return index <= kmax[axis] || (axis < 2 && index >= n[axis] - kmax[axis]);
+  }
+};
+
+// Throws std::invalid_argument unless 0 <= kmax[d] <= (n[d] - 1) / 2 for every d.
+void check_band(const SpectralBand& band, const std::array<int, 3>& n);
+
+// A run of local indices [first, first + count).
+struct IndexRun {
+  int first = 0;
+  int count = 0;
+};
+// The kept indices of one axis within the inclusive global range [lo, hi], as at most two runs of local
+// offsets (index - lo), in increasing order; a run of count 0 is empty.
+std::array<IndexRun, 2> kept_runs(const SpectralBand& band, const std::array<int, 3>& n, int axis, int lo, int hi);
+
 // Chooses and lays out the decomposition of an n[0] x n[1] x n[2] grid over nranks ranks. kind Auto
 // takes slabs when every rank gets at least one x-plane and one y-plane (one transpose per transform),
 // else pencils. grid {0, 0}: for pencils, the most square p1 x p2 that fits; otherwise exactly that grid.

@@ -62,6 +62,24 @@ ReshapePlan make_reshape_plan(const std::vector<Layout3>& in, const std::vector<
   return p;
 }
 
+ReshapePlan clipped(ReshapePlan plan, const Box3i& keep) {
+  auto clip = [&](std::vector<ReshapePlan::Block>& blocks, std::size_t& total) {
+    std::vector<ReshapePlan::Block> kept;
+    total = 0;
+    for (const auto& b : blocks) {
+      const Box3i c = collide(b.box, keep);
+      if (c.empty()) continue;
+      kept.push_back({b.rank, c, total});
+      total += c.count();
+    }
+    blocks = std::move(kept);
+  };
+  clip(plan.sends, plan.send_total);
+  clip(plan.recvs, plan.recv_total);
+  if (!plan.self.empty()) plan.self = collide(plan.self, keep);
+  return plan;
+}
+
 Layout3 x_block_layout(const std::array<int, 3>& n, int nranks, int r) {
   const auto xs = split_bounds(n[0], nranks, r);
   Layout3 l;

@@ -33,6 +33,11 @@ struct ReshapePlan {
 // `in` and `out` do not tile the same set of indices (checked by counts and pairwise disjointness).
 ReshapePlan make_reshape_plan(const std::vector<Layout3>& in, const std::vector<Layout3>& out, int rank);
 
+// The plan moving only the part of every block inside the global box `keep`: the rest of the destination
+// is not written (the pruned forward transforms send only the kz that the band keeps). Both sides of
+// every message clip by the same box, so they agree on its size.
+ReshapePlan clipped(ReshapePlan plan, const Box3i& keep);
+
 // Layout of an x-plane block of an n[0] x n[1] x n[2] array (stored [x][y][z]) owned by rank r of nranks
 // under io::block_of: the layout of a checkpointed or written field.
 Layout3 x_block_layout(const std::array<int, 3>& n, int nranks, int r);

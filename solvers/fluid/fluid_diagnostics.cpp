@@ -110,22 +110,96 @@ std::vector<double> FluidSolver::thermo() {
   return {m_time, d.energy, d.dissipation, d.enstrophy, d.divmax, d.cfl};
 }
 
-std::vector<double> FluidSolver::energy_spectrum() {
-  const SpectralIndex si = spectral_index();
+int FluidSolver::spectrum_bins() const {
   double kmax = 0;
   for (int d = 0; d < 3; ++d) kmax += 0.25 * m_cfg.n[d] * m_cfg.n[d];
-  const int nbins = static_cast<int>(std::floor(std::sqrt(kmax) + 0.5)) + 1;
-  Kokkos::View<double*, fft::MemSpace> bins("fluid::spectrum", nbins);
-  auto v = m_uhat;
-  Kokkos::parallel_for(
-      "fluid::diagnostics::spectrum", fft::Policy(0, m_fft->complex_size()), KOKKOS_LAMBDA(std::size_t m) {
+  return static_cast<int>(std::floor(std::sqrt(kmax) + 0.5)) + 1;
+}
+
+// The shells of this rank's kept modes, once: a counting sort of the kept modes by shell (storage order
+// within a shell), cut into chunks of at most k_spectrum_chunk modes that never span two shells.
+void FluidSolver::make_spectrum_shells() {
+  const int nbins = spectrum_bins();
+  const SpectralIndex si = spectral_index();
+  const KeptBlock kb = kept_block();
+  const BlockIndex& bi = kb.block;
+  std::vector<int> bin_of;  // per kept mode, in storage order
+  std::vector<std::size_t> offset_of;
+  std::vector<std::size_t> count(nbins, 0);
+  const int o0 = bi.ord[0], o1 = bi.ord[1], o2 = bi.ord[2];
+  for (int a = 0; a < kb.total(o0); ++a)
+    for (int b = 0; b < kb.total(o1); ++b)
+      for (int c = 0; c < kb.total(o2); ++c) {
         int g[3];
-        si.block.global(m, g);
-        double u2 = 0;
-        for (int c = 0; c < 3; ++c) u2 += v(c, m).real() * v(c, m).real() + v(c, m).imag() * v(c, m).imag();
-        int b = static_cast<int>(::floor(si.magnitude(g) + 0.5));
-        if (b >= nbins) b = nbins - 1;
-        Kokkos::atomic_add(&bins(b), 0.5 * si.weight(g) * u2);
+        const std::size_t m = bi.at(kb.local(o0, a), kb.local(o1, b), kb.local(o2, c), g);
+        int bin = static_cast<int>(std::floor(si.magnitude(g) + 0.5));
+        if (bin >= nbins) bin = nbins - 1;
+        bin_of.push_back(bin);
+        offset_of.push_back(m);
+        ++count[bin];
+      }
+  std::vector<std::size_t> start(nbins + 1, 0);
+  for (int b = 0; b < nbins; ++b) start[b + 1] = start[b] + count[b];
+  std::vector<std::size_t> fill(start.begin(), start.end() - 1);
+  auto modes = Kokkos::View<std::size_t*, fft::MemSpace>("fluid::spectrum_modes", offset_of.size());
+  auto hmodes = Kokkos::create_mirror_view(modes);
+  for (std::size_t i = 0; i < offset_of.size(); ++i) hmodes(fill[bin_of[i]]++) = offset_of[i];
+  // Chunks: shell by shell, each shell cut into pieces of at most k_spectrum_chunk modes.
+  std::vector<std::size_t> chunk_begin;
+  std::vector<int> first_chunk(nbins + 1, 0);
+  for (int b = 0; b < nbins; ++b) {
+    first_chunk[b] = static_cast<int>(chunk_begin.size());
+    for (std::size_t i = start[b]; i < start[b + 1]; i += k_spectrum_chunk) chunk_begin.push_back(i);
+  }
+  first_chunk[nbins] = static_cast<int>(chunk_begin.size());
+  chunk_begin.push_back(start[nbins]);  // the end of the last chunk
+  auto chunks = Kokkos::View<std::size_t*, fft::MemSpace>("fluid::spectrum_chunks", chunk_begin.size());
+  auto hchunks = Kokkos::create_mirror_view(chunks);
+  for (std::size_t i = 0; i < chunk_begin.size(); ++i) hchunks(i) = chunk_begin[i];
+  auto shells = Kokkos::View<int*, fft::MemSpace>("fluid::spectrum_shells", nbins + 1);
+  auto hshells = Kokkos::create_mirror_view(shells);
+  for (int b = 0; b <= nbins; ++b) hshells(b) = first_chunk[b];
+  Kokkos::deep_copy(modes, hmodes);
+  Kokkos::deep_copy(chunks, hchunks);
+  Kokkos::deep_copy(shells, hshells);
+  m_spectrum_modes = modes;
+  m_spectrum_chunks = chunks;
+  m_spectrum_shells = shells;
+  m_spectrum_partial = Kokkos::View<double*, fft::MemSpace>("fluid::spectrum_partial", chunk_begin.size() - 1);
+  m_spectrum_bins = Kokkos::View<double*, fft::MemSpace>("fluid::spectrum", nbins);
+}
+
+// E(k) by a segmented reduction in a fixed order, without atomics: every chunk of a shell's mode list is
+// summed in list order, then every shell's chunk sums in chunk order; the ranks' shells are summed by one
+// MPI reduction. The same rank count gives the same bits in every run, on the host and on a device.
+std::vector<double> FluidSolver::energy_spectrum() {
+  if (m_spectrum_bins.extent(0) == 0) make_spectrum_shells();
+  const int nbins = static_cast<int>(m_spectrum_bins.extent(0));
+  const SpectralIndex si = spectral_index();
+  auto v = m_uhat;
+  auto modes = m_spectrum_modes;
+  auto chunks = m_spectrum_chunks;
+  auto shells = m_spectrum_shells;
+  auto partial = m_spectrum_partial;
+  auto bins = m_spectrum_bins;
+  Kokkos::parallel_for(
+      "fluid::diagnostics::spectrum_chunks", fft::Policy(0, partial.extent(0)), KOKKOS_LAMBDA(std::size_t c) {
+        double sum = 0;
+        for (std::size_t i = chunks(c); i < chunks(c + 1); ++i) {
+          const std::size_t m = modes(i);
+          int g[3];
+          si.block.global(m, g);
+          double u2 = 0;
+          for (int d = 0; d < 3; ++d) u2 += v(d, m).real() * v(d, m).real() + v(d, m).imag() * v(d, m).imag();
+          sum += 0.5 * si.weight(g) * u2;
+        }
+        partial(c) = sum;
+      });
+  Kokkos::parallel_for(
+      "fluid::diagnostics::spectrum_shells", fft::Policy(0, nbins), KOKKOS_LAMBDA(std::size_t b) {
+        double sum = 0;
+        for (int c = shells(b); c < shells(b + 1); ++c) sum += partial(c);
+        bins(b) = sum;
       });
   auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), bins);
   std::vector<double> e(host.data(), host.data() + nbins);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "fluid_solver.hpp"
 #include "solvers/fft/distributed_fft.hpp"
 #include "solvers/fft/geometry.hpp"
 #include "solvers/fft/reshape_plan.hpp"
@@ -63,8 +64,11 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   // Per-direction tables: wavenumber, dealiasing mask, decay factors (+ the decay's host copy).
   held += 3 * k_real * (g.nc[0] + g.nc[1] + g.nc[2]);
   double held_host = device ? k_real * (g.nc[0] + g.nc[1] + g.nc[2]) : 0.0;
-  // DistributedFft: work arrays of the stages, and the transposes' send and receive buffers.
-  held += k_complex * (largest(g.stage_a) + (pencil ? largest(g.stage_b) : 0) + ns);
+  // DistributedFft: work arrays of the stages (with the pruned transforms the solver makes, a second
+  // gather array for backward transforms unless the slab is on one rank), and the transposes' send and
+  // receive buffers.
+  const bool second_gather = pencil || nranks > 1;
+  held += k_complex * (largest(g.stage_a) + (pencil ? largest(g.stage_b) : 0) + ns + (second_gather ? ns : 0));
   double transposes = pencil ? reshape_elements(g.stage_a, g.stage_b) + reshape_elements(g.stage_b, g.spectral) +
                                    reshape_elements(g.spectral, g.stage_b) + reshape_elements(g.stage_b, g.stage_a)
                              : reshape_elements(g.stage_a, g.spectral) + reshape_elements(g.spectral, g.stage_a);
@@ -76,23 +80,29 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   transposes += reshape_elements(g.spectral, spectral_planes) + reshape_elements(spectral_planes, g.spectral);
   held += k_complex * transposes + k_real * planes_real;
   if (device) held_host += k_complex * transposes + k_real * planes_real;  // host staging on devices
-  // cuFFT (device builds): every plan allocates its own work area (six plans with pencils, four with
-  // slabs), sized by cuFFT for the rank with the largest blocks. Where cuFFT cannot say (no usable GPU,
-  // not compiled in), twice the complex data of the batch: an assumed bound (cuFFT's own figures, where
-  // it gives them, are below it for the sizes of these grids).
+  // cuFFT (device builds): the plans of the transform share one work area, as large as the largest plan
+  // needs (r2c, c2r, the y transforms both ways, the x transforms both ways in up to two pieces each),
+  // sized by cuFFT for the rank with the largest blocks. Where cuFFT cannot say (no usable GPU, not
+  // compiled in), twice the complex data of the batch: an assumed bound (cuFFT's own figures, where it
+  // gives them, are below it for the sizes of these grids).
   if (device) {
     double largest_rank_bytes = 0;
+    const fft::SpectralBand band = kept_band(cfg);
     for (int r : {0, nranks - 1}) {
-      double bytes = 0;
-      for (const auto& spec : fft::plan_specs(g, r)) {
+      for (const auto& spec : fft::plan_specs(g, r, nullptr, &band)) {
         const double asked = fft::impl::cufft_work_area_bytes(spec);
-        const double points = static_cast<double>(spec.n[0]) * (spec.rank == 2 ? spec.n[1] : 1) * spec.howmany;
-        bytes += asked >= 0 ? asked : 2 * k_complex * points;
+        // One plan of the inner loop (a batch with two loops runs it once per outer iteration).
+        const fft::impl::BatchSpec one = fft::impl::merged_loops(spec);
+        const double points = static_cast<double>(one.n[0]) * (one.rank == 2 ? one.n[1] : 1) * one.howmany;
+        largest_rank_bytes = std::max(largest_rank_bytes, asked >= 0 ? asked : 2 * k_complex * points);
       }
-      largest_rank_bytes = std::max(largest_rank_bytes, bytes);
     }
     held += largest_rank_bytes;
   }
+
+  // The energy spectrum's shell lists, made on first use with fluid.spectrum_every > 0: one index per
+  // kept mode (at most one per mode of the block) and two values per chunk of 512.
+  if (cfg.spectrum_every > 0) held += 8.0 * ns * (1.0 + 2.0 / 512) + 16.0 * (g.n[0] + g.n[1] + g.n[2]);
 
   // --- transients (the largest counts, on each side) ---
   const double xr = largest(planes), xc = largest(spectral_planes);

@@ -77,6 +77,20 @@ fft::FftGeometry make_geometry(const FluidConfig& c, int nranks) {
 
 }  // namespace
 
+fft::SpectralBand kept_band(const FluidConfig& c) {
+  fft::SpectralBand band;
+  for (int d = 0; d < 3; ++d) band.kmax[d] = c.dealias == Dealias::TwoThirds ? (c.n[d] - 1) / 3 : (c.n[d] - 1) / 2;
+  return band;
+}
+
+std::unique_ptr<fft::DistributedFft> make_fluid_fft(const FluidConfig& config, const fft::FftGeometry& geometry,
+                                                    const comm::Communicator& comm, comm::Transport& transport,
+                                                    bool pruned) {
+  std::optional<fft::SpectralBand> band;
+  if (pruned) band = kept_band(config);
+  return std::make_unique<fft::DistributedFft>(geometry, comm, transport, DefaultBackend{}, config.fft_plan, band);
+}
+
 void check_fresh_start(const FluidConfig& config, int nranks) {
   validate(config);
   make_geometry(config, nranks);
@@ -94,7 +108,9 @@ FluidSolver::FluidSolver(const FluidConfig& config, const comm::Communicator& co
                            " has the prime factor " + std::to_string(p) +
                            ": FFTs of this size are exact but slow; sizes of the form 2^a 3^b 5^c 7^d are fast");
   }
-  m_fft = std::make_unique<fft::DistributedFft>(geometry, comm, transport, DefaultBackend{}, m_cfg.fft_plan);
+  // Pruned transforms: the rows the dealiasing zeroes are not transformed (docs/fluid.md, "Pruned
+  // transforms"); with fluid.dealias = "none" the band drops the Nyquist modes only.
+  m_fft = make_fluid_fft(m_cfg, geometry, comm, transport, m_cfg.prune_transforms);
 
   const std::size_t nr = padded(m_fft->real_size()), ns = padded(m_fft->complex_size());
   m_uhat = SpectralField3("fluid::uhat", 3, ns);
@@ -181,12 +197,17 @@ double FluidSolver::velocity_max(const SpectralField3& uhat) {
   return m_comm.max(local);
 }
 
+KeptBlock FluidSolver::kept_block() const {
+  return KeptBlock(m_fft->spectral_layout(), kept_band(m_cfg), m_cfg.n);
+}
+
 void FluidSolver::vorticity(const SpectralField3& uhat) {
-  const BlockIndex bi(m_fft->spectral_layout());
   auto kx = m_k[0], ky = m_k[1], kz = m_k[2];
   auto us = uhat;
   auto w = m_work;
-  for_each_in_block("fluid::vorticity", bi, KOKKOS_LAMBDA(std::size_t m, const int* g) {
+  // The kept modes only: outside them uhat is zero and so is m_work (the pruned forward transforms
+  // write zeros there or leave the zeros there).
+  for_each_kept_in_block("fluid::vorticity", kept_block(), KOKKOS_LAMBDA(std::size_t m, const int* g) {
     const double k0 = kx(g[0]), k1 = ky(g[1]), k2 = kz(g[2]);
     const fft::Complex i(0, 1);
     const fft::Complex a0 = us(0, m), a1 = us(1, m), a2 = us(2, m);
@@ -231,6 +252,9 @@ double FluidSolver::lamb_vector(const SpectralField3& uhat_s, bool want_umax) {
         });
   }
   for (int c = 0; c < 3; ++c) m_fft->forward(row(m_w, c), row(m_work, c));
+  // Unpruned transforms write the aliases outside the kept modes, where the kernels that follow do not
+  // look and the next vorticity must find zeros.
+  if (!m_fft->band()) zero_dropped_modes(m_work);
   return umax;
 }
 
@@ -261,28 +285,21 @@ void FluidSolver::update_decay(double h) {
 // stages 1-3 the vorticity of the new stage field is written over FFT(u x omega) (read first).
 template <int Stage>
 void FluidSolver::rk_stage(double h, const SpectralField3& uhat_s) {
-  const BlockIndex bi(m_fft->spectral_layout());
   const double scale = m_fft->scale();
   const bool forced = m_cfg.forcing == Forcing::Linear;
   const double rate = m_cfg.forcing_rate, kf2 = m_cfg.forcing_kmax * m_cfg.forcing_kmax;
   auto kx = m_k[0], ky = m_k[1], kz = m_k[2];
-  auto mx = m_keep[0], my = m_keep[1], mz = m_keep[2];
   auto dx = m_decay[0], dy = m_decay[1], dz = m_decay[2];
   auto l = m_work, un = m_uhat, acc = m_acc, st = m_stage, us = uhat_s;
-  for_each_in_block("fluid::rk4_stage", bi, KOKKOS_LAMBDA(std::size_t m, const int* g) {
-    const double mask = mx(g[0]) * my(g[1]) * mz(g[2]);
-    if (mask == 0) {
-      // A mode the dealiasing drops (or a Nyquist mode) is zero in the state, the accumulator and the
-      // stage field from the start (to_spectral, init and restore make it so, and no stage writes it):
-      // only FFT(u x omega)'s alias there must be cleared, where the next vorticity goes.
-      if (Stage < 4)
-        for (int c = 0; c < 3; ++c) l(c, m) = fft::Complex(0, 0);
-      return;
-    }
+  // The kept modes only. A mode the dealiasing drops (or a Nyquist mode) is zero in the state, the
+  // accumulator and the stage field from the start (to_spectral, init and restore make it so, and no
+  // stage writes it), and in FFT(u x omega), where the next vorticity goes: the pruned forward
+  // transform writes zeros there or leaves the zeros of the earlier vorticity.
+  for_each_kept_in_block("fluid::rk4_stage", kept_block(), KOKKOS_LAMBDA(std::size_t m, const int* g) {
     const double k[3] = {kx(g[0]), ky(g[1]), kz(g[2])};
     const double kk = k[0] * k[0] + k[1] * k[1] + k[2] * k[2];
-    // Kept, non-mean modes: project; the mean mode gets no nonlinear term.
-    const double keep = kk > 0 ? mask : 0.0;
+    // Non-mean modes: project; the mean mode gets no nonlinear term.
+    const double keep = kk > 0 ? 1.0 : 0.0;
     const double s = keep * scale;
     fft::Complex nl[3] = {l(0, m) * s, l(1, m) * s, l(2, m) * s};
     const fft::Complex kl = (k[0] * nl[0] + k[1] * nl[1] + k[2] * nl[2]) * (kk > 0 ? 1.0 / kk : 0.0);

@@ -46,6 +46,16 @@ struct PlaneBlock {
 // solver) call it. InputError.
 void check_fresh_start(const FluidConfig& config, int nranks);
 
+// The modes the solver keeps, as the band of its pruned transforms: |k_d| <= (n_d - 1) / 3 with the 2/3
+// rule, else every mode but the Nyquist modes ((n_d - 1) / 2).
+fft::SpectralBand kept_band(const FluidConfig& config);
+
+// A distributed FFT of `geometry` as the solver makes it (its backend, config.fft_plan), pruned to
+// kept_band(config) or not (the unpruned transform is the floor the fluid benchmark measures against).
+std::unique_ptr<fft::DistributedFft> make_fluid_fft(const FluidConfig& config, const fft::FftGeometry& geometry,
+                                                    const comm::Communicator& comm, comm::Transport& transport,
+                                                    bool pruned);
+
 class FluidSolver final : public Solver {
  public:
   // restoring: make no initial field; restore() follows. Throws InputError for a bad configuration
@@ -85,7 +95,8 @@ class FluidSolver final : public Solver {
   double dt() const { return m_dt; }  // step size of the last step (before the first: of the first)
   // The velocity on this rank's block of the physical grid (fft().real_layout()), host copies.
   std::array<std::vector<double>, 3> velocity();
-  // The energy spectrum E(k), k = 0, 1, ... (shells |k| in [k - 1/2, k + 1/2)), on every rank.
+  // The energy spectrum E(k), k = 0, 1, ... (shells |k| in [k - 1/2, k + 1/2)), on every rank; bitwise
+  // the same in every run on the same rank count (a segmented reduction in a fixed order, no atomics).
   std::vector<double> energy_spectrum();
   PlaneBlock velocity_planes();
   PlaneBlock spectral_planes();
@@ -123,6 +134,9 @@ class FluidSolver final : public Solver {
   void update_decay(double h);
   void check_cfl(double umax, bool at_setup) const;
   SpectralIndex spectral_index() const;
+  KeptBlock kept_block() const;  // the kept modes of this rank's spectral block
+  int spectrum_bins() const;
+  void make_spectrum_shells();
   // Component c of a (3, n) field: a pointer computed from data(), never an element access on the host
   // (the view may live on a device).
   template <class View>
@@ -146,6 +160,14 @@ class FluidSolver final : public Solver {
   Kokkos::View<double*, fft::MemSpace> m_k[3], m_keep[3];
   Kokkos::View<double*, fft::MemSpace> m_decay[3];
   double m_decay_h = -1;
+
+  // The energy spectrum's shells, made on its first use: this rank's kept modes (flat offsets) sorted
+  // by shell; the chunks of that list (begin of each, and the end of the last); the first chunk of each
+  // shell (and the end); a sum per chunk and per shell.
+  static constexpr std::size_t k_spectrum_chunk = 512;
+  Kokkos::View<std::size_t*, fft::MemSpace> m_spectrum_modes, m_spectrum_chunks;
+  Kokkos::View<int*, fft::MemSpace> m_spectrum_shells;
+  Kokkos::View<double*, fft::MemSpace> m_spectrum_partial, m_spectrum_bins;
 
   // Redistribution to and from x-plane blocks (checkpoints, field output): made on first use.
   std::unique_ptr<fft::Reshape<double>> m_real_to_planes;

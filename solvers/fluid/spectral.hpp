@@ -3,10 +3,12 @@
 // global indices and wavenumbers from a local offset, the 2/3-rule mask and the weight of a mode in
 // sums over the half spectrum. Plain values, copied into kernels.
 #include <Kokkos_Core.hpp>
+#include <array>
 #include <cmath>
 #include <cstdint>
 
 #include "solvers/fft/box.hpp"
+#include "solvers/fft/geometry.hpp"
 #include "solvers/fft/types.hpp"
 
 namespace spotrun::fluid {
@@ -86,6 +88,67 @@ void for_each_in_block(const char* name, const BlockIndex& bi, const Body& body)
         name, bi.range(), KOKKOS_LAMBDA(int a, int b, int c) {
           int g[3];
           const std::size_t m = bi.at(a, b, c, g);
+          body(m, g);
+        });
+  }
+}
+
+// The modes of a block that a SpectralBand keeps: along each axis at most two runs of local offsets
+// (fft::kept_runs), so that a loop visits the kept modes only.
+struct KeptBlock {
+  BlockIndex block;
+  int first[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+  int count[3][2] = {{0, 0}, {0, 0}, {0, 0}};
+
+  KeptBlock() = default;
+  KeptBlock(const fft::Layout3& l, const fft::SpectralBand& band, const std::array<int, 3>& n) : block(l) {
+    for (int d = 0; d < 3; ++d) {
+      const auto runs = fft::kept_runs(band, n, d, l.box.lo[d], l.box.hi[d]);
+      for (int r = 0; r < 2; ++r) {
+        first[d][r] = runs[r].first;
+        count[d][r] = runs[r].count;
+      }
+    }
+  }
+  int total(int d) const { return count[d][0] + count[d][1]; }
+  // Local offset of the j-th kept index of axis d.
+  KOKKOS_INLINE_FUNCTION int local(int d, int j) const {
+    return j < count[d][0] ? first[d][0] + j : first[d][1] + (j - count[d][0]);
+  }
+};
+
+// Runs body(m, g) for every kept mode of a block (m its flat offset, g its global indices), in storage
+// order: on a host build one iteration per kept row, the kept runs of the contiguous axis counted up; on
+// a device one thread per kept mode.
+template <class Body>
+void for_each_kept_in_block(const char* name, const KeptBlock& kb, const Body& body) {
+  const BlockIndex& bi = kb.block;
+  const int o0 = bi.ord[0], o1 = bi.ord[1], o2 = bi.ord[2];
+  const int t0 = kb.total(o0), t1 = kb.total(o1), t2 = kb.total(o2);
+  if (t0 == 0 || t1 == 0 || t2 == 0) return;
+  const int e1 = bi.ext[o1], e2 = bi.ext[o2];
+  if constexpr (fft::k_host_accessible) {
+    Kokkos::parallel_for(
+        name, Kokkos::RangePolicy<fft::ExecSpace, Kokkos::IndexType<int>>(0, t0 * t1), [=](int row) {
+          const int a = kb.local(o0, row / t1), b = kb.local(o1, row % t1);
+          int g[3];
+          g[o0] = bi.lo[o0] + a;
+          g[o1] = bi.lo[o1] + b;
+          const std::size_t base = (static_cast<std::size_t>(a) * e1 + b) * e2;
+          for (int r = 0; r < 2; ++r) {
+            const int c0 = kb.first[o2][r], c1 = c0 + kb.count[o2][r];
+            std::size_t m = base + c0;
+            for (int c = c0; c < c1; ++c, ++m) {
+              g[o2] = bi.lo[o2] + c;
+              body(m, g);
+            }
+          }
+        });
+  } else {
+    Kokkos::parallel_for(
+        name, BlockRange({0, 0, 0}, {t0, t1, t2}), KOKKOS_LAMBDA(int i, int j, int k) {
+          int g[3];
+          const std::size_t m = bi.at(kb.local(o0, i), kb.local(o1, j), kb.local(o2, k), g);
           body(m, g);
         });
   }

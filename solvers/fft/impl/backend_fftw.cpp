@@ -42,14 +42,20 @@ class FftwPlanHandle {
 class FftwPlan final : public LocalPlan {
  public:
   FftwPlan(const BatchSpec& spec, void* in, void* out, unsigned flags)
-      : m_kind(spec.kind), m_in_place(spec.in_place), m_plan(create(spec, in, out, flags), call_name(spec.kind)) {
-    m_in_align = fftw_alignment_of(static_cast<double*>(in));
-    m_out_align = fftw_alignment_of(static_cast<double*>(out));
+      : m_kind(spec.kind),
+        m_in_place(spec.in_place),
+        m_in_offset(spec.ioffset * element_bytes(spec.kind, true)),
+        m_out_offset(spec.ooffset * element_bytes(spec.kind, false)),
+        m_plan(create(spec, shifted(in, m_in_offset), shifted(out, m_out_offset), flags), call_name(spec)) {
+    m_in_align = fftw_alignment_of(static_cast<double*>(shifted(in, m_in_offset)));
+    m_out_align = fftw_alignment_of(static_cast<double*>(shifted(out, m_out_offset)));
   }
 
-  void execute(void* in, void* out) override {
-    if ((in == out) != m_in_place)
+  void execute(void* in_base, void* out_base) override {
+    if ((in_base == out_base) != m_in_place)
       throw std::logic_error("FftwPlan::execute: an in-place plan needs in == out, an out-of-place one in != out");
+    void* in = shifted(in_base, m_in_offset);
+    void* out = shifted(out_base, m_out_offset);
     if (fftw_alignment_of(static_cast<double*>(in)) != m_in_align ||
         fftw_alignment_of(static_cast<double*>(out)) != m_out_align)
       throw std::logic_error("FftwPlan::execute: arrays are aligned differently from the arrays the plan was made "
@@ -69,6 +75,13 @@ class FftwPlan final : public LocalPlan {
   }
 
  private:
+  static void* shifted(void* p, long bytes) { return static_cast<char*>(p) + bytes; }
+  // Bytes of one element of the input (or output) array of a transform of this kind.
+  static long element_bytes(TransformKind k, bool input) {
+    const bool real = input ? k == TransformKind::R2C : k == TransformKind::C2R;
+    return real ? static_cast<long>(sizeof(double)) : static_cast<long>(sizeof(fftw_complex));
+  }
+
   static fftw_plan create(const BatchSpec& s, void* in, void* out, unsigned flags) {
     int n[2] = {s.n[0], s.n[1]};
     const int real_dist = s.rank == 1 ? n[0] : n[0] * n[1];
@@ -85,6 +98,14 @@ class FftwPlan final : public LocalPlan {
       case TransformKind::C2CBackward: {
         const int sign = s.kind == TransformKind::C2CForward ? FFTW_FORWARD : FFTW_BACKWARD;
         const unsigned keep = s.in_place ? 0u : static_cast<unsigned>(FFTW_PRESERVE_INPUT);
+        if (s.two_loops()) {
+          // The guru interface: one transform dimension, two loops (fftw_plan_many_dft has one).
+          fftw_iodim dim{n[0], static_cast<int>(s.istride), static_cast<int>(s.ostride)};
+          fftw_iodim loops[2] = {{s.howmany2, static_cast<int>(s.idist2), static_cast<int>(s.odist2)},
+                                 {s.howmany, static_cast<int>(s.idist), static_cast<int>(s.odist)}};
+          return fftw_plan_guru_dft(1, &dim, 2, loops, static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out),
+                                    sign, flags | keep);
+        }
         if (s.strided())
           return fftw_plan_many_dft(1, n, s.howmany, static_cast<fftw_complex*>(in), nullptr, static_cast<int>(s.istride),
                                     static_cast<int>(s.idist), static_cast<fftw_complex*>(out), nullptr,
@@ -97,15 +118,17 @@ class FftwPlan final : public LocalPlan {
   }
 
  public:
-  static const char* call_name(TransformKind k) {
-    return k == TransformKind::R2C   ? "fftw_plan_many_dft_r2c"
-           : k == TransformKind::C2R ? "fftw_plan_many_dft_c2r"
-                                     : "fftw_plan_many_dft";
+  static const char* call_name(const BatchSpec& s) {
+    return s.kind == TransformKind::R2C   ? "fftw_plan_many_dft_r2c"
+           : s.kind == TransformKind::C2R ? "fftw_plan_many_dft_c2r"
+           : s.two_loops()                ? "fftw_plan_guru_dft"
+                                          : "fftw_plan_many_dft";
   }
 
  private:
   TransformKind m_kind;
   bool m_in_place;
+  long m_in_offset = 0, m_out_offset = 0;  // bytes
   FftwPlanHandle m_plan;
   int m_in_align = 0, m_out_align = 0;
 };
@@ -122,9 +145,9 @@ class FftwBackend final : public LocalBackend {
       throw std::invalid_argument("FftwBackend::make_plan: in-place plans need in == out");
     check_strides(spec);
     try {
-      return std::make_unique<FftwPlan>(spec, in, out, m_flags);
+      return std::make_unique<FftwPlan>(merged_loops(spec), in, out, m_flags);
     } catch (const std::runtime_error& e) {
-      throw std::runtime_error(std::string(e.what()) + " (" + FftwPlan::call_name(spec.kind) + ", batch " +
+      throw std::runtime_error(std::string(e.what()) + " (" + FftwPlan::call_name(spec) + ", batch " +
                                std::to_string(spec.howmany) + ")");
     }
   }
