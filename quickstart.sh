@@ -23,8 +23,11 @@ PACKAGES=(
     libfftw3-mpi-dev lammps jube python3-matplotlib
     python3-h5py python3-mdanalysis
     openssh-server
-    rclone nodejs npm
+    rclone
 )
+# Node.js and npm (for s3rver, the stand-in S3 server of the durable-tier tests) are taken as the machine
+# has them: an image may carry another Node.js (NodeSource's bundles npm and conflicts with Debian's npm
+# package). Debian's are installed only where there is no npm at all.
 
 usage() {
     sed -n '2,9p' "$ROOT/quickstart.sh" | sed 's/^# \{0,1\}//'
@@ -89,7 +92,12 @@ case "$cmd" in
         mpi_env
         # The durable-tier tests run against s3rver (npm) on 127.0.0.1. Without the npm registry they
         # skip, saying so (CI sets SPOTRUN_REQUIRE_DURABLE=1: there a skip is a failure).
-        if [[ ! -x build/npm/node_modules/.bin/s3rver ]]; then
+        if [[ ! -x build/npm/node_modules/.bin/s3rver ]] && ! command -v npm >/dev/null 2>&1; then
+            log "installing nodejs and npm (Debian) for the durable-tier tests"
+            { [[ $(id -u) -eq 0 ]] && DEBIAN_FRONTEND=noninteractive apt-get install -y -q nodejs npm; } ||
+                log "WARNING: could not install nodejs and npm"
+        fi
+        if [[ ! -x build/npm/node_modules/.bin/s3rver ]] && command -v npm >/dev/null 2>&1; then
             log "installing s3rver (npm) into build/npm for the durable-tier tests"
             npm install --prefix build/npm --no-audit --no-fund s3rver ||
                 log "WARNING: npm could not install s3rver: the durable-tier tests (resume.durable.*) will skip"
