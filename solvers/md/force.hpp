@@ -56,24 +56,27 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, c
 }
 
 // Half list on the host (CPU backends): each row in chunks of k_row_chunk neighbours held in stack arrays,
-// in three passes: gather the separations (and, with several types, each neighbour's evaluator); evaluate
+// in three passes: gather the separations (double) (and, with several types, each neighbour's evaluator); evaluate
 // every pair without a branch, the cutoff as a mask (the loop the compiler vectorises: no scatter, no
 // data-dependent branch, so a liquid's neighbours beyond the cutoff cost no mispredictions); scatter the
 // reactions onto the owned neighbours. OneType: one evaluator for the whole row (a run of one type).
 constexpr int k_row_chunk = 64;
 
-// The masked evaluation of pass two over n gathered pairs; adds the force on atom i to fi, the reaction
-// factors to fp, the energy and virial (weighted by w) to e and v.
+// The masked evaluation of pass two over n gathered pairs, at the precision of the evaluator (Real): each
+// separation (double) is rounded to Real, the pair's force computed in Real, and its components, rounded to
+// double, replace the separation in dx, dy, dz (pass three subtracts them from the neighbours: the same
+// numbers as those added to atom i, so momentum is conserved pair by pair). Adds the force on atom i to fi,
+// the energy and virial (weighted by w) to e and v. Every conversion is in this vectorised loop.
 template <bool EV, class Real, class PairOf>
-KOKKOS_INLINE_FUNCTION void masked_pairs(int n, const Real* dx, const Real* dy, const Real* dz, Real* fp,
-                                         const PairOf& pair_of, double w, double& fxi, double& fyi, double& fzi,
-                                         double& e, double& v) {
+KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* dz, const PairOf& pair_of, double w,
+                                         double& fxi, double& fyi, double& fzi, double& e, double& v) {
   double sx = 0, sy = 0, sz = 0, se = 0, sv = 0;
 #if defined(SPOTRUN_OMP_SIMD)
 #pragma omp simd reduction(+ : sx, sy, sz, se, sv)
 #endif
   for (int k = 0; k < n; ++k) {
-    const Real rsq = dx[k] * dx[k] + dy[k] * dy[k] + dz[k] * dz[k];
+    const Real rx = static_cast<Real>(dx[k]), ry = static_cast<Real>(dy[k]), rz = static_cast<Real>(dz[k]);
+    const Real rsq = rx * rx + ry * ry + rz * rz;
     const auto& pair = pair_of(k);
     Real fpair, ek = 0;
     if (EV)
@@ -82,10 +85,14 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, const Real* dx, const Real* dy, 
       pair.compute_force(rsq, fpair);
     const bool inside = rsq < pair.cutsq;
     fpair = inside ? fpair : Real(0);  // a select, not a branch
-    sx += static_cast<double>(dx[k] * fpair);
-    sy += static_cast<double>(dy[k] * fpair);
-    sz += static_cast<double>(dz[k] * fpair);
-    fp[k] = fpair;
+    const double fx = static_cast<double>(rx * fpair), fy = static_cast<double>(ry * fpair),
+                 fz = static_cast<double>(rz * fpair);
+    sx += fx;
+    sy += fy;
+    sz += fz;
+    dx[k] = fx;
+    dy[k] = fy;
+    dz[k] = fz;
     if (EV) {
       se += static_cast<double>(inside ? ek : Real(0));
       sv += static_cast<double>(rsq * fpair);
@@ -120,7 +127,7 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
     const int ti = type(i);
     const Pair pii = pairs(ti, ti);
     double fxi = 0, fyi = 0, fzi = 0;
-    Real dx[k_row_chunk], dy[k_row_chunk], dz[k_row_chunk], fp[k_row_chunk];
+    double dx[k_row_chunk], dy[k_row_chunk], dz[k_row_chunk];  // separations, then pair forces
     Pair pj[OneType ? 1 : k_row_chunk];
     // Owned neighbours (front of the row: the reaction goes to j, the pair counts whole), then ghosts
     // (back of the row). Under Newton a ghost pair is listed on this side alone: its reaction goes to the
@@ -134,23 +141,23 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
         const int* row = &neigh(i, c0);
         for (int k = 0; k < n; ++k) {
           const int j = row[k];
-          dx[k] = static_cast<Real>(xi - x(j, 0));
-          dy[k] = static_cast<Real>(yi - x(j, 1));
-          dz[k] = static_cast<Real>(zi - x(j, 2));
+          dx[k] = xi - x(j, 0);
+          dy[k] = yi - x(j, 1);
+          dz[k] = zi - x(j, 2);
           if (!OneType) pj[k] = pairs(ti, type(j));
         }
         if (OneType)
-          masked_pairs<EV>(n, dx, dy, dz, fp, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi, fyi,
-                           fzi, energy, virial);
+          masked_pairs<EV, Real>(n, dx, dy, dz, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
+                                 fyi, fzi, energy, virial);
         else
-          masked_pairs<EV>(n, dx, dy, dz, fp, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5, fxi,
-                           fyi, fzi, energy, virial);
+          masked_pairs<EV, Real>(n, dx, dy, dz, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5,
+                                 fxi, fyi, fzi, energy, virial);
         if (owned)
           for (int k = 0; k < n; ++k) {
             const int j = row[k];
-            fa(j, 0) -= static_cast<double>(dx[k] * fp[k]);
-            fa(j, 1) -= static_cast<double>(dy[k] * fp[k]);
-            fa(j, 2) -= static_cast<double>(dz[k] * fp[k]);
+            fa(j, 0) -= dx[k];
+            fa(j, 1) -= dy[k];
+            fa(j, 2) -= dz[k];
           }
       }
     }
