@@ -4,9 +4,10 @@
 // the full list only the atom of the thread (no atomics: the GPU default, bitwise reproducible). The half
 // list has a host loop of its own (CPU backends, the default there), written for the compiler's vectoriser.
 // Every loop runs at the precision of its evaluator (Pair::real_type, precision.hpp): the separation of a pair
-// is taken in double and rounded to Real, the pair's distance, force and energy are Real, and every sum over
-// pairs (forces on atoms, reactions, energy, virial) is double. In double the operations are those of a
-// double-only loop, in the same order.
+// is taken in double and rounded to Real, the pair's distance, force factor and energy are Real; the force
+// components are the double separation times the factor rounded to double, and every sum over pairs (forces
+// on atoms, reactions, energy, virial) is double. In double the operations are those of a double-only loop,
+// in the same order.
 #include <Kokkos_ScatterView.hpp>
 
 #include "atoms.hpp"
@@ -26,7 +27,7 @@ namespace impl {
 
 // Sum over the neighbours jj in [jbegin, jend) of row i of the pair force on atom i; calls
 // on_pair(j, fx, fy, fz, e, w) for each pair within the cutoff of the two atoms' types, with the pair's force
-// on i, its energy (only with EV) and r_ij . F_ij, each rounded to double from the pair's precision.
+// on i (double), its energy (only with EV) and r_ij . F_ij, rounded to double from the pair's precision.
 template <bool EV, class Pair, class OnPair>
 KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, const NeighborView& neigh,
                                        const PairTable<Pair>& pairs, int i, int jbegin, int jend, double& fx,
@@ -36,8 +37,8 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, c
   const int ti = type(i);
   for (int jj = jbegin; jj < jend; ++jj) {
     const int j = neigh(i, jj);
-    const Real dx = static_cast<Real>(xi - x(j, 0)), dy = static_cast<Real>(yi - x(j, 1)),
-               dz = static_cast<Real>(zi - x(j, 2));
+    const double dxd = xi - x(j, 0), dyd = yi - x(j, 1), dzd = zi - x(j, 2);
+    const Real dx = static_cast<Real>(dxd), dy = static_cast<Real>(dyd), dz = static_cast<Real>(dzd);
     const Real rsq = dx * dx + dy * dy + dz * dz;
     const Pair& pair = pairs(ti, type(j));
     if (rsq >= pair.cutsq) continue;
@@ -46,8 +47,8 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, c
       pair.compute(rsq, fpair, e);
     else
       pair.compute_force(rsq, fpair);
-    const double fxp = static_cast<double>(dx * fpair), fyp = static_cast<double>(dy * fpair),
-                 fzp = static_cast<double>(dz * fpair);
+    const double fd = static_cast<double>(fpair);
+    const double fxp = dxd * fd, fyp = dyd * fd, fzp = dzd * fd;
     fx += fxp;
     fy += fyp;
     fz += fzp;
@@ -56,17 +57,18 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, c
 }
 
 // Half list on the host (CPU backends): each row in chunks of k_row_chunk neighbours held in stack arrays,
-// in three passes: gather the separations (double) (and, with several types, each neighbour's evaluator); evaluate
-// every pair without a branch, the cutoff as a mask (the loop the compiler vectorises: no scatter, no
+// in three passes: gather the separations in double (and, with several types, each neighbour's evaluator);
+// evaluate every pair without a branch, the cutoff as a mask (the loop the compiler vectorises: no scatter, no
 // data-dependent branch, so a liquid's neighbours beyond the cutoff cost no mispredictions); scatter the
 // reactions onto the owned neighbours. OneType: one evaluator for the whole row (a run of one type).
 constexpr int k_row_chunk = 64;
 
 // The masked evaluation of pass two over n gathered pairs, at the precision of the evaluator (Real): each
-// separation (double) is rounded to Real, the pair's force computed in Real, and its components, rounded to
-// double, replace the separation in dx, dy, dz (pass three subtracts them from the neighbours: the same
-// numbers as those added to atom i, so momentum is conserved pair by pair). Adds the force on atom i to fi,
-// the energy and virial (weighted by w) to e and v. Every conversion is in this vectorised loop.
+// separation (double) is rounded to Real, the pair's force factor computed in Real and rounded to double, and
+// the force components, separation times factor in double, replace the separation in dx, dy, dz (pass three
+// subtracts them from the neighbours: the same numbers as those added to atom i, so momentum is conserved
+// pair by pair). Adds the force on atom i to fi, the energy and virial (weighted by w) to e and v. Every
+// conversion is in this vectorised loop.
 template <bool EV, class Real, class PairOf>
 KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* dz, const PairOf& pair_of, double w,
                                          double& fxi, double& fyi, double& fzi, double& e, double& v) {
@@ -85,8 +87,8 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
       pair.compute_force(rsq, fpair);
     const bool inside = rsq < pair.cutsq;
     fpair = inside ? fpair : Real(0);  // a select, not a branch
-    const double fx = static_cast<double>(rx * fpair), fy = static_cast<double>(ry * fpair),
-                 fz = static_cast<double>(rz * fpair);
+    const double fd = static_cast<double>(fpair);
+    const double fx = dx[k] * fd, fy = dy[k] * fd, fz = dz[k] * fd;
     sx += fx;
     sy += fy;
     sz += fz;
