@@ -3,6 +3,7 @@
 //
 //   md::pair::force (no energy)   the force kernel as most time steps call it
 //   md::pair::force (energy)      the force kernel on thermo steps (energy and virial too)
+//   md::pair::force_mixed         the force kernel in mixed precision (md.precision = "mixed")
 //   md::neighbor::build           binning and half neighbour list build
 //
 // Times are measured around Kokkos::fence() (manual time), so they are right for GPU backends too.
@@ -80,7 +81,8 @@ double weighted_pairs(const md::AtomStore& atoms, const md::NeighborList& list) 
 // The pair forces on the owned atoms, as MdSolver::compute_forces() makes them: under Newton (a host
 // half list) the reactions on ghosts are sent back to their owners through halo, the solver's ghost plan
 // (which the benchmark's atom copies share: same atoms, same order).
-md::PairTally forces(const md::AtomStore& atoms, const md::NeighborList& list, const md::PairTable<md::PairLJCut>& pair,
+template <class Pair>
+md::PairTally forces(const md::AtomStore& atoms, const md::NeighborList& list, const md::PairTable<Pair>& pair,
                      md::ForceScatter& scatter, bool energy, md::Halo& halo) {
   const int zeroed = list.newton() ? atoms.nall() : atoms.nlocal;
   Kokkos::deep_copy(Kokkos::subview(atoms.f, std::make_pair(0, zeroed), Kokkos::ALL), 0.0);
@@ -116,6 +118,7 @@ struct Problem {
   std::unique_ptr<md::MdSolver> solver;
   md::NeighborList list;
   md::PairTable<md::PairLJCut> pair;  // one type
+  md::PairTable<md::PairLJCutMixed> pair_mixed;  // the same in mixed precision (md.precision = "mixed")
   md::ForceScatter scatter;
   double lattice_virial = 0;  // per atom, from the force kernel with energy at setup
 
@@ -134,6 +137,7 @@ struct Problem {
     cfg.lattice_temperature = 1.44;
     cfg.lattice_seed = 87287;
     pair = md::single_type_table(md::PairLJCut(cfg.epsilon, cfg.sigma, cfg.cutoff, cfg.shift));
+    pair_mixed = md::single_type_table(md::PairLJCutMixed(cfg.epsilon, cfg.sigma, cfg.cutoff, cfg.shift));
     transport = comm::make_transport("mpi", comm);
     solver = std::make_unique<md::MdSolver>(cfg, comm, *transport, nullptr);
     solver->setup();
@@ -219,6 +223,46 @@ void BM_lj_force(benchmark::State& state) {
   if (!s.str().empty()) fail(state, "md::pair::force: " + s.str());
 }
 
+// Mixed precision: timed as md::pair::force; checked on the displaced copy against the double kernel (each
+// component within 1e-5 of the largest force, not bitwise equal: the float path ran) and for momentum.
+void BM_lj_force_mixed(benchmark::State& state) {
+  auto& p = problem();
+  const auto& atoms = p.solver->atoms();
+  for (auto _ : state) {
+    Kokkos::fence();
+    auto t0 = std::chrono::steady_clock::now();
+    forces(atoms, p.list, p.pair_mixed, p.scatter, false, p.solver->halo());
+    Kokkos::fence();
+    state.SetIterationTime(elapsed(t0));
+  }
+  set_counters(state, p);
+  auto& d = p.displaced;
+  auto f_double = Kokkos::create_mirror(d.f);
+  auto f_mixed = Kokkos::create_mirror(d.f);
+  forces(d, p.displaced_list, p.pair, p.displaced_scatter, false, p.solver->halo());
+  Kokkos::deep_copy(f_double, d.f);
+  forces(d, p.displaced_list, p.pair_mixed, p.displaced_scatter, false, p.solver->halo());
+  Kokkos::deep_copy(f_mixed, d.f);
+  double max_f = 0, max_diff = 0, sum[3] = {0, 0, 0};
+  for (int i = 0; i < d.nlocal; ++i)
+    for (int c = 0; c < 3; ++c) {
+      max_f = std::max(max_f, std::abs(f_double(i, c)));
+      max_diff = std::max(max_diff, std::abs(f_mixed(i, c) - f_double(i, c)));
+      sum[c] += f_mixed(i, c);
+    }
+  const double net = std::sqrt(sum[0] * sum[0] + sum[1] * sum[1] + sum[2] * sum[2]);
+  std::ostringstream s;
+  s.precision(6);
+  if (!(max_f > 1.0))
+    s << "displaced lattice: largest force component " << max_f << " epsilon/sigma, expected > 1";
+  else if (!(max_diff <= 1e-5 * max_f) || max_diff == 0)
+    s << "displaced lattice: mixed and double forces differ by up to " << max_diff << " (largest " << max_f
+      << "), expected (0, 1e-5] of it";
+  else if (!(net <= 1e-9 * max_f * d.nlocal))
+    s << "displaced lattice: net force " << net << " epsilon/sigma, expected 0";
+  if (!s.str().empty()) fail(state, "md::pair::force_mixed: " + s.str());
+}
+
 void BM_lj_force_energy(benchmark::State& state) {
   auto& p = problem();
   const auto& atoms = p.solver->atoms();
@@ -272,6 +316,7 @@ void BM_neighbor_build(benchmark::State& state) {
 }
 
 BENCHMARK(BM_lj_force)->Name("md::pair::force")->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_lj_force_mixed)->Name("md::pair::force_mixed")->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_lj_force_energy)->Name("md::pair::force_energy")->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_neighbor_build)->Name("md::neighbor::build")->UseManualTime()->Unit(benchmark::kMillisecond);
 

@@ -12,8 +12,9 @@ deck there), each run at every rank count of --ranks (default: 1, 2, 4, ... up t
 title, program, scaling (strong: fixed size; weak: fixed size per rank) and the sizes of the full,
 --quick and --smoke runs (see bench/README.md). The decks shipped:
   lj          LJ melt (bench/lj-bench.toml, LAMMPS in.lj) at 32k, 256k, 2M atoms (strong), spotrun
-              `run` against LAMMPS `lmp` and `lmp -sf opt` (its OPT package; two peers) when installed:
-              atom-steps/s and their ratios
+              `run` in double and in mixed precision (md.precision) against LAMMPS `lmp` and `lmp -sf opt`
+              (its OPT package; two peers) when installed: atom-steps/s, their ratios and the targets of
+              the ratios (LJ_TARGETS)
   lj-weak     the same at 32k atoms per rank (weak)
   fluid       Taylor-Green RK4 step at 64^3, 128^3, 256^3 (strong) against its FFT floor, 36 of spotrun's
               unpruned distributed transforms of the grid measured in the same run (bench_fluid), with
@@ -317,6 +318,14 @@ class Task:
             suite, kind, scaling, size, ranks, cost, label)
 
 
+# The targets of the LJ strong-scaling ratios (on the CPUs of the suite's machine, peers in the same
+# run): record name -> the least ratio to its reference. report.md says for each whether it is met.
+LJ_TARGETS = {"lj.spotrun": 2.0, "lj.spotrun-mixed": 3.0, "lj.spotrun-mixed-vs-opt": 2.5}
+
+# The spotrun runs of an LJ measurement: record name suffix -> md.precision.
+LJ_PRECISIONS = (("", "double"), ("-mixed", "mixed"))
+
+
 def lj_steps(atoms):
     # 2M atoms: 40 steps (two list rebuilds, as 100 steps have five: the same share of rebuild steps).
     return 100 if atoms <= 300000 else 40
@@ -324,11 +333,12 @@ def lj_steps(atoms):
 
 def predicted_cost(kind, total, ranks, repeat, peers, cores):
     """Seconds, a rough model of this 2-core machine; the progress line rescales it by what it measures.
-    peers: the LAMMPS runs per spotrun run of an LJ measurement (0, 1 or 2)."""
+    peers: the LAMMPS runs per spotrun run of an LJ measurement (0, 1 or 2); an LJ measurement runs spotrun
+    once per precision (LJ_PRECISIONS)."""
     eff = min(ranks, cores) / max(1.0, ranks / cores) if ranks > cores else ranks
     if kind == "lj":
         per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
-        return repeat * per * (1 + peers)
+        return repeat * per * (len(LJ_PRECISIONS) + peers)
     if kind in ("fluid", "fft"):
         step = 1.5e-8 * total * math.log2(max(total, 2)) / eff
         return 1.5 + total * 4e-7 + (repeat + 1) * 2.2 * step
@@ -420,32 +430,40 @@ class Suite:
             cells = [c, c, c]
         atoms = 4 * cells[0] * cells[1] * cells[2]
         steps = lj_steps(atoms)
-        spot, peer, peer_opt = [], [], []
-        spot_cmd = lmp_cmd = opt_cmd = ""
+        spot = {suffix: [] for suffix, _ in LJ_PRECISIONS}
+        spot_cmd = {suffix: "" for suffix, _ in LJ_PRECISIONS}
+        peer, peer_opt = [], []
+        lmp_cmd = opt_cmd = ""
         version = ""
-        runs = 1 + (1 if self.lammps else 0) + (1 if self.lammps and not self.args.no_opt else 0)
+        runs = len(LJ_PRECISIONS) + (1 if self.lammps else 0) + (1 if self.lammps and not self.args.no_opt else 0)
         lmp_args = ["-in", LMP_INPUT, "-var", "x", f"{cells[0] / 20:g}", "-var", "y", f"{cells[1] / 20:g}",
                     "-var", "z", f"{cells[2] / 20:g}", "-var", "steps", steps, "-log", "none", "-nocite"]
         for rep in range(self.args.repeat):
-            self.progress.note(task, rep / self.args.repeat, f"spotrun run {rep + 1}/{self.args.repeat}")
-            outdir = tempfile.mkdtemp(prefix="lj.", dir=self.scratch)
-            try:
-                out, spot_cmd = self.runner.run(f"lj-spotrun-{atoms}-np{r}-{rep}", r, [
-                    self.spotrun, "run", LJ_DECK, "--set", f"md.lattice.cells=[{cells[0]},{cells[1]},{cells[2]}]",
-                    "--set", f"run.steps={steps}", "--output-dir", outdir, "--resume", "never"])
-            finally:
-                shutil.rmtree(outdir, ignore_errors=True)
-            spot.append(parse_spotrun_rate(out, "spotrun"))
+            done = 0
+            for suffix, precision in LJ_PRECISIONS:
+                self.progress.note(task, (rep + done / runs) / self.args.repeat,
+                                   f"spotrun run ({precision}) {rep + 1}/{self.args.repeat}")
+                outdir = tempfile.mkdtemp(prefix="lj.", dir=self.scratch)
+                try:
+                    out, spot_cmd[suffix] = self.runner.run(f"lj-spotrun{suffix}-{atoms}-np{r}-{rep}", r, [
+                        self.spotrun, "run", LJ_DECK, "--set", f"md.lattice.cells=[{cells[0]},{cells[1]},{cells[2]}]",
+                        "--set", f"run.steps={steps}", "--set", f"md.precision={precision}", "--output-dir", outdir,
+                        "--resume", "never"])
+                finally:
+                    shutil.rmtree(outdir, ignore_errors=True)
+                spot[suffix].append(parse_spotrun_rate(out, f"spotrun ({precision})"))
+                done += 1
             if self.lammps:
-                self.progress.note(task, (rep + 1 / runs) / self.args.repeat, f"LAMMPS run {rep + 1}/{self.args.repeat}")
+                self.progress.note(task, (rep + done / runs) / self.args.repeat, f"LAMMPS run {rep + 1}/{self.args.repeat}")
                 out, lmp_cmd = self.runner.run(f"lj-lammps-{atoms}-np{r}-{rep}", r, [self.lammps] + lmp_args,
                                                cwd=self.scratch)
                 peer.append(parse_lammps_rate(out, "LAMMPS"))
                 m = re.search(r"LAMMPS \(([^)]+)\)", out)
                 version = m.group(1) if m else version
+                done += 1
             if self.lammps and not self.args.no_opt:
                 # The same input and arguments with LAMMPS's OPT package: the suffix switch makes lj/cut lj/cut/opt.
-                self.progress.note(task, (rep + 2 / runs) / self.args.repeat,
+                self.progress.note(task, (rep + done / runs) / self.args.repeat,
                                    f"LAMMPS -sf opt run {rep + 1}/{self.args.repeat}")
                 out, opt_cmd = self.runner.run(f"lj-lammps-opt-{atoms}-np{r}-{rep}", r,
                                                [self.lammps, "-sf", "opt"] + lmp_args, cwd=self.scratch)
@@ -454,21 +472,34 @@ class Suite:
         details = {"steps": steps, "cells": cells}
         common = dict(suite=task.suite, metric="throughput", unit="atom-steps/s", better="higher", size=atoms,
                       size_unit="atoms", scaling=task.scaling)
-        ref = None
+
+        def with_target(name, d):
+            if task.scaling == "strong" and name in LJ_TARGETS:
+                return dict(d, target_ratio=LJ_TARGETS[name])
+            return d
+
+        ref = opt = None
         if peer:
             ref = self.add(sr.make_record(base, name="lj.lammps", role="peer", program=f"LAMMPS {version}".strip(),
                                           samples=peer, command=lmp_cmd, details=details, **common))
-        own = self.add(sr.make_record(base, name="lj.spotrun", role="measurement", program="spotrun run",
-                                      samples=spot, command=spot_cmd, reference=ref, details=details, **common))
         if peer_opt:
-            # The same spotrun samples against the second peer, a record of its own so that its ratio is recorded
-            # and checked as every other; samples_of marks the samples as lj.spotrun's: --compare judges them there.
             opt = self.add(sr.make_record(base, name="lj.lammps-opt", role="peer",
                                           program=" ".join(x for x in ("LAMMPS", version, "-sf opt") if x),
                                           samples=peer_opt, command=opt_cmd, details=details, **common))
-            self.add(sr.make_record(base, name="lj.spotrun-vs-opt", role="measurement", program="spotrun run",
-                                    samples=spot, command=spot_cmd, reference=opt,
-                                    details=dict(details, samples_of=own["id"]), **common))
+        for suffix, precision in LJ_PRECISIONS:
+            name = f"lj.spotrun{suffix}"
+            d = dict(details, precision=precision)
+            own = self.add(sr.make_record(base, name=name, role="measurement", program=f"spotrun run ({precision})",
+                                          samples=spot[suffix], command=spot_cmd[suffix], reference=ref,
+                                          details=with_target(name, d) if ref else d, **common))
+            if opt:
+                # The same spotrun samples against the second peer, a record of its own so that its ratio is
+                # recorded and checked as every other; samples_of marks the samples as the first record's:
+                # --compare judges them there.
+                self.add(sr.make_record(base, name=f"{name}-vs-opt", role="measurement",
+                                        program=f"spotrun run ({precision})", samples=spot[suffix],
+                                        command=spot_cmd[suffix], reference=opt,
+                                        details=with_target(f"{name}-vs-opt", dict(d, samples_of=own["id"])), **common))
 
     def grid(self, task):
         f = factor3(task.ranks) if task.scaling == "weak" else (1, 1, 1)

@@ -3,6 +3,11 @@
 // kind (neighbor.hpp): the half list updates both atoms of an owned pair (a scatter: atomics on a GPU),
 // the full list only the atom of the thread (no atomics: the GPU default, bitwise reproducible). The half
 // list has a host loop of its own (CPU backends, the default there), written for the compiler's vectoriser.
+// Every loop runs at the precision of its evaluator (Pair::real_type, precision.hpp): the separation of a pair
+// is taken in double and rounded to Real, the pair's distance, force factor and energy are Real; the force
+// components are the double separation times the factor rounded to double, and every sum over pairs (forces
+// on atoms, reactions, energy, virial) is double. In double the operations are those of a double-only loop,
+// in the same order.
 #include <Kokkos_ScatterView.hpp>
 
 #include "atoms.hpp"
@@ -21,65 +26,78 @@ using ForceScatter = Kokkos::Experimental::ScatterView<double* [3], Kokkos::Layo
 namespace impl {
 
 // Sum over the neighbours jj in [jbegin, jend) of row i of the pair force on atom i; calls
-// on_pair(j, dx, dy, dz, fpair, e) for each pair within the cutoff of the two atoms' types (e only with EV).
+// on_pair(j, fx, fy, fz, e, w) for each pair within the cutoff of the two atoms' types, with the pair's force
+// on i (double), its energy (only with EV) and r_ij . F_ij, rounded to double from the pair's precision.
 template <bool EV, class Pair, class OnPair>
 KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, const NeighborView& neigh,
                                        const PairTable<Pair>& pairs, int i, int jbegin, int jend, double& fx,
                                        double& fy, double& fz, const OnPair& on_pair) {
+  using Real = typename Pair::real_type;
   const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
   const int ti = type(i);
   for (int jj = jbegin; jj < jend; ++jj) {
     const int j = neigh(i, jj);
-    const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
-    const double rsq = dx * dx + dy * dy + dz * dz;
+    const double dxd = xi - x(j, 0), dyd = yi - x(j, 1), dzd = zi - x(j, 2);
+    const Real dx = static_cast<Real>(dxd), dy = static_cast<Real>(dyd), dz = static_cast<Real>(dzd);
+    const Real rsq = dx * dx + dy * dy + dz * dz;
     const Pair& pair = pairs(ti, type(j));
     if (rsq >= pair.cutsq) continue;
-    double fpair, e = 0;
+    Real fpair, e = 0;
     if (EV)
       pair.compute(rsq, fpair, e);
     else
       pair.compute_force(rsq, fpair);
-    fx += dx * fpair;
-    fy += dy * fpair;
-    fz += dz * fpair;
-    on_pair(j, dx, dy, dz, fpair, rsq, e);
+    const double fd = static_cast<double>(fpair);
+    const double fxp = dxd * fd, fyp = dyd * fd, fzp = dzd * fd;
+    fx += fxp;
+    fy += fyp;
+    fz += fzp;
+    on_pair(j, fxp, fyp, fzp, static_cast<double>(e), static_cast<double>(rsq * fpair));
   }
 }
 
 // Half list on the host (CPU backends): each row in chunks of k_row_chunk neighbours held in stack arrays,
-// in three passes: gather the separations (and, with several types, each neighbour's evaluator); evaluate
-// every pair without a branch, the cutoff as a mask (the loop the compiler vectorises: no scatter, no
+// in three passes: gather the separations in double (and, with several types, each neighbour's evaluator);
+// evaluate every pair without a branch, the cutoff as a mask (the loop the compiler vectorises: no scatter, no
 // data-dependent branch, so a liquid's neighbours beyond the cutoff cost no mispredictions); scatter the
 // reactions onto the owned neighbours. OneType: one evaluator for the whole row (a run of one type).
 constexpr int k_row_chunk = 64;
 
-// The masked evaluation of pass two over n gathered pairs; adds the force on atom i to fi, the reaction
-// factors to fp, the energy and virial (weighted by w) to e and v.
-template <bool EV, class PairOf>
-KOKKOS_INLINE_FUNCTION void masked_pairs(int n, const double* dx, const double* dy, const double* dz, double* fp,
-                                         const PairOf& pair_of, double w, double& fxi, double& fyi, double& fzi,
-                                         double& e, double& v) {
+// The masked evaluation of pass two over n gathered pairs, at the precision of the evaluator (Real): each
+// separation (double) is rounded to Real, the pair's force factor computed in Real and rounded to double, and
+// the force components, separation times factor in double, replace the separation in dx, dy, dz (pass three
+// subtracts them from the neighbours: the same numbers as those added to atom i, so momentum is conserved
+// pair by pair). Adds the force on atom i to fi, the energy and virial (weighted by w) to e and v. Every
+// conversion is in this vectorised loop.
+template <bool EV, class Real, class PairOf>
+KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* dz, const PairOf& pair_of, double w,
+                                         double& fxi, double& fyi, double& fzi, double& e, double& v) {
   double sx = 0, sy = 0, sz = 0, se = 0, sv = 0;
 #if defined(SPOTRUN_OMP_SIMD)
 #pragma omp simd reduction(+ : sx, sy, sz, se, sv)
 #endif
   for (int k = 0; k < n; ++k) {
-    const double rsq = dx[k] * dx[k] + dy[k] * dy[k] + dz[k] * dz[k];
+    const Real rx = static_cast<Real>(dx[k]), ry = static_cast<Real>(dy[k]), rz = static_cast<Real>(dz[k]);
+    const Real rsq = rx * rx + ry * ry + rz * rz;
     const auto& pair = pair_of(k);
-    double fpair, ek = 0;
+    Real fpair, ek = 0;
     if (EV)
       pair.compute(rsq, fpair, ek);
     else
       pair.compute_force(rsq, fpair);
     const bool inside = rsq < pair.cutsq;
-    fpair = inside ? fpair : 0.0;  // a select, not a branch
-    sx += dx[k] * fpair;
-    sy += dy[k] * fpair;
-    sz += dz[k] * fpair;
-    fp[k] = fpair;
+    fpair = inside ? fpair : Real(0);  // a select, not a branch
+    const double fd = static_cast<double>(fpair);
+    const double fx = dx[k] * fd, fy = dy[k] * fd, fz = dz[k] * fd;
+    sx += fx;
+    sy += fy;
+    sz += fz;
+    dx[k] = fx;
+    dy[k] = fy;
+    dz[k] = fz;
     if (EV) {
-      se += inside ? ek : 0.0;
-      sv += rsq * fpair;
+      se += static_cast<double>(inside ? ek : Real(0));
+      sv += static_cast<double>(rsq * fpair);
     }
   }
   fxi += sx;
@@ -104,13 +122,14 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
   auto f = atoms.f;
   scatter.reset_except(f);
   PairTally t;
+  using Real = typename Pair::real_type;
   auto body = [=](int i, double& energy, double& virial) {
     auto fa = scatter.access();
     const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
     const int ti = type(i);
     const Pair pii = pairs(ti, ti);
     double fxi = 0, fyi = 0, fzi = 0;
-    double dx[k_row_chunk], dy[k_row_chunk], dz[k_row_chunk], fp[k_row_chunk];
+    double dx[k_row_chunk], dy[k_row_chunk], dz[k_row_chunk];  // separations, then pair forces
     Pair pj[OneType ? 1 : k_row_chunk];
     // Owned neighbours (front of the row: the reaction goes to j, the pair counts whole), then ghosts
     // (back of the row). Under Newton a ghost pair is listed on this side alone: its reaction goes to the
@@ -130,17 +149,17 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
           if (!OneType) pj[k] = pairs(ti, type(j));
         }
         if (OneType)
-          masked_pairs<EV>(n, dx, dy, dz, fp, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi, fyi,
-                           fzi, energy, virial);
+          masked_pairs<EV, Real>(n, dx, dy, dz, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
+                                 fyi, fzi, energy, virial);
         else
-          masked_pairs<EV>(n, dx, dy, dz, fp, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5, fxi,
-                           fyi, fzi, energy, virial);
+          masked_pairs<EV, Real>(n, dx, dy, dz, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5,
+                                 fxi, fyi, fzi, energy, virial);
         if (owned)
           for (int k = 0; k < n; ++k) {
             const int j = row[k];
-            fa(j, 0) -= dx[k] * fp[k];
-            fa(j, 1) -= dy[k] * fp[k];
-            fa(j, 2) -= dz[k] * fp[k];
+            fa(j, 0) -= dx[k];
+            fa(j, 1) -= dy[k];
+            fa(j, 2) -= dz[k];
           }
       }
     }
@@ -181,20 +200,20 @@ PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& li
     auto fa = scatter.access();
     double fxi = 0, fyi = 0, fzi = 0;
     row_forces<EV>(x, type, neigh, pair, i, 0, numneigh(i), fxi, fyi, fzi,
-                   [&](int j, double dx, double dy, double dz, double fpair, double rsq, double e) {
-                     fa(j, 0) -= dx * fpair;
-                     fa(j, 1) -= dy * fpair;
-                     fa(j, 2) -= dz * fpair;
+                   [&](int j, double fx, double fy, double fz, double e, double w) {
+                     fa(j, 0) -= fx;
+                     fa(j, 1) -= fy;
+                     fa(j, 2) -= fz;
                      if (EV) {
                        energy += e;
-                       virial += rsq * fpair;
+                       virial += w;
                      }
                    });
     row_forces<EV>(x, type, neigh, pair, i, maxn - numghost(i), maxn, fxi, fyi, fzi,
-                   [&](int, double, double, double, double fpair, double rsq, double e) {
+                   [&](int, double, double, double, double e, double w) {
                      if (EV) {
                        energy += 0.5 * e;
-                       virial += 0.5 * rsq * fpair;
+                       virial += 0.5 * w;
                      }
                    });
     fa(i, 0) += fxi;
@@ -230,10 +249,10 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
   PairTally t;
   auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& virial) {
     double fxi = 0, fyi = 0, fzi = 0;
-    auto tally = [&](int, double, double, double, double fpair, double rsq, double e) {
+    auto tally = [&](int, double, double, double, double e, double w) {
       if (EV) {
         energy += 0.5 * e;
-        virial += 0.5 * rsq * fpair;
+        virial += 0.5 * w;
       }
     };
     row_forces<EV>(x, type, neigh, pair, i, 0, numneigh(i), fxi, fyi, fzi, tally);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "precision.hpp"
+
 namespace spotrun::md {
 
 enum class Ensemble { Nve, Langevin, Nvt };
@@ -28,7 +30,9 @@ struct PairCoeffSpec {
 };
 // Neighbour list kind (neighbor.hpp): by default a full list where kernels run on a GPU (no atomics,
 // bitwise reproducible), a half list on CPUs (half the pair evaluations).
-enum class NeighborListKind { ByBackend, Half, Full };
+// HalfNoNewton: a half list without Newton's third law across ghosts (the device's half list; on the host
+// for tests: owned-ghost pairs computed on both ranks, nothing sent back).
+enum class NeighborListKind { ByBackend, Half, Full, HalfNoNewton };
 
 struct MdConfig {
   double dt = 0.005;             // tau
@@ -43,6 +47,7 @@ struct MdConfig {
   int tchain = 3;                // Nose-Hoover chain length
   std::uint64_t seed = 12345;    // Langevin random forces
 
+  Precision precision = Precision::Double;  // md.precision: of the pair forces (precision.hpp)
   std::string pair_style = "lj/cut";
   double epsilon = 1.0;          // epsilon
   double sigma = 1.0;            // sigma

@@ -61,6 +61,7 @@ std::vector<std::string> MdSolver::summary() {
   out.push_back("Atoms: " + std::to_string(m_natoms) + ", ghosts: " + std::to_string(static_cast<long long>(s[1])));
   out.push_back(std::string("Neighbors per atom (") + (m_neighbor.full() ? "full" : "half") +
                 (m_neighbor.newton() ? " list, newton on" : " list") + ", with skin): " + fmt(s[0] / static_cast<double>(m_natoms)));
+  out.push_back(std::string("Pair force precision: ") + precision_name(m_cfg.precision));
   out.push_back("Neighbor list builds = " + std::to_string(m_neighbor.builds()));
   out.push_back("Dangerous builds = " + std::to_string(m_dangerous_builds));
   // Timing breakdown: slowest rank per phase (load imbalance shows as max > total/ranks).

@@ -33,6 +33,7 @@ MdConfig config_from_deck(const Deck& d) {
   c.temperature = d.get_float("md.temperature");
   c.damp = d.get_float("md.damp");
   c.seed = static_cast<std::uint64_t>(d.get_int("md.seed"));
+  c.precision = d.get_string("md.precision") == "mixed" ? Precision::Mixed : Precision::Double;
   c.pair_style = d.get_string("md.pair.style");
   c.epsilon = d.get_float("md.pair.epsilon");
   c.sigma = d.get_float("md.pair.sigma");
@@ -97,6 +98,10 @@ std::vector<KeySpec> md_keys() {
        true},
       {"md.tchain", KeyType::Int, "3", "-", "Nose-Hoover chain length (LAMMPS fix nvt tchain); nvt only", 1, 100},
       {"md.seed", KeyType::Int, "12345", "-", "Seed of the Langevin random forces", 1, 9.2e18},
+      {"md.precision", KeyType::String, "\"double\"", "-",
+       "Arithmetic of the pair forces: double, or mixed (each pair's distance, force and energy in float from a "
+       "double separation; sums over pairs, positions, velocities and integration in double); may change on resume",
+       -1e300, 1e300, false, {"double", "mixed"}, true},
       // [[md.types]]
       {"md.types", KeyType::TableArray, "", "-",
        "Atom types in type order (type 1 first): [[md.types]] blocks with name, mass, fraction; default: one type "

@@ -125,7 +125,8 @@ void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& mas
   const double cutneigh = plan.cutneigh;
   m_grid = std::make_unique<comm::ProcessGrid>(m_comm, m_box, plan.dims);
   m_halo = std::make_unique<Halo>(m_comm, *m_grid, m_transport, cutneigh);
-  m_neighbor.setup(m_grid->sub_box(), cutneigh, full_neighbor_list());
+  m_neighbor.setup(m_grid->sub_box(), cutneigh, full_neighbor_list(),
+                   m_cfg.neighbor_list != NeighborListKind::HalfNoNewton);
   m_masses = masses;
   const int ntypes = static_cast<int>(masses.size());
   m_atoms.mass_by_type = DoubleView("md::mass", ntypes + 1);

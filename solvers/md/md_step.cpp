@@ -84,7 +84,8 @@ bool MdSolver::collect_moved_too_far() {
 
 bool MdSolver::full_neighbor_list() const {
   switch (m_cfg.neighbor_list) {
-    case NeighborListKind::Half: return false;
+    case NeighborListKind::Half:
+    case NeighborListKind::HalfNoNewton: return false;
     case NeighborListKind::Full: return true;
     case NeighborListKind::ByBackend: break;
   }

@@ -17,10 +17,10 @@ double NeighborList::bin_count(const comm::Box3& sub, double cutneigh) {
   return nbins;
 }
 
-void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full) {
+void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool newton) {
   m_cutneighsq = cutneigh * cutneigh;
   m_full = full;
-  m_newton = !full && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+  m_newton = newton && !full && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
   const double target = 0.5 * cutneigh;
   double binsize[3];
   int reach[3];

@@ -25,7 +25,8 @@ class NeighborList {
  public:
   NeighborList() = default;
   // cutneigh = cutoff + skin; the bin grid covers the sub-box extended by cutneigh. full: a full list.
-  void setup(const comm::Box3& sub_box, double cutneigh, bool full = false);
+  // newton = false: a host half list without Newton's third law across ghosts (as on a device; for tests).
+  void setup(const comm::Box3& sub_box, double cutneigh, bool full = false, bool newton = true);
   bool full() const { return m_full; }
   // Newton's third law across ghosts (LAMMPS newton on; the host half list): each owned-ghost pair is
   // listed on one side only, the one whose owned atom lies below the ghost (by z, then y, then x); the force

@@ -9,7 +9,8 @@ when there is any.
 - every suite of --suites measured at every rank count of --ranks, each with its reference (LAMMPS for
   lj when --lammps yes, raw FFTW for fft, the floors for fluid, checkpoint and halo); lj with --lammps yes
   also against LAMMPS -sf opt (lj.spotrun-vs-opt: the samples of lj.spotrun, and every -sf opt run's log
-  shows the pair style lj/cut/opt), without LAMMPS no such record;
+  shows the pair style lj/cut/opt), without LAMMPS no such record; the same for md.precision = "mixed"
+  (lj.spotrun-mixed, lj.spotrun-mixed-vs-opt); lj strong records against a peer carry their target;
 - report.md: a table per suite; summary.txt: one line per record; the three plots are PNG images.
 """
 import argparse
@@ -22,9 +23,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
 import suite_records as sr  # noqa: E402
 
 # suite kind -> [(measurement name, name of its reference record)]
-PEER_ONLY = {"lj.spotrun-vs-opt"}  # measured only against a peer: absent without LAMMPS
+# measured only against a peer: absent without LAMMPS; their samples are those of the measurement named
+PEER_ONLY = {"lj.spotrun-vs-opt": "lj.spotrun", "lj.spotrun-mixed-vs-opt": "lj.spotrun-mixed"}
 EXPECTED = {
-    "lj": [("lj.spotrun", "lj.lammps"), ("lj.spotrun-vs-opt", "lj.lammps-opt")],
+    "lj": [("lj.spotrun", "lj.lammps"), ("lj.spotrun-vs-opt", "lj.lammps-opt"), ("lj.spotrun-mixed", "lj.lammps"),
+           ("lj.spotrun-mixed-vs-opt", "lj.lammps-opt")],
     "fluid": [("fluid.step", "fluid.fft_floor")],
     "fft": [("fft.transform", "fft.fftw_raw")],
     "checkpoint": [("checkpoint.write", "checkpoint.raw_write"), ("checkpoint.read", "checkpoint.raw_read")],
@@ -79,9 +82,14 @@ def main():
                     if r["scaling"] != ("weak" if suite.endswith("-weak") else "strong"):
                         problems.append(f"{r['id']}: scaling {r['scaling']}")
                     if name in PEER_ONLY:  # the same samples as the measurement it repeats, checked here too
-                        own = by_id.get(f"lj.spotrun/{r['scaling']}/atoms={int(r['size'])}/np={np}")
+                        own = by_id.get(f"{PEER_ONLY[name]}/{r['scaling']}/atoms={int(r['size'])}/np={np}")
                         if own is None or own["samples"] != r["samples"]:
-                            problems.append(f"{r['id']}: samples are not those of lj.spotrun at the same size")
+                            problems.append(f"{r['id']}: samples are not those of {PEER_ONLY[name]} at the same size")
+    for r in records:  # the LJ targets: on the strong-scaling records against a peer, and in report.md
+        want = r["suite"] == "lj" and r["reference"] is not None and r["name"] in (
+            "lj.spotrun", "lj.spotrun-mixed", "lj.spotrun-mixed-vs-opt")
+        if want != ("target_ratio" in (r.get("details") or {})):
+            problems.append(f"{r['id']}: target_ratio {'missing' if want else 'unexpected'}")
     if a.lammps == "yes" and any(suite.split("-")[0] == "lj" for suite in a.suites.split(",")):
         logs = [os.path.join(a.dir, "logs", f) for f in sorted(os.listdir(os.path.join(a.dir, "logs")))]
         opt_logs = [f for f in logs if "-lj-lammps-opt-" in os.path.basename(f)]
@@ -94,6 +102,8 @@ def main():
                     problems.append(f"{f}: no 'pair lj/cut/opt': the -sf opt switch did not act")
     with open(os.path.join(a.dir, "report.md")) as f:
         report = f.read()
+    if any("target_ratio" in (r.get("details") or {}) for r in records) and "## Targets" not in report:
+        problems.append("report.md: no Targets section")
     for suite in a.suites.split(","):
         if f"(`{suite}`)" not in report:
             problems.append(f"report.md: no table of suite {suite}")

@@ -45,6 +45,15 @@ out_of_range)
     expect_input_error
     expect_in "$ERR" "md.lattice.cells"
     ;;
+bad_precision)
+    # md.precision takes "double" or "mixed" (docs/md.md, Precision); anything else names both.
+    good_deck ok.toml
+    run "$NP" run ok.toml --set md.precision=single --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "md.precision"
+    expect_in "$ERR" "single"
+    expect_in "$ERR" '"double", "mixed"'
+    ;;
 bad_data_file)
     { data_header 3; printf '1 1 1.0 1.0 1.0\n2 1 5.0 5.0\n3 1 8.0 8.0 8.0\n'; } >bad.data
     line=$(grep -n '^2 1 5.0 5.0$' bad.data | cut -d: -f1)
