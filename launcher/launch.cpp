@@ -323,6 +323,27 @@ bool run_lock_held(const std::string& outdir) {
   return held;
 }
 
+// Sends SIGKILL to every process of this machine whose environment holds `entry` (NAME=VALUE, exactly);
+// returns how many. Processes that cannot be read (gone, another user's) are skipped.
+int kill_local_processes_with(const std::string& entry) {
+  int killed = 0;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator("/proc", ec)) {
+    const std::string name = d.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == ::getpid()) continue;
+    std::ifstream in(d.path() / "environ", std::ios::binary);
+    std::string var;
+    while (std::getline(in, var, '\0'))
+      if (var == entry) {
+        if (::kill(pid, SIGKILL) == 0) ++killed;
+        break;
+      }
+  }
+  return killed;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Signals: the handler writes the signal number into a pipe that the supervising loops poll.
 
@@ -1312,6 +1333,11 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
     ::kill(-pid, SIGKILL);
     log("attempt " + std::to_string(number) + ": processes of mpirun's process group still ran 10 s after it ended: killed");
   }
+  // mpirun's rsh launcher puts each ssh client in a process group of its own: one whose node was lost
+  // silently waits on a half-open connection for as long as TCP allows. They carry the attempt's id.
+  if (const int left = kill_local_processes_with(attempt_env))
+    log("attempt " + std::to_string(number) + ": " + std::to_string(left) + " process(es) of the attempt left on this "
+        "machine after mpirun (ssh clients in process groups of their own, ranks here): killed");
   a.ended = exited_at;
   read_outcome(a);
   if (a.stalled) {
