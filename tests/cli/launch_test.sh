@@ -261,12 +261,14 @@ netns_nodes() {
 link_down() { ip -n "$NS-sw" link set "v$1$$" down; }
 link_up() { ip -n "$NS-sw" link set "v$1$$" up; }
 node_signal() { kill "-$2" $(ip netns pids "$NS-$1") 2>/dev/null; }
-# netns_launch DIR ARGS...: spotrun launch in namespace h, in the background; LAUNCH_PID, OUT, ERR.
+# netns_launch DIR ARGS...: spotrun launch in namespace h (the head, with a PID namespace of its own too:
+# launch's sweep of its own machine must not see the nodes' processes), in the background; LAUNCH_PID,
+# OUT, ERR.
 netns_launch() {
     local dir=$1
     shift
     OUT="$dir.out" ERR="$dir.err"
-    timeout "${LAUNCH_LIMIT:-140}" ip netns exec "$NS-h" "$SPOTRUN" launch "$W/deck.toml" --output-dir "$dir" "$@" "${NET[@]}" >"$OUT" 2>"$ERR" &
+    timeout "${LAUNCH_LIMIT:-140}" ip netns exec "$NS-h" unshare --pid --kill-child --mount-proc "$SPOTRUN" launch "$W/deck.toml" --output-dir "$dir" "$@" "${NET[@]}" >"$OUT" 2>"$ERR" &
     LAUNCH_PID=$!
 }
 # loss_setup [FIRST]: the nodes, the victim and the hostfile of netns, noisy and partition (the knobs at
