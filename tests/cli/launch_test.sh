@@ -405,9 +405,9 @@ status)
     [[ ! -e "$W/u/launch.log" ]] || fail "launch started although its usage was bad"
     ;;
 kill)
-    mpirun_run 2 "$W/ref"
+    mpirun_run 2 "$W/ref" --set run.steps=600
     [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
-    launch_bg "$W/k" -np 2 --max-restarts 3
+    launch_bg "$W/k" -np 2 --max-restarts 3 --set run.steps=600
     wait_for "$W/k/checkpoints/ckpt-100.h5"
     # Past the checkpoint, so that steps are redone.
     for ((k = 0; k < 3000; ++k)); do [[ $(tail -1 "$W/k/thermo.csv" | cut -d, -f1) -ge 140 ]] && break; sleep 0.02; done
@@ -419,7 +419,7 @@ kill)
     expect_in "$W/k/launch.log" "killed: ended without a record (killed)"
     expect_in "$W/k/launch.log" "exited on signal 9"
     expect_count "$W/k/launch.log" ": start: 2 ranks on localhost:2" 2
-    expect_in "$W/k/launch.log" "summary: finished at step 1500. 2 attempts (1 restart)"
+    expect_in "$W/k/launch.log" "summary: finished at step 600. 2 attempts (1 restart)"
     expect_in "$W/k.out" "Resuming from $W/k/checkpoints/ckpt-"
     # Steps redone = the step reached minus the checkpoint step the relaunch resumed from.
     line=$(grep "attempt 1: end after" "$W/k/launch.log")
@@ -430,8 +430,8 @@ kill)
     [[ -n "$reached" && "$reached" -ge 140 ]] || fail "attempt 1 did not reach step 140: $line"
     [[ "$newest" == "$resumed" ]] || fail "attempt 2 resumed from step $resumed, not the newest checkpoint $newest"
     [[ "$redone" -eq $((reached - newest)) ]] || fail "steps redone $redone, expected $reached - $newest: $line"
-    expect_in "$W/k/launch.log" "summary: finished at step 1500. 2 attempts (1 restart), $redone step"
-    status_has "$W/k" '"state":"finished","exit_code":0,"step":1500'
+    expect_in "$W/k/launch.log" "summary: finished at step 600. 2 attempts (1 restart), $redone step"
+    status_has "$W/k" '"state":"finished","exit_code":0,"step":600'
     grep -q '"attempt":"[0-9]*-[0-9]*/2"' "$W/k/status.json" || fail "status.json is not attempt 2's"
     # Every dataset and attribute of final.h5 (h5diff without a tolerance: values compared exactly; the
     # files' bytes differ in HDF5's own metadata, such as object times), and /md/x and /md/v by name.
@@ -440,13 +440,13 @@ kill)
         fail "final.h5 after a SIGKILL and a relaunch is not bit-identical to the run in one go"
     ;;
 shrink)
-    mpirun_run 3 "$W/ref"
+    mpirun_run 3 "$W/ref" --set run.steps=600
     [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
     # Three hosts of one slot and a fourth that is gone (its probe fails before every attempt).
     fake_hosts
     echo 127.0.0.5 >"$W/down"
     printf '# three hosts; the fourth is gone\n127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.4 slots=1\n127.0.0.5 slots=2\n' >"$W/hosts"
-    launch_bg "$W/h" --hostfile "$W/hosts" --min-ranks 2 --probe-timeout 10 "${FAKE[@]}"
+    launch_bg "$W/h" --hostfile "$W/hosts" --min-ranks 2 --probe-timeout 10 --set run.steps=600 "${FAKE[@]}"
     wait_for "$W/h/checkpoints/ckpt-100.h5"
     # The hostfile loses 127.0.0.4 while the run goes on; then a rank is killed.
     printf '127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.5 slots=2\n' >"$W/hosts"
@@ -457,7 +457,7 @@ shrink)
     expect_count "$W/h/launch.log" "host 127.0.0.5 left out: its probe failed" 2
     expect_in "$W/h/launch.log" "attempt 1: start: 3 ranks on 127.0.0.2:1 127.0.0.3:1 127.0.0.4:1"
     expect_in "$W/h/launch.log" "attempt 2: start: 2 ranks on 127.0.0.2:1 127.0.0.3:1"
-    expect_in "$W/h/launch.log" "summary: finished at step 1500. 2 attempts (1 restart)"
+    expect_in "$W/h/launch.log" "summary: finished at step 600. 2 attempts (1 restart)"
     status_has "$W/h" '"ranks":2,"nodes":2'
     a=$(last_etotal "$W/ref")
     b=$(last_etotal "$W/h")
