@@ -1341,6 +1341,21 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   a.ended = exited_at;
   read_outcome(a);
   if (a.stalled) {
+    // A heartbeat written between launch's last look and the fence: the step reached is the last one any
+    // heartbeat of the attempt reported, as the run report reads it.
+    std::error_code hec;
+    for (const auto& e : fs::directory_iterator(fs::path(m_outdir) / "heartbeats", hec)) {
+      if (e.path().extension() != ".json") continue;
+      std::ifstream in(e.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+      if (!j.is_object() || j.value("attempt", nlohmann::json()) != a.id) continue;
+      if (j.contains("step") && j["step"].is_number_integer() && j["step"].get<long long>() > a.heartbeat_step) {
+        a.heartbeat_step = j["step"].get<long long>();
+        if (j.contains("step_unix") && j["step_unix"].is_number()) a.heartbeat_step_at = j["step_unix"].get<double>();
+      }
+    }
     // OUTDIR/status.json says so: the run's own record stays "running" (its rank 0 could not end it).
     nlohmann::json record;
     if (record_of(a.id, record)) {
