@@ -74,6 +74,6 @@ printf '|---|---|---|---|---|---|---|\n'
 for k in "${kinds[@]}"; do
     [[ ${runs[$k]} -gt 0 ]] || continue
     printf '| %s | %d | %d | %d | %d | %s s, %s s | %d s |\n' "$k" "${runs[$k]}" "${ok[$k]}" "${lost[$k]}" "${hung[$k]}" \
-        "$(awk -v a="${rel[$k]}" -v n="${ok[$k]}" 'BEGIN { printf "%.1f", n > 0 ? a / n : 0 }')" "${relmax[$k]}" \
+        "$(awk -v a="${rel[$k]}" -v n="${ok[$k]}" 'BEGIN { printf "%.1f", (n > 0 ? a / n : 0) }')" "${relmax[$k]}" \
         $((secs[$k] / runs[$k]))
 done

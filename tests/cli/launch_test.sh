@@ -20,7 +20,7 @@
 #   netns        two nodes in network namespaces reached through a real sshd: node b's link goes down,
 #                then its processes are killed; launch declares the stall, the fence leaves out node b (no
 #                answer), the relaunch on node a alone ends with the energy of an uninterrupted 2-rank run
-#                to 1e-6. Skipped (exit 77) without root, `ip netns`, a bridge, or sshd.
+#                to 1e-6. Skipped (exit 77) without root, `ip netns`, `unshare --pid`, a bridge, or sshd.
 #   doctor       launch --doctor: spotrun doctor before the attempt names a planted slow rank's host, the
 #                attempt runs without it
 #   noisy        (netns nodes) node b's processes killed, then its link down: relaunched on node a
