@@ -16,10 +16,6 @@ namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
 
-std::unique_ptr<io::NodeGroups> group_nodes(const comm::Communicator& comm) {
-  return std::make_unique<io::NodeGroups>(comm, comm::host_name());
-}
-
 bool is_level_index(const std::string& path) {
   return path.size() > 7 && path.compare(path.size() - 7, 7, ".levels") == 0;
 }

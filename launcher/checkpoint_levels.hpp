@@ -10,6 +10,7 @@
 #include "comm/communicator.hpp"
 #include "io/checkpoint_durable.hpp"
 #include "io/checkpoint_levels.hpp"
+#include "node_groups.hpp"
 
 namespace spotrun::launcher {
 
@@ -54,9 +55,8 @@ class CheckpointLevels {
   std::unique_ptr<io::DurableFlush> m_durable;
 };
 
-// The run's nodes grouped by host name (comm::host_name()), for reading level sets where no
-// CheckpointLevels exists (a resume, inspect, export). Collective.
-std::unique_ptr<io::NodeGroups> group_nodes(const comm::Communicator& comm);
+// group_nodes(comm) (launcher/node_groups.hpp): the run's nodes grouped by host name, for reading level
+// sets where no CheckpointLevels exists (a resume, inspect, export).
 
 // Whether a path names a level set's index (*.levels).
 bool is_level_index(const std::string& path);

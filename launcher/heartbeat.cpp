@@ -14,6 +14,7 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "fence.hpp"
+#include "node_groups.hpp"
 #include "run_status.hpp"
 
 namespace fs = std::filesystem;
@@ -52,8 +53,10 @@ double rank_stall_timeout(double fixed, double max_gap, bool untimed_write) {
 
 Heartbeat::Heartbeat(const comm::Communicator& comm, const std::string& outdir) {
   m_rank = comm.rank();
-  m_writer = comm.local_rank() == 0;
   m_host = comm::host_name();  // MPI_Get_processor_name: here, on the thread that may call MPI
+  // One writer per host name (the lowest rank of each), not per shared-memory node: simulated nodes on
+  // one machine, each with its own host name, each write their own file (launcher/node_groups.hpp).
+  m_writer = group_nodes(comm)->is_leader();
   if (const char* a = std::getenv(RunStatus::attempt_variable())) m_attempt = a;
   if (const char* t = std::getenv("SPOTRUN_STALL_TIMEOUT")) {
     char* end = nullptr;

@@ -2,8 +2,9 @@
 // Heartbeats and the in-rank watchdog of `spotrun run` (docs/cloud.md, "Stalls"). From the start of the
 // time loop (after the run report read the heartbeats a lost attempt left) to the end of the run, every
 // rank runs a helper thread (no MPI call: MPI runs FUNNELED) that wakes every 0.1 s:
-//  - on each node's local rank 0 it replaces OUTDIR/heartbeats/<host>.json (a temporary file renamed over
-//    it) every k_heartbeat_seconds with the step, the mean step time and the longest gap between
+//  - on the lowest rank of each host name (ranks grouped by MPI_Get_processor_name, as the checkpoint
+//    levels group them: launcher/node_groups.hpp) it replaces OUTDIR/heartbeats/<host>.json (a temporary
+//    file renamed over it) every k_heartbeat_seconds with the step, the mean step time and the longest gap between
 //    two step advances (checkpoint writes included), so that a supervisor reading the shared output
 //    directory (spotrun launch) sees which host stopped: one file per node, not per rank, to keep the
 //    writes to a shared file system few; a node's ranks stall together when one of them does.
@@ -33,7 +34,8 @@ double rank_stall_timeout(double fixed, double max_gap, bool untimed_write);
 
 class Heartbeat {
  public:
-  // Starts the thread (not collective; every rank). outdir: the locked output directory.
+  // Groups the ranks by host name (collective: every rank of `comm`), then starts the thread. outdir: the
+  // locked output directory.
   Heartbeat(const comm::Communicator& comm, const std::string& outdir);
   ~Heartbeat();  // stops the thread (the heartbeat file stays: its last word)
   Heartbeat(const Heartbeat&) = delete;

@@ -323,6 +323,27 @@ bool run_lock_held(const std::string& outdir) {
   return held;
 }
 
+// Sends SIGKILL to every process of this machine whose environment holds `entry` (NAME=VALUE, exactly);
+// returns how many. Processes that cannot be read (gone, another user's) are skipped.
+int kill_local_processes_with(const std::string& entry) {
+  int killed = 0;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator("/proc", ec)) {
+    const std::string name = d.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == ::getpid()) continue;
+    std::ifstream in(d.path() / "environ", std::ios::binary);
+    std::string var;
+    while (std::getline(in, var, '\0'))
+      if (var == entry) {
+        if (::kill(pid, SIGKILL) == 0) ++killed;
+        break;
+      }
+  }
+  return killed;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Signals: the handler writes the signal number into a pipe that the supervising loops poll.
 
@@ -444,7 +465,7 @@ struct LaunchOptions {
   int min_ranks = 1;
   std::string mpirun;
   double probe_timeout = 10;
-  double stall_timeout = 0;    // --stall-timeout; 0: max(60 s, 10 x the longest gap between steps)
+  double stall_timeout = 0;    // --stall-timeout; 0: max(60 s, 10 x the longest gap between steps); heartbeats 60 s
   bool doctor = false;         // spotrun doctor before each attempt
   std::string doctor_expect;   // its --expect file
   double doctor_slow_factor = 0;  // its --slow-factor (0: its default)
@@ -509,6 +530,9 @@ std::vector<HostEntry> hosts_from_command(const std::string& command, double tim
   if (too_long) throw InputError(what + " printed more than 1 MiB" + must);
   return parse_hostfile(out, "from " + what);
 }
+
+// The default stall timeout's floor, and the default time a host's heartbeat may stay unchanged (s).
+constexpr double k_default_stall_seconds = 60;
 
 struct ProbeResult {
   bool ok = false;
@@ -577,6 +601,8 @@ class Launcher {
   bool watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat>& beats, long long& step,
                         double& step_seen_at);
   void fence(AttemptResult& a);
+  std::vector<ProbeResult> fence_hosts(const std::vector<std::string>& hosts, const std::string& id,
+                                       std::vector<long long>& killed);
   std::vector<std::string> mpirun_command(const std::vector<Placement>& placement, const std::string& binding,
                                           bool oversubscribed, const std::string& hostfile, bool attempt) const;
   AttemptResult run_attempt(int number, const std::vector<Placement>& placement, const std::string& binding,
@@ -600,7 +626,11 @@ class Launcher {
   std::string m_outdir, m_deck, m_mpirun, m_spotrun, m_self;
   std::string m_id;
   FILE* m_log = nullptr;
-  std::set<std::string> m_dropped;  // hosts lost for good (mpirun lost them, or a stop named them)
+  std::set<std::string> m_dropped;  // hosts left out for good (a spot notice named them)
+  // Hosts lost in an attempt (mpirun lost them, or they did not answer its fence), with the attempts whose
+  // processes may still be there: left out of relaunches; with --grow, used again once they answer their
+  // probe and the fence of those attempts (consider_grow).
+  std::map<std::string, std::set<std::string>> m_lost;
   std::vector<HostEntry> m_hosts;   // the hostfile as last read
   int m_stop_signal = 0;            // the first stop request (SIGINT, SIGTERM, SIGHUP), or 0
   int m_attempts = 0, m_restarts = 0;
@@ -758,7 +788,7 @@ bool Launcher::hosts_for_attempt(int attempt, std::vector<Placement>& capacity, 
   }
   std::vector<std::string> names;
   for (const auto& h : m_hosts) {
-    if (m_dropped.count(h.name)) {
+    if (m_dropped.count(h.name) || m_lost.count(h.name)) {
       log("attempt " + std::to_string(attempt) + ": host " + h.name + " left out: it failed in an earlier attempt");
       continue;
     }
@@ -871,7 +901,28 @@ bool Launcher::consider_grow(AttemptResult& a) {
     if (!used) fresh.push_back(h.name);
   }
   if (fresh.empty()) return false;
-  const std::vector<ProbeResult> probes = probe(fresh);
+  std::vector<ProbeResult> probes = probe(fresh);
+  // A host lost in an earlier attempt that answers again (a partition healed, a node rebooted) is fenced
+  // first: whatever the attempts it missed left there ends before it is counted.
+  for (std::size_t k = 0; k < fresh.size(); ++k) {
+    const auto lost = m_lost.find(fresh[k]);
+    if (!probes[k].ok || lost == m_lost.end()) continue;
+    bool fenced = true;
+    for (const std::string& id : lost->second) {
+      std::vector<long long> killed;
+      const std::vector<ProbeResult> r = fence_hosts({fresh[k]}, id, killed);
+      if (killed[0] < 0) {
+        log(tag + "host " + fresh[k] + " answers again but not its fence of attempt " + id + " (" +
+            (r[0].why.empty() ? "no count" : r[0].why) + "): still left out");
+        fenced = false;
+        break;
+      }
+      log(tag + "host " + fresh[k] + " answers again: " + std::to_string(killed[0]) + " process(es) of attempt " + id +
+          " killed there");
+    }
+    if (fenced) m_lost.erase(lost);
+    else probes[k].ok = false;
+  }
   std::vector<Placement> capacity = a.placement;
   std::string added;
   for (std::size_t k = 0; k < fresh.size(); ++k) {
@@ -1282,9 +1333,29 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
     ::kill(-pid, SIGKILL);
     log("attempt " + std::to_string(number) + ": processes of mpirun's process group still ran 10 s after it ended: killed");
   }
+  // mpirun's rsh launcher puts each ssh client in a process group of its own: one whose node was lost
+  // silently waits on a half-open connection for as long as TCP allows. They carry the attempt's id.
+  if (const int left = kill_local_processes_with(attempt_env))
+    log("attempt " + std::to_string(number) + ": " + std::to_string(left) + " process(es) of the attempt left on this "
+        "machine after mpirun (ssh clients in process groups of their own, ranks here): killed");
   a.ended = exited_at;
   read_outcome(a);
   if (a.stalled) {
+    // A heartbeat written between launch's last look and the fence: the step reached is the last one any
+    // heartbeat of the attempt reported, as the run report reads it.
+    std::error_code hec;
+    for (const auto& e : fs::directory_iterator(fs::path(m_outdir) / "heartbeats", hec)) {
+      if (e.path().extension() != ".json") continue;
+      std::ifstream in(e.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
+      if (!j.is_object() || j.value("attempt", nlohmann::json()) != a.id) continue;
+      if (j.contains("step") && j["step"].is_number_integer() && j["step"].get<long long>() > a.heartbeat_step) {
+        a.heartbeat_step = j["step"].get<long long>();
+        if (j.contains("step_unix") && j["step_unix"].is_number()) a.heartbeat_step_at = j["step_unix"].get<double>();
+      }
+    }
     // OUTDIR/status.json says so: the run's own record stays "running" (its rank 0 could not end it).
     nlohmann::json record;
     if (record_of(a.id, record)) {
@@ -1318,7 +1389,8 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
 }
 
 // Reads this attempt's heartbeat files; true (and a.stall_reason) when the run stalled: its step has not
-// advanced, or a host's heartbeat has not changed, for the stall timeout (this machine's clock).
+// advanced for the stall timeout, or a host's heartbeat has not changed for --stall-timeout (default 60 s)
+// (this machine's clock).
 bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat>& beats, long long& step,
                                 double& step_seen_at) {
   const double now = now_unix();
@@ -1357,9 +1429,13 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
   }
   double timeout = m_opt.stall_timeout;
   if (timeout <= 0) {
-    timeout = std::max(60.0, 10 * max_gap);
+    timeout = std::max(k_default_stall_seconds, 10 * max_gap);
     if (untimed_write) timeout = std::max(timeout, 600.0);
   }
+  // A heartbeat is written by a thread of its own, through long steps and checkpoint writes alike: its
+  // silence needs no allowance for them, so a node lost silently is seen after 60 s (or --stall-timeout)
+  // however long the run's checkpoints take.
+  const double beat_timeout = m_opt.stall_timeout > 0 ? m_opt.stall_timeout : k_default_stall_seconds;
   // A heartbeat is written every k_heartbeat_seconds: one not renewed for three of them has stopped.
   std::vector<std::string> silent;
   double longest_silence = 0;
@@ -1374,9 +1450,9 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
     a.stall_reason = "step " + std::to_string(step) + " has not advanced for " + fixed(now - step_seen_at, 0) +
                      " s (stall timeout " + fixed(timeout, 0) + " s); " +
                      (silent.empty() ? std::string("every host's heartbeat goes on") : "heartbeat stopped: " + hosts);
-  } else if (longest_silence > timeout) {
+  } else if (longest_silence > beat_timeout) {
     a.stall_reason = "the heartbeat of " + hosts + " stopped " + fixed(longest_silence, 0) + " s ago (stall timeout " +
-                     fixed(timeout, 0) + " s)" + (loop ? ", at step " + std::to_string(step) : std::string(", before the time loop"));
+                     fixed(beat_timeout, 0) + " s)" + (loop ? ", at step " + std::to_string(step) : std::string(", before the time loop"));
   } else {
     return false;
   }
@@ -1392,26 +1468,41 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
 // Fencing, 2: every process of the attempt (those whose environment holds SPOTRUN_LAUNCH_ATTEMPT=<its id>,
 // never chosen by name) on each of its hosts that answers, killed; a host that does not answer within
 // --probe-timeout is not used again.
-void Launcher::fence(AttemptResult& a) {
-  const std::string tag = "attempt " + std::to_string(a.number) + ": fence: ";
+std::vector<ProbeResult> Launcher::fence_hosts(const std::vector<std::string>& hosts, const std::string& id,
+                                               std::vector<long long>& killed) {
   const std::string script =
       "n=0; for d in /proc/[0-9]*; do if tr '\\0' '\\n' 2>/dev/null <\"$d/environ\" | grep -qxF '" +
-      std::string(RunStatus::attempt_variable()) + "=" + a.id +
+      std::string(RunStatus::attempt_variable()) + "=" + id +
       "'; then kill -KILL \"${d#/proc/}\" 2>/dev/null && n=$((n+1)); fi; done; echo \"fenced $n\"";
+  const std::vector<ProbeResult> results = probe(hosts, {"/bin/sh", "-c", script});
+  killed.assign(hosts.size(), -1);
+  for (std::size_t k = 0; k < hosts.size(); ++k) {
+    const std::string& out = results[k].output;
+    const auto at = out.rfind("fenced ");
+    if (!results[k].answered || at == std::string::npos) continue;
+    const std::string count = out.substr(at + 7, out.find('\n', at) == std::string::npos ? std::string::npos
+                                                                                        : out.find('\n', at) - at - 7);
+    if (!count.empty() && count.size() < 10 && count.find_first_not_of("0123456789") == std::string::npos)
+      killed[k] = std::stoll(count);
+  }
+  return results;
+}
+
+void Launcher::fence(AttemptResult& a) {
+  const std::string tag = "attempt " + std::to_string(a.number) + ": fence: ";
   std::vector<std::string> hosts;
   for (const auto& p : a.placement) hosts.push_back(p.host);
-  const std::vector<ProbeResult> results = probe(hosts, {"/bin/sh", "-c", script});
+  std::vector<long long> killed;
+  const std::vector<ProbeResult> results = fence_hosts(hosts, a.id, killed);
   for (std::size_t k = 0; k < hosts.size(); ++k) {
-    const auto at = results[k].output.rfind("fenced ");
-    if (results[k].answered && at != std::string::npos) {
-      const std::string count = results[k].output.substr(at + 7, results[k].output.find('\n', at) - at - 7);
-      log(tag + "host " + hosts[k] + ": " + count + " process(es) of attempt " + a.id + " killed");
+    if (killed[k] >= 0) {
+      log(tag + "host " + hosts[k] + ": " + std::to_string(killed[k]) + " process(es) of attempt " + a.id + " killed");
     } else if (m_stop_signal) {
       log(tag + "host " + hosts[k] + ": not fenced: stopped on request");
     } else {
       log(tag + "host " + hosts[k] + " did not answer (" + (results[k].why.empty() ? "no count" : results[k].why) +
-          "): it is not used again");
-      m_dropped.insert(hosts[k]);
+          "): it is left out of relaunches" + (m_opt.grow ? " until it answers again (--grow)" : ""));
+      m_lost[hosts[k]].insert(a.id);
       a.fence_unanswered = true;
     }
   }
@@ -1434,7 +1525,7 @@ int Launcher::run() {
          << ", at least " << plural(m_opt.min_ranks, "rank") << ", at most " << plural(m_opt.max_restarts, "restart")
          << ", stall timeout "
          << (m_opt.stall_timeout > 0 ? fixed(m_opt.stall_timeout, 0) + " s"
-                                     : std::string("max(60 s, 10 x the longest gap between steps)"))
+                                     : std::string("max(60 s, 10 x the longest gap between steps); a host's heartbeat: 60 s"))
          << ", mpirun " << m_mpirun;
     log(head.str());
   }
@@ -1527,8 +1618,9 @@ int Launcher::run() {
 
     for (const auto& h : a.notes.lost_hosts)
       for (const auto& e : m_hosts)
-        if (same_host(e.name, h, m_self) && !loopback(e.name) && m_dropped.insert(e.name).second)
-          log("attempt " + std::to_string(attempt) + ": host " + e.name + " is not used again: mpirun reported it failed");
+        if (same_host(e.name, h, m_self) && !loopback(e.name) && m_lost[e.name].insert(a.id).second)
+          log("attempt " + std::to_string(attempt) + ": host " + e.name + " is left out of relaunches" +
+              (m_opt.grow ? " until it answers again (--grow)" : std::string()) + ": mpirun reported it failed");
     for (const auto& h : a.stop_hosts)
       for (const auto& e : m_hosts)
         if (same_host(e.name, h, m_self) && m_dropped.insert(e.name).second)
@@ -1663,8 +1755,8 @@ int launch_main(int argc, char** argv) {
       ->check(CLI::Range(0.1, 3600.0));
   app.add_option("--stall-timeout", opt.stall_timeout,
                  "Seconds without step progress, or without a host's heartbeat, after which the attempt is declared "
-                 "stalled, ended and relaunched (default: the larger of 60 s and 10 times the longest time between "
-                 "two steps, checkpoint writes included)")
+                 "stalled, ended and relaunched (default: without step progress, the larger of 60 s and 10 times the "
+                 "longest time between two steps, checkpoint writes included; without a host's heartbeat, 60 s)")
       ->check(CLI::Range(6.0, 1e7));
   app.add_option("--hosts-command", opt.hosts_command,
                  "Shell command that prints the hosts, one per line as in a hostfile (HOST [slots=N]); run before "
