@@ -20,6 +20,6 @@ foreach(np 1 3)
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/cloud_test.sh ${case} ${np}
                      $<TARGET_FILE:spotrun> ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
                      ${CMAKE_CURRENT_BINARY_DIR}/cli-work/cloud.${case}.np${np} $<TARGET_FILE:spotrun_test_http_server>)
-    set_tests_properties(cloud.${case}.np${np} PROPERTIES TIMEOUT 120 PROCESSORS ${np} LABELS "cli;mpi;cloud")
+    set_tests_properties(cloud.${case}.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "cli;mpi;cloud")
   endforeach()
 endforeach()
