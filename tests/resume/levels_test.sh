@@ -13,13 +13,18 @@
 #              earlier run: each refused by the manifest with a message naming the file; inspect and export
 #              read a level set; bad settings (a local_dir that cannot be written, a relative one, a partner
 #              on one node) are exit 2 naming the key
-# Exit 77 (skipped) where namespaces cannot be made (not root).
+# Exit 77 (skipped) where namespaces cannot be made (not root); with SPOTRUN_REQUIRE_NETNS=1 (.ci/run) a
+# failure.
 set -uo pipefail
 SPOTRUN=$1
 SCENARIO=$2
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 if ! unshare --uts --mount true 2>/dev/null; then
+  if [ "${SPOTRUN_REQUIRE_NETNS:-0}" = 1 ]; then
+    echo "FAIL (SPOTRUN_REQUIRE_NETNS=1): cannot make UTS and mount namespaces (unshare --uts --mount)"
+    exit 1
+  fi
   echo "SKIP: cannot make UTS and mount namespaces (unshare --uts --mount; run as root)"
   exit 77
 fi
