@@ -30,6 +30,10 @@
 #   grow         --grow on loopback "hosts": a host named again by --hosts-command is grown onto
 #   regrow       (netns nodes) node b's link goes down: relaunched on node a; the link comes back and
 #                --hosts-command names b again: launch fences what attempt 1 left on b and grows back
+#   levels       (three netns nodes, each with its own checkpoint.local_dir, partner copies, no shared
+#                checkpoint) node b lost after checkpoint 100, its disk with it: the relaunch on a and c
+#                resumes b's file from its partner copy on c; thermo.csv and the final state equal the rank
+#                history 3 then 2 run by hand with shared checkpoints, the energy a 3-rank run's to 1e-6
 # The watchdog case also checks that ranks on simulated nodes of one machine (UTS namespaces with their own
 # host names, under one mpirun) write one heartbeat file per host name (exit 77 without unshare --uts).
 # Knobs of tools/loss_campaign.sh (unset in CI): SPOTRUN_LOSS_NODES=3 runs netns, noisy and partition on
@@ -202,7 +206,9 @@ EOF
 # only, as on separate machines) and its own sshd (Debian's openssh-server), joined by a bridge in a namespace of its own ($NS-sw, the
 # switch), so that this machine's own network is not touched. Skips (exit 77) without root, ip netns, a
 # bridge, veth pairs or sshd (with SPOTRUN_REQUIRE_NETNS=1, as .ci/run sets, a skip is a failure). Sets NET,
-# the mpirun options that reach the nodes through real ssh.
+# the mpirun options that reach the nodes through real ssh. NODE_MOUNTS, when set, names a function that
+# prints, for a node, the commands (mount --bind ...) run in its mount namespace (--mount-proc makes one,
+# private: the head and the other nodes do not see its mounts) before its sshd starts (the levels case).
 skip() {
     if [[ "${SPOTRUN_REQUIRE_NETNS:-0}" == 1 ]]; then echo "FAIL (SPOTRUN_REQUIRE_NETNS=1): $*"; exit 1; fi
     echo "SKIP: $*"
@@ -217,7 +223,7 @@ netns_cleanup() {
     done
 }
 netns_nodes() {
-    local n
+    local n init
     [[ $(id -u) -eq 0 ]] || skip "needs root (network namespaces)"
     for t in ip unshare ssh ssh-keygen /usr/sbin/sshd; do command -v "$t" >/dev/null || skip "$t is not installed"; done
     unshare --uts --pid --fork --mount-proc true 2>/dev/null || skip "unshare --uts --pid --mount-proc fails here"
@@ -250,7 +256,9 @@ netns_nodes() {
             echo "PidFile $W/sshd-$n.pid"
             echo "SetEnv OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$W/tmp-$n"
         } >"$W/sshd-$n.conf"
-        (ip netns exec "$NS-$n" unshare --uts --pid --fork --mount-proc sh -c "hostname node-$n && exec /usr/sbin/sshd -D -f '$W/sshd-$n.conf' -E '$W/sshd-$n.log'" &)
+        init=""
+        [[ -n "${NODE_MOUNTS:-}" ]] && init="$("$NODE_MOUNTS" "$n") && "
+        (ip netns exec "$NS-$n" unshare --uts --pid --fork --mount-proc sh -c "hostname node-$n && ${init}exec /usr/sbin/sshd -D -f '$W/sshd-$n.conf' -E '$W/sshd-$n.log'" &)
     done
     printf '#!/bin/sh\nexec ssh -i %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=5 -o LogLevel=ERROR "$@"\n' \
         "$W/key" >"$W/ssh"
@@ -335,6 +343,13 @@ no_attempt_left() {
 thermo_in_order() {
     awk -F, 'NR > 1 { if (NR > 2 && $1 + 0 <= last + 0) { print "row " NR ": step " $1 " after " last; bad = 1 } last = $1 } END { exit bad }' "$1/thermo.csv" ||
         fail "thermo.csv of $(basename "$1") is out of order"
+}
+
+# levels_mounts NODE (NODE_MOUNTS of the levels case): NODE's own folder at the common checkpoint.local_dir
+# path; nodes other than a (rank 0's) get a folder of their own at the output directory's path too.
+levels_mounts() {
+    printf "mount --bind '%s' '%s'" "$W/node-$1/local" "$W/local"
+    [[ "$1" == a ]] || printf " && mount --bind '%s' '%s'" "$W/node-$1/out" "$W/L"
 }
 
 case "$CASE" in
@@ -789,6 +804,85 @@ ckpt_loss)
     [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
     no_attempt_left "$attempt1"
     same_energy "$W/ref" "$W/C" "2 -> 1 ranks, node lost in a checkpoint write"
+    ;;
+levels)
+    # Three worker nodes a, b, c (one rank each) and no file system shared for the checkpoints:
+    # checkpoint.local_dir = $W/local on every node, bound in its mount namespace to a folder of its own
+    # ($W/node-<n>/local), checkpoint.partner = true. The output directory lives on rank 0's node, a (the
+    # first host), as docs/checkpoints.md says: the head, which runs launch, sees it too (launch would run
+    # there); nodes b and c get a folder of their own bound at its path, so nothing they write there
+    # reaches the run. After checkpoint 100 node b is lost noisily (its processes killed, its local
+    # directory deleted with its disk, then its link down): launch relaunches on a and c, which resume
+    # from the newest set, node b's file read from its partner copy on node c (the next host name).
+    # Oracles: thermo.csv and the final state (spotrun export --lammps-data of final.levels, on a and c:
+    # every position, velocity and image, %.17g) equal the same rank history run by hand with shared
+    # checkpoints (3 ranks to that step, then 2); the final total energy equals an uninterrupted 3-rank
+    # run's to 1e-6 relative; no process of attempt 1 is left on any node.
+    mkdir -p "$W/local" "$W/L"
+    for n in a b c; do mkdir -p "$W/node-$n/local" "$W/node-$n/out"; done
+    unshare --mount sh -c "mount --bind '$W/node-a/local' '$W/local'" 2>"$W/mount.err" ||
+        skip "mount --bind in a mount namespace fails here: $(cat "$W/mount.err")"
+    NODE_MOUNTS=levels_mounts
+    netns_nodes a b c
+    printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n10.77.0.4 slots=1\n' >"$W/hosts"
+    LEVELS=(--set "checkpoint.local_dir=$W/local" --set checkpoint.partner=true)
+    netns_launch "$W/L" --hostfile "$W/hosts" --stall-timeout 8 --probe-timeout 5 --set run.steps=600 "${LEVELS[@]}"
+    wait_for "$W/L/checkpoints/ckpt-100.levels" 100
+    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/L/status.json" | cut -d'"' -f4)
+    node_signal b KILL
+    rm -rf "$W/node-b/local"  # node b's disk is gone with it, before the relaunch
+    link_down b
+    wait $LAUNCH_PID
+    RC=$?
+    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    grep "start: \|end after\|summary: " "$W/L/launch.log" | cut -d' ' -f2- | cut -c1-200
+    expect_in "$W/L/launch.log" "attempt 1: start: 3 ranks on 10.77.0.2:1 10.77.0.3:1 10.77.0.4:1,"
+    expect_in "$W/L/launch.log" "summary: finished at step 600. 2 attempts (1 restart)"
+    # The set the relaunch resumed from: launch.log's newest checkpoint, the run's output, and which copy of
+    # each node file it read.
+    step=$(grep -o "attempt 2: start: 2 ranks on 10.77.0.2:1 10.77.0.4:1, .*newest checkpoint: step [0-9]*" "$W/L/launch.log" | grep -o "[0-9]*$")
+    [[ -n "$step" ]] || fail "attempt 2 did not start on nodes a and c from a checkpoint: $(grep "attempt 2: start" "$W/L/launch.log")"
+    step=${step:-0}
+    grep "^Resuming from \|^  node file " "$W/L.out"
+    expect_in "$W/L.out" "Resuming from $W/L/checkpoints/ckpt-$step.levels at step $step"
+    expect_in "$W/L.out" "node file ckpt-$step.node-a.h5 (node 0 of 3, host node-a): own copy on host node-a,"
+    expect_in "$W/L.out" "node file ckpt-$step.node-b.h5 (node 1 of 3, host node-b): partner copy on host node-c, $W/local/"
+    expect_in "$W/L.out" "node file ckpt-$step.node-c.h5 (node 2 of 3, host node-c): own copy on host node-c,"
+    [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
+    no_attempt_left "$attempt1"
+    thermo_in_order "$W/L"
+    status_has "$W/L" '"state":"finished","exit_code":0,"step":600,"final":"'"$W/L"'/final.levels"'
+    # No checkpoint file in the output directory; nothing at the common local path outside the nodes;
+    # node b's disk not needed (gone); nodes b and c wrote nothing of the run into their own folder at the
+    # output directory's path but their heartbeats.
+    [[ -z "$(find "$W/L" -name '*.h5*')" ]] || fail "a checkpoint file in the output directory: $(find "$W/L" -name '*.h5*')"
+    [[ -z "$(ls -A "$W/local")" ]] || fail "the head's $W/local is not empty: $(ls -A "$W/local")"
+    [[ ! -e "$W/node-b/local" ]] || fail "node b's local directory came back"
+    ls "$W"/node-c/local/spotrun-*/partner/final.node-b.h5 >/dev/null 2>&1 &&
+        fail "node c holds a partner copy of node b's final file (node b was not in attempt 2)"
+    ls "$W"/node-c/local/spotrun-*/final.node-c.h5 >/dev/null 2>&1 || fail "no final.node-c.h5 in node c's own local directory"
+    for n in b c; do
+        left=$(find "$W/node-$n/out" -mindepth 1 -not -path "*/heartbeats*")
+        [[ -z "$left" ]] || fail "node $n wrote into its own folder at the output directory's path: $left"
+    done
+    # By hand, with shared checkpoints (no local_dir): 3 ranks to the step resumed from, then 2 to the end.
+    mpirun_run 3 "$W/hand" --set run.steps=$step && [[ $RC -eq 0 ]] &&
+        mpirun_run 2 "$W/hand" --set run.steps=600 && [[ $RC -eq 0 ]] || fail "the runs by hand failed: $RC"
+    expect_in "$OUT" "Resuming from $W/hand/final.h5 at step $step"
+    cmp "$W/hand/thermo.csv" "$W/L/thermo.csv" || fail "thermo.csv after the node loss differs from the rank history 3 ($step) 2 by hand"
+    # The final state: final.levels read on nodes a and c (node b's final file never existed), exported exactly.
+    ip netns exec "$NS-h" timeout 60 "$MPIEXEC" -np 2 --host 10.77.0.2:1,10.77.0.4:1 "${NET[@]:1}" \
+        "$SPOTRUN" export "$W/L/final.levels" --lammps-data "$W/levels.data" >"$W/export.out" 2>&1 ||
+        fail "spotrun export of final.levels on nodes a and c failed: $(cat "$W/export.out")"
+    "$SPOTRUN" export "$W/hand/final.h5" --lammps-data "$W/hand.data" >"$W/export-hand.out" 2>&1 ||
+        fail "spotrun export of the hand run's final.h5 failed: $(cat "$W/export-hand.out")"
+    # The files' first line names the file exported; the rest is the state.
+    expect_in "$W/levels.data" "spotrun export of $W/L/final.levels (step 600,"
+    cmp <(tail -n +2 "$W/hand.data") <(tail -n +2 "$W/levels.data") ||
+        fail "the final state after the node loss differs from the rank history by hand"
+    mpirun_run 3 "$W/ref" --set run.steps=600
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    same_energy "$W/ref" "$W/L" "3 -> 2 ranks, node b's file from its partner copy"
     ;;
 grow)
     # One of two hosts at first (--hosts-command prints them); after checkpoint 100 the second comes back.
