@@ -1446,10 +1446,19 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
     }
   std::string hosts;
   for (const auto& h : silent) hosts += (hosts.empty() ? "" : ", ") + h;
+  // Without a shared file system only the heartbeat of rank 0's host reaches the output directory: say
+  // which hosts' heartbeats launch sees, not that every host's goes on.
+  std::string going_on = "every host's heartbeat goes on";
+  if (beats.size() < a.placement.size()) {
+    std::string seen;
+    for (const auto& [host, b] : beats) seen += (seen.empty() ? "" : ", ") + host;
+    going_on = "heartbeats seen from " + std::to_string(beats.size()) + " of the " + std::to_string(a.placement.size()) +
+               " hosts (" + seen + "), none stopped; the others' do not reach " + m_outdir + "/heartbeats (no shared file system?)";
+  }
   if (loop && now - step_seen_at > timeout) {
     a.stall_reason = "step " + std::to_string(step) + " has not advanced for " + fixed(now - step_seen_at, 0) +
                      " s (stall timeout " + fixed(timeout, 0) + " s); " +
-                     (silent.empty() ? std::string("every host's heartbeat goes on") : "heartbeat stopped: " + hosts);
+                     (silent.empty() ? going_on : "heartbeat stopped: " + hosts);
   } else if (longest_silence > beat_timeout) {
     a.stall_reason = "the heartbeat of " + hosts + " stopped " + fixed(longest_silence, 0) + " s ago (stall timeout " +
                      fixed(beat_timeout, 0) + " s)" + (loop ? ", at step " + std::to_string(step) : std::string(", before the time loop"));

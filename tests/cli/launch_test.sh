@@ -31,7 +31,8 @@
 #   regrow       (netns nodes) node b's link goes down: relaunched on node a; the link comes back and
 #                --hosts-command names b again: launch fences what attempt 1 left on b and grows back
 #   levels       (three netns nodes, each with its own checkpoint.local_dir, partner copies, no shared
-#                checkpoint) node b lost after checkpoint 100, its disk with it: the relaunch on a and c
+#                checkpoint) node b lost silently after checkpoint 100, its disk with it: the stall is seen
+#                in node a's heartbeat (the others' stay on their disks); the relaunch on a and c
 #                resumes b's file from its partner copy on c; thermo.csv and the final state equal the rank
 #                history 3 then 2 run by hand with shared checkpoints, the energy a 3-rank run's to 1e-6
 # The watchdog case also checks that ranks on simulated nodes of one machine (UTS namespaces with their own
@@ -811,9 +812,11 @@ levels)
     # ($W/node-<n>/local), checkpoint.partner = true. The output directory lives on rank 0's node, a (the
     # first host), as docs/checkpoints.md says: the head, which runs launch, sees it too (launch would run
     # there); nodes b and c get a folder of their own bound at its path, so nothing they write there
-    # reaches the run. After checkpoint 100 node b is lost noisily (its processes killed, its local
-    # directory deleted with its disk, then its link down): launch relaunches on a and c, which resume
-    # from the newest set, node b's file read from its partner copy on node c (the next host name).
+    # reaches the run (nor launch: their heartbeats stay on their disks). After checkpoint 100 node b is lost
+    # silently (its link down, then its processes killed, its local directory deleted with its disk):
+    # launch sees the step stop in node a's heartbeat, fences (b does not answer) and relaunches on a and
+    # c, which resume from the newest set, node b's file read from its partner copy on node c (the next
+    # host name).
     # Oracles: thermo.csv and the final state (spotrun export --lammps-data of final.levels, on a and c:
     # every position, velocity and image, %.17g) equal the same rank history run by hand with shared
     # checkpoints (3 ranks to that step, then 2); the final total energy equals an uninterrupted 3-rank
@@ -829,15 +832,19 @@ levels)
     netns_launch "$W/L" --hostfile "$W/hosts" --stall-timeout 8 --probe-timeout 5 --set run.steps=600 "${LEVELS[@]}"
     wait_for "$W/L/checkpoints/ckpt-100.levels" 100
     attempt1=$(grep -o '"attempt":"[^"]*"' "$W/L/status.json" | cut -d'"' -f4)
+    link_down b
     node_signal b KILL
     rm -rf "$W/node-b/local"  # node b's disk is gone with it, before the relaunch
-    link_down b
     wait $LAUNCH_PID
     RC=$?
     [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
     grep "start: \|end after\|summary: " "$W/L/launch.log" | cut -d' ' -f2- | cut -c1-200
     expect_in "$W/L/launch.log" "attempt 1: start: 3 ranks on 10.77.0.2:1 10.77.0.3:1 10.77.0.4:1,"
     expect_in "$W/L/launch.log" "summary: finished at step 600. 2 attempts (1 restart)"
+    # Only node a's heartbeat reaches the output directory: the stall is the step's, and says so.
+    expect_in "$W/L/launch.log" "attempt 1: stall: step "
+    expect_in "$W/L/launch.log" "heartbeats seen from 1 of the 3 hosts (node-a), none stopped; the others' do not reach $W/L/heartbeats"
+    expect_in "$W/L/launch.log" "attempt 1: fence: host 10.77.0.3 did not answer"
     # The set the relaunch resumed from: launch.log's newest checkpoint, the run's output, and which copy of
     # each node file it read.
     step=$(grep -o "attempt 2: start: 2 ranks on 10.77.0.2:1 10.77.0.4:1, .*newest checkpoint: step [0-9]*" "$W/L/launch.log" | grep -o "[0-9]*$")
@@ -864,7 +871,9 @@ levels)
     for n in b c; do
         left=$(find "$W/node-$n/out" -mindepth 1 -not -path "*/heartbeats*")
         [[ -z "$left" ]] || fail "node $n wrote into its own folder at the output directory's path: $left"
+        [[ -f "$W/node-$n/out/heartbeats/node-$n.json" ]] || fail "node $n's heartbeat is not in its own folder"
     done
+    [[ "$(ls "$W/L/heartbeats")" == node-a.json ]] || fail "heartbeats in the output directory: $(ls "$W/L/heartbeats")"
     # By hand, with shared checkpoints (no local_dir): 3 ranks to the step resumed from, then 2 to the end.
     mpirun_run 3 "$W/hand" --set run.steps=$step && [[ $RC -eq 0 ]] &&
         mpirun_run 2 "$W/hand" --set run.steps=600 && [[ $RC -eq 0 ]] || fail "the runs by hand failed: $RC"
