@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Shared by the shell test drivers (tests/*/*_test.sh, and through tests/cli/cli_lib.sh the command-line
+# ones); sourced, not run. It only defines functions and deck key lists: sourcing it runs nothing, reads no
+# argument and sets no shell option.
+
+# --- decks -------------------------------------------------------------------------------------------------
+
+# write_deck FILE SECTION.KEY=VALUE...: writes to FILE the TOML deck of those keys, one table per SECTION in
+# the order the SECTIONs first appear, each key where it first appears with the last value given to it: a
+# list below followed by changes is a deck of its own (write_deck F "${LANGEVIN_DECK[@]}" run.steps=60).
+# VALUE is TOML as written in the deck (a string in double quotes).
+write_deck() {
+    local file=$1 arg key section
+    shift
+    local -a keys=() sections=()
+    local -A value=()
+    for arg in "$@"; do
+        key=${arg%%=*}
+        [[ -v "value[$key]" ]] || keys+=("$key")
+        value[$key]=${arg#*=}
+    done
+    for key in "${keys[@]}"; do
+        [[ " ${sections[*]} " == *" ${key%.*} "* ]] || sections+=("${key%.*}")
+    done
+    {
+        for section in "${sections[@]}"; do
+            echo "[$section]"
+            for key in "${keys[@]}"; do
+                [[ ${key%.*} == "$section" ]] && echo "${key##*.} = ${value[$key]}"
+            done
+        done
+    } >"$file"
+}
+
+# 2048 atoms under the Langevin thermostat (dt 0.005), 400 steps: the deck of tests/resume and tests/slurm.
+LANGEVIN_DECK=(run.steps=400 run.thermo_every=20 md.neighbor_every=4 md.neighbor_check=true
+               'md.ensemble="langevin"' md.temperature=1.2 md.damp=0.5 'md.lattice.cells=[8, 8, 8]'
+               md.lattice.temperature=1.5 checkpoint.every_steps=50 checkpoint.keep=3)
+
+# ka_deck FILE STEPS THERMO_EVERY: [run] and the [md] part of tests/data/ka-lattice-nvt.toml (a Kob-Andersen
+# mixture, 864 atoms, Nose-Hoover NVT); a test appends what it adds (cat >>FILE).
+ka_deck() {
+    write_deck "$1" "run.steps=$2" "run.thermo_every=$3"
+    cat "$(dirname "${BASH_SOURCE[0]}")/../data/ka-lattice-nvt.toml" >>"$1"
+}
+
+# --- runs --------------------------------------------------------------------------------------------------
+
+# run_deck NP OUTDIR [ARGS...]: spotrun run $WORK/deck.toml --output-dir OUTDIR ARGS on NP ranks under mpirun
+# (at most 300 s), its output appended to OUTDIR.log; prints the exit code. Needs SPOTRUN and WORK.
+run_deck() {
+    local np=$1 out=$2
+    shift 2
+    timeout 300 mpirun -np "$np" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" "$@" >>"$out.log" 2>&1
+    echo $?
+}
