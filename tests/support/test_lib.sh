@@ -32,6 +32,10 @@ write_deck() {
     } >"$file"
 }
 
+# 864 atoms, NVE with dt 0.002: runs on different rank counts stay within 1e-6 in energy over 1500 steps.
+NVE864_DECK=(run.steps=1500 run.thermo_every=50 md.dt=0.002 md.neighbor_every=4 md.neighbor_check=true
+             'md.lattice.cells=[6, 6, 6]' md.lattice.temperature=1.5 checkpoint.every_steps=50 checkpoint.keep=3)
+
 # 2048 atoms under the Langevin thermostat (dt 0.005), 400 steps: the deck of tests/resume and tests/slurm.
 LANGEVIN_DECK=(run.steps=400 run.thermo_every=20 md.neighbor_every=4 md.neighbor_check=true
                'md.ensemble="langevin"' md.temperature=1.2 md.damp=0.5 'md.lattice.cells=[8, 8, 8]'
@@ -52,5 +56,26 @@ run_deck() {
     local np=$1 out=$2
     shift 2
     timeout 300 mpirun -np "$np" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" "$@" >>"$out.log" 2>&1
+    echo $?
+}
+
+# Simulated nodes: each rank in UTS and mount namespaces of its own (unshare), with its own host name and its
+# own folder $WORK/nodes/HOST bound at $LOCAL (the checkpoint.local_dir every node sees), as on nodes that
+# share no file system; $WORK/HOST.pid holds its PID. Needs SPOTRUN, WORK and LOCAL; NODES_TIMEOUT (default
+# 300 s) limits one on_nodes.
+# sim_node HOST ARGS...: the mpirun app context of one rank of spotrun ARGS on simulated node HOST.
+sim_node() {
+    local host=$1
+    shift
+    mkdir -p "$WORK/nodes/$host"
+    printf -- "-np 1 unshare --uts --mount sh -c 'hostname %s && mount --bind %s %s && echo \$\$ > %s && exec %s %s' " \
+        "$host" "$WORK/nodes/$host" "$LOCAL" "$WORK/$host.pid" "$SPOTRUN" "$*"
+}
+# on_nodes LOG "HOST ARGS" ...: one mpirun over the simulated nodes, output appended to LOG; prints the exit code.
+on_nodes() {
+    local log=$1 cmd="" spec
+    shift
+    for spec in "$@"; do cmd+="$(sim_node $spec) : "; done
+    eval "timeout ${NODES_TIMEOUT:-300} mpirun ${cmd% : }" >>"$log" 2>&1
     echo $?
 }
