@@ -5,6 +5,9 @@
 # Each run goes through `timeout` (a hang fails the test) and a per-rank wrapper that records every
 # rank's exit code, so "exit 2" is checked on every rank, not only on the one mpiexec reports.
 
+# shellcheck source=../support/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/test_lib.sh"
+
 CASE="$1"
 NP="$2"
 SPOTRUN="$3"
@@ -82,23 +85,8 @@ expect_input_error() {
     if grep -q "MPI_ABORT\|MPI_Abort" "$ERR"; then fail "MPI_Abort instead of a clean exit"; fi
 }
 
-# A small liquid deck that runs at 1-4 ranks: 6x4x4 fcc cells (384 atoms, box 10.08 x 6.72 x 6.72).
-good_deck() {
-    cat >"$1" <<'TOML'
-[run]
-steps = 20
-thermo_every = 10
-
-[md]
-dt = 0.005
-neighbor_every = 1
-neighbor_check = true
-
-[md.lattice]
-cells = [6, 4, 4]
-temperature = 3.0
-TOML
-}
+# good_deck FILE: the small liquid of test_lib.sh (runs at 1-4 ranks, 20 steps) at temperature 3.0.
+good_deck() { write_deck "$1" "${LIQUID_DECK[@]}" md.lattice.temperature=3.0; }
 
 data_header() {  # data_header NATOMS
     printf 'spotrun test data\n\n%s atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1.0\n\nAtoms # atomic\n\n' "$1"

@@ -63,25 +63,8 @@ OUT="$W/stdout.txt"
 ERR="$W/stderr.txt"
 T0=$SECONDS
 
-# 864 atoms; dt 0.002 so that runs on different rank counts stay within 1e-6 in energy over 1500 steps.
-cat >"$W/deck.toml" <<'TOML'
-[run]
-steps = 1500
-thermo_every = 20
-
-[md]
-dt = 0.002
-neighbor_every = 4
-neighbor_check = true
-
-[md.lattice]
-cells = [6, 6, 6]
-temperature = 1.5
-
-[checkpoint]
-every_steps = 100
-keep = 3
-TOML
+# 864 atoms (NVE864_DECK of test_lib.sh): runs on different rank counts stay within 1e-6 in energy.
+write_deck "$W/deck.toml" "${NVE864_DECK[@]}" run.thermo_every=20 checkpoint.every_steps=100
 
 # The ranks (not mpirun, not launch) of the run writing into output directory $1.
 ranks_of() {

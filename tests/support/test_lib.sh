@@ -32,6 +32,10 @@ write_deck() {
     } >"$file"
 }
 
+# The small liquid (no [checkpoint]): 6x4x4 fcc cells (384 atoms, box 10.08 x 6.72 x 6.72), runs at 1-4 ranks.
+LIQUID_DECK=(run.steps=20 run.thermo_every=10 md.dt=0.005 md.neighbor_every=1 md.neighbor_check=true
+             'md.lattice.cells=[6, 4, 4]')
+
 # 864 atoms, NVE with dt 0.002: runs on different rank counts stay within 1e-6 in energy over 1500 steps.
 NVE864_DECK=(run.steps=1500 run.thermo_every=50 md.dt=0.002 md.neighbor_every=4 md.neighbor_check=true
              'md.lattice.cells=[6, 6, 6]' md.lattice.temperature=1.5 checkpoint.every_steps=50 checkpoint.keep=3)
