@@ -26,6 +26,22 @@ fail() {
     FAILED=1
 }
 
+# The per-rank wrapper (an mpiexec program before "$SPOTRUN" ARGS): runs them, writes their exit code to
+# $W/rc/rank.RANK and exits 0. ranks_begin before a run through it empties $W/rc and sets OUT and ERR (the
+# files the run's stdout and stderr go to); ranks_end after it sets RANK_RCS.
+RANK_WRAPPER=(sh -c '
+        dir="$1"; shift
+        "$@"; rc=$?
+        r="${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-x}}}"
+        echo "$rc" > "$dir/rank.$r"
+        exit 0' sh "$W/rc")
+ranks_begin() {
+    rm -rf "$W/rc" && mkdir -p "$W/rc"
+    OUT="$W/stdout.txt"
+    ERR="$W/stderr.txt"
+}
+ranks_end() { RANK_RCS="$(cat "$W"/rc/rank.* 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//')"; }
+
 # run NP ARGS...: runs spotrun on NP ranks; sets RC (of mpiexec), RANK_RCS (the sorted exit codes of
 # the ranks), OUT, ERR. The wrapper exits 0 so that mpiexec does not kill the other ranks when the first
 # one exits non-zero (they would then never report their own code); RC is non-zero only on MPI_Abort,
@@ -33,17 +49,10 @@ fail() {
 run() {
     local np="$1"
     shift
-    rm -rf "$W/rc" && mkdir -p "$W/rc"
-    OUT="$W/stdout.txt"
-    ERR="$W/stderr.txt"
-    timeout "$TIMEOUT" "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" sh -c '
-        dir="$1"; shift
-        "$@"; rc=$?
-        r="${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-x}}}"
-        echo "$rc" > "$dir/rank.$r"
-        exit 0' sh "$W/rc" "$SPOTRUN" "$@" >"$OUT" 2>"$ERR"
+    ranks_begin
+    timeout "$TIMEOUT" "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" "${RANK_WRAPPER[@]}" "$SPOTRUN" "$@" >"$OUT" 2>"$ERR"
     RC=$?
-    RANK_RCS="$(cat "$W"/rc/rank.* 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//')"
+    ranks_end
     if [[ $RC -eq 124 ]]; then
         fail "spotrun $* did not finish within ${TIMEOUT}s (hang?)"
     fi
