@@ -83,3 +83,13 @@ on_nodes() {
     eval "timeout ${NODES_TIMEOUT:-300} mpirun ${cmd% : }" >>"$log" 2>&1
     echo $?
 }
+
+# --- requirements ------------------------------------------------------------------------------------------
+
+# need_python MODULE...: PY is /usr/bin/python3; exits 77 (skipped) unless it imports every MODULE.
+need_python() {
+    PY=/usr/bin/python3
+    "$PY" -c "import $(IFS=,; echo "$*")" 2>/dev/null && return 0
+    echo "SKIP: $PY has no $(IFS=/; echo "$*") (Debian: $(printf 'python3-%s ' "$@" | sed 's/ $//'))"
+    exit 77
+}
