@@ -34,6 +34,8 @@ BUILD=$(realpath "$2")
 MPIEXEC=$3
 WORK=$4
 T0=$SECONDS
+# shellcheck source=../support/test_lib.sh
+source "$SRC/tests/support/test_lib.sh"
 
 fail() { echo "FAIL: $*"; exit 1; }
 skip() {
@@ -80,19 +82,7 @@ for f in bin/spotrun bin/mpirun bin/orted env.sh libexec/spotrun lib/openmpi sha
 done
 
 # --- 3. reference runs with the normal build -----------------------------------------------------------
-cat >deck.toml <<'TOML'
-[run]
-steps = 50
-thermo_every = 10
-
-[md]
-dt = 0.005
-neighbor_every = 1
-neighbor_check = true
-
-[md.lattice]
-cells = [6, 4, 4]
-TOML
+write_deck deck.toml "${LIQUID_DECK[@]}" run.steps=50
 "$BUILD/launcher/spotrun" run deck.toml --output-dir ref1 --resume never >ref1.log 2>&1 ||
     fail "reference run (1 rank) failed: $(tail -n 20 ref1.log)"
 timeout 60 "$MPIEXEC" --oversubscribe -np 2 "$BUILD/launcher/spotrun" run deck.toml --output-dir ref2 \

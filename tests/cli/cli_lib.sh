@@ -5,6 +5,9 @@
 # Each run goes through `timeout` (a hang fails the test) and a per-rank wrapper that records every
 # rank's exit code, so "exit 2" is checked on every rank, not only on the one mpiexec reports.
 
+# shellcheck source=../support/test_lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../support/test_lib.sh"
+
 CASE="$1"
 NP="$2"
 SPOTRUN="$3"
@@ -23,6 +26,22 @@ fail() {
     FAILED=1
 }
 
+# The per-rank wrapper (an mpiexec program before "$SPOTRUN" ARGS): runs them, writes their exit code to
+# $W/rc/rank.RANK and exits 0. ranks_begin before a run through it empties $W/rc and sets OUT and ERR (the
+# files the run's stdout and stderr go to); ranks_end after it sets RANK_RCS.
+RANK_WRAPPER=(sh -c '
+        dir="$1"; shift
+        "$@"; rc=$?
+        r="${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-x}}}"
+        echo "$rc" > "$dir/rank.$r"
+        exit 0' sh "$W/rc")
+ranks_begin() {
+    rm -rf "$W/rc" && mkdir -p "$W/rc"
+    OUT="$W/stdout.txt"
+    ERR="$W/stderr.txt"
+}
+ranks_end() { RANK_RCS="$(cat "$W"/rc/rank.* 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//')"; }
+
 # run NP ARGS...: runs spotrun on NP ranks; sets RC (of mpiexec), RANK_RCS (the sorted exit codes of
 # the ranks), OUT, ERR. The wrapper exits 0 so that mpiexec does not kill the other ranks when the first
 # one exits non-zero (they would then never report their own code); RC is non-zero only on MPI_Abort,
@@ -30,17 +49,10 @@ fail() {
 run() {
     local np="$1"
     shift
-    rm -rf "$W/rc" && mkdir -p "$W/rc"
-    OUT="$W/stdout.txt"
-    ERR="$W/stderr.txt"
-    timeout "$TIMEOUT" "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" sh -c '
-        dir="$1"; shift
-        "$@"; rc=$?
-        r="${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-x}}}"
-        echo "$rc" > "$dir/rank.$r"
-        exit 0' sh "$W/rc" "$SPOTRUN" "$@" >"$OUT" 2>"$ERR"
+    ranks_begin
+    timeout "$TIMEOUT" "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" "${RANK_WRAPPER[@]}" "$SPOTRUN" "$@" >"$OUT" 2>"$ERR"
     RC=$?
-    RANK_RCS="$(cat "$W"/rc/rank.* 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//')"
+    ranks_end
     if [[ $RC -eq 124 ]]; then
         fail "spotrun $* did not finish within ${TIMEOUT}s (hang?)"
     fi
@@ -82,23 +94,8 @@ expect_input_error() {
     if grep -q "MPI_ABORT\|MPI_Abort" "$ERR"; then fail "MPI_Abort instead of a clean exit"; fi
 }
 
-# A small liquid deck that runs at 1-4 ranks: 6x4x4 fcc cells (384 atoms, box 10.08 x 6.72 x 6.72).
-good_deck() {
-    cat >"$1" <<'TOML'
-[run]
-steps = 20
-thermo_every = 10
-
-[md]
-dt = 0.005
-neighbor_every = 1
-neighbor_check = true
-
-[md.lattice]
-cells = [6, 4, 4]
-temperature = 3.0
-TOML
-}
+# good_deck FILE: the small liquid of test_lib.sh (runs at 1-4 ranks, 20 steps) at temperature 3.0.
+good_deck() { write_deck "$1" "${LIQUID_DECK[@]}" md.lattice.temperature=3.0; }
 
 data_header() {  # data_header NATOMS
     printf 'spotrun test data\n\n%s atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1.0\n\nAtoms # atomic\n\n' "$1"

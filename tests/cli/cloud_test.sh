@@ -38,15 +38,8 @@ serve() {
 start_run() {
     local np="$1"
     shift
-    rm -rf "$W/rc" && mkdir -p "$W/rc"
-    OUT="$W/stdout.txt"
-    ERR="$W/stderr.txt"
-    "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" sh -c '
-        dir="$1"; shift
-        "$@"; rc=$?
-        r="${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-x}}}"
-        echo "$rc" > "$dir/rank.$r"
-        exit 0' sh "$W/rc" "$SPOTRUN" "$@" >"$OUT" 2>"$ERR" &
+    ranks_begin
+    "$MPIEXEC" --oversubscribe "$NPFLAG" "$np" "${RANK_WRAPPER[@]}" "$SPOTRUN" "$@" >"$OUT" 2>"$ERR" &
     BG=$!
 }
 collect_run() {
@@ -58,7 +51,7 @@ collect_run() {
     fi
     wait "$BG"
     RC=$?
-    RANK_RCS="$(cat "$W"/rc/rank.* 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//')"
+    ranks_end
 }
 
 # Arithmetic on decimal seconds (awk: no bc needed): calc EXPR prints it, holds EXPR exits 0 when it is true.

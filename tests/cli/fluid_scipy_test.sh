@@ -5,11 +5,9 @@
 #   fluid_scipy_test.sh NP SPOTRUN MPIEXEC NUMPROC_FLAG WORKDIR SOURCE_DIR
 set -u
 NP="$1"; SPOTRUN="$2"; MPIEXEC="$3"; NPFLAG="$4"; W="$5"; SRC="$6"
-PY=/usr/bin/python3
-if ! "$PY" -c 'import numpy, scipy' 2>/dev/null; then
-    echo "SKIP: $PY has no numpy/scipy (Debian: python3-numpy python3-scipy)"
-    exit 77
-fi
+# shellcheck source=../support/test_lib.sh
+source "$(dirname "$0")/../support/test_lib.sh"
+need_python numpy scipy
 rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
 STEPS=5
 timeout 120 "$MPIEXEC" --oversubscribe "$NPFLAG" "$NP" "$SPOTRUN" run "$SRC/inputs/tgv-re1600.toml" \

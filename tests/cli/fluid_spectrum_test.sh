@@ -7,11 +7,9 @@
 #   fluid_spectrum_test.sh NP SPOTRUN MPIEXEC NUMPROC_FLAG WORKDIR SOURCE_DIR
 set -u
 NP="$1"; SPOTRUN="$2"; MPIEXEC="$3"; NPFLAG="$4"; W="$5"; SRC="$6"
-PY=/usr/bin/python3
-if ! "$PY" -c 'import numpy, h5py' 2>/dev/null; then
-    echo "SKIP: $PY has no numpy/h5py (Debian: python3-numpy python3-h5py)"
-    exit 77
-fi
+# shellcheck source=../support/test_lib.sh
+source "$(dirname "$0")/../support/test_lib.sh"
+need_python numpy h5py
 rm -rf "$W" && mkdir -p "$W" && cd "$W" || exit 1
 for RUN in a b; do
     timeout 120 "$MPIEXEC" --oversubscribe "$NPFLAG" "$NP" "$SPOTRUN" run "$SRC/inputs/tgv-re1600.toml" \

@@ -59,6 +59,16 @@ wait_bg() {
 # forwarded to every rank as it is.
 stop_signal() { [[ $NP -eq 1 ]] && echo "$1" || echo USR1; }
 signal_number() { kill -l "$1"; }
+# signal_paused SIG: once the background run says it is pausing (SPOTRUN_TEST_PAUSE), SIG to it; waits for it.
+signal_paused() {
+    wait_for "$W/bg.err" "pausing"
+    kill "-$1" "$BG"
+    wait_bg
+}
+# expect_killed_by SIG: the background run exited with 128 + SIG.
+expect_killed_by() {
+    [[ $BG_RC -eq $((128 + $(signal_number "$1"))) ]] || fail "exit $BG_RC, expected $((128 + $(signal_number "$1")))"
+}
 
 # expect_status OUTDIR STATE CODE: OUTDIR/status.json records STATE with exit code CODE.
 expect_status() {
@@ -277,12 +287,10 @@ signal_before_the_loop)
     sig=$(stop_signal INT)
     export SPOTRUN_TEST_PAUSE="reading the deck=30"
     start_bg "$NP" run good.toml --output-dir "$W/out"
-    wait_for "$W/bg.err" "pausing"
-    kill "-$sig" "$BG"
-    wait_bg
+    signal_paused "$sig"
     expect_in "$W/bg.err" "spotrun: SIG$sig during reading the deck: stopping"
     if [[ $NP -eq 1 ]]; then
-        [[ $BG_RC -eq $((128 + $(signal_number "$sig"))) ]] || fail "exit $BG_RC, expected $((128 + $(signal_number "$sig")))"
+        expect_killed_by "$sig"
     else
         [[ $BG_RC -ne 0 && $BG_RC -ne 75 ]] || fail "mpiexec exit $BG_RC"
     fi
@@ -319,9 +327,7 @@ signal_before_the_loop)
     done
     export SPOTRUN_TEST_PAUSE="inspect=30"
     start_bg "$NP" inspect "$W/out/final.h5"
-    wait_for "$W/bg.err" "pausing"
-    kill "-$sig" "$BG"
-    wait_bg
+    signal_paused "$sig"
     expect_in "$W/bg.err" "during inspect: stopping"
     unset SPOTRUN_TEST_PAUSE
     ;;
@@ -334,13 +340,9 @@ second_signal_during_stop)
     start_bg "$NP" run long.toml --output-dir "$W/out"
     wait_for "$W/bg.out" "Checkpoint $W/out/checkpoints/ckpt-400.h5"
     kill "-$sig" "$BG"
-    wait_for "$W/bg.err" "pausing"
-    kill "-$sig" "$BG"
-    wait_bg
+    signal_paused "$sig"
     expect_in "$W/bg.err" "spotrun: SIG$sig again while writing the stop checkpoint: stopping"
-    if [[ $NP -eq 1 ]]; then
-        [[ $BG_RC -eq $((128 + $(signal_number "$sig"))) ]] || fail "exit $BG_RC, expected $((128 + $(signal_number "$sig")))"
-    fi
+    if [[ $NP -eq 1 ]]; then expect_killed_by "$sig"; fi
     unset SPOTRUN_TEST_PAUSE
     newest=$(ls "$W/out/checkpoints" | grep -E '^ckpt-[0-9]+\.h5$' | sort -t- -k2 -n | tail -n 1)
     run "$NP" inspect "$W/out/checkpoints/$newest"

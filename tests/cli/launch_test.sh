@@ -68,25 +68,8 @@ OUT="$W/stdout.txt"
 ERR="$W/stderr.txt"
 T0=$SECONDS
 
-# 864 atoms; dt 0.002 so that runs on different rank counts stay within 1e-6 in energy over 1500 steps.
-cat >"$W/deck.toml" <<'TOML'
-[run]
-steps = 1500
-thermo_every = 20
-
-[md]
-dt = 0.002
-neighbor_every = 4
-neighbor_check = true
-
-[md.lattice]
-cells = [6, 6, 6]
-temperature = 1.5
-
-[checkpoint]
-every_steps = 100
-keep = 3
-TOML
+# 864 atoms (NVE864_DECK of test_lib.sh): runs on different rank counts stay within 1e-6 in energy.
+write_deck "$W/deck.toml" "${NVE864_DECK[@]}" run.thermo_every=20 checkpoint.every_steps=100
 
 # The ranks (not mpirun, not launch) of the run writing into output directory $1.
 ranks_of() {
@@ -285,6 +268,19 @@ netns_launch() {
     timeout "${LAUNCH_LIMIT:-140}" ip netns exec "$NS-h" unshare --pid --kill-child --mount-proc "$SPOTRUN" launch "$W/deck.toml" --output-dir "$dir" "$@" "${NET[@]}" >"$OUT" 2>"$ERR" &
     LAUNCH_PID=$!
 }
+# wait_launch CODE [WHAT]: waits for the launch in the background (LAUNCH_PID); RC, a failure unless CODE.
+wait_launch() {
+    wait $LAUNCH_PID
+    RC=$?
+    [[ $RC -eq $1 ]] || fail "${2:-launch}: exit $RC, expected $1"
+}
+# attempt_id DIR: the launch attempt that DIR/status.json names.
+attempt_id() { grep -o '"attempt":"[^"]*"' "$1/status.json" | cut -d'"' -f4; }
+# reference_run NP DIR ARGS...: mpirun_run, a failure unless it exits 0.
+reference_run() {
+    mpirun_run "$@"
+    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+}
 # loss_setup [FIRST]: the nodes, the victim and the hostfile of netns, noisy and partition (the knobs at
 # the top). NODES: the worker nodes; VICTIM: the node lost; KEPT: the others, in hostfile order; $W/hosts:
 # one slot per node, FIRST (a node) first when given (its rank is rank 0); SURVIVORS: the placement
@@ -309,6 +305,25 @@ loss_setup() {
     done
     STALL=(--stall-timeout "${SPOTRUN_LOSS_STALL_TIMEOUT:-8}")
     [[ "${SPOTRUN_LOSS_STALL_TIMEOUT:-8}" == default ]] && STALL=() LAUNCH_LIMIT=240
+}
+# loss_launch NREF DIR ARGS...: after loss_setup, its nodes, the reference run into $W/ref (NREF ranks, 400
+# steps), then launch into DIR on $W/hosts with ARGS, 400 steps, until checkpoint 100; attempt1: its attempt.
+loss_launch() {
+    local nref=$1 dir=$2
+    shift 2
+    netns_nodes "${NODES[@]}"
+    reference_run "$nref" "$W/ref" --set run.steps=400
+    netns_launch "$dir" --hostfile "$W/hosts" "$@" --set run.steps=400
+    wait_for "$dir/checkpoints/ckpt-100.h5"
+    attempt1=$(attempt_id "$dir")
+}
+# expect_relaunched DIR: after loss_launch, launch relaunched once on the nodes kept (SURVIVORS), finished at
+# step 400, and no process of attempt 1 is left.
+expect_relaunched() {
+    expect_in "$1/launch.log" "attempt 2: start: ${#KEPT[@]} rank$([[ ${#KEPT[@]} -gt 1 ]] && echo s) on $SURVIVORS,"
+    expect_in "$1/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
+    [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
+    no_attempt_left "$attempt1"
 }
 # rank_in NODE DIR: the rank of the run into DIR in NODE's namespace.
 rank_in() {
@@ -426,16 +441,13 @@ status)
     [[ ! -e "$W/u/launch.log" ]] || fail "launch started although its usage was bad"
     ;;
 kill)
-    mpirun_run 2 "$W/ref" --set run.steps=600
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    reference_run 2 "$W/ref" --set run.steps=600
     launch_bg "$W/k" -np 2 --max-restarts 3 --set run.steps=600
     wait_for "$W/k/checkpoints/ckpt-100.h5"
     # Past the checkpoint, so that steps are redone.
     for ((k = 0; k < 3000; ++k)); do [[ $(tail -1 "$W/k/thermo.csv" | cut -d, -f1) -ge 140 ]] && break; sleep 0.02; done
     kill_a_rank "$W/k"
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    wait_launch 0
     expect_in "$W/k/launch.log" "attempt 1: end after"
     expect_in "$W/k/launch.log" "killed: ended without a record (killed)"
     expect_in "$W/k/launch.log" "exited on signal 9"
@@ -461,8 +473,7 @@ kill)
         fail "final.h5 after a SIGKILL and a relaunch is not bit-identical to the run in one go"
     ;;
 shrink)
-    mpirun_run 3 "$W/ref" --set run.steps=600
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    reference_run 3 "$W/ref" --set run.steps=600
     # Three hosts of one slot and a fourth that is gone (its probe fails before every attempt).
     fake_hosts
     echo 127.0.0.5 >"$W/down"
@@ -472,9 +483,7 @@ shrink)
     # The hostfile loses 127.0.0.4 while the run goes on; then a rank is killed.
     printf '127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.5 slots=2\n' >"$W/hosts"
     kill_a_rank "$W/h"
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    wait_launch 0
     expect_count "$W/h/launch.log" "host 127.0.0.5 left out: its probe failed" 2
     expect_in "$W/h/launch.log" "attempt 1: start: 3 ranks on 127.0.0.2:1 127.0.0.3:1 127.0.0.4:1"
     expect_in "$W/h/launch.log" "attempt 2: start: 2 ranks on 127.0.0.2:1 127.0.0.3:1"
@@ -568,14 +577,13 @@ doctor)
     fi
     ;;
 stall)
-    mpirun_run 3 "$W/ref" --set run.steps=300
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    reference_run 3 "$W/ref" --set run.steps=300
     fake_hosts
     printf '127.0.0.2 slots=1\n127.0.0.3 slots=1\n127.0.0.4 slots=1\n' >"$W/hosts"
     launch_bg "$W/t" --hostfile "$W/hosts" --stall-timeout 8 --max-restarts 2 --set run.steps=300 "${FAKE[@]}"
     wait_for "$W/t/checkpoints/ckpt-100.h5"
     wait_for "$W/t/heartbeats/127.0.0.3.json"
-    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/t/status.json" | cut -d'"' -f4)
+    attempt1=$(attempt_id "$W/t")
     victim=$(rank_on 127.0.0.3 "$W/t")
     [[ -n "$attempt1" && -n "$victim" ]] || fail "no attempt id ($attempt1) or no rank on 127.0.0.3 ($victim)"
     # A process of the attempt outside mpirun's process group here (on a real node, ssh's session holds
@@ -663,20 +671,13 @@ netns)
     # A node (b; SPOTRUN_LOSS_VICTIM) is lost silently: its link goes down, then everything on it ends (its
     # sshd too).
     loss_setup
-    netns_nodes "${NODES[@]}"
-    mpirun_run ${#NODES[@]} "$W/ref" --set run.steps=400
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
-    netns_launch "$W/L" --hostfile "$W/hosts" "${STALL[@]}" --probe-timeout 8 --set run.steps=400
-    wait_for "$W/L/checkpoints/ckpt-100.h5"
+    loss_launch ${#NODES[@]} "$W/L" "${STALL[@]}" --probe-timeout 8
     wait_for "$W/L/heartbeats/node-$VICTIM.json"
-    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/L/status.json" | cut -d'"' -f4)
     sleep "${SPOTRUN_LOSS_DELAY:-0}"  # tools/loss_campaign.sh: a random moment
     link_down "$VICTIM"
     node_signal "$VICTIM" KILL
     lost=$(date +%s.%N)
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    wait_launch 0
     stall=$(grep -m1 "attempt 1: stall: " "$W/L/launch.log")
     [[ -n "$stall" ]] || fail "launch.log names no stall"
     timeout=$(grep -o "stall timeout [0-9]* s" <<<"$stall" | head -1 | grep -o "[0-9]*")
@@ -688,10 +689,7 @@ netns)
     grep -q "node-$VICTIM" <<<"$stall" || fail "the stall does not name node-$VICTIM: $stall"
     for n in "${KEPT[@]}"; do expect_in "$W/L/launch.log" "attempt 1: fence: host $(node_addr "$n"): "; done
     expect_in "$W/L/launch.log" "attempt 1: fence: host $(node_addr "$VICTIM") did not answer"
-    expect_in "$W/L/launch.log" "attempt 2: start: ${#KEPT[@]} rank$([[ ${#KEPT[@]} -gt 1 ]] && echo s) on $SURVIVORS,"
-    [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
-    no_attempt_left "$attempt1"
-    expect_in "$W/L/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
+    expect_relaunched "$W/L"
     same_energy "$W/ref" "$W/L" "${#NODES[@]} -> ${#KEPT[@]} ranks"
     head -1 "$W/L/attempts.jsonl" | grep -q "\"ended_by\":\"stall: heartbeat stopped on node-$VICTIM\"" ||
         fail "the ledger does not say attempt 1 ended by a stall: $(head -1 "$W/L/attempts.jsonl")"
@@ -700,26 +698,16 @@ noisy)
     # A node (b; SPOTRUN_LOSS_VICTIM) is lost noisily: its processes are killed (their connections reset),
     # then its link goes down.
     loss_setup
-    netns_nodes "${NODES[@]}"
-    mpirun_run ${#NODES[@]} "$W/ref" --set run.steps=400
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
-    netns_launch "$W/L" --hostfile "$W/hosts" "${STALL[@]}" --probe-timeout 5 --set run.steps=400
-    wait_for "$W/L/checkpoints/ckpt-100.h5"
-    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/L/status.json" | cut -d'"' -f4)
+    loss_launch ${#NODES[@]} "$W/L" "${STALL[@]}" --probe-timeout 5
     sleep "${SPOTRUN_LOSS_DELAY:-0}"  # tools/loss_campaign.sh: a random moment
     node_signal "$VICTIM" KILL
     link_down "$VICTIM"
     lost=$(date +%s.%N)
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    wait_launch 0
     read -r took started loop <<<"$(relaunch_times "$W/L" "$lost")"
     echo "node $VICTIM lost: attempt 1 ended after $took s, attempt 2 started after $started s, its time loop after $loop s"
     expect_in "$W/L/launch.log" "attempt 1: end after"
-    expect_in "$W/L/launch.log" "attempt 2: start: ${#KEPT[@]} rank$([[ ${#KEPT[@]} -gt 1 ]] && echo s) on $SURVIVORS,"
-    expect_in "$W/L/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
-    [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
-    no_attempt_left "$attempt1"
+    expect_relaunched "$W/L"
     same_energy "$W/ref" "$W/L" "${#NODES[@]} -> ${#KEPT[@]} ranks"
     thermo_in_order "$W/L"
     echo "attempt 1: $(grep -o 'attempt 1: end after .*; mpirun [^;]*' "$W/L/launch.log")"
@@ -734,16 +722,11 @@ partition)
     # at once, then (alone) thermo rows, checkpoints and status.json into the run. It must stop without
     # writing (exit 77).
     loss_setup "${SPOTRUN_LOSS_VICTIM:-b}"
-    netns_nodes "${NODES[@]}"
     export SPOTRUN_STALL_TIMEOUT=0
     np=(-np 1) nref=1
     [[ ${#NODES[@]} -eq 3 ]] && np=() nref=3
-    mpirun_run $nref "$W/ref" --set run.steps=400
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
-    netns_launch "$W/P" --hostfile "$W/hosts" "${np[@]}" "${STALL[@]}" --probe-timeout 4 --set run.steps=400
-    wait_for "$W/P/checkpoints/ckpt-100.h5"
+    loss_launch $nref "$W/P" "${np[@]}" "${STALL[@]}" --probe-timeout 4
     wait_for "$W/P/heartbeats/node-$VICTIM.json"
-    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/P/status.json" | cut -d'"' -f4)
     old=$(rank_in "$VICTIM" "$W/P")
     [[ -n "$attempt1" && -n "$old" ]] || fail "no attempt id ($attempt1) or rank on node $VICTIM ($old) of attempt 1"
     sleep "${SPOTRUN_LOSS_DELAY:-0}"  # tools/loss_campaign.sh: a random moment
@@ -761,16 +744,12 @@ partition)
     for ((k = 0; k < 1500; ++k)); do kill -0 $old 2>/dev/null || break; sleep 0.02; done
     kill -0 $old 2>/dev/null && fail "attempt 1's rank (PID $old) still runs 30 s after the partition healed"
     [[ "$(cksum <"$W/P/heartbeats/node-$VICTIM.json")" == "$beat" ]] || fail "attempt 1's rank wrote its heartbeat after the heal"
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    wait_launch 0
     read -r took started loop <<<"$(relaunch_times "$W/P" "$lost")"
     echo "node $VICTIM cut off: stall noticed after $took s, attempt 2 started after $started s"
     expect_in "$W/P/launch.log" "attempt 1: fence: host $(node_addr "$VICTIM") did not answer"
-    expect_in "$W/P/launch.log" "attempt 2: start: ${#KEPT[@]} rank$([[ ${#KEPT[@]} -gt 1 ]] && echo s) on $SURVIVORS,"
-    expect_in "$W/P/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
+    expect_relaunched "$W/P"
     expect_in "$ERR" "took the lock of output directory '$W/P' once fenced attempt $attempt1 let go of it"
-    no_attempt_left "$attempt1"
     thermo_in_order "$W/P"
     grep -q "\"attempt\":\"${attempt1%/1}/2\"" "$W/P/status.json" || fail "status.json is not attempt 2's: $(cat "$W/P/status.json")"
     [[ $(grep -c '"launch_attempt"' "$W/P/attempts.jsonl") -eq 2 ]] || fail "the ledger does not hold the two attempts"
@@ -785,18 +764,15 @@ ckpt_loss)
     # file half written (SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE): the relaunch on node a resumes from
     # checkpoint 100, the half-written file is removed, and the energy is that of an uninterrupted run.
     netns_nodes a b
-    mpirun_run 2 "$W/ref" --set run.steps=400
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    reference_run 2 "$W/ref" --set run.steps=400
     export SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE=200=4
     printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n' >"$W/hosts"
     netns_launch "$W/C" --hostfile "$W/hosts" --stall-timeout 8 --probe-timeout 4 --set run.steps=400
     wait_for "$W/C/checkpoints/ckpt-200.h5.tmp"
-    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/C/status.json" | cut -d'"' -f4)
+    attempt1=$(attempt_id "$W/C")
     link_down b
     node_signal b KILL
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    wait_launch 0
     grep "attempt 2: start: 1 rank on 10.77.0.2:1," "$W/C/launch.log" | grep -q "newest checkpoint: step 100" ||
         fail "attempt 2 does not start on node a alone from checkpoint 100"
     expect_in "$W/C.out" "Removing incomplete checkpoint $W/C/checkpoints/ckpt-200.h5.tmp"
@@ -906,9 +882,7 @@ grow)
     wait_for "$W/g/checkpoints/ckpt-100.h5"
     printf '127.0.0.2 slots=1\n127.0.0.3 slots=1 # back\n' >"$W/hosts-now.tmp"
     mv "$W/hosts-now.tmp" "$W/hosts-now"
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    wait_launch 0
     expect_in "$W/g/launch.log" "attempt 1: start: 1 rank on 127.0.0.2:1"
     expect_in "$W/g/launch.log" "attempt 1: grow: at step "
     expect_in "$W/g/launch.log" "2 ranks fit with 127.0.0.3 (1 slot) instead of 1: relaunch cost "
@@ -929,8 +903,7 @@ grow)
     mpirun_run 2 "$W/hand" --set run.steps=600
     [[ $RC -eq 0 ]] || fail "hand run from step $step failed: $RC"
     h5diff "$W/hand/final.h5" "$W/g/final.h5" || fail "final.h5 after growing is not bit-identical to the same rank history by hand"
-    mpirun_run 2 "$W/ref" --set run.steps=600
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    reference_run 2 "$W/ref" --set run.steps=600
     same_energy "$W/ref" "$W/g" "1 -> 2 ranks"
     ;;
 regrow)
@@ -946,16 +919,14 @@ regrow)
     printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n' >"$W/hosts-now"
     netns_launch "$W/R" --hosts-command "cat $W/hosts-now" --grow --stall-timeout 8 --probe-timeout 4 --set run.steps=1000
     wait_for "$W/R/checkpoints/ckpt-100.h5"
-    attempt1=$(grep -o '"attempt":"[^"]*"' "$W/R/status.json" | cut -d'"' -f4)
+    attempt1=$(attempt_id "$W/R")
     link_down b
     printf '10.77.0.2 slots=1\n' >"$W/hosts-now.tmp" && mv "$W/hosts-now.tmp" "$W/hosts-now"
     # Attempt 2 runs (its record in status.json): b comes back.
     for ((k = 0; k < 6000; ++k)); do grep -q "\"attempt\":\"${attempt1%/1}/2\"" "$W/R/status.json" 2>/dev/null && break; sleep 0.02; done
     link_up b
     printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n' >"$W/hosts-now.tmp" && mv "$W/hosts-now.tmp" "$W/hosts-now"
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch: exit $RC, expected 0"
+    wait_launch 0
     grep "stall: \|fence: \|grow: \|start: \|end after" "$W/R/launch.log" | cut -d' ' -f2-
     expect_in "$W/R/launch.log" "attempt 1: start: 2 ranks on 10.77.0.2:1 10.77.0.3:1"
     expect_in "$W/R/launch.log" "attempt 1: fence: host 10.77.0.3 did not answer"
@@ -978,16 +949,13 @@ regrow)
         mpirun_run 2 "$W/hand" --set run.steps=1000 && [[ $RC -eq 0 ]] || fail "the runs by hand failed: $RC"
     h5diff "$W/hand/final.h5" "$W/R/final.h5" ||
         fail "final.h5 after the loss and the grow is not bit-identical to the rank history 2 ($c1) 1 ($s) 2 by hand"
-    mpirun_run 2 "$W/ref" --set run.steps=1000
-    [[ $RC -eq 0 ]] || fail "reference run failed: $RC"
+    reference_run 2 "$W/ref" --set run.steps=1000
     same_energy "$W/ref" "$W/R" "2 -> 1 -> 2 ranks"
     ;;
 give_up)
     # The system blows up at step 4 every time: two attempts, then launch stops.
     launch_bg "$W/g" -np 2 --max-restarts 5 --set md.dt=0.5
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 1 ]] || fail "launch of an unstable deck: exit $RC, expected 1"
+    wait_launch 1 "launch of an unstable deck"
     expect_count "$W/g/launch.log" ": start: " 2
     expect_in "$W/g/launch.log" "summary: gave up: attempt 2 failed, as attempt 1 did, without a new checkpoint in between"
     expect_in "$W/g.err" "the failure repeats without progress"
@@ -996,17 +964,13 @@ give_up)
     launch_bg "$W/m" -np 2 --max-restarts 0
     wait_for "$W/m/checkpoints/ckpt-100.h5"
     kill_a_rank "$W/m"
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 1 ]] || fail "launch --max-restarts 0 after a kill: exit $RC, expected 1"
+    wait_launch 1 "launch --max-restarts 0 after a kill"
     expect_in "$W/m/launch.log" "summary: gave up after 0 restarts (--max-restarts 0)"
     expect_count "$W/m/launch.log" ": start: " 1
     # --min-ranks: fewer slots than that left: no attempt.
     printf 'localhost slots=1\n' >"$W/one-slot"
     launch_bg "$W/n" --hostfile "$W/one-slot" --min-ranks 2
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 1 ]] || fail "launch with fewer slots than --min-ranks: exit $RC, expected 1"
+    wait_launch 1 "launch with fewer slots than --min-ranks"
     expect_in "$W/n/launch.log" "gave up: only 1 rank fit on the hosts left, fewer than --min-ranks 2"
     ;;
 ctrl_c)
@@ -1023,9 +987,7 @@ ctrl_c)
     launch_child=$(pgrep -P $LAUNCH_PID -x spotrun)
     [[ -n "$launch_child" ]] || fail "no spotrun launch process under $LAUNCH_PID"
     kill -INT $launch_child
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 75 ]] || fail "SIGINT to launch: exit $RC, expected 75"
+    wait_launch 75 "SIGINT to launch"
     expect_count "$W/c/launch.log" ": start: " 1
     expect_in "$W/c/launch.log" "SIGINT: stopping the run with a checkpoint (SIGUSR1 to mpirun"
     expect_in "$W/c/launch.log" "summary: stopped on request with a checkpoint at step"
@@ -1037,9 +999,7 @@ ctrl_c)
     # The same command resumes and finishes.
     end=$((step + 200 > 1500 ? step + 200 : 1500))
     launch_bg "$W/c" -np 2 --set run.steps=$end
-    wait $LAUNCH_PID
-    RC=$?
-    [[ $RC -eq 0 ]] || fail "launch after the stop: exit $RC, expected 0"
+    wait_launch 0 "launch after the stop"
     expect_in "$W/c.out" "Resuming from $W/c/checkpoints/ckpt-$step.h5 at step $step"
     status_has "$W/c" '"state":"finished","exit_code":0,"step":'"$end"
     status_has "$W/c" "\"start_step\":$step,"

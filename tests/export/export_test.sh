@@ -9,16 +9,13 @@ LMP=$2
 NP=$3
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../support/test_lib.sh
+source "$HERE/../support/test_lib.sh"
 MD="$HERE/../data/ka-lattice-nvt.toml"  # the [md] part, lattice start last
 WORK=$(mktemp -d /tmp/spotrun-export.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-cat >"$WORK/deck.toml" <<DECK
-[run]
-steps = 60
-thermo_every = 60
-$(cat "$MD")
-DECK
+ka_deck "$WORK/deck.toml" 60 60
 timeout 300 mpirun -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$WORK/run" >"$WORK/run.log" 2>&1 ||
   fail "run failed: $(tail -5 "$WORK/run.log")"
 timeout 300 mpirun -np "$NP" "$SPOTRUN" export "$WORK/run/final.h5" --lammps-data "$WORK/ka.data" --xyz "$WORK/ka.xyz" \

@@ -17,6 +17,8 @@ set -uo pipefail
 SPOTRUN=$1
 SCENARIO=$2
 NPM_PREFIX=$3
+# shellcheck source=../support/test_lib.sh
+source "$(dirname "$0")/../support/test_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 skip() {
@@ -66,20 +68,7 @@ start_s3rver
 
 LOCAL=$WORK/local
 mkdir -p "$LOCAL" "$WORK/nodes"
-node() {  # node HOST ARGS...: an mpirun app context of one rank on simulated node HOST
-  local host=$1
-  shift
-  mkdir -p "$WORK/nodes/$host"
-  printf -- "-np 1 unshare --uts --mount sh -c 'hostname %s && mount --bind %s %s && echo \$\$ > %s && exec %s %s' " \
-    "$host" "$WORK/nodes/$host" "$LOCAL" "$WORK/$host.pid" "$SPOTRUN" "$*"
-}
-on_nodes() {  # on_nodes LOG "HOST ARGS" ...: one mpirun over the simulated nodes; prints the exit code
-  local log=$1 cmd=""
-  shift
-  for spec in "$@"; do cmd+="$(node $spec) : "; done
-  eval "timeout 600 mpirun ${cmd% : }" >>"$log" 2>&1
-  echo $?
-}
+NODES_TIMEOUT=600   # on_nodes of test_lib.sh
 # The durable sets in the bucket, by their index objects (s3rver keeps each object as files in its directory).
 durable_indexes() { rclone lsf -R s3t:spotrun-test 2>/dev/null | grep '\.levels$' || true; }
 wait_for_durable() {  # wait_for_durable LOG PID: until the run says a ckpt set is durable (index confirmed)
@@ -100,26 +89,8 @@ same_rows() {  # same_rows RESUMED REFERENCE
   [ -z "$extra" ] || fail "rows of the resumed run not in the uninterrupted run: $extra"
 }
 
-cat >"$WORK/deck.toml" <<DECK
-[run]
-steps = 1500
-thermo_every = 50
-[md]
-dt = 0.002
-neighbor_every = 4
-neighbor_check = true
-[md.lattice]
-cells = [6, 6, 6]
-temperature = 1.5
-[checkpoint]
-every_steps = 50
-keep = 3
-local_dir = "$LOCAL"
-partner = true
-durable = "s3t:spotrun-test/runs"
-durable_interval = 0
-durable_wait = 120
-DECK
+write_deck "$WORK/deck.toml" "${NVE864_DECK[@]}" "checkpoint.local_dir=\"$LOCAL\"" checkpoint.partner=true \
+  'checkpoint.durable="s3t:spotrun-test/runs"' checkpoint.durable_interval=0 checkpoint.durable_wait=120
 OUT=$WORK/out
 RUN="run $WORK/deck.toml --output-dir $OUT"
 reference() {  # reference STEPS: the uninterrupted run on 2 ranks, one shared checkpoint file, no durable tier
@@ -130,7 +101,7 @@ reference() {  # reference STEPS: the uninterrupted run on 2 ranks, one shared c
 }
 
 if [ "$SCENARIO" = bucket ]; then
-  eval "timeout 600 mpirun $(node nodeA $RUN) : $(node nodeB $RUN)" >"$WORK/a.log" 2>&1 &
+  eval "timeout 600 mpirun $(sim_node nodeA $RUN) : $(sim_node nodeB $RUN)" >"$WORK/a.log" 2>&1 &
   mp=$!
   wait_for_durable "$WORK/a.log" $mp
   # Every node lost at once, with its disk and the output directory.
@@ -178,7 +149,7 @@ SH
   chmod +x "$WORK/rclone-slow"
   export SPOTRUN_RCLONE=$WORK/rclone-slow
   R="$RUN --set checkpoint.durable_wait=60"
-  eval "timeout 600 mpirun $(node nodeA $R) : $(node nodeB $R)" >"$WORK/a.log" 2>&1 &
+  eval "timeout 600 mpirun $(sim_node nodeA $R) : $(sim_node nodeB $R)" >"$WORK/a.log" 2>&1 &
   mp=$!
   wait_for_durable "$WORK/a.log" $mp
   touch "$WORK/slow"

@@ -18,6 +18,8 @@
 set -uo pipefail
 SPOTRUN=$1
 SCENARIO=$2
+# shellcheck source=../support/test_lib.sh
+source "$(dirname "$0")/../support/test_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 if ! unshare --uts --mount true 2>/dev/null; then
@@ -34,46 +36,16 @@ LOCAL=$WORK/local   # the checkpoint.local_dir every node sees, bound to $WORK/n
 mkdir -p "$LOCAL" "$WORK/nodes"
 
 fail() { echo "FAIL: $*"; exit 1; }
-node() {  # node HOST ARGS...: an mpirun app context of one rank on simulated node HOST
-  local host=$1
-  shift
-  mkdir -p "$WORK/nodes/$host"
-  printf -- "-np 1 unshare --uts --mount sh -c 'hostname %s && mount --bind %s %s && echo \$\$ > %s && exec %s %s' " \
-    "$host" "$WORK/nodes/$host" "$LOCAL" "$WORK/$host.pid" "$SPOTRUN" "$*"
-}
-on_nodes() {  # on_nodes LOG "HOST ARGS" ...: one mpirun over the simulated nodes; prints the exit code
-  local log=$1 cmd=""
-  shift
-  for spec in "$@"; do cmd+="$(node $spec) : "; done
-  eval "timeout 300 mpirun ${cmd% : }" >>"$log" 2>&1
-  echo $?
-}
 last_row() { tail -1 "$1/thermo.csv"; }
 etotal() { tail -1 "$1/thermo.csv" | cut -d, -f6; }
 
-# 864 atoms, NVE with dt 0.002: runs on different rank counts stay within 1e-6 in energy over 1500 steps.
-cat >"$WORK/deck.toml" <<DECK
-[run]
-steps = 1500
-thermo_every = 50
-[md]
-dt = 0.002
-neighbor_every = 4
-neighbor_check = true
-[md.lattice]
-cells = [6, 6, 6]
-temperature = 1.5
-[checkpoint]
-every_steps = 50
-keep = 3
-local_dir = "$LOCAL"
-partner = true
-DECK
+# 864 atoms, NVE (NVE864_DECK of test_lib.sh), checkpoints on the nodes with a partner copy.
+write_deck "$WORK/deck.toml" "${NVE864_DECK[@]}" "checkpoint.local_dir=\"$LOCAL\"" checkpoint.partner=true
 RUN="run $WORK/deck.toml --output-dir $WORK/out"
 
 if [ "$SCENARIO" = node_loss ]; then
   # The levels run on nodes A, B, C; B is killed once checkpoint 100 is committed.
-  eval "timeout 300 mpirun $(node nodeA $RUN) : $(node nodeB $RUN) : $(node nodeC $RUN)" >"$WORK/a.log" 2>&1 &
+  eval "timeout 300 mpirun $(sim_node nodeA $RUN) : $(sim_node nodeB $RUN) : $(sim_node nodeC $RUN)" >"$WORK/a.log" 2>&1 &
   mp=$!
   for _ in $(seq 1 30000); do [ -e "$WORK/out/checkpoints/ckpt-100.levels" ] && break; sleep 0.01; done
   [ -e "$WORK/out/checkpoints/ckpt-100.levels" ] || { cat "$WORK/a.log"; fail "no checkpoint 100"; }

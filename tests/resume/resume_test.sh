@@ -20,35 +20,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 WORK=$(mktemp -d /tmp/spotrun-resume.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 RANDOM=$((NP * 7919 + ${#SCENARIO}))
+# shellcheck source=../support/test_lib.sh
+source "$(dirname "$0")/../support/test_lib.sh"
 
 fail() { echo "FAIL: $*"; exit 1; }
-run() {  # run NP OUTDIR [args...]: prints the exit code
-  local np=$1 out=$2
-  shift 2
-  timeout 300 mpirun -np "$np" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" "$@" >>"$out.log" 2>&1
-  echo $?
-}
 same_state() {  # exact comparison of positions and velocities of two state files
   h5diff -q "$1" "$2" /md/x && h5diff -q "$1" "$2" /md/v && h5diff -q "$1" "$2" /md/id
 }
 
-cat >"$WORK/deck.toml" <<DECK
-[run]
-steps = 400
-thermo_every = 20
-[md]
-neighbor_every = 4
-neighbor_check = true
-ensemble = "langevin"
-temperature = 1.2
-damp = 0.5
-[md.lattice]
-cells = [8, 8, 8]
-temperature = 1.5
-[checkpoint]
-every_steps = 50
-keep = 3
-DECK
+write_deck "$WORK/deck.toml" "${LANGEVIN_DECK[@]}"
 
 if [ "$SCENARIO" = mixture ]; then
   cat >"$WORK/deck.toml" <<DECK
@@ -88,9 +68,9 @@ temperature = 1.0
 [checkpoint]
 every_steps = 50
 DECK
-  [ "$(run "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"
-  [ "$(run "$NP" "$WORK/a" --set run.steps=77)" = 0 ] || fail "short run failed: $(tail -5 "$WORK/a.log")"
-  [ "$(run "$NP" "$WORK/a")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/a.log")"
+  [ "$(run_deck "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"
+  [ "$(run_deck "$NP" "$WORK/a" --set run.steps=77)" = 0 ] || fail "short run failed: $(tail -5 "$WORK/a.log")"
+  [ "$(run_deck "$NP" "$WORK/a")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/a.log")"
   grep -q "Resuming from .*final.h5 at step 77" "$WORK/a.log" || fail "did not resume from step 77"
   same_state "$WORK/ref/final.h5" "$WORK/a/final.h5" && h5diff -q "$WORK/ref/final.h5" "$WORK/a/final.h5" /md/type ||
     fail "resumed mixture is not bit-identical"
@@ -98,10 +78,10 @@ DECK
   cmp <(awk -F, '$1 % 20 == 0' "$WORK/ref/thermo.csv") <(awk -F, '$1 % 20 == 0' "$WORK/a/thermo.csv") ||
     fail "thermo.csv differs from the uninterrupted run's"
   other=$((NP % 4 + 1))
-  [ "$(run "$NP" "$WORK/b" --set run.steps=100)" = 0 ] || fail "first leg failed"
-  [ "$(run "$other" "$WORK/b")" = 0 ] || fail "resume on $other ranks failed: $(tail -5 "$WORK/b.log")"
+  [ "$(run_deck "$NP" "$WORK/b" --set run.steps=100)" = 0 ] || fail "first leg failed"
+  [ "$(run_deck "$other" "$WORK/b")" = 0 ] || fail "resume on $other ranks failed: $(tail -5 "$WORK/b.log")"
   h5diff -q "$WORK/ref/final.h5" "$WORK/b/final.h5" /md/type || fail "types changed on a resume at $other ranks"
-  code=$(run "$NP" "$WORK/a" --set run.steps=220 --set md.pair.mix=arithmetic)
+  code=$(run_deck "$NP" "$WORK/a" --set run.steps=220 --set md.pair.mix=arithmetic)
   [ "$code" = 2 ] || fail "changed mixing rule gave exit $code, expected 2"
   grep -q "md.pair.mix: \"geometric\" -> \"arithmetic\"" "$WORK/a.log" || fail "message does not name md.pair.mix"
   echo "PASS: $SCENARIO at np $NP"
@@ -109,14 +89,14 @@ DECK
 fi
 
 # The reference: the run done in one go.
-[ "$(run "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"
+[ "$(run_deck "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"
 [ -f "$WORK/ref/final.h5" ] || fail "no final.h5"
 
 case "$SCENARIO" in
 bitwise)
   # Stopped by run length at a step that is no neighbour-build step, then extended.
-  [ "$(run "$NP" "$WORK/a" --set run.steps=133)" = 0 ] || fail "short run failed"
-  [ "$(run "$NP" "$WORK/a")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/a.log")"
+  [ "$(run_deck "$NP" "$WORK/a" --set run.steps=133)" = 0 ] || fail "short run failed"
+  [ "$(run_deck "$NP" "$WORK/a")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/a.log")"
   grep -q "Resuming from .*final.h5 at step 133" "$WORK/a.log" || fail "did not resume from step 133"
   same_state "$WORK/ref/final.h5" "$WORK/a/final.h5" || fail "resumed run is not bit-identical"
   # SIGTERM at random moments, each followed by the same command.
@@ -137,7 +117,7 @@ bitwise)
     # Resume to the reference length (400 steps) if the stop came before it; else compare with a longer reference.
     stopped=$(grep -o "Stopping at step [0-9]*" "$out.log" | tail -1 | awk '{print $4}')
     if [ -n "$stopped" ] && [ "$stopped" -lt 400 ]; then
-      [ "$(run "$NP" "$out")" = 0 ] || fail "resume after SIGTERM failed: $(tail -5 "$out.log")"
+      [ "$(run_deck "$NP" "$out")" = 0 ] || fail "resume after SIGTERM failed: $(tail -5 "$out.log")"
       same_state "$WORK/ref/final.h5" "$out/final.h5" || fail "resume after SIGTERM at step $stopped is not bit-identical"
       echo "SIGTERM at step $stopped: resumed bit-identical"
     else
@@ -146,11 +126,11 @@ bitwise)
   done
   ;;
 ranks)
-  [ "$(run "$NP" "$WORK/r" --set run.steps=150)" = 0 ] || fail "first leg failed"
+  [ "$(run_deck "$NP" "$WORK/r" --set run.steps=150)" = 0 ] || fail "first leg failed"
   prev=$NP
   for leg in "1 230" "3 310" "$NP 400"; do
     set -- $leg
-    [ "$(run "$1" "$WORK/r" --set run.steps=$2)" = 0 ] || fail "resume $prev -> $1 ranks failed: $(tail -5 "$WORK/r.log")"
+    [ "$(run_deck "$1" "$WORK/r" --set run.steps=$2)" = 0 ] || fail "resume $prev -> $1 ranks failed: $(tail -5 "$WORK/r.log")"
     grep -q "Resuming from" "$WORK/r.log" || fail "leg on $1 ranks did not resume"
     prev=$1
   done
@@ -187,7 +167,7 @@ kill)
     fail "run interrupted by SIGKILL is not bit-identical after resume"
   ;;
 damaged)
-  [ "$(run "$NP" "$WORK/d" --set run.steps=200)" = 0 ] || fail "run failed"
+  [ "$(run_deck "$NP" "$WORK/d" --set run.steps=200)" = 0 ] || fail "run failed"
   rm -f "$WORK/d/final.h5"
   newest="$WORK/d/checkpoints/ckpt-150.h5"
   [ -f "$newest" ] || fail "no ckpt-150.h5"
@@ -198,7 +178,7 @@ damaged)
   "$SPOTRUN" inspect "$newest" >"$WORK/inspect.log" 2>&1 && fail "inspect accepted a damaged file"
   grep -q "do not match the manifest: the file is damaged" "$WORK/inspect.log" || fail "inspect did not report the damaged bytes"
   grep -q "^DAMAGED" "$WORK/inspect.log" || fail "inspect did not call the file damaged"
-  [ "$(run "$NP" "$WORK/d" --set run.steps=220)" = 0 ] || fail "resume past a damaged checkpoint failed: $(tail -5 "$WORK/d.log")"
+  [ "$(run_deck "$NP" "$WORK/d" --set run.steps=220)" = 0 ] || fail "resume past a damaged checkpoint failed: $(tail -5 "$WORK/d.log")"
   grep -q "WARNING: skipping checkpoint .*ckpt-150.h5" "$WORK/d.log" || fail "no warning naming the damaged checkpoint"
   grep -q "Resuming from .*ckpt-100.h5" "$WORK/d.log" || fail "did not fall back to ckpt-100.h5"
   # Truncated newest.
@@ -206,20 +186,20 @@ damaged)
   cp "$WORK/saved.h5" "$newest"
   truncate -s $((size / 2)) "$newest"
   rm -f "$WORK/d/checkpoints/ckpt-200.h5"
-  [ "$(run "$NP" "$WORK/d" --set run.steps=220)" = 0 ] || fail "resume past a truncated checkpoint failed"
+  [ "$(run_deck "$NP" "$WORK/d" --set run.steps=220)" = 0 ] || fail "resume past a truncated checkpoint failed"
   grep -q "WARNING: skipping checkpoint .*ckpt-150.h5" "$WORK/d.log" || fail "no warning for the truncated file"
   "$SPOTRUN" inspect "$WORK/d/final.h5" >/dev/null || fail "inspect rejected a good file"
   ;;
 physics)
-  [ "$(run "$NP" "$WORK/p" --set run.steps=100)" = 0 ] || fail "run failed"
+  [ "$(run_deck "$NP" "$WORK/p" --set run.steps=100)" = 0 ] || fail "run failed"
   before=$(ls "$WORK/p/checkpoints" | tr '\n' ' ')
-  code=$(run "$NP" "$WORK/p" --set md.dt=0.002 --set md.pair.epsilon=1.1)
+  code=$(run_deck "$NP" "$WORK/p" --set md.dt=0.002 --set md.pair.epsilon=1.1)
   [ "$code" = 2 ] || fail "changed physics gave exit $code, expected 2"
   grep -q "md.dt: 0.005 -> 0.002" "$WORK/p.log" || fail "message does not list md.dt"
   grep -q "md.pair.epsilon" "$WORK/p.log" || fail "message does not list md.pair.epsilon"
   [ "$(ls "$WORK/p/checkpoints" | tr '\n' ' ')" = "$before" ] || fail "checkpoints changed after a refused resume"
   # Run length and checkpoint settings may change.
-  [ "$(run "$NP" "$WORK/p" --set run.steps=140 --set checkpoint.keep=5 --set run.thermo_every=7)" = 0 ] ||
+  [ "$(run_deck "$NP" "$WORK/p" --set run.steps=140 --set checkpoint.keep=5 --set run.thermo_every=7)" = 0 ] ||
     fail "resume with a changed run length failed"
   ;;
 *) fail "unknown scenario $SCENARIO" ;;

@@ -28,6 +28,8 @@ SCENARIO=$3
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=cluster.sh
 source "$HERE/cluster.sh" || { echo "FAIL: cannot read $HERE/cluster.sh"; exit 1; }
+# shellcheck source=../support/test_lib.sh
+source "$HERE/../support/test_lib.sh" || { echo "FAIL: cannot read $HERE/../support/test_lib.sh"; exit 1; }
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
@@ -71,25 +73,7 @@ start_cluster() {
 }
 
 # make_deck FILE STEPS [EVERY_STEPS]: the MD deck of tests/resume (Langevin, 2048 atoms).
-make_deck() {
-  cat >"$1" <<DECK
-[run]
-steps = $2
-thermo_every = 20
-[md]
-neighbor_every = 4
-neighbor_check = true
-ensemble = "langevin"
-temperature = 1.2
-damp = 0.5
-[md.lattice]
-cells = [8, 8, 8]
-temperature = 1.5
-[checkpoint]
-every_steps = ${3:-0}
-keep = 3
-DECK
-}
+make_deck() { write_deck "$1" "${LANGEVIN_DECK[@]}" "run.steps=$2" "checkpoint.every_steps=${3:-0}"; }
 
 # submit_job ARGS...: `spotrun submit ARGS`; prints the job id.
 submit_job() {

@@ -5,21 +5,14 @@ set -uo pipefail
 SPOTRUN=$1
 NP=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../support/test_lib.sh
+source "$HERE/../support/test_lib.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 WORK=$(mktemp -d /tmp/spotrun-trajectory.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-run() {  # run NP OUTDIR [args...]: prints the exit code
-  local np=$1 out=$2
-  shift 2
-  timeout 300 mpirun -np "$np" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" "$@" >>"$out.log" 2>&1
-  echo $?
-}
-cat >"$WORK/deck.toml" <<DECK
-[run]
-steps = 100
-thermo_every = 50
-$(cat "$HERE/../data/ka-lattice-nvt.toml")
+ka_deck "$WORK/deck.toml" 100 50
+cat >>"$WORK/deck.toml" <<DECK
 [md.trajectory]
 every = 10
 fields = ["position", "image", "velocity", "force", "species"]
@@ -27,18 +20,18 @@ fields = ["position", "image", "velocity", "force", "species"]
 every_steps = 30
 keep = 5
 DECK
-[ "$(run "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"
-[ "$(run 1 "$WORK/one")" = 0 ] || fail "one-rank run failed: $(tail -5 "$WORK/one.log")"
+[ "$(run_deck "$NP" "$WORK/ref")" = 0 ] || fail "reference run failed: $(tail -5 "$WORK/ref.log")"
+[ "$(run_deck 1 "$WORK/one")" = 0 ] || fail "one-rank run failed: $(tail -5 "$WORK/one.log")"
 # A run whose newest checkpoints are lost: its trajectory holds frames up to step 100, the resume starts
 # at step 60 and must drop the frames after it and write them again.
-[ "$(run "$NP" "$WORK/r")" = 0 ] || fail "first run failed: $(tail -5 "$WORK/r.log")"
+[ "$(run_deck "$NP" "$WORK/r")" = 0 ] || fail "first run failed: $(tail -5 "$WORK/r.log")"
 rm -f "$WORK/r/final.h5" "$WORK/r/checkpoints/ckpt-90.h5"
-[ "$(run "$NP" "$WORK/r")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/r.log")"
+[ "$(run_deck "$NP" "$WORK/r")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/r.log")"
 grep -q "Resuming from .*ckpt-60.h5 at step 60" "$WORK/r.log" || fail "did not resume from step 60"
 # A trajectory with other fields than the deck's is refused, the file left as it was.
 cp "$WORK/r/trajectory.h5" "$WORK/saved.h5"
 rm -f "$WORK/r/final.h5"
-code=$(run "$NP" "$WORK/r" --set 'md.trajectory.fields=["position"]')
+code=$(run_deck "$NP" "$WORK/r" --set 'md.trajectory.fields=["position"]')
 [ "$code" != 0 ] || fail "a trajectory with other fields was continued"
 grep -q "cannot continue the trajectory .*trajectory.h5': it has the field 'image', but md.trajectory.fields does not name it" \
   "$WORK/r.log" || fail "no message naming the field: $(tail -3 "$WORK/r.log")"
