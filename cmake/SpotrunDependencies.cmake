@@ -82,6 +82,14 @@ set(SPOTRUN_HAVE_CUDA_HOST ${SPOTRUN_HAVE_CUFFT})  # cuFFT compiled in: the CUDA
 message(STATUS "spotrun: GPU parts: Kokkos CUDA ${SPOTRUN_KOKKOS_CUDA}, cuFFT ${SPOTRUN_HAVE_CUFFT}, "
                "cuBLAS ${SPOTRUN_HAVE_CUBLAS}, NCCL ${SPOTRUN_HAVE_NCCL}"
                " (CUDA toolkit ${CUDAToolkit_VERSION}, NCCL ${NCCL_VERSION})")
+# One CUDA runtime per process: nvcc links its static runtime (cudart_static) into whatever it links unless
+# told otherwise, while Kokkos, cuFFT and the transports take the shared libcudart (CUDA::cudart), so a
+# library without CUDA code of its own (cloud, report) would carry a second runtime. A CUDA build whose
+# compiler driver is nvcc_wrapper links every target with the shared runtime (tools/cuda_runtimes.sh checks
+# a build's programs; tools/make_bundle.sh refuses a program with two).
+if(SPOTRUN_KOKKOS_CUDA AND CMAKE_CXX_COMPILER MATCHES "nvcc_wrapper$")
+  add_link_options("SHELL:-cudart shared")
+endif()
 
 # Warnings for spotrun's own code.
 add_library(spotrun_warnings INTERFACE)

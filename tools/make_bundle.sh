@@ -231,6 +231,9 @@ write_wrapper() {
     chmod 755 "$B/bin/$name"
 }
 
+# One CUDA runtime per process: a program that would hold two (the static one linked in somewhere, the
+# shared libcudart loaded too) is refused; tools/cuda_runtimes.sh says which files.
+RUNTIMES_ERR="$("$SOURCE_DIR/tools/cuda_runtimes.sh" "${PROGRAMS[@]}" 2>&1 >/dev/null)" || die "$RUNTIMES_ERR"
 INFO_PROGRAMS=""
 N_PROGRAMS=0
 for p in "${PROGRAMS[@]}"; do
