@@ -115,6 +115,17 @@ BatchSpec backward_of(BatchSpec s) {
   return s;
 }
 
+// A forward c2c along y, in place; the caller sets the batches of its stage (rows, strides, offsets).
+BatchSpec y_spec(const FftGeometry& g, void* stream) {
+  BatchSpec y;
+  y.stream = stream;
+  y.rank = 1;
+  y.n[0] = g.n[1];
+  y.in_place = true;
+  y.kind = TransformKind::C2CForward;
+  return y;
+}
+
 StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band) {
   StageSpecs out;
   const Layout3& real = g.real[rank];
@@ -143,12 +154,7 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
   if (pencil) {
     // y-pencils [x][kz][y]: rows (x, kz), y contiguous.
     const Layout3& b = g.stage_b[rank];
-    BatchSpec y;
-    y.stream = stream;
-    y.rank = 1;
-    y.n[0] = g.n[1];
-    y.in_place = true;
-    y.kind = TransformKind::C2CForward;
+    BatchSpec y = y_spec(g, stream);
     if (!band) {
       y.howmany = b.box.extent(0) * b.box.extent(2);
       out.y_forward.push_back(y);
@@ -169,12 +175,7 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
     // kept kz of every x-plane.
     const Layout3& a = g.stage_a[rank];
     const IndexRun kz = kept_runs(*band, g.n, 2, 0, nzc - 1)[0];
-    BatchSpec y;
-    y.stream = stream;
-    y.rank = 1;
-    y.n[0] = g.n[1];
-    y.in_place = true;
-    y.kind = TransformKind::C2CForward;
+    BatchSpec y = y_spec(g, stream);
     y.istride = y.ostride = nzc;
     y.idist = y.odist = 1;
     y.howmany = kz.count;
@@ -302,6 +303,17 @@ void DistributedFft::x_backward(const Complex* in) {
   for (auto& p : m_x_backward) p->execute(const_cast<Complex*>(in), m_wgb.data());  // out of place: preserves in
 }
 
+void DistributedFft::y_transform(impl::LocalPlan* plan, Complex* data) {
+  if (!plan) return;
+  Timed t(m_times.local);
+  plan->execute(data, data);
+}
+
+void DistributedFft::reshape(Reshape<Complex>& r, const Complex* in, Complex* out) {
+  Timed t(m_times.reshape);
+  r.execute(in, out);
+}
+
 void DistributedFft::forward(const double* in, Complex* out) {
   ++m_times.transforms;
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
@@ -310,25 +322,12 @@ void DistributedFft::forward(const double* in, Complex* out) {
     m_r2c->execute(const_cast<double*>(in), m_wa.data());  // r2c preserves its input
   }
   if (m_geometry.kind == Decomposition::Pencil) {
-    {
-      Timed t(m_times.reshape);
-      m_a_to_b->execute(m_wa.data(), m_wb.data());
-    }
-    if (m_y_forward) {
-      Timed t(m_times.local);
-      m_y_forward->execute(m_wb.data(), m_wb.data());
-    }
-    Timed t(m_times.reshape);
-    m_b_to_g->execute(m_wb.data(), m_wg.data());
+    reshape(*m_a_to_b, m_wa.data(), m_wb.data());
+    y_transform(m_y_forward.get(), m_wb.data());
+    reshape(*m_b_to_g, m_wb.data(), m_wg.data());
   } else {
-    if (m_y_forward) {  // pruned slab
-      Timed t(m_times.local);
-      m_y_forward->execute(m_wa.data(), m_wa.data());
-    }
-    if (!m_a_is_g) {
-      Timed t(m_times.reshape);
-      m_a_to_g->execute(m_wa.data(), m_wg.data());
-    }
+    y_transform(m_y_forward.get(), m_wa.data());  // pruned slab
+    if (!m_a_is_g) reshape(*m_a_to_g, m_wa.data(), m_wg.data());
   }
   x_forward(out);
 }
@@ -338,25 +337,12 @@ void DistributedFft::backward(const Complex* in, double* out) {
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
   x_backward(in);
   if (m_geometry.kind == Decomposition::Pencil) {
-    {
-      Timed t(m_times.reshape);
-      m_g_to_b->execute(m_wgb.data(), m_wb.data());
-    }
-    if (m_y_backward) {
-      Timed t(m_times.local);
-      m_y_backward->execute(m_wb.data(), m_wb.data());
-    }
-    Timed t(m_times.reshape);
-    m_b_to_a->execute(m_wb.data(), m_wa.data());
+    reshape(*m_g_to_b, m_wgb.data(), m_wb.data());
+    y_transform(m_y_backward.get(), m_wb.data());
+    reshape(*m_b_to_a, m_wb.data(), m_wa.data());
   } else {
-    if (!m_a_is_g) {
-      Timed t(m_times.reshape);
-      m_g_to_a->execute(m_wgb.data(), m_wa.data());
-    }
-    if (m_y_backward) {  // pruned slab
-      Timed t(m_times.local);
-      m_y_backward->execute(m_wa.data(), m_wa.data());
-    }
+    if (!m_a_is_g) reshape(*m_g_to_a, m_wgb.data(), m_wa.data());
+    y_transform(m_y_backward.get(), m_wa.data());  // pruned slab
   }
   Timed t(m_times.local);
   m_c2r->execute(m_wa.data(), out);  // destroys m_wa only
