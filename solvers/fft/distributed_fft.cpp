@@ -115,15 +115,16 @@ BatchSpec backward_of(BatchSpec s) {
   return s;
 }
 
-// A forward c2c along y, in place; the caller sets the batches of its stage (rows, strides, offsets).
-BatchSpec y_spec(const FftGeometry& g, void* stream) {
-  BatchSpec y;
-  y.stream = stream;
-  y.rank = 1;
-  y.n[0] = g.n[1];
-  y.in_place = true;
-  y.kind = TransformKind::C2CForward;
-  return y;
+// A forward rank-1 c2c of length n on `stream`; the caller sets the batches of its stage (rows, strides,
+// offsets).
+BatchSpec c2c_spec(int n, bool in_place, void* stream) {
+  BatchSpec s;
+  s.stream = stream;
+  s.rank = 1;
+  s.n[0] = n;
+  s.in_place = in_place;
+  s.kind = TransformKind::C2CForward;
+  return s;
 }
 
 StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band) {
@@ -154,7 +155,7 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
   if (pencil) {
     // y-pencils [x][kz][y]: rows (x, kz), y contiguous.
     const Layout3& b = g.stage_b[rank];
-    BatchSpec y = y_spec(g, stream);
+    BatchSpec y = c2c_spec(g.n[1], true, stream);
     if (!band) {
       y.howmany = b.box.extent(0) * b.box.extent(2);
       out.y_forward.push_back(y);
@@ -175,7 +176,7 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
     // kept kz of every x-plane.
     const Layout3& a = g.stage_a[rank];
     const IndexRun kz = kept_runs(*band, g.n, 2, 0, nzc - 1)[0];
-    BatchSpec y = y_spec(g, stream);
+    BatchSpec y = c2c_spec(g.n[1], true, stream);
     y.istride = y.ostride = nzc;
     y.idist = y.odist = 1;
     y.howmany = kz.count;
@@ -193,12 +194,7 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
   // [ky][kz][kx] and back: the transpose between them is done by the transform.
   const int eky = spec.box.extent(1), ekz = spec.box.extent(2);
   const long cols = static_cast<long>(eky) * ekz;
-  BatchSpec x;
-  x.stream = stream;
-  x.rank = 1;
-  x.n[0] = g.n[0];
-  x.in_place = false;
-  x.kind = TransformKind::C2CForward;
+  BatchSpec x = c2c_spec(g.n[0], false, stream);
   x.istride = cols;
   x.idist = 1;
   x.ostride = 1;
