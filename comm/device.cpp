@@ -14,7 +14,7 @@
 #include "agreed_step.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime_api.h>
+#include "cuda_check.hpp"
 #endif
 
 namespace spotrun::comm {
@@ -81,10 +81,6 @@ NodePlace node_place(MPI_Comm comm) {
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
-void check_cuda(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(e));
-}
-
 // The entries of CUDA_VISIBLE_DEVICES, in order (entry i is CUDA device i).
 std::vector<std::string> visible_devices_variable() {
   std::vector<std::string> out;

@@ -3,6 +3,8 @@
 // Only for code compiled with NCCL's header (SPOTRUN_HAVE_NCCL); call as nccl_api().CommAbort(comm).
 #include <nccl.h>
 
+#include <string>
+
 #include "nccl_library.hpp"
 
 namespace spotrun::comm {
@@ -27,5 +29,13 @@ struct NcclApi {
 // The loaded functions. Throws InputError naming the library and the loader's reason when
 // nccl_library().loaded is false.
 const NcclApi& nccl_api();
+
+// NCCL's name of result r, and its last error message on `comm` (may be null) when it has one.
+std::string nccl_reason(ncclResult_t r, ncclComm_t comm);
+
+// The asynchronous error of `comm` (ncclCommGetAsyncError), described ("asynchronous NCCL error: ...",
+// or "ncclCommGetAsyncError failed: ..." when the query itself fails), or "" while there is none (a
+// call still in progress is none). Does not throw on an NCCL error: a watchdog thread polls it too.
+std::string nccl_async_failure(ncclComm_t comm);
 
 }  // namespace spotrun::comm

@@ -100,6 +100,21 @@ const NcclApi& nccl_api() {
   return g_api;
 }
 
+std::string nccl_reason(ncclResult_t r, ncclComm_t comm) {
+  std::string s = nccl_api().GetErrorString(r);
+  const char* last = nccl_api().GetLastError(comm);
+  if (last && *last) s += std::string(" (") + last + ")";
+  return s;
+}
+
+std::string nccl_async_failure(ncclComm_t comm) {
+  ncclResult_t async = ncclSuccess;
+  const ncclResult_t q = nccl_api().CommGetAsyncError(comm, &async);
+  if (q != ncclSuccess) return "ncclCommGetAsyncError failed: " + nccl_reason(q, comm);
+  if (async != ncclSuccess && async != ncclInProgress) return "asynchronous NCCL error: " + nccl_reason(async, comm);
+  return {};
+}
+
 #else
 
 namespace {

@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +21,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "child_process.hpp"
 #include "comm/errors.hpp"
 
 extern char** environ;
@@ -74,68 +74,37 @@ std::string RcloneResult::brief() const {
 RcloneResult run_rclone(const std::vector<std::string>& args, const std::atomic<bool>* cancel, double timeout_seconds) {
   RcloneResult result;
   const std::string program = rclone_program();
-  std::vector<std::string> argv_s{program};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_s) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> argv{program};
+  argv.insert(argv.end(), args.begin(), args.end());
   // The environment, with rclone's retry and timeout defaults where the user set none.
-  std::vector<std::string> env_s;
-  for (char** e = environ; e && *e; ++e) env_s.emplace_back(*e);
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
   for (const char* def : {"RCLONE_RETRIES=2", "RCLONE_LOW_LEVEL_RETRIES=3", "RCLONE_CONTIMEOUT=15s", "RCLONE_TIMEOUT=60s"}) {
     const std::string name = std::string(def).substr(0, std::strchr(def, '=') - def);
-    if (!std::getenv(name.c_str())) env_s.emplace_back(def);
+    if (!std::getenv(name.c_str())) env.emplace_back(def);
   }
-  std::vector<char*> envp;
-  for (auto& e : env_s) envp.push_back(e.data());
-  envp.push_back(nullptr);
-
-  int fds[2], efds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    result.errors = std::string("cannot make a pipe for rclone: ") + std::strerror(errno);
+  const std::vector<int> default_signals{SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGPIPE};
+  SpawnOptions options;
+  options.environment = &env;
+  options.default_signals = &default_signals;
+  options.own_process_group = true;  // a stop reaches whatever rclone starts
+  const SpawnedChild child = spawn_with_pipes(argv, options);
+  if (child.pid < 0) {
+    if (child.failed_call == std::string("pipe2"))
+      result.errors = std::string("cannot make a pipe for rclone: ") + std::strerror(child.error);
+    else
+      result.errors = "cannot run '" + program + "': " + std::strerror(child.error) +
+                      " (install rclone, e.g. apt-get install rclone, or name it in SPOTRUN_RCLONE)";
     return result;
   }
-  if (::pipe2(efds, O_CLOEXEC) != 0) {
-    result.errors = std::string("cannot make a pipe for rclone: ") + std::strerror(errno);
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return result;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, efds[1], 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all_default;
-  sigemptyset(&none);
-  sigemptyset(&all_default);
-  for (int s : {SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGPIPE}) sigaddset(&all_default, s);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all_default);
-  posix_spawnattr_setpgroup(&attr, 0);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  pid_t pid = -1;
-  const int rc = ::posix_spawnp(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  ::close(fds[1]);
-  ::close(efds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
-    ::close(efds[0]);
-    result.errors = "cannot run '" + program + "': " + std::strerror(rc) +
-                    " (install rclone, e.g. apt-get install rclone, or name it in SPOTRUN_RCLONE)";
-    return result;
-  }
+  const pid_t pid = child.pid;
   const double t0 = now_seconds();
   double term_at = -1;
   int open = 2;
   int status = 0;
   bool reaped = false;
   std::string* sinks[2] = {&result.output, &result.errors};
-  const int sources[2] = {fds[0], efds[0]};
+  const int sources[2] = {child.out, child.err};
   bool is_open[2] = {true, true};
   auto drain = [&](int k, bool all) {
     char buf[4096];
@@ -183,8 +152,8 @@ RcloneResult run_rclone(const std::vector<std::string>& args, const std::atomic<
       break;
     }
   }
-  ::close(fds[0]);
-  ::close(efds[0]);
+  ::close(child.out);
+  ::close(child.err);
   if (reaped && WIFEXITED(status) && !result.cancelled) result.exit_code = WEXITSTATUS(status);
   if (result.errors.size() > k_output_max) result.errors.erase(0, result.errors.size() - k_output_max);
   return result;

@@ -10,6 +10,7 @@
 
 #include "comm/agreed_step.hpp"
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 #include "io/impl/hdf5.hpp"
 
 namespace fs = std::filesystem;
@@ -25,12 +26,6 @@ namespace {
 std::string step_text(std::int64_t step) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%09lld", static_cast<long long>(step));
-  return buf;
-}
-
-std::string number(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
   return buf;
 }
 
@@ -60,13 +55,13 @@ std::string xdmf_grid(const std::string& name, double time, const std::array<std
   std::ostringstream s;
   const std::string dims = std::to_string(n[2]) + " " + std::to_string(n[1]) + " " + std::to_string(n[0]);
   s << "  <Grid Name=\"" << name << "\" GridType=\"Uniform\">\n"
-    << "   <Time Value=\"" << number(time) << "\"/>\n"
+    << "   <Time Value=\"" << exact(time) << "\"/>\n"
     << "   <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
     << "   <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n"
     << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">0 0 0</DataItem>\n"
     << "    <DataItem Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">"
-    << number(lengths[2] / static_cast<double>(n[2])) << " " << number(lengths[1] / static_cast<double>(n[1])) << " "
-    << number(lengths[0] / static_cast<double>(n[0])) << "</DataItem>\n"
+    << exact(lengths[2] / static_cast<double>(n[2])) << " " << exact(lengths[1] / static_cast<double>(n[1])) << " "
+    << exact(lengths[0] / static_cast<double>(n[0])) << "</DataItem>\n"
     << "   </Geometry>\n"
     << "   <Attribute Name=\"" << name << "\" AttributeType=\"" << (components == 1 ? "Scalar" : "Vector")
     << "\" Center=\"Node\">\n"
@@ -162,7 +157,7 @@ void write_field(const comm::Communicator& comm, const std::string& outdir, cons
     steps[step] = time;
     std::ostringstream list, grids;
     for (const auto& [st, t] : steps) {
-      list << st << " " << number(t) << "\n";
+      list << st << " " << exact(t) << "\n";
       const std::string other = name + "_" + step_text(st);
       grids << xdmf_grid(name, t, n, lengths, f.components, "fields/" + other + ".h5:/" + name);
     }

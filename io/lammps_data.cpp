@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 #include "comm/process_grid.hpp"
 
 namespace spotrun::io {
@@ -202,13 +203,6 @@ class Parser {
 
 LammpsData parse_lammps_data(const std::string& text, const std::string& name) { return Parser(text, name).parse(); }
 
-namespace {
-std::string exact(double v) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%.17g", v);
-  return buf;
-}
-}  // namespace
 
 std::string format_lammps_data(const LammpsData& d, const std::string& title) {
   std::ostringstream o;

@@ -7,6 +7,7 @@
 
 #include "checkpoint_levels.hpp"
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 #include "fence.hpp"  // --- fencing ---
 #include <cstdio>
 #include <ctime>
@@ -31,9 +32,7 @@ long long checkpoint_step(const std::string& name) {
 }
 
 std::string format_seconds(double s) {
-  char t[32];
-  std::snprintf(t, sizeof t, "%.3g s", s);
-  return t;
+  return significant(s, 3) + " s";
 }
 
 }  // namespace

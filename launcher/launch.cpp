@@ -27,6 +27,7 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 #include "deck.hpp"
 #include "fence.hpp"
 #include "heartbeat.hpp"
@@ -178,12 +179,6 @@ std::string this_host() {
   char name[256] = {};
   if (::gethostname(name, sizeof name - 1) != 0) return "localhost";
   return name;
-}
-
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
 }
 
 std::string plural(long long n, const std::string& word) {

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 
 namespace spotrun::launcher {
 namespace {
@@ -41,9 +42,7 @@ double meminfo_available() {
 }
 
 std::string gib(double bytes) {
-  char t[32];
-  std::snprintf(t, sizeof t, "%.3g GiB", bytes / (1024.0 * 1024.0 * 1024.0));
-  return t;
+  return significant(bytes / (1024.0 * 1024.0 * 1024.0), 3) + " GiB";
 }
 
 }  // namespace

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,7 +16,7 @@
 #include <cstring>
 #include <regex>
 
-extern char** environ;
+#include "io/child_process.hpp"
 
 namespace spotrun::launcher {
 namespace {
@@ -69,47 +68,19 @@ std::optional<std::string> run_command(const std::vector<std::string>& argv, dou
     return std::nullopt;
   };
   if (argv.empty()) return fail("no command");
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) return fail(std::string("pipe: ") + std::strerror(errno));
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    return fail(std::string("pipe: ") + std::strerror(errno));
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
   // The child starts with default signal dispositions and an empty mask (spotrun's stop handlers and
   // whatever MPI installed do not belong in it).
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t all, none;
-  sigfillset(&all);
-  sigemptyset(&none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (rc != 0) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    return fail("cannot run " + argv[0] + ": " + std::strerror(rc));
+  const io::SpawnedChild child = io::spawn_with_pipes(argv);
+  if (child.pid < 0) {
+    if (child.failed_call == std::string("pipe2")) return fail(std::string("pipe: ") + std::strerror(child.error));
+    return fail("cannot run " + argv[0] + ": " + std::strerror(child.error));
   }
+  const pid_t pid = child.pid;
 
   std::string out, err;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
   bool timed_out = false;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  pollfd fds[2] = {{child.out, POLLIN, 0}, {child.err, POLLIN, 0}};
   int open_fds = 2;
   while (open_fds > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -127,7 +98,7 @@ std::optional<std::string> run_command(const std::vector<std::string>& argv, dou
       char buf[4096];
       const ssize_t got = read(f.fd, buf, sizeof buf);
       if (got > 0) {
-        (f.fd == out_pipe[0] ? out : err).append(buf, static_cast<std::size_t>(got));
+        (f.fd == child.out ? out : err).append(buf, static_cast<std::size_t>(got));
       } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
         close(f.fd);
         f.fd = -1;

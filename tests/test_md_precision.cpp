@@ -82,13 +82,7 @@ md::MdConfig liquid(md::Precision p, md::NeighborListKind list) {
 }
 
 md::MdConfig ka_config(md::Precision p, md::NeighborListKind list) {
-  md::MdConfig c;
-  c.from_lattice = false;
-  c.cutoff = 2.5;
-  c.skin = 0.3;
-  c.dt = 0.005;
-  c.types = {{"A", 1.0, 0.0, false}, {"B", 1.0, 0.0, false}};
-  c.pair_coeffs = {{"A", "A", 1.0, 1.0, 2.5}, {"B", "B", 0.5, 0.88, 2.2}, {"B", "A", 1.5, 0.8, 2.0}};
+  auto c = test::ka_config(true);
   c.precision = p;
   c.neighbor_list = list;
   return c;

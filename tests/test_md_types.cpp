@@ -15,25 +15,10 @@
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
 
 using namespace spotrun;
+using test::ka_config;
 using test::MdRun;
 
 namespace {
-
-// The Kob-Andersen types and pairs (A = type 1, B = type 2; cutoffs 2.5 sigma of each pair).
-md::MdConfig ka_config(bool explicit_ab) {
-  md::MdConfig c;
-  c.from_lattice = false;
-  c.cutoff = 2.5;
-  c.skin = 0.3;
-  c.dt = 0.005;
-  c.types = {{"A", 1.0, 0.0, false}, {"B", 1.0, 0.0, false}};
-  c.pair_coeffs = {{"A", "A", 1.0, 1.0, 2.5}, {"B", "B", 0.5, 0.88, 2.2}};
-  if (explicit_ab)
-    c.pair_coeffs.push_back({"B", "A", 1.5, 0.8, 2.0});
-  else
-    c.mix = md::PairMix::Arithmetic;
-  return c;
-}
 
 std::string input_error(const std::function<void()>& f) {
   try {

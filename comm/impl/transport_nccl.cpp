@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "../agreed_step.hpp"
+#include "../cuda_check.hpp"
 #include "../errors.hpp"
 #include "../nccl_api.hpp"
 #include "transport_mpi.hpp"
@@ -53,18 +54,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-void check_cuda(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(e));
-}
-
-// NCCL's name of a result, and its last error message when it has one.
-std::string nccl_reason(ncclResult_t r, ncclComm_t comm) {
-  std::string s = nccl_api().GetErrorString(r);
-  const char* last = nccl_api().GetLastError(comm);
-  if (last && *last) s += std::string(" (") + last + ")";
-  return s;
-}
 
 class TransportNccl final : public Transport {
  public:
@@ -221,13 +210,7 @@ std::string TransportNccl::retire_completed() {
     m_spare_events.push_back(m_pending[done].event);
   }
   m_pending.erase(m_pending.begin(), m_pending.begin() + static_cast<std::ptrdiff_t>(done));
-  if (m_nccl) {
-    ncclResult_t async = ncclSuccess;
-    const ncclResult_t q = nccl_api().CommGetAsyncError(m_nccl, &async);
-    if (q != ncclSuccess) return "ncclCommGetAsyncError failed: " + nccl_reason(q, m_nccl);
-    if (async != ncclSuccess && async != ncclInProgress) return "asynchronous NCCL error: " + nccl_reason(async, m_nccl);
-  }
-  return {};
+  return m_nccl ? nccl_async_failure(m_nccl) : std::string();
 }
 
 std::string TransportNccl::overdue() const {

@@ -13,6 +13,8 @@
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
 
+#include "comm/cuda_check.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -39,9 +41,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-void check_cuda(cudaError_t e, const char* call) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string(call) + " failed: " + cudaGetErrorString(e));
-}
+using comm::check_cuda;
 
 #if defined(SPOTRUN_HAVE_CUBLAS)
 void check_cublas(cublasStatus_t s, const char* call) {
@@ -187,12 +187,7 @@ GpuProbe probe_gpu(int, std::size_t, double) {
 
 namespace {
 
-std::string nccl_reason(ncclResult_t r, ncclComm_t comm) {
-  std::string s = comm::nccl_api().GetErrorString(r);
-  const char* last = comm::nccl_api().GetLastError(comm);
-  if (last && *last) s += std::string(" (") + last + ")";
-  return s;
-}
+using comm::nccl_reason;
 
 // An NCCL communicator over every rank, non-blocking (every call is polled with a timeout, so that a
 // peer that is gone ends the wait); aborted on failure, finalized otherwise.
@@ -218,10 +213,8 @@ class NcclAllReduce {
       const cudaError_t e = cudaStreamQuery(stream);
       if (e == cudaSuccess) return;
       if (e != cudaErrorNotReady) check_cuda(e, "cudaStreamQuery");
-      ncclResult_t async = ncclSuccess;
-      settle_call(comm::nccl_api().CommGetAsyncError(m_comm, &async), "ncclCommGetAsyncError");
-      if (async != ncclSuccess && async != ncclInProgress)
-        throw std::runtime_error("asynchronous NCCL error: " + nccl_reason(async, m_comm));
+      const std::string failure = comm::nccl_async_failure(m_comm);
+      if (!failure.empty()) throw std::runtime_error(failure);
       if (seconds_since(start) > m_timeout_s)
         throw std::runtime_error("the all-reduce did not complete within " + format_value(m_timeout_s) +
                                  " s (SPOTRUN_NCCL_TIMEOUT): a peer rank is stuck or gone");

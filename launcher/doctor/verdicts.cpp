@@ -8,6 +8,7 @@
 #include <set>
 
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 
 namespace spotrun::doctor {
 
@@ -42,9 +43,7 @@ const FigureSpec* find_figure(const std::string& name) {
 }
 
 std::string format_value(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", v);
-  return text;
+  return significant(v, 4);
 }
 
 double median(std::vector<double> values) {

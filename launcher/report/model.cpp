@@ -9,6 +9,8 @@
 #include <set>
 #include <sstream>
 
+#include "comm/number_text.hpp"
+
 namespace spotrun::report {
 
 using nlohmann::json;
@@ -175,12 +177,6 @@ namespace {
 
 bool interrupted(const Attempt& a) { return a.exit_code == 75 || a.state == "lost"; }
 
-std::string fmt(double v, const char* f = "%.4g") {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 }  // namespace
 
 json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFileInfo>& files, const std::string& outdir) {
@@ -236,8 +232,8 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
       util_min = std::min(util_min, g.util_min);
       if (g.util_mean < a.min_gpu_utilisation)
         warnings.push_back("attempt " + std::to_string(a.number) + ", rank " + std::to_string(g.rank) + " (" + g.host +
-                           "): mean GPU utilisation " + fmt(g.util_mean, "%.1f") + " % is below report.min_gpu_utilisation = " +
-                           fmt(a.min_gpu_utilisation, "%g") + " %");
+                           "): mean GPU utilisation " + fixed(g.util_mean, 1) + " % is below report.min_gpu_utilisation = " +
+                           significant(a.min_gpu_utilisation, 6) + " %");
     }
     if (a.state == "lost")
       warnings.push_back("attempt " + std::to_string(a.number) +
@@ -321,14 +317,14 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
     std::string how;
     if (last->auto_interval && last->mtbf > 0) {
       setting = std::sqrt(2 * c * last->mtbf);
-      how = "checkpoint.interval = \"auto\" with checkpoint.mtbf = " + fmt(last->mtbf, "%g") + " s";
+      how = "checkpoint.interval = \"auto\" with checkpoint.mtbf = " + significant(last->mtbf, 6) + " s";
     } else if (last->every_seconds > 0) {
       setting = last->every_seconds;
-      how = "checkpoint.every_seconds = " + fmt(last->every_seconds, "%g");
+      how = "checkpoint.every_seconds = " + significant(last->every_seconds, 6);
     }
     if (last->every_steps > 0 && mean_step > 0 && last->every_steps * mean_step < setting) {
       setting = static_cast<double>(last->every_steps) * mean_step;
-      how = "checkpoint.every_steps = " + std::to_string(last->every_steps) + " at " + fmt(mean_step) + " s a step";
+      how = "checkpoint.every_steps = " + std::to_string(last->every_steps) + " at " + significant(mean_step, 4) + " s a step";
     }
     if (std::isfinite(setting)) {
       const double ratio = opt > 0 ? setting / opt : 0;
@@ -338,10 +334,10 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
       adv["expected_waste_percent_at_setting"] = 100 * expected_waste(setting, c, m);
       adv["advice"] = ratio > 0.8 && ratio < 1.25 ? "the setting is within 25 % of the optimum"
                       : std::string(ratio < 1 ? "checkpoints too often" : "checkpoints too rarely") +
-                            ": set checkpoint.every_seconds = " + fmt(opt, "%.3g") + " (and checkpoint.every_steps = 0)";
+                            ": set checkpoint.every_seconds = " + significant(opt, 3) + " (and checkpoint.every_steps = 0)";
     } else {
       adv["setting"] = "no periodic checkpoint";
-      adv["advice"] = "no periodic checkpoint: set checkpoint.every_seconds = " + fmt(opt, "%.3g");
+      adv["advice"] = "no periodic checkpoint: set checkpoint.every_seconds = " + significant(opt, 3);
     }
   }
   r["checkpoint_advice"] = adv;
@@ -385,32 +381,32 @@ std::string summary_text(const json& r) {
                 t.at("checkpoint_percent").get<double>());
   o << line;
   if (t.contains("gpu_hours")) {
-    o << "  GPU-hours: " << fmt(t.at("gpu_hours").get<double>());
+    o << "  GPU-hours: " << significant(t.at("gpu_hours").get<double>(), 4);
     if (t.contains("gpu_util_mean_percent"))
-      o << ", GPU utilisation mean " << fmt(t.at("gpu_util_mean_percent").get<double>(), "%.1f") << " %, min "
-        << fmt(t.at("gpu_util_min_percent").get<double>(), "%.1f") << " %";
+      o << ", GPU utilisation mean " << fixed(t.at("gpu_util_mean_percent").get<double>(), 1) << " %, min "
+        << fixed(t.at("gpu_util_min_percent").get<double>(), 1) << " %";
     o << "\n";
-    if (t.contains("cost")) o << "  Cost: " << fmt(t.at("cost").get<double>(), "%.2f") << " at "
-                              << fmt(t.at("price_per_gpu_hour").get<double>(), "%g") << " per GPU-hour\n";
+    if (t.contains("cost")) o << "  Cost: " << fixed(t.at("cost").get<double>(), 2) << " at "
+                              << significant(t.at("price_per_gpu_hour").get<double>(), 6) << " per GPU-hour\n";
     if (t.contains("spot_saving"))
-      o << "  Spot saving: " << fmt(t.at("spot_saving").get<double>(), "%.2f") << " ("
-        << fmt(t.at("spot_saving_percent").get<double>(), "%.1f") << " %) against "
-        << fmt(t.at("on_demand_cost").get<double>(), "%.2f") << " on demand, net of "
-        << fmt(t.at("overhead_gpu_hours").get<double>()) << " GPU-hours of redone work, checkpoints and restarts\n";
+      o << "  Spot saving: " << fixed(t.at("spot_saving").get<double>(), 2) << " ("
+        << fixed(t.at("spot_saving_percent").get<double>(), 1) << " %) against "
+        << fixed(t.at("on_demand_cost").get<double>(), 2) << " on demand, net of "
+        << significant(t.at("overhead_gpu_hours").get<double>(), 4) << " GPU-hours of redone work, checkpoints and restarts\n";
   } else {
     o << "  GPUs: none (no GPU-hours or cost)\n";
   }
   const json& adv = r.at("checkpoint_advice");
   if (adv.contains("optimal_interval_seconds")) {
-    o << "  Checkpoint advice: cost " << fmt(adv.at("checkpoint_cost_seconds").get<double>()) << " s, "
-      << adv.at("interruptions").get<int>() << " interruption(s), MTBI " << fmt(adv.at("mtbi_seconds").get<double>())
+    o << "  Checkpoint advice: cost " << significant(adv.at("checkpoint_cost_seconds").get<double>(), 4) << " s, "
+      << adv.at("interruptions").get<int>() << " interruption(s), MTBI " << significant(adv.at("mtbi_seconds").get<double>(), 4)
       << " s (" << adv.at("mtbi_source").get<std::string>() << "): Young/Daly interval "
-      << fmt(adv.at("optimal_interval_seconds").get<double>()) << " s";
+      << significant(adv.at("optimal_interval_seconds").get<double>(), 4) << " s";
     if (adv.contains("setting_interval_seconds"))
-      o << "; this run's " << fmt(adv.at("setting_interval_seconds").get<double>()) << " s ("
-        << adv.at("setting").get<std::string>() << ") is " << fmt(adv.at("setting_over_optimal").get<double>(), "%.3g")
-        << " x the optimum (expected loss " << fmt(adv.at("expected_waste_percent_at_setting").get<double>(), "%.3g")
-        << " % vs " << fmt(adv.at("expected_waste_percent_at_optimum").get<double>(), "%.3g") << " %)";
+      o << "; this run's " << significant(adv.at("setting_interval_seconds").get<double>(), 4) << " s ("
+        << adv.at("setting").get<std::string>() << ") is " << significant(adv.at("setting_over_optimal").get<double>(), 3)
+        << " x the optimum (expected loss " << significant(adv.at("expected_waste_percent_at_setting").get<double>(), 3)
+        << " % vs " << significant(adv.at("expected_waste_percent_at_optimum").get<double>(), 3) << " %)";
     o << "; " << adv.at("advice").get<std::string>() << "\n";
   } else {
     o << "  Checkpoint advice: " << adv.at("advice").get<std::string>() << "\n";
@@ -422,15 +418,15 @@ std::string summary_text(const json& r) {
     std::size_t shown = 0;
     if (a.contains("cpu_utilisation_percent"))
       for (const auto& c : a.at("cpu_utilisation_percent"))
-        if (shown++ < 8) cpu += (cpu.empty() ? "" : ", ") + fmt(c.get<double>(), "%.0f") + " %";
+        if (shown++ < 8) cpu += (cpu.empty() ? "" : ", ") + fixed(c.get<double>(), 0) + " %";
     if (shown > 8) cpu += ", ... (" + std::to_string(shown) + " ranks)";
     shown = 0;
     if (a.contains("gpu"))
       for (const auto& g : a.at("gpu"))
         if (shown++ < 8)
           gpu += (gpu.empty() ? "" : ", ") + std::string("rank ") + std::to_string(g.at("rank").get<int>()) + " " +
-                 fmt(g.at("util_mean_percent").get<double>(), "%.0f") + "/" +
-                 fmt(g.at("util_min_percent").get<double>(), "%.0f") + " %";
+                 fixed(g.at("util_mean_percent").get<double>(), 0) + "/" +
+                 fixed(g.at("util_min_percent").get<double>(), 0) + " %";
     if (shown > 8) gpu += ", ... (" + std::to_string(shown) + " GPUs)";
     if (!cpu.empty()) o << "  CPU time / wall time per rank (attempt " << a.at("attempt").get<int>() << "): " << cpu << "\n";
     if (!gpu.empty())

@@ -115,6 +115,18 @@ BatchSpec backward_of(BatchSpec s) {
   return s;
 }
 
+// A forward rank-1 c2c of length n on `stream`; the caller sets the batches of its stage (rows, strides,
+// offsets).
+BatchSpec c2c_spec(int n, bool in_place, void* stream) {
+  BatchSpec s;
+  s.stream = stream;
+  s.rank = 1;
+  s.n[0] = n;
+  s.in_place = in_place;
+  s.kind = TransformKind::C2CForward;
+  return s;
+}
+
 StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band) {
   StageSpecs out;
   const Layout3& real = g.real[rank];
@@ -143,12 +155,7 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
   if (pencil) {
     // y-pencils [x][kz][y]: rows (x, kz), y contiguous.
     const Layout3& b = g.stage_b[rank];
-    BatchSpec y;
-    y.stream = stream;
-    y.rank = 1;
-    y.n[0] = g.n[1];
-    y.in_place = true;
-    y.kind = TransformKind::C2CForward;
+    BatchSpec y = c2c_spec(g.n[1], true, stream);
     if (!band) {
       y.howmany = b.box.extent(0) * b.box.extent(2);
       out.y_forward.push_back(y);
@@ -169,12 +176,7 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
     // kept kz of every x-plane.
     const Layout3& a = g.stage_a[rank];
     const IndexRun kz = kept_runs(*band, g.n, 2, 0, nzc - 1)[0];
-    BatchSpec y;
-    y.stream = stream;
-    y.rank = 1;
-    y.n[0] = g.n[1];
-    y.in_place = true;
-    y.kind = TransformKind::C2CForward;
+    BatchSpec y = c2c_spec(g.n[1], true, stream);
     y.istride = y.ostride = nzc;
     y.idist = y.odist = 1;
     y.howmany = kz.count;
@@ -192,12 +194,7 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
   // [ky][kz][kx] and back: the transpose between them is done by the transform.
   const int eky = spec.box.extent(1), ekz = spec.box.extent(2);
   const long cols = static_cast<long>(eky) * ekz;
-  BatchSpec x;
-  x.stream = stream;
-  x.rank = 1;
-  x.n[0] = g.n[0];
-  x.in_place = false;
-  x.kind = TransformKind::C2CForward;
+  BatchSpec x = c2c_spec(g.n[0], false, stream);
   x.istride = cols;
   x.idist = 1;
   x.ostride = 1;
@@ -302,6 +299,17 @@ void DistributedFft::x_backward(const Complex* in) {
   for (auto& p : m_x_backward) p->execute(const_cast<Complex*>(in), m_wgb.data());  // out of place: preserves in
 }
 
+void DistributedFft::y_transform(impl::LocalPlan* plan, Complex* data) {
+  if (!plan) return;
+  Timed t(m_times.local);
+  plan->execute(data, data);
+}
+
+void DistributedFft::reshape(Reshape<Complex>& r, const Complex* in, Complex* out) {
+  Timed t(m_times.reshape);
+  r.execute(in, out);
+}
+
 void DistributedFft::forward(const double* in, Complex* out) {
   ++m_times.transforms;
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
@@ -310,25 +318,12 @@ void DistributedFft::forward(const double* in, Complex* out) {
     m_r2c->execute(const_cast<double*>(in), m_wa.data());  // r2c preserves its input
   }
   if (m_geometry.kind == Decomposition::Pencil) {
-    {
-      Timed t(m_times.reshape);
-      m_a_to_b->execute(m_wa.data(), m_wb.data());
-    }
-    if (m_y_forward) {
-      Timed t(m_times.local);
-      m_y_forward->execute(m_wb.data(), m_wb.data());
-    }
-    Timed t(m_times.reshape);
-    m_b_to_g->execute(m_wb.data(), m_wg.data());
+    reshape(*m_a_to_b, m_wa.data(), m_wb.data());
+    y_transform(m_y_forward.get(), m_wb.data());
+    reshape(*m_b_to_g, m_wb.data(), m_wg.data());
   } else {
-    if (m_y_forward) {  // pruned slab
-      Timed t(m_times.local);
-      m_y_forward->execute(m_wa.data(), m_wa.data());
-    }
-    if (!m_a_is_g) {
-      Timed t(m_times.reshape);
-      m_a_to_g->execute(m_wa.data(), m_wg.data());
-    }
+    y_transform(m_y_forward.get(), m_wa.data());  // pruned slab
+    if (!m_a_is_g) reshape(*m_a_to_g, m_wa.data(), m_wg.data());
   }
   x_forward(out);
 }
@@ -338,25 +333,12 @@ void DistributedFft::backward(const Complex* in, double* out) {
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
   x_backward(in);
   if (m_geometry.kind == Decomposition::Pencil) {
-    {
-      Timed t(m_times.reshape);
-      m_g_to_b->execute(m_wgb.data(), m_wb.data());
-    }
-    if (m_y_backward) {
-      Timed t(m_times.local);
-      m_y_backward->execute(m_wb.data(), m_wb.data());
-    }
-    Timed t(m_times.reshape);
-    m_b_to_a->execute(m_wb.data(), m_wa.data());
+    reshape(*m_g_to_b, m_wgb.data(), m_wb.data());
+    y_transform(m_y_backward.get(), m_wb.data());
+    reshape(*m_b_to_a, m_wb.data(), m_wa.data());
   } else {
-    if (!m_a_is_g) {
-      Timed t(m_times.reshape);
-      m_g_to_a->execute(m_wgb.data(), m_wa.data());
-    }
-    if (m_y_backward) {  // pruned slab
-      Timed t(m_times.local);
-      m_y_backward->execute(m_wa.data(), m_wa.data());
-    }
+    if (!m_a_is_g) reshape(*m_g_to_a, m_wgb.data(), m_wa.data());
+    y_transform(m_y_backward.get(), m_wa.data());  // pruned slab
   }
   Timed t(m_times.local);
   m_c2r->execute(m_wa.data(), out);  // destroys m_wa only

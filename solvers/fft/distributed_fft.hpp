@@ -82,6 +82,10 @@ class DistributedFft {
   void make_plans();
   void x_forward(Complex* out);
   void x_backward(const Complex* in);
+  // The y transform `plan` (none: no y stage apart) in place on `data`, timed as local work.
+  void y_transform(impl::LocalPlan* plan, Complex* data);
+  // One reshape between stages, timed as such.
+  void reshape(Reshape<Complex>& r, const Complex* in, Complex* out);
 
   FftGeometry m_geometry;
   const comm::Communicator& m_comm;

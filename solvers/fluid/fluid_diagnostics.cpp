@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 #include "fluid_solver.hpp"
 #include "io/field_output.hpp"
 
@@ -12,12 +13,6 @@ namespace {
 
 constexpr double k_two_pi = 6.283185307179586476925286766559;
 
-std::string fmt(double v, int precision = 6) {
-  std::ostringstream s;
-  s.precision(precision);
-  s << v;
-  return s.str();
-}
 
 }  // namespace
 
@@ -101,9 +96,9 @@ std::vector<double> FluidSolver::thermo() {
   // Every value is a global reduction: every rank reaches the same verdict.
   if (!std::isfinite(d.energy) || (m_energy_ref > 0 && d.energy > m_cfg.blowup_factor * m_energy_ref)) {
     std::ostringstream msg;
-    msg << "fluid: blow-up at step " << m_step << " (t = " << fmt(m_time) << "): the energy " << fmt(d.energy)
-        << " exceeds fluid.blowup_factor = " << fmt(m_cfg.blowup_factor) << " times the initial energy "
-        << fmt(m_energy_ref) << " (or is not finite)"
+    msg << "fluid: blow-up at step " << m_step << " (t = " << significant(m_time, 6) << "): the energy " << significant(d.energy, 6)
+        << " exceeds fluid.blowup_factor = " << significant(m_cfg.blowup_factor, 6) << " times the initial energy "
+        << significant(m_energy_ref, 6) << " (or is not finite)"
         << ". Reduce fluid.dt (or fluid.cfl) or refine fluid.n.";
     throw RunError(msg.str());
   }
@@ -251,16 +246,16 @@ std::vector<std::string> FluidSolver::summary() {
   lines.push_back("Fluid grid " + std::to_string(g.n[0]) + " x " + std::to_string(g.n[1]) + " x " +
                   std::to_string(g.n[2]) + ", " + g.describe() + ", FFT backend " + m_fft->backend_name() + " (" +
                   fft::to_string(m_cfg.fft_plan) + " plans), dealiasing " + to_string(m_cfg.dealias));
-  lines.push_back("Fluid time " + fmt(m_time, 10) + " after " + std::to_string(m_step) + " steps, last dt " + fmt(m_dt));
+  lines.push_back("Fluid time " + significant(m_time, 10) + " after " + std::to_string(m_step) + " steps, last dt " + significant(m_dt, 6));
   const auto& t = m_fft->times();
   const double step_time = m_comm.max(m_step_seconds);
   const double step_fft = m_comm.max(m_step_fft_seconds);
   const double local = m_comm.max(t.local), reshape = m_comm.max(t.reshape);
   if (step_time > 0)
-    lines.push_back("Fluid time in steps " + fmt(step_time) + " s, of which distributed FFTs " + fmt(step_fft) +
-                    " s (" + fmt(100.0 * step_fft / step_time, 3) + "%); all " + std::to_string(t.transforms) +
-                    " transforms (with diagnostics and output): local " + fmt(local) + " s, transposes " +
-                    fmt(reshape) + " s");
+    lines.push_back("Fluid time in steps " + significant(step_time, 6) + " s, of which distributed FFTs " + significant(step_fft, 6) +
+                    " s (" + significant(100.0 * step_fft / step_time, 3) + "%); all " + std::to_string(t.transforms) +
+                    " transforms (with diagnostics and output): local " + significant(local, 6) + " s, transposes " +
+                    significant(reshape, 6) + " s");
   for (const auto& w : m_warnings) lines.push_back("Warning: " + w);
   return lines;
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 #include "comm/timing.hpp"
 
 namespace spotrun::fluid {
@@ -33,13 +34,6 @@ int largest_prime_factor(int n) {
   return n > 1 ? std::max(largest, n) : largest;
 }
 
-std::string fmt(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
-}
-
 std::string size_text(const std::array<int, 3>& n) {
   return "[" + std::to_string(n[0]) + ", " + std::to_string(n[1]) + ", " + std::to_string(n[2]) + "]";
 }
@@ -53,12 +47,12 @@ void validate(const FluidConfig& c) {
   auto need = [](bool ok, const std::string& what) {
     if (!ok) throw InputError(what);
   };
-  need(std::isfinite(c.viscosity) && c.viscosity >= 0, "fluid.viscosity = " + fmt(c.viscosity) + ": must be >= 0");
-  need(std::isfinite(c.dt) && c.dt > 0, "fluid.dt = " + fmt(c.dt) + ": must be > 0");
-  need(std::isfinite(c.cfl) && c.cfl >= 0, "fluid.cfl = " + fmt(c.cfl) + ": must be >= 0 (0: fixed dt)");
-  need(std::isfinite(c.cfl_limit) && c.cfl_limit > 0, "fluid.cfl_limit = " + fmt(c.cfl_limit) + ": must be > 0");
-  need(c.cfl <= c.cfl_limit, "fluid.cfl = " + fmt(c.cfl) + " exceeds fluid.cfl_limit = " + fmt(c.cfl_limit));
-  need(std::isfinite(c.time_end) && c.time_end >= 0, "fluid.time_end = " + fmt(c.time_end) + ": must be >= 0");
+  need(std::isfinite(c.viscosity) && c.viscosity >= 0, "fluid.viscosity = " + significant(c.viscosity, 6) + ": must be >= 0");
+  need(std::isfinite(c.dt) && c.dt > 0, "fluid.dt = " + significant(c.dt, 6) + ": must be > 0");
+  need(std::isfinite(c.cfl) && c.cfl >= 0, "fluid.cfl = " + significant(c.cfl, 6) + ": must be >= 0 (0: fixed dt)");
+  need(std::isfinite(c.cfl_limit) && c.cfl_limit > 0, "fluid.cfl_limit = " + significant(c.cfl_limit, 6) + ": must be > 0");
+  need(c.cfl <= c.cfl_limit, "fluid.cfl = " + significant(c.cfl, 6) + " exceeds fluid.cfl_limit = " + significant(c.cfl_limit, 6));
+  need(std::isfinite(c.time_end) && c.time_end >= 0, "fluid.time_end = " + significant(c.time_end, 6) + ": must be >= 0");
   need(c.random_peak > 0, "fluid.random_peak must be > 0");
   need(c.random_energy > 0, "fluid.random_energy must be > 0");
   need(c.forcing_rate >= 0, "fluid.forcing_rate must be >= 0");
@@ -339,9 +333,9 @@ void FluidSolver::check_cfl(double umax, bool at_setup) const {
   const double cfl = m_cfg.dt * umax;
   if (cfl <= m_cfg.cfl_limit) return;
   std::ostringstream msg;
-  msg << "fluid.dt = " << fmt(m_cfg.dt) << " violates the CFL limit at step " << m_step << " (t = " << fmt(m_time)
-      << "): CFL = dt * max(|u|/dx + |v|/dy + |w|/dz) = " << fmt(cfl) << " > fluid.cfl_limit = " << fmt(m_cfg.cfl_limit)
-      << ". Reduce fluid.dt below " << fmt(m_cfg.cfl_limit / umax) << " or set fluid.cfl for an adaptive step.";
+  msg << "fluid.dt = " << significant(m_cfg.dt, 6) << " violates the CFL limit at step " << m_step << " (t = " << significant(m_time, 6)
+      << "): CFL = dt * max(|u|/dx + |v|/dy + |w|/dz) = " << significant(cfl, 6) << " > fluid.cfl_limit = " << significant(m_cfg.cfl_limit, 6)
+      << ". Reduce fluid.dt below " << significant(m_cfg.cfl_limit / umax, 6) << " or set fluid.cfl for an adaptive step.";
   // umax is a global maximum: every rank reaches this verdict together.
   if (at_setup) throw InputError(msg.str());
   throw RunError(msg.str());
@@ -364,9 +358,9 @@ void FluidSolver::setup() {
 std::string FluidSolver::instability_hint() const {
   const std::string grid = "the grid fluid.n = " + size_text(m_cfg.n) + " under-resolves the flow (refine it)";
   if (m_cfg.cfl > 0)
-    return "the CFL number fluid.cfl = " + fmt(m_cfg.cfl) + " (steps of at most fluid.dt = " + fmt(m_cfg.dt) +
+    return "the CFL number fluid.cfl = " + significant(m_cfg.cfl, 6) + " (steps of at most fluid.dt = " + significant(m_cfg.dt, 6) +
            ") is too large, or " + grid;
-  return "the time step fluid.dt = " + fmt(m_cfg.dt) +
+  return "the time step fluid.dt = " + significant(m_cfg.dt, 6) +
          " is too large for the CFL condition (lower it, or set fluid.cfl for an adaptive step), or " + grid;
 }
 
@@ -384,7 +378,7 @@ void FluidSolver::step(bool /*want_thermo*/) {
   const double umax = m_comm.max(lamb_vector(m_uhat, true));
   if (!std::isfinite(umax)) {
     std::ostringstream msg;
-    msg << "fluid: blow-up at step " << m_step << " (t = " << fmt(m_time)
+    msg << "fluid: blow-up at step " << m_step << " (t = " << significant(m_time, 6)
         << "): the velocity is not finite. Reduce fluid.dt (or fluid.cfl) or refine fluid.n.";
     throw RunError(msg.str());
   }
@@ -393,8 +387,8 @@ void FluidSolver::step(bool /*want_thermo*/) {
     if (umax > 0) h = std::min(m_cfg.dt, m_cfg.cfl / umax);
     if (h < 1e-12 * m_cfg.dt) {
       std::ostringstream msg;
-      msg << "fluid: blow-up at step " << m_step << " (t = " << fmt(m_time) << "): the adaptive time step collapsed to "
-          << fmt(h) << " (max |u|/dx = " << fmt(umax) << ")";
+      msg << "fluid: blow-up at step " << m_step << " (t = " << significant(m_time, 6) << "): the adaptive time step collapsed to "
+          << significant(h, 6) << " (max |u|/dx = " << significant(umax, 6) << ")";
       throw RunError(msg.str());
     }
   } else {

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 #include "fluid_solver.hpp"
 
 namespace spotrun::fluid {
@@ -21,13 +22,6 @@ namespace {
 // round-off of transforms on other rank counts and FFT libraries is about 1e-15 of it.
 constexpr double k_u_uhat_tolerance = 1e-9;
 
-// Exact text of a double (17 significant digits).
-std::string exact(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
 
 io::StateArray make_array(const std::string& name, std::vector<std::uint64_t> inner, std::uint64_t rows) {
   io::StateArray a;

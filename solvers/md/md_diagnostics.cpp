@@ -8,7 +8,6 @@
 
 namespace spotrun::md {
 
-using impl::fmt;
 
 double MdSolver::local_mv2() const {
   auto v = m_atoms.v;
@@ -48,7 +47,7 @@ std::vector<double> MdSolver::thermo() {
 }
 
 std::string MdSolver::instability_hint() const {
-  return "the time step md.dt = " + fmt(m_cfg.dt) +
+  return "the time step md.dt = " + significant(m_cfg.dt, 6) +
          " is too large for this system, or atoms overlap (check the initial configuration, md.pair.epsilon/sigma)";
 }
 
@@ -60,7 +59,7 @@ std::vector<std::string> MdSolver::summary() {
   out.push_back("Rank grid: " + std::to_string(g[0]) + " x " + std::to_string(g[1]) + " x " + std::to_string(g[2]));
   out.push_back("Atoms: " + std::to_string(m_natoms) + ", ghosts: " + std::to_string(static_cast<long long>(s[1])));
   out.push_back(std::string("Neighbors per atom (") + (m_neighbor.full() ? "full" : "half") +
-                (m_neighbor.newton() ? " list, newton on" : " list") + ", with skin): " + fmt(s[0] / static_cast<double>(m_natoms)));
+                (m_neighbor.newton() ? " list, newton on" : " list") + ", with skin): " + significant(s[0] / static_cast<double>(m_natoms), 6));
   out.push_back(std::string("Pair force precision: ") + precision_name(m_cfg.precision));
   out.push_back("Neighbor list builds = " + std::to_string(m_neighbor.builds()));
   out.push_back("Dangerous builds = " + std::to_string(m_dangerous_builds));
@@ -68,7 +67,7 @@ std::vector<std::string> MdSolver::summary() {
   const char* names[k_nphase] = {"Pair", "Neigh", "Comm", "Integrate"};
   for (int p = 0; p < k_nphase; ++p) {
     double tmax = m_comm.max(m_phase_time[p]);
-    out.push_back(std::string("Time ") + names[p] + ": " + fmt(tmax) + " s (slowest rank)");
+    out.push_back(std::string("Time ") + names[p] + ": " + significant(tmax, 6) + " s (slowest rank)");
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <string>
 
+#include "comm/number_text.hpp"
 #include "comm/timing.hpp"
 
 namespace spotrun::md::impl {
@@ -30,13 +31,5 @@ class PhaseTimer {
   double& m_acc;
   std::chrono::steady_clock::time_point m_t0;
 };
-
-// A number in messages and the summary: six significant digits.
-inline std::string fmt(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
-}
 
 }  // namespace spotrun::md::impl

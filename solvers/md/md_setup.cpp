@@ -15,7 +15,6 @@
 
 namespace spotrun::md {
 
-using impl::fmt;
 
 FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
   FreshDomain f;
@@ -30,9 +29,9 @@ FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
     if (!cfg.types.empty() && cfg.types.size() == data->masses.size())
       for (std::size_t t = 0; t < cfg.types.size(); ++t)
         if (cfg.types[t].mass_given && cfg.types[t].mass != data->masses[t])
-          throw InputError("md.types[" + std::to_string(t) + "].mass = " + fmt(cfg.types[t].mass) + " for type \"" +
+          throw InputError("md.types[" + std::to_string(t) + "].mass = " + significant(cfg.types[t].mass, 6) + " for type \"" +
                            cfg.types[t].name + "\", but the data file's Masses give type " + std::to_string(t + 1) +
-                           " mass " + fmt(data->masses[t]) + "; leave the mass out of md.types or make them agree");
+                           " mass " + significant(data->masses[t], 6) + "; leave the mass out of md.types or make them agree");
     f.masses = data->masses;
     f.source = "the data file";
   } else {
@@ -67,16 +66,16 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
     const char* larger = cfg.from_lattice ? "more md.lattice.cells" : "a larger system in the data file";
     if (!thin.empty()) {
       // Not even one rank fits: the box itself is too thin, whatever the rank count.
-      msg << "the box " << fmt(length[0]) << " x " << fmt(length[1]) << " x " << fmt(length[2])
-          << " sigma is thinner than cutoff + skin = " << fmt(cutneigh) << " sigma in " << thin
+      msg << "the box " << significant(length[0], 6) << " x " << significant(length[1], 6) << " x " << significant(length[2], 6)
+          << " sigma is thinner than cutoff + skin = " << significant(cutneigh, 6) << " sigma in " << thin
           << ", so an atom would interact with its own periodic image. Use " << larger
           << ", or a shorter md.cutoff / md.skin.";
     } else {
       auto any = comm::choose_grid(nranks, length);
-      msg << "no grid of " << nranks << " ranks gives sub-boxes at least cutoff + skin = " << fmt(cutneigh)
-          << " sigma thick: box " << fmt(length[0]) << " x " << fmt(length[1]) << " x " << fmt(length[2]) << " sigma";
+      msg << "no grid of " << nranks << " ranks gives sub-boxes at least cutoff + skin = " << significant(cutneigh, 6)
+          << " sigma thick: box " << significant(length[0], 6) << " x " << significant(length[1], 6) << " x " << significant(length[2], 6) << " sigma";
       msg << "; the best grid " << any[0] << "x" << any[1] << "x" << any[2] << " gives sub-boxes "
-          << fmt(length[0] / any[0]) << " x " << fmt(length[1] / any[1]) << " x " << fmt(length[2] / any[2])
+          << significant(length[0] / any[0], 6) << " x " << significant(length[1] / any[1], 6) << " x " << significant(length[2] / any[2], 6)
           << " sigma. Use fewer ranks, or " << larger << ".";
     }
     throw InputError(msg.str());
@@ -91,7 +90,7 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
   const double nbins = NeighborList::bin_count(sub, cutneigh);
   if (!(nbins < 0.5 * std::numeric_limits<int>::max()))
     throw InputError("a sub-box of the " + std::to_string(plan.dims[0]) + "x" + std::to_string(plan.dims[1]) + "x" +
-                     std::to_string(plan.dims[2]) + " rank grid needs " + fmt(nbins) +
+                     std::to_string(plan.dims[2]) + " rank grid needs " + significant(nbins, 6) +
                      " neighbour bins, more than a rank can index; use more ranks");
   return plan;
 }
@@ -369,8 +368,8 @@ void MdSolver::check_close_atoms() {
   const double limit = 0.5 * m_coeffs.min_sigma();
   const ClosePairs p = find_close_pairs(m_atoms, m_neighbor, limit);
   std::ostringstream msg;
-  msg << "atoms " << p.id_i << " and " << p.id_j << " are " << fmt(p.closest) << " sigma apart, closer than the allowed "
-      << fmt(limit) << " sigma (half the smallest pair sigma)";
+  msg << "atoms " << p.id_i << " and " << p.id_j << " are " << significant(p.closest, 6) << " sigma apart, closer than the allowed "
+      << significant(limit, 6) << " sigma (half the smallest pair sigma)";
   if (p.count > 1) msg << " (" << p.count << " such pairs on rank " << m_comm.rank() << ")";
   msg << "; check the initial configuration";
   m_comm.agree<InputError>(p.count == 0, msg.str());

@@ -67,15 +67,7 @@ io::StateArray make_array(const std::string& name, std::vector<std::uint64_t> in
   return a;
 }
 
-// Exact text of a double (17 significant digits), for messages about bitwise comparisons.
-std::string exact(double v) {
-  std::ostringstream s;
-  s.precision(17);
-  s << v;
-  return s.str();
-}
 
-using impl::fmt;
 
 std::uint64_t bits_of(double v) {
   std::uint64_t b;
@@ -254,9 +246,9 @@ std::string check_atoms(const io::StateArray* arr[], const comm::Box3& box, std:
         return atom + " has image flag " + std::to_string(img) + " in " + char('x' + d) + " outside the range of int";
     }
     if (!(std::sqrt(dist2) < half_box))
-      return atom + " is " + fmt(std::sqrt(dist2)) +
+      return atom + " is " + significant(std::sqrt(dist2), 6) +
              " sigma from its position at the last neighbour build (x_build), more than half the box (" +
-             fmt(half_box) + " sigma)";
+             significant(half_box, 6) + " sigma)";
   }
   return {};
 }

@@ -197,4 +197,22 @@ inline md::MdConfig lattice_config(std::array<int, 3> cells, double temperature)
   return c;
 }
 
+// The Kob-Andersen 80:20 mixture's types and pairs (A = type 1, B = type 2), atoms from a data file:
+// A-A (1, 1, cutoff 2.5), B-B (0.5, 0.88, 2.2), and B-A given explicitly (1.5, 0.8, 2.0) when
+// explicit_ab, else from pair_modify mix arithmetic.
+inline md::MdConfig ka_config(bool explicit_ab) {
+  md::MdConfig c;
+  c.from_lattice = false;
+  c.cutoff = 2.5;
+  c.skin = 0.3;
+  c.dt = 0.005;
+  c.types = {{"A", 1.0, 0.0, false}, {"B", 1.0, 0.0, false}};
+  c.pair_coeffs = {{"A", "A", 1.0, 1.0, 2.5}, {"B", "B", 0.5, 0.88, 2.2}};
+  if (explicit_ab)
+    c.pair_coeffs.push_back({"B", "A", 1.5, 0.8, 2.0});
+  else
+    c.mix = md::PairMix::Arithmetic;
+  return c;
+}
+
 }  // namespace spotrun::test
