@@ -1,11 +1,5 @@
-# Incompressible Navier-Stokes, pseudo-spectral (see docs/fluid.md): target spotrun_fluid.
-# io/field_output.cpp (HDF5 + XDMF fields, spectra) is built here as spotrun_field_output until io/
-# registers it; it needs parallel HDF5 (spotrun_hdf5) and the checked HDF5 calls of io/impl/hdf5 (spotrun_io).
-if(NOT TARGET spotrun_field_output)
-  add_library(spotrun_field_output ${CMAKE_SOURCE_DIR}/io/field_output.cpp)
-  target_include_directories(spotrun_field_output PUBLIC ${CMAKE_SOURCE_DIR})
-  target_link_libraries(spotrun_field_output PUBLIC spotrun_comm PRIVATE spotrun_io spotrun_hdf5 spotrun_warnings)
-endif()
+# Incompressible Navier-Stokes, pseudo-spectral (see docs/fluid.md): target spotrun_fluid. Its fields and
+# spectra are written by spotrun_field_output (io/CMakeLists.txt).
 
 add_library(spotrun_fluid
   ${CMAKE_CURRENT_LIST_DIR}/fluid/fluid_config.cpp
