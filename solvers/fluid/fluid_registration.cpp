@@ -12,9 +12,9 @@
 
 namespace spotrun::fluid {
 
-using launcher::Deck;
-using launcher::KeySpec;
-using launcher::KeyType;
+using io::Deck;
+using io::KeySpec;
+using io::KeyType;
 
 FluidConfig config_from_deck(const Deck& d) {
   FluidConfig c;

@@ -16,9 +16,9 @@
 
 namespace spotrun::md {
 
-using launcher::Deck;
-using launcher::KeySpec;
-using launcher::KeyType;
+using io::Deck;
+using io::KeySpec;
+using io::KeyType;
 
 MdConfig config_from_deck(const Deck& d) {
   MdConfig c;
