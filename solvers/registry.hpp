@@ -19,6 +19,7 @@
 #include "comm/communicator.hpp"
 #include "comm/transport.hpp"
 #include "io/deck/deck.hpp"
+#include "solvers/memory_need.hpp"
 #include "solvers/solver.hpp"
 
 namespace spotrun::solvers {
@@ -46,6 +47,11 @@ struct MemoryEstimate {
   double bytes_per_rank = 0;
   std::string what;
   double device_bytes_per_rank = 0;
+
+  // A solver's need at its peak (solvers/memory_need.hpp), for the system `what`.
+  static MemoryEstimate of(const MemoryNeed& need, std::string what) {
+    return {need.host, std::move(what), need.device};
+  }
 };
 
 // The registration of one solver, as the registry keeps it: every function reads the solver's
