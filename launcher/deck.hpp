@@ -4,6 +4,7 @@
 // registered solver (solvers/registry.hpp).
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/deck/deck.hpp"
@@ -39,10 +40,11 @@ std::string closest_key(const std::string& key);
 class Deck : public io::Deck {
  public:
   Deck() = default;
-  Deck(io::Deck deck) : io::Deck(std::move(deck)) {}  // NOLINT: implicit, an io::Deck of spotrun's schema
+  // A deck read against spotrun_deck_schema().
+  explicit Deck(io::Deck deck) : io::Deck(std::move(deck)) {}
   // Deck::parse of the engine (limits, TOML errors, key names) with spotrun's schema.
   static Deck parse(const std::string& text, const std::string& name) {
-    return io::Deck::parse(text, name, spotrun_deck_schema());
+    return Deck(io::Deck::parse(text, name, spotrun_deck_schema()));
   }
 };
 
