@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/errors.hpp"
@@ -26,6 +27,16 @@ struct StateArray {
     std::uint64_t n = 1;
     for (auto d : inner) n *= d;
     return n;
+  }
+  // An array's layout without data (Solver::state_layout()): its name, row shape, type and global rows.
+  static StateArray layout(std::string name, std::vector<std::uint64_t> inner, bool is_integer,
+                           std::uint64_t global_rows) {
+    StateArray a;
+    a.name = std::move(name);
+    a.inner = std::move(inner);
+    a.is_integer = is_integer;
+    a.global_rows = global_rows;
+    return a;
   }
 };
 

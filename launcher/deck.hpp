@@ -1,114 +1,51 @@
 #pragma once
-// Decks: TOML files validated against a schema of typed keys with units, defaults and ranges.
-#include <array>
-#include <cstddef>
-#include <cstdint>
-#include <functional>
-#include <map>
-#include <optional>
+// spotrun's decks: the deck engine (io/deck/deck.hpp) with spotrun's schema, which launcher/deck_schema.cpp
+// assembles from the launcher's keys ([run], [checkpoint], [comm], [cloud], [report]) and those of every
+// registered solver (solvers/registry.hpp).
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include <toml.hpp>
+#include "io/deck/deck.hpp"
 
 namespace spotrun::launcher {
 
-// Limits of a deck's text, checked by Deck::parse before the TOML parser sees it (docs/decks.md, "Limits").
-// They keep a broken or hostile file from crashing the parser (it recurses once per nesting level) or from
-// making it slow (its time grows with the number of values on a line times the length of that line, and
-// with the number of keys and tables). spotrun's own keys need one level of nesting, arrays of 3 and
-// fewer than 200 names.
-inline constexpr std::size_t k_deck_max_bytes = 1048576;  // the whole text (1 MiB)
-inline constexpr std::size_t k_deck_max_line = 8192;      // one line, in bytes
-inline constexpr std::size_t k_deck_max_nesting = 8;      // arrays and inline tables inside each other
-inline constexpr std::size_t k_deck_max_elements = 1024;  // elements of one array, entries of one inline table
-inline constexpr std::size_t k_deck_max_items = 4096;     // names (each part of a dotted key or table name, each
-                                                          // inline-table entry) and array elements in all
-inline constexpr std::size_t k_deck_max_key_parts = 8;    // dotted parts of one key or table name
-inline constexpr std::size_t k_deck_max_path = 4096;      // bytes of a path value (Linux PATH_MAX)
-// Error messages quote at most this many characters of a value, a key or a source line.
-inline constexpr std::size_t k_message_quote_max = 80;
+using io::DeckSchema;
+using io::k_deck_max_bytes;
+using io::k_deck_max_elements;
+using io::k_deck_max_items;
+using io::k_deck_max_key_parts;
+using io::k_deck_max_line;
+using io::k_deck_max_nesting;
+using io::k_deck_max_path;
+using io::k_duration_forms;
+using io::k_message_quote_max;
+using io::KeySpec;
+using io::KeyType;
+using io::parse_duration;
+using io::quote_for_message;
 
-// text between quote characters q (no quotes when q is 0) for an error message: control characters,
-// backslashes and q escaped as in a TOML basic string; beyond k_message_quote_max characters only the
-// start and the end, then the total length: "aaaa...aaa" (1048000 characters).
-std::string quote_for_message(const std::string& text, char q = '"');
-
-// Strings: an array of strings, min..max of them. TableArray: an array of tables ([[md.pair.coeff]] blocks),
-// at most max of them; the fields of its tables are the schema keys one level below it ("md.pair.coeff.epsilon"),
-// each checked like a key of its own, and a field without a default is required in every table.
-enum class KeyType { Int, Float, Bool, String, Int3, Duration, Strings, TableArray };
-
-struct KeySpec {
-  std::string key;                    // full dotted key, e.g. "md.pair.epsilon"
-  KeyType type;
-  std::string default_value;          // TOML literal; empty: no default (required where needed)
-  std::string unit;                   // e.g. "tau", "sigma", "steps", "-"
-  std::string help;
-  double min = -1e300, max = 1e300;   // allowed range of numbers (and of Int3 components)
-  bool min_exclusive = false;
-  std::vector<std::string> choices;   // allowed strings
-  bool resumable = false;             // may change between a checkpoint and its resume (not physics)
-  // String keys: a check of the value beyond the rules above; returns "" when it is fine, else why not.
-  std::function<std::string(const std::string&)> check;
-  // A field of a TableArray's tables without a default that may still be left out (its reader knows what
-  // that means, e.g. md.pair.coeff.cutoff: md.cutoff); other fields without a default are required.
-  bool optional = false;
-};
-
-// Every deck key spotrun knows, in documentation order: the launcher's ([run], [checkpoint], [comm], [cloud]), then
-// those of each registered solver (solvers/registry.hpp).
+// spotrun's schema: every deck key spotrun knows, in documentation order (the launcher's, then those of
+// each registered solver), which of them apply to a deck (a solver's as it registered) and the rules
+// between them (those of the solver run.solver names). Built on first use, and again after
+// solvers::register_solver() added a solver.
+std::shared_ptr<const DeckSchema> spotrun_deck_schema();
 const std::vector<KeySpec>& deck_schema();
 const KeySpec* find_key(const std::string& key);
 // The schema key closest to an unknown key (edit distance), for "did you mean".
 std::string closest_key(const std::string& key);
 
-class Deck {
+// A deck read against spotrun's schema; solvers see it as the io::Deck it is.
+class Deck : public io::Deck {
  public:
-  // Parses TOML text; name (the file path) is used in error messages. Throws InputError: for text beyond
-  // the limits above (or with a NUL byte), malformed TOML (name:line:column), and key or table names
-  // other than bare TOML names ([A-Za-z0-9_-]): a quoted "md.dt" is one name, not the key md.dt.
-  static Deck parse(const std::string& text, const std::string& name);
-  // Applies "section.key=value" overrides (value parsed as TOML, else taken as a string). Throws
-  // InputError for a key that is not a dotted path of bare names.
-  void apply_set(const std::string& assignment);
-  // Checks every key against the schema (type, range, choices), then the rules between the keys of the
-  // solver run.solver names (its registration's). Throws InputError.
-  void validate() const;
-
-  bool has(const std::string& key) const;
-  std::int64_t get_int(const std::string& key) const;
-  double get_float(const std::string& key) const;
-  bool get_bool(const std::string& key) const;
-  std::string get_string(const std::string& key) const;
-  std::array<int, 3> get_int3(const std::string& key) const;
-  std::vector<std::string> get_strings(const std::string& key) const;
-  // Tables of a TableArray key (0 when the deck has none). Their fields are read with the index as a key
-  // part: get_float("md.pair.coeff.0.epsilon"); a field not given reads as its schema default.
-  std::size_t count(const std::string& key) const;
-  // Duration keys: seconds as a number, a TOML time of day (an unquoted 02:00:00) or a string that
-  // parse_duration() accepts; returns seconds. InputError for a string it does not accept.
-  double get_seconds(const std::string& key) const;
-  // The resolved deck: every applicable key with its value (given or default), as TOML.
-  std::string resolved() const;
-  // "key = value" lines of the applicable keys that define the physics (not resumable), sorted.
-  std::string physics() const;
-  const std::string& name() const { return m_name; }
-
- private:
-  const toml::value* lookup(const std::string& key) const;
-  toml::value value_or_default(const std::string& key) const;
-  // Whether a schema key applies to this deck: the launcher's always, a solver's as it registered.
-  bool section_active(const std::string& key) const;
-  std::string m_name;
-  toml::value m_root;
+  Deck() = default;
+  // A deck read against spotrun_deck_schema().
+  explicit Deck(io::Deck deck) : io::Deck(std::move(deck)) {}
+  // Deck::parse of the engine (limits, TOML errors, key names) with spotrun's schema.
+  static Deck parse(const std::string& text, const std::string& name) {
+    return Deck(io::Deck::parse(text, name, spotrun_deck_schema()));
+  }
 };
-
-// A duration in seconds from "S", "MM:SS", "HH:MM:SS" or Slurm's "D-HH", "D-HH:MM", "D-HH:MM:SS": every
-// component digits (the seconds may have a decimal fraction "S.F"), minutes and seconds < 60 and hours < 24
-// when a larger unit precedes them; nullopt for anything else (signs, spaces, units, empty components).
-std::optional<double> parse_duration(const std::string& text);
-// The forms parse_duration() accepts, for error messages.
-extern const char* const k_duration_forms;
 
 }  // namespace spotrun::launcher

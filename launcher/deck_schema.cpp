@@ -1,6 +1,6 @@
-// The schema of every deck key: the launcher's keys ([run], [checkpoint], [comm], [cloud], [report]) below, then the keys
-// of every registered solver (solvers/registry.hpp). docs/decks.md documents the same keys (a test
-// checks that it does).
+// spotrun's deck schema, assembled here: the launcher's keys ([run], [checkpoint], [comm], [cloud], [report]) below,
+// then the keys of every registered solver (solvers/registry.hpp), which also say which of their keys apply
+// and the rules between them. docs/decks.md documents the same keys (a test checks that it does).
 #include <set>
 #include <stdexcept>
 
@@ -147,15 +147,29 @@ std::vector<KeySpec> build_schema() {
 
 }  // namespace
 
-const std::vector<KeySpec>& deck_schema() {
+std::shared_ptr<const DeckSchema> spotrun_deck_schema() {
   // Built on first use, and again after register_solver() added a solver.
-  static std::vector<KeySpec> schema;
+  static std::shared_ptr<const DeckSchema> schema;
   static std::size_t solvers_in_schema = static_cast<std::size_t>(-1);
   if (solvers_in_schema != solvers::registered_solvers().size()) {
-    schema = build_schema();
+    auto s = std::make_shared<DeckSchema>();
+    s->keys = build_schema();
+    // A solver's keys apply as its registration says (by default: when run.solver names it).
+    s->key_active = [](const io::Deck& deck, const std::string& key) {
+      const solvers::SolverRegistration* solver = solvers::solver_of_key(key);
+      return !solver || solver->key_active(deck, key);
+    };
+    s->check_rules = [](const io::Deck& deck) {
+      solvers::solver_named(deck.get_string("run.solver"), deck.name()).check_rules(deck);
+    };
+    schema = std::move(s);
     solvers_in_schema = solvers::registered_solvers().size();
   }
   return schema;
 }
+
+const std::vector<KeySpec>& deck_schema() { return spotrun_deck_schema()->keys; }
+const KeySpec* find_key(const std::string& key) { return spotrun_deck_schema()->find(key); }
+std::string closest_key(const std::string& key) { return spotrun_deck_schema()->closest(key); }
 
 }  // namespace spotrun::launcher

@@ -88,8 +88,8 @@ std::string check_output_dir_length(const std::string& outdir) {
 // Refuses (exit 2 on every rank) a system whose memory cannot fit on the nodes or on their GPUs, before it
 // is allocated.
 // work_units: the size of the system when an input or a checkpoint fixes it, else < 0 (the deck's).
-void check_solver_memory(const comm::Communicator& comm, const solvers::SolverRegistration& solver, const Deck& deck,
-                         double work_units) {
+void check_solver_memory(const comm::Communicator& comm, const solvers::SolverRegistration& solver,
+                         const io::Deck& deck, double work_units) {
   const solvers::MemoryEstimate m = solver.memory(deck, work_units, comm.size());
   check_memory_fits(comm, m.bytes_per_rank, m.what);
   check_device_memory_fits(comm, m.device_bytes_per_rank, m.what);

@@ -63,7 +63,7 @@ const SolverRegistration& solver_named(const std::string& name, const std::strin
   if (const auto* r = find_solver(name)) return *r;
   std::string known;
   for (const auto& n : solver_names()) known += (known.empty() ? "\"" : ", \"") + n + "\"";
-  throw InputError(where + ": run.solver " + launcher::quote_for_message(name) +
+  throw InputError(where + ": run.solver " + io::quote_for_message(name) +
                    " is not a solver of this spotrun; registered solvers: " + known);
 }
 

@@ -1,7 +1,8 @@
 #pragma once
-// The solver registry: everything the deck engine and the launcher need to know about a solver, given
-// by the solver itself, so that neither of them names one (docs/solvers.md). A solver registers, in its
-// own folder (solvers/<name>/<name>_registration.cpp):
+// The solver registry: everything the launcher (and the deck schema it assembles for the deck engine,
+// launcher/deck_schema.cpp) needs to know about a solver, given by the solver itself, so that the launcher
+// names none (docs/solvers.md). A solver registers, in its own folder (solvers/<name>/<name>_registration.cpp,
+// compiled into its target by solvers/<name>/CMakeLists.txt):
 //   its name (run.solver), the unit system its checkpoints name, its deck keys, which of them apply,
 //   the rules between them, its typed configuration reader, its memory estimate, the checkpoint bytes per
 //   unit of its work, the inputs it reads before it is made, and its factory.
@@ -17,7 +18,8 @@
 
 #include "comm/communicator.hpp"
 #include "comm/transport.hpp"
-#include "launcher/deck.hpp"
+#include "io/deck/deck.hpp"
+#include "solvers/memory_need.hpp"
 #include "solvers/solver.hpp"
 
 namespace spotrun::solvers {
@@ -26,7 +28,7 @@ namespace spotrun::solvers {
 struct SolverContext {
   const comm::Communicator& comm;
   comm::Transport& transport;
-  const launcher::Deck& deck;  // validated
+  const io::Deck& deck;  // validated
   std::string deck_path;       // paths in the deck are relative to the directory of this file
   // Refuses (InputError on every rank) bytes_per_rank that the nodes' memory cannot hold; `what`
   // names them. For what a solver allocates besides its system, e.g. the text of an input file.
@@ -45,6 +47,11 @@ struct MemoryEstimate {
   double bytes_per_rank = 0;
   std::string what;
   double device_bytes_per_rank = 0;
+
+  // A solver's need at its peak (solvers/memory_need.hpp), for the system `what`.
+  static MemoryEstimate of(const MemoryNeed& need, std::string what) {
+    return {need.host, std::move(what), need.device};
+  }
 };
 
 // The registration of one solver, as the registry keeps it: every function reads the solver's
@@ -52,21 +59,21 @@ struct MemoryEstimate {
 struct SolverRegistration {
   std::string name;   // run.solver; /solver of its checkpoints; the first part of each of its keys
   std::string units;  // unit system its checkpoints name (/units): "lj", "nondimensional"
-  std::vector<launcher::KeySpec> keys;  // its deck keys "<name>.*", in documentation order
+  std::vector<io::KeySpec> keys;  // its deck keys "<name>.*", in documentation order
   // Whether one of its keys applies to the deck (resolved deck, physics()).
-  std::function<bool(const launcher::Deck&, const std::string& key)> key_active;
+  std::function<bool(const io::Deck&, const std::string& key)> key_active;
   // The rules between its keys, checked by Deck::validate after every key passed its own checks, when
   // run.solver names it. Throws InputError.
-  std::function<void(const launcher::Deck&)> check_rules;
+  std::function<void(const io::Deck&)> check_rules;
   // Its memory per rank on nranks for a system of work_units (< 0: the system the deck sets up; a
   // solver whose deck fixes the size ignores it).
-  std::function<MemoryEstimate(const launcher::Deck&, double work_units, int nranks)> memory;
+  std::function<MemoryEstimate(const io::Deck&, double work_units, int nranks)> memory;
   // Bytes its state() writes into a checkpoint per unit of work (Solver::work_per_step()).
-  std::function<double(const launcher::Deck&)> checkpoint_bytes_per_work_unit;
+  std::function<double(const io::Deck&)> checkpoint_bytes_per_work_unit;
   // The size of the system the deck sets up, in units of work (atoms, grid points), from the deck alone;
   // < 0 when only its inputs say (a data file: read_inputs() gives it). `spotrun doctor` sizes the
   // checkpoint with it. Optional: empty, or -1 from make_registration(), when the solver does not say.
-  std::function<double(const launcher::Deck&)> deck_work_units;
+  std::function<double(const io::Deck&)> deck_work_units;
   // Reads the inputs of a fresh run (collective); returns no data and work_units < 0 when there are none.
   std::function<SolverInputs(const SolverContext&)> read_inputs;
   // The checks make() makes of a fresh run on ctx.comm.size() ranks before it allocates the system (MD: the
@@ -84,14 +91,14 @@ template <class Config>
 struct SolverDefinition {
   std::string name;
   std::string units;
-  std::vector<launcher::KeySpec> keys;
+  std::vector<io::KeySpec> keys;
   // The typed configuration from a validated deck: types, ranges and choices are the deck engine's
   // checks and are not repeated here.
-  std::function<Config(const launcher::Deck&)> read_config;
+  std::function<Config(const io::Deck&)> read_config;
   // Optional: default, every key of the solver applies exactly when run.solver names it.
-  std::function<bool(const launcher::Deck&, const std::string& key)> key_active;
+  std::function<bool(const io::Deck&, const std::string& key)> key_active;
   // Optional: rules between keys (InputError naming the deck and the keys).
-  std::function<void(const launcher::Deck&, const Config&)> check_rules;
+  std::function<void(const io::Deck&, const Config&)> check_rules;
   std::function<MemoryEstimate(const Config&, double work_units, int nranks)> memory;
   std::function<double(const Config&)> checkpoint_bytes_per_work_unit;
   // Optional: the size of the system from the configuration alone (default: -1, not known before the
@@ -115,19 +122,19 @@ SolverRegistration make_registration(SolverDefinition<Config> def) {
   if (d->key_active)
     r.key_active = d->key_active;
   else
-    r.key_active = [name](const launcher::Deck& deck, const std::string&) {
+    r.key_active = [name](const io::Deck& deck, const std::string&) {
       return deck.get_string("run.solver") == name;
     };
-  r.check_rules = [d](const launcher::Deck& deck) {
+  r.check_rules = [d](const io::Deck& deck) {
     if (d->check_rules) d->check_rules(deck, d->read_config(deck));
   };
-  r.memory = [d](const launcher::Deck& deck, double work_units, int nranks) {
+  r.memory = [d](const io::Deck& deck, double work_units, int nranks) {
     return d->memory(d->read_config(deck), work_units, nranks);
   };
-  r.checkpoint_bytes_per_work_unit = [d](const launcher::Deck& deck) {
+  r.checkpoint_bytes_per_work_unit = [d](const io::Deck& deck) {
     return d->checkpoint_bytes_per_work_unit(d->read_config(deck));
   };
-  r.deck_work_units = [d](const launcher::Deck& deck) {
+  r.deck_work_units = [d](const io::Deck& deck) {
     return d->deck_work_units ? d->deck_work_units(d->read_config(deck)) : -1.0;
   };
   r.read_inputs = [d](const SolverContext& ctx) {

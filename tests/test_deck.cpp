@@ -783,7 +783,7 @@ TEST(Deck, SetValuesAreOneValueOrAString) {
   EXPECT_CONTAINS(input_error([&] { deep.validate(); }), "expected an array of 3 integers");
 }
 
-// docs/decks.md states the limits that Deck::parse applies (the numbers of launcher/deck.hpp).
+// docs/decks.md states the limits that Deck::parse applies (the numbers of io/deck/deck.hpp).
 TEST(Deck, LimitsAreDocumented) {
   std::ifstream in(std::string(SPOTRUN_SOURCE_DIR) + "/docs/decks.md");
   std::stringstream s;

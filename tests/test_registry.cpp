@@ -115,7 +115,7 @@ solvers::SolverRegistration toy_registration() {
       {"toy.device_bytes_per_point", KeyType::Float, "0.0", "bytes", "GPU memory the estimate claims per value", 0,
        1e300, false, {}, true},
   };
-  d.read_config = [](const launcher::Deck& deck) {
+  d.read_config = [](const io::Deck& deck) {
     ToyConfig c;
     c.points = deck.get_int("toy.points");
     c.rate = deck.get_float("toy.rate");
@@ -123,7 +123,7 @@ solvers::SolverRegistration toy_registration() {
     c.device_bytes_per_point = deck.get_float("toy.device_bytes_per_point");
     return c;
   };
-  d.check_rules = [](const launcher::Deck& deck, const ToyConfig& c) {
+  d.check_rules = [](const io::Deck& deck, const ToyConfig& c) {
     if (c.points == 7) throw InputError(deck.name() + ": toy.points = 7 is unlucky");
   };
   d.memory = [](const ToyConfig& c, double work_units, int nranks) {

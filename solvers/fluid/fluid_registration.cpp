@@ -12,9 +12,9 @@
 
 namespace spotrun::fluid {
 
-using launcher::Deck;
-using launcher::KeySpec;
-using launcher::KeyType;
+using io::Deck;
+using io::KeySpec;
+using io::KeyType;
 
 FluidConfig config_from_deck(const Deck& d) {
   FluidConfig c;
@@ -99,11 +99,9 @@ void check_rules(const Deck& d, const FluidConfig& c) {
 }
 
 solvers::MemoryEstimate memory(const FluidConfig& cfg, double, int nranks) {
-  const solvers::MemoryNeed need = estimated_memory(cfg, nranks);
-  return {need.host,
-          "the fluid grid of " + std::to_string(cfg.n[0]) + " x " + std::to_string(cfg.n[1]) + " x " +
-              std::to_string(cfg.n[2]) + " points",
-          need.device};
+  return solvers::MemoryEstimate::of(estimated_memory(cfg, nranks),
+                                     "the fluid grid of " + std::to_string(cfg.n[0]) + " x " +
+                                         std::to_string(cfg.n[1]) + " x " + std::to_string(cfg.n[2]) + " points");
 }
 
 // state() writes the velocity u (3 doubles per grid point) and its half spectrum uhat (nx x ny x

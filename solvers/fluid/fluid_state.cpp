@@ -23,15 +23,6 @@ namespace {
 constexpr double k_u_uhat_tolerance = 1e-9;
 
 
-io::StateArray make_array(const std::string& name, std::vector<std::uint64_t> inner, std::uint64_t rows) {
-  io::StateArray a;
-  a.name = name;
-  a.inner = std::move(inner);
-  a.is_integer = false;
-  a.global_rows = rows;
-  return a;
-}
-
 }  // namespace
 
 PlaneBlock FluidSolver::velocity_planes() {
@@ -84,7 +75,8 @@ std::vector<io::StateArray> FluidSolver::state_layout() const {
   const auto& n = m_cfg.n;
   const auto nx = static_cast<std::uint64_t>(n[0]), ny = static_cast<std::uint64_t>(n[1]),
              nz = static_cast<std::uint64_t>(n[2]);
-  return {make_array("/fluid/u", {ny, nz, 3}, nx), make_array("/fluid/uhat", {ny, nz / 2 + 1, 3, 2}, nx)};
+  return {io::StateArray::layout("/fluid/u", {ny, nz, 3}, false, nx),
+          io::StateArray::layout("/fluid/uhat", {ny, nz / 2 + 1, 3, 2}, false, nx)};
 }
 
 io::SolverState FluidSolver::state() {

@@ -16,9 +16,9 @@
 
 namespace spotrun::md {
 
-using launcher::Deck;
-using launcher::KeySpec;
-using launcher::KeyType;
+using io::Deck;
+using io::KeySpec;
+using io::KeyType;
 
 MdConfig config_from_deck(const Deck& d) {
   MdConfig c;
@@ -200,8 +200,7 @@ solvers::MemoryEstimate memory(const MdConfig& cfg, double natoms, int nranks) {
   const double n = natoms >= 0 ? natoms : lattice_atoms(cfg);
   std::ostringstream what;
   what << "the MD system of " << n << " atoms";
-  const solvers::MemoryNeed need = estimated_memory(cfg, n, nranks);
-  return {need.host, what.str(), need.device};
+  return solvers::MemoryEstimate::of(estimated_memory(cfg, n, nranks), what.str());
 }
 
 // state() writes, per atom: id, x (3), v (3), f (3), image (3), x_build (3) and type, 8 bytes each.

@@ -1,11 +1,11 @@
 #pragma once
 // The MD solver's registration (solvers/registry.hpp): its [md] deck keys and its configuration reader.
-#include "launcher/deck.hpp"
+#include "io/deck/deck.hpp"
 #include "md_config.hpp"
 
 namespace spotrun::md {
 
 // The typed configuration from the [md] keys of a validated deck (values given or the defaults).
-MdConfig config_from_deck(const launcher::Deck& deck);
+MdConfig config_from_deck(const io::Deck& deck);
 
 }  // namespace spotrun::md

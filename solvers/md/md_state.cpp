@@ -57,16 +57,6 @@ std::vector<double> exchange_records(const comm::Communicator& comm, comm::Trans
   return out;
 }
 
-io::StateArray make_array(const std::string& name, std::vector<std::uint64_t> inner, bool integer,
-                          std::uint64_t global_rows) {
-  io::StateArray a;
-  a.name = name;
-  a.inner = std::move(inner);
-  a.is_integer = integer;
-  a.global_rows = global_rows;
-  return a;
-}
-
 
 
 std::uint64_t bits_of(double v) {
@@ -279,10 +269,11 @@ std::string check_block_order(const comm::Communicator& comm, const io::StateArr
 }  // namespace
 
 std::vector<io::StateArray> MdSolver::state_layout() const {
-  return {make_array("/md/id", {}, true, 0),      make_array("/md/x", {3}, false, 0),
-          make_array("/md/v", {3}, false, 0),     make_array("/md/f", {3}, false, 0),
-          make_array("/md/image", {3}, true, 0),  make_array("/md/x_build", {3}, false, 0),
-          make_array("/md/type", {}, true, 0)};
+  using io::StateArray;
+  return {StateArray::layout("/md/id", {}, true, 0),     StateArray::layout("/md/x", {3}, false, 0),
+          StateArray::layout("/md/v", {3}, false, 0),    StateArray::layout("/md/f", {3}, false, 0),
+          StateArray::layout("/md/image", {3}, true, 0), StateArray::layout("/md/x_build", {3}, false, 0),
+          StateArray::layout("/md/type", {}, true, 0)};
 }
 
 io::SolverState MdSolver::state() {

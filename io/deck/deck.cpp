@@ -12,9 +12,8 @@
 #include <string_view>
 
 #include "comm/errors.hpp"
-#include "solvers/registry.hpp"
 
-namespace spotrun::launcher {
+namespace spotrun::io {
 
 const char* const k_duration_forms =
     "seconds as a number (90, 90.5) or a string \"S\", \"MM:SS\", \"HH:MM:SS\", \"D-HH\", \"D-HH:MM\" or "
@@ -698,20 +697,20 @@ std::string quote_for_message(const std::string& text, char q) {
   return out + " (" + std::to_string(n) + " characters)";
 }
 
-const KeySpec* find_key(const std::string& key) {
-  for (const auto& s : deck_schema())
+const KeySpec* DeckSchema::find(const std::string& key) const {
+  for (const auto& s : keys)
     if (s.key == key) return &s;
   return nullptr;
 }
 
-std::string closest_key(const std::string& key) {
+std::string DeckSchema::closest(const std::string& key) const {
   // Schema keys are short: comparing the first 64 characters finds the same key in far less time
   // than a megabyte-long key would take.
   const std::string k = key.substr(0, 64);
   const std::string klast = key.substr(key.rfind('.') + 1).substr(0, 64);
   std::string best;
   std::size_t best_d = static_cast<std::size_t>(-1);
-  for (const auto& s : deck_schema()) {
+  for (const auto& s : keys) {
     // Compare the last component too, so that "md.dtt" and "run.dt" both find "md.dt".
     std::size_t d = edit_distance(k, s.key);
     auto last = s.key.substr(s.key.rfind('.') + 1);
@@ -756,10 +755,17 @@ std::optional<double> parse_duration(const std::string& text) {
   return seconds;
 }
 
-Deck Deck::parse(const std::string& text, const std::string& name) {
+Deck::Deck() {
+  static const auto empty = std::make_shared<const DeckSchema>();
+  m_schema = empty;
+}
+
+Deck Deck::parse(const std::string& text, const std::string& name, std::shared_ptr<const DeckSchema> schema) {
+  if (!schema) throw std::logic_error("Deck::parse: no schema");
   if (auto problem = check_text(text)) throw InputError(located(name, *problem));
   Deck d;
   d.m_name = name;
+  d.m_schema = std::move(schema);
   std::istringstream in(text);
   try {
     d.m_root = toml::parse(in, name);
@@ -839,7 +845,7 @@ bool Deck::has(const std::string& key) const { return lookup(key) != nullptr; }
 
 toml::value Deck::value_or_default(const std::string& key) const {
   if (const auto* v = lookup(key)) return *v;
-  const KeySpec* s = find_key(schema_key(key));
+  const KeySpec* s = m_schema->find(schema_key(key));
   if (!s) throw std::logic_error("deck key '" + key + "' is not in the schema");
   if (s->default_value.empty()) throw InputError(m_name + ": key '" + key + "' is required (" + s->help + ")");
   return parse_literal(s->default_value);
@@ -852,7 +858,10 @@ double Deck::get_float(const std::string& key) const {
 }
 bool Deck::get_bool(const std::string& key) const { return value_or_default(key).as_boolean(); }
 std::string Deck::get_string(const std::string& key) const {
-  if (!has(key) && find_key(key) && find_key(key)->default_value.empty()) return {};
+  if (!has(key)) {
+    const KeySpec* s = m_schema->find(key);
+    if (s && s->default_value.empty()) return {};
+  }
   return value_or_default(key).as_string().str;
 }
 std::array<int, 3> Deck::get_int3(const std::string& key) const {
@@ -887,15 +896,14 @@ double Deck::get_seconds(const std::string& key) const {
 }
 
 bool Deck::section_active(const std::string& key) const {
-  // A solver's keys apply as its registration says (by default: when run.solver names it).
-  const solvers::SolverRegistration* solver = solvers::solver_of_key(key);
-  return !solver || solver->key_active(*this, key);
+  // spotrun's: the launcher's keys always, a solver's as its registration says.
+  return !m_schema->key_active || m_schema->key_active(*this, key);
 }
 
 // Checks one value against its key's schema entry (type, range, choices); key is the key as the message
 // shows it ("md.pair.coeff[1].epsilon"). Throws InputError.
-static void check_value(const std::string& deck_name, const KeySpec& spec, const std::string& key,
-                        const toml::value& v) {
+static void check_value(const DeckSchema& schema, const std::string& deck_name, const KeySpec& spec,
+                        const std::string& key, const toml::value& v) {
   const KeySpec* s = &spec;
   auto bad = [&](const std::string& why) {
     throw InputError(deck_name + ": key " + key_text(key) + " = " + show_short(v) + ": " + why);
@@ -993,17 +1001,17 @@ static void check_value(const std::string& deck_name, const KeySpec& spec, const
       for (const auto& kv : e.as_table()) names.push_back(kv.first);
       std::sort(names.begin(), names.end());
       for (const auto& name : names) {
-        const KeySpec* field = is_bare_key(name) ? find_key(prefix + name) : nullptr;
+        const KeySpec* field = is_bare_key(name) ? schema.find(prefix + name) : nullptr;
         if (!field) {
           std::string fields;
-          for (const auto& f : deck_schema())
+          for (const auto& f : schema.keys)
             if (f.key.rfind(prefix, 0) == 0) fields += (fields.empty() ? "" : ", ") + f.key.substr(prefix.size());
           throw InputError(deck_name + ": unknown key " + key_text(at + "." + name) + " in a [[" + key +
                            "]] table; allowed: " + fields);
         }
-        check_value(deck_name, *field, at + "." + name, e.as_table().at(name));
+        check_value(schema, deck_name, *field, at + "." + name, e.as_table().at(name));
       }
-      for (const auto& f : deck_schema())
+      for (const auto& f : schema.keys)
         if (f.key.rfind(prefix, 0) == 0 && f.default_value.empty() && !f.optional &&
             !e.as_table().count(f.key.substr(prefix.size())))
           throw InputError(deck_name + ": " + key_text(at) + " has no key '" + f.key.substr(prefix.size()) + "' (" +
@@ -1027,36 +1035,37 @@ void Deck::validate() const {
     for (const auto& name : names) {
       const toml::value& v = node->as_table().at(name);
       std::string key = prefix.empty() ? name : prefix + "." + name;
-      const KeySpec* s = is_bare_key(name) ? find_key(key) : nullptr;
+      const KeySpec* s = is_bare_key(name) ? m_schema->find(key) : nullptr;
       if (!s) {
         bool is_section = false;
-        for (const auto& spec : deck_schema())
+        for (const auto& spec : m_schema->keys)
           if (is_bare_key(name) && spec.key.rfind(key + ".", 0) == 0) is_section = true;
         if (is_section && v.is_table()) {
           stack.push_back({key, &v});
           continue;
         }
-        throw InputError(m_name + ": unknown key " + key_text(key) + "; did you mean " + key_text(closest_key(key)) +
+        throw InputError(m_name + ": unknown key " + key_text(key) + "; did you mean " + key_text(m_schema->closest(key)) +
                          "?");
       }
-      check_value(m_name, *s, key, v);
+      check_value(*m_schema, m_name, *s, key, v);
     }
   }
-  // 2. Rules between keys, the solver's own (run.solver is one of the registered solvers by now).
-  solvers::solver_named(get_string("run.solver"), m_name).check_rules(*this);
+  // 2. Rules between keys, as the schema has them (spotrun's: the solver's own; run.solver is one of the
+  // registered solvers by now).
+  if (m_schema->check_rules) m_schema->check_rules(*this);
 }
 
 // A field of the tables of a TableArray key: physics() and resolved() show it with its table.
-static bool is_table_field(const KeySpec& s) {
+static bool is_table_field(const DeckSchema& schema, const KeySpec& s) {
   const auto dot = s.key.rfind('.');
-  const KeySpec* parent = dot == std::string::npos ? nullptr : find_key(s.key.substr(0, dot));
+  const KeySpec* parent = dot == std::string::npos ? nullptr : schema.find(s.key.substr(0, dot));
   return parent && parent->type == KeyType::TableArray;
 }
 
 std::string Deck::physics() const {
   std::vector<std::string> lines;
-  for (const auto& s : deck_schema()) {
-    if (s.resumable || is_table_field(s) || !section_active(s.key)) continue;
+  for (const auto& s : m_schema->keys) {
+    if (s.resumable || is_table_field(*m_schema, s) || !section_active(s.key)) continue;
     if (!has(s.key) && s.default_value.empty()) continue;
     lines.push_back(s.key + " = " + show(value_or_default(s.key)));
   }
@@ -1069,8 +1078,8 @@ std::string Deck::physics() const {
 std::string Deck::resolved() const {
   std::ostringstream out;
   std::string section;
-  for (const auto& s : deck_schema()) {
-    if (is_table_field(s) || !section_active(s.key)) continue;
+  for (const auto& s : m_schema->keys) {
+    if (is_table_field(*m_schema, s) || !section_active(s.key)) continue;
     auto dot = s.key.rfind('.');
     std::string sec = s.key.substr(0, dot), name = s.key.substr(dot + 1);
     if (!has(s.key) && s.default_value.empty()) continue;
@@ -1090,4 +1099,4 @@ std::string Deck::resolved() const {
   return out.str();
 }
 
-}  // namespace spotrun::launcher
+}  // namespace spotrun::io

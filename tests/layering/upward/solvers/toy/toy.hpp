@@ -1,0 +1,2 @@
+#pragma once
+// Beside bad.hpp, included by it: same layer.
