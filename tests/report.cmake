@@ -8,6 +8,6 @@ foreach(np 1 2 3)
   add_test(NAME report.sigterm_twice.np${np}
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report/report_test.sh $<TARGET_FILE:spotrun> ${MPIEXEC_EXECUTABLE}
                    ${np} ${CMAKE_CURRENT_BINARY_DIR}/cli-work/report.np${np})
-  set_tests_properties(report.sigterm_twice.np${np} PROPERTIES TIMEOUT 120 PROCESSORS ${np} LABELS "cli;mpi;report"
+  set_tests_properties(report.sigterm_twice.np${np} PROPERTIES TIMEOUT 600 PROCESSORS ${np} LABELS "cli;mpi;report"
                        PASS_REGULAR_EXPRESSION "PASS: report at np ${np}")
 endforeach()

@@ -179,6 +179,9 @@ RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& d
   Attempt a;
   a.number = static_cast<int>(m_attempts.size()) + 1;
   a.state = "running";
+  // Until the time loop starts (loop_started) the attempt is where the previous one ended: an attempt lost
+  // while it starts up (killed before it has read its checkpoint) then records no steps, not the whole run.
+  if (!m_attempts.empty()) a.start_step = a.end_step = m_attempts.back().end_step;
   a.start_unix = at_start_wtime - m_before_start;
   a.end_unix = unix_now();
   std::set<std::string> hosts;

@@ -6,7 +6,8 @@
 # redone (exactly), the time parts adding up to each attempt's wall time (2 %), each rank's own wall
 # time with the root's equal to its start-to-end span, no GPU fields on this
 # machine, the damaged report rebuilt with a warning; then an attempt killed by SIGKILL (recorded as lost)
-# and one more to the end; `spotrun report` (text, --json, --png).
+# and one more to the end; `spotrun report` (text, --json, --png); an attempt killed while it starts up
+# (lost where the run stood, not from step 0).
 # usage: report_test.sh SPOTRUN MPIEXEC NP WORKDIR
 set -uo pipefail
 SPOTRUN=$1
@@ -40,7 +41,9 @@ attempt() {
   n0=$(grep -c "(every_steps)" "$log" 2>/dev/null)
   "$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" >>"$log" 2>&1 &
   pid=$!
-  for _ in $(seq 1 600); do
+  # (A bound on a hang, not on speed: 3 ranks on a busy 2-core machine can take half a minute to start.)
+  local deadline=$((SECONDS + 240))
+  while [ $SECONDS -lt $deadline ]; do
     [ "$(grep -c "(every_steps)" "$log")" -ge $((n0 + want)) ] && break
     sleep 0.05
   done
@@ -129,7 +132,8 @@ PY
 # starts; attempt 5 finishes.
 "$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=100000 >"$WORK/a4.log" 2>&1 &
 pid=$!
-for _ in $(seq 1 600); do grep -q "(every_steps)" "$WORK/a4.log" && break; sleep 0.05; done
+deadline=$((SECONDS + 240))
+while [ $SECONDS -lt $deadline ]; do grep -q "(every_steps)" "$WORK/a4.log" && break; sleep 0.05; done
 pkill -KILL -P "$pid" -x spotrun
 wait "$pid"
 E5=$((E3 + 200))
@@ -161,4 +165,24 @@ grep -q "GPUs: none" "$WORK/report.txt" || fail "spotrun report: GPUs not said a
 [ $? = 2 ] && grep -q "is not a directory" "$WORK/bad.log" || fail "spotrun report of a missing directory: $(cat "$WORK/bad.log")"
 "$SPOTRUN" report "$WORK" >"$WORK/bad.log" 2>&1
 [ $? = 2 ] && grep -q "holds no attempts.jsonl" "$WORK/bad.log" || fail "spotrun report of a directory without a run"
+# Attempt 6 killed while it starts up (SIGKILL as soon as its ledger record appears, mostly before it has
+# read its checkpoint): no end record, and where the run stood (the end of attempt 5), not from step 0.
+n5=$(wc -l <"$OUT/attempts.jsonl")
+"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=$((E5 + 200)) >"$WORK/a6.log" 2>&1 &
+pid=$!
+deadline=$((SECONDS + 240))
+while [ $SECONDS -lt $deadline ] && [ "$(wc -l <"$OUT/attempts.jsonl")" -le "$n5" ]; do sleep 0.01; done
+pkill -KILL -P "$pid" -x spotrun
+wait "$pid"
+grep -q "Resuming from" "$WORK/a6.log" && echo "attempt 6 was killed after its resume" || echo "attempt 6 was killed before its resume"
+"$SPOTRUN" report "$OUT" --json >"$WORK/report6.json" 2>/dev/null || fail "spotrun report after attempt 6 failed"
+/usr/bin/python3 - "$WORK/report6.json" "$E5" <<'PY' || exit 1
+import json, sys
+a = json.load(open(sys.argv[1]))["attempts"]
+e5 = int(sys.argv[2])
+# ("running" to `spotrun report`: no later attempt has started that would call it lost.)
+if len(a) != 6 or a[5]["state"] not in ("running", "lost") or a[5]["start_step"] != e5 or a[5]["end_step"] < e5:
+    sys.exit("FAIL: attempt 6, killed while starting: %s from %d to %d (attempt 5 ended at %d)"
+             % (a[-1]["state"], a[-1]["start_step"], a[-1]["end_step"], e5))
+PY
 echo "PASS: report at np $NP"
