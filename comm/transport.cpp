@@ -12,6 +12,7 @@
 #include "impl/transport_nccl.hpp"
 #include "nccl_library.hpp"
 #include "staging.hpp"
+#include "transport_registry.hpp"
 
 namespace spotrun::comm {
 
@@ -24,56 +25,6 @@ std::size_t Batch::recv_bytes() const {
   std::size_t n = 0;
   for (const auto& m : recvs) n += m.bytes;
   return n;
-}
-
-const std::vector<std::string>& transport_kinds() {
-  static const std::vector<std::string> kinds = {"auto", "mpi", "mpi-host", "nccl"};
-  return kinds;
-}
-
-TransportChoice choose_transport(const std::string& kind, int ranks, const TransportBuild& build,
-                                 const DeviceReport* devices) {
-  const bool known = std::find(transport_kinds().begin(), transport_kinds().end(), kind) != transport_kinds().end();
-  if (!known) {
-    std::string allowed;
-    for (const auto& k : transport_kinds()) allowed += (allowed.empty() ? "\"" : ", \"") + k + "\"";
-    throw InputError("comm.transport '" + kind + "' is not known; allowed: " + allowed);
-  }
-  const bool need_devices = build.device_build && (kind == "nccl" || (kind == "auto" && ranks > 1));
-  if (need_devices && !devices) throw std::logic_error("choose_transport: the devices are needed on a device build");
-  if (kind == "nccl") {
-    if (!build.nccl_compiled)
-      throw InputError("comm.transport = \"nccl\": NCCL is not compiled in (spotrun was configured without NCCL; "
-                       "see docs/gpu.md): use \"auto\", \"mpi\" or \"mpi-host\"");
-    if (!build.nccl_missing.empty())
-      throw InputError("comm.transport = \"nccl\": " + build.nccl_missing + "; install NCCL 2 where the dynamic "
-                       "loader finds it (LD_LIBRARY_PATH), or use \"auto\", \"mpi\" or \"mpi-host\"");
-    if (!build.device_build)
-      throw InputError("comm.transport = \"nccl\" needs a CUDA build: this build's Kokkos keeps the data in host memory; "
-                       "use \"auto\" or \"mpi\"");
-    if (!devices->nccl_refusal.empty())
-      throw InputError("comm.transport = \"nccl\": " + devices->nccl_refusal +
-                       "; NCCL needs a GPU of its own for every rank (\"Duplicate GPU detected\"): start one rank per "
-                       "GPU, or use \"auto\" or \"mpi\"");
-    return {"nccl", ""};
-  }
-  if (kind == "mpi" && build.device_build && !build.mpi_gpu_aware)
-    throw InputError("comm.transport = \"mpi\" needs an MPI library that takes device memory (GPU-aware); this "
-                     "one does not: use \"mpi-host\" or \"auto\"");
-  if (kind != "auto") return {kind, ""};
-  if (ranks == 1) {
-    // Every halo and transpose is a copy within the rank (movers copy messages to themselves): nothing
-    // moves between ranks, so NCCL is not worth its start-up. Host batches (checkpoint records) go to MPI.
-    if (!build.device_build) return {"mpi", "one rank: every halo is a local copy"};
-    return {build.mpi_gpu_aware ? "mpi" : "mpi-host", "one rank: every halo is a local copy, NCCL is not started"};
-  }
-  if (!build.device_build) return {"mpi", "host build (the data is in host memory)"};
-  if (build.nccl_compiled && build.nccl_missing.empty() && devices->nccl_refusal.empty()) return {"nccl", ""};
-  const std::string not_nccl = !build.nccl_compiled          ? "NCCL is not compiled in"
-                               : !build.nccl_missing.empty() ? build.nccl_missing
-                                                             : devices->nccl_refusal + ", which NCCL refuses";
-  if (build.mpi_gpu_aware) return {"mpi", not_nccl + "; MPI is GPU-aware"};
-  return {"mpi-host", not_nccl + "; MPI is not GPU-aware"};
 }
 
 namespace {
@@ -94,7 +45,122 @@ double nccl_timeout(const TransportOptions& options, const Communicator& comm) {
   return seconds;
 }
 
+// ---- the built-in transports: one entry each ---------------------------------------------------------------
+
+std::string nccl_unavailable(const TransportBuild& build, int, const DeviceReport* devices) {
+  if (!build.nccl_compiled)
+    return "comm.transport = \"nccl\": NCCL is not compiled in (spotrun was configured without NCCL; "
+           "see docs/gpu.md): use \"auto\", \"mpi\" or \"mpi-host\"";
+  if (!build.nccl_missing.empty())
+    return "comm.transport = \"nccl\": " + build.nccl_missing + "; install NCCL 2 where the dynamic "
+           "loader finds it (LD_LIBRARY_PATH), or use \"auto\", \"mpi\" or \"mpi-host\"";
+  if (!build.device_build)
+    return "comm.transport = \"nccl\" needs a CUDA build: this build's Kokkos keeps the data in host memory; "
+           "use \"auto\" or \"mpi\"";
+  if (!devices->nccl_refusal.empty())
+    return "comm.transport = \"nccl\": " + devices->nccl_refusal +
+           "; NCCL needs a GPU of its own for every rank (\"Duplicate GPU detected\"): start one rank per "
+           "GPU, or use \"auto\" or \"mpi\"";
+  return "";
+}
+std::unique_ptr<Transport> make_nccl(const Communicator& comm, const TransportOptions& options,
+                                     const std::vector<DeviceInfo>& devices) {
+  // Device batches on the caller's stream; host batches (checkpoint records) over MPI inside it.
+  // force_staging has no meaning here: NCCL never stages.
+  return impl::make_transport_nccl(comm, devices[static_cast<std::size_t>(comm.rank())].gpu, options.route_self,
+                                   nccl_timeout(options, comm));
+}
+
+std::string mpi_unavailable(const TransportBuild& build, int, const DeviceReport*) {
+  if (build.device_build && !build.mpi_gpu_aware)
+    return "comm.transport = \"mpi\" needs an MPI library that takes device memory (GPU-aware); this "
+           "one does not: use \"mpi-host\" or \"auto\"";
+  return "";
+}
+std::unique_ptr<Transport> make_mpi(const Communicator& comm, const TransportOptions& options,
+                                    const std::vector<DeviceInfo>&) {
+  std::unique_ptr<Transport> t = std::make_unique<impl::TransportMpi>(comm, Accepts::either, options.route_self);
+  if (options.force_staging) t = std::make_unique<StagedTransport>(std::move(t), true);
+  return t;
+}
+
+std::string always_available(const TransportBuild&, int, const DeviceReport*) { return ""; }
+std::unique_ptr<Transport> make_mpi_host(const Communicator& comm, const TransportOptions& options,
+                                         const std::vector<DeviceInfo>&) {
+  // Host batches pass straight through the wrapper; device batches are staged.
+  return std::make_unique<StagedTransport>(std::make_unique<impl::TransportMpi>(comm, Accepts::host, options.route_self),
+                                           options.force_staging);
+}
+
+struct Registry {
+  std::vector<TransportRegistration> entries{
+      {"mpi", mpi_unavailable, make_mpi, false},
+      {"mpi-host", always_available, make_mpi_host, false},
+      {"nccl", nccl_unavailable, make_nccl, true},
+  };
+  std::vector<std::string> kinds;  // "auto" and every name, in registration order
+  Registry() { update_kinds(); }
+  void update_kinds() {
+    kinds = {"auto"};
+    for (const auto& e : entries) kinds.push_back(e.name);
+  }
+};
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
 }  // namespace
+
+bool register_transport(TransportRegistration registration) {
+  auto& r = registry();
+  if (registration.name.empty() || registration.name == "auto" || find_transport(registration.name))
+    throw std::logic_error("register_transport: the name '" + registration.name + "' is empty, \"auto\" or taken");
+  if (!registration.unavailable || !registration.make)
+    throw std::logic_error("register_transport('" + registration.name + "'): unavailable() and make() are required");
+  r.entries.push_back(std::move(registration));
+  r.update_kinds();
+  return true;
+}
+
+const TransportRegistration* find_transport(const std::string& name) {
+  for (const auto& e : registry().entries)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+const std::vector<std::string>& transport_kinds() { return registry().kinds; }
+
+TransportChoice choose_transport(const std::string& kind, int ranks, const TransportBuild& build,
+                                 const DeviceReport* devices) {
+  const TransportRegistration* entry = kind == "auto" ? nullptr : find_transport(kind);
+  if (kind != "auto" && !entry) {
+    std::string allowed;
+    for (const auto& k : transport_kinds()) allowed += (allowed.empty() ? "\"" : ", \"") + k + "\"";
+    throw InputError("comm.transport '" + kind + "' is not known; allowed: " + allowed);
+  }
+  const bool need_devices = build.device_build && (entry ? entry->needs_devices : ranks > 1);
+  if (need_devices && !devices) throw std::logic_error("choose_transport: the devices are needed on a device build");
+  if (entry) {
+    const std::string why = entry->unavailable(build, ranks, need_devices ? devices : nullptr);
+    if (!why.empty()) throw InputError(why);
+    return {kind, ""};
+  }
+  // "auto": the best of the built-in transports the build and the run allow.
+  if (ranks == 1) {
+    // Every halo and transpose is a copy within the rank (movers copy messages to themselves): nothing
+    // moves between ranks, so NCCL is not worth its start-up. Host batches (checkpoint records) go to MPI.
+    if (!build.device_build) return {"mpi", "one rank: every halo is a local copy"};
+    return {build.mpi_gpu_aware ? "mpi" : "mpi-host", "one rank: every halo is a local copy, NCCL is not started"};
+  }
+  if (!build.device_build) return {"mpi", "host build (the data is in host memory)"};
+  if (build.nccl_compiled && build.nccl_missing.empty() && devices->nccl_refusal.empty()) return {"nccl", ""};
+  const std::string not_nccl = !build.nccl_compiled          ? "NCCL is not compiled in"
+                               : !build.nccl_missing.empty() ? build.nccl_missing
+                                                             : devices->nccl_refusal + ", which NCCL refuses";
+  if (build.mpi_gpu_aware) return {"mpi", not_nccl + "; MPI is GPU-aware"};
+  return {"mpi-host", not_nccl + "; MPI is not GPU-aware"};
+}
 
 std::unique_ptr<Transport> make_transport(const TransportOptions& options, const Communicator& comm) {
   constexpr bool device_build =
@@ -107,28 +173,16 @@ std::unique_ptr<Transport> make_transport(const TransportOptions& options, const
   }
   // Every rank's GPU, gathered (collective on every rank alike: device_build is a constant, the kind the
   // same deck value everywhere), so that every rank reaches the same choice.
+  const TransportRegistration* asked = options.kind == "auto" ? nullptr : find_transport(options.kind);
   std::vector<DeviceInfo> devices;
   DeviceReport report;
-  const bool need_devices = device_build && (options.kind == "nccl" || (options.kind == "auto" && comm.size() > 1));
+  const bool need_devices = device_build && (asked ? asked->needs_devices : options.kind == "auto" && comm.size() > 1);
   if (need_devices) {
     devices = gather_devices(comm);
     report = analyse_devices(devices);
   }
   const TransportChoice choice = choose_transport(options.kind, comm.size(), build, need_devices ? &report : nullptr);
-  std::unique_ptr<Transport> t;
-  if (choice.kind == "nccl") {
-    // Device batches on the caller's stream; host batches (checkpoint records) over MPI inside it.
-    // force_staging has no meaning here: NCCL never stages.
-    t = impl::make_transport_nccl(comm, devices[static_cast<std::size_t>(comm.rank())].gpu, options.route_self,
-                                  nccl_timeout(options, comm));
-  } else if (choice.kind == "mpi") {
-    t = std::make_unique<impl::TransportMpi>(comm, Accepts::either, options.route_self);
-    if (options.force_staging) t = std::make_unique<StagedTransport>(std::move(t), true);
-  } else {
-    // Host batches pass straight through the wrapper; device batches are staged.
-    t = std::make_unique<StagedTransport>(std::make_unique<impl::TransportMpi>(comm, Accepts::host, options.route_self),
-                                          options.force_staging);
-  }
+  std::unique_ptr<Transport> t = find_transport(choice.kind)->make(comm, options, devices);
   t->set_choice(choice.why);
   return t;
 }
