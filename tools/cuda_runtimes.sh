@@ -23,10 +23,9 @@ for p in "$@"; do
     readelf -h "$p" >/dev/null 2>&1 || die "'$p' is not an ELF file"
 done
 
-# The vendor's libraries: their private runtimes are hidden and do not count.
-is_vendor() {
-    [[ "$1" =~ ^lib(cuda|cudart|cufft|cufftw|cublas|cublasLt|curand|cusolver|cusolverMg|cusparse|cusparseLt|cufile|nccl|nvshmem_host|nvrtc|nvrtc-builtins|nvJitLink|nvToolsExt|nvjpeg|npp[a-z]*|nvblas|cupti|cudnn[a-z_]*)\.so ]]
-}
+# The vendor's libraries (is_cuda): their private runtimes are hidden and do not count.
+# shellcheck source=cuda_libraries.sh
+source "$(dirname "${BASH_SOURCE[0]}")/cuda_libraries.sh"
 
 # defines_runtime FILE: FILE defines (not merely uses) the runtime's registration entry point or
 # cudaGetDeviceCount, in its static or dynamic symbol table; remembered per file. (Outputs are captured
@@ -58,7 +57,7 @@ for PROGRAM in "$@"; do
         path="$(readlink -f "$path")"
         if [[ "$soname" == libcudart.so* ]]; then
             COPIES+=("shared $path")
-        elif [[ "$path" != /lib/* && "$path" != /usr/lib/* ]] && ! is_vendor "$soname" && defines_runtime "$path"; then
+        elif [[ "$path" != /lib/* && "$path" != /usr/lib/* ]] && ! is_cuda "$soname" && defines_runtime "$path"; then
             COPIES+=("static $path")
         fi
     done <<<"$LDD"

@@ -103,10 +103,9 @@ is_glibc() {
     [[ "$1" =~ ^(ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libc\.so\.6|libm\.so\.6|libmvec\.so\.1|libdl\.so\.2|libpthread\.so\.0|librt\.so\.1|libresolv\.so\.2|libutil\.so\.1|libanl\.so\.1|libnsl\.so\.1|libBrokenLocale\.so\.1|libthread_db\.so\.1|libc_malloc_debug\.so\.0|libnss_[a-z0-9_]+\.so\.2|linux-vdso\.so\.1)$ ]]
 }
 # The NVIDIA driver and the CUDA toolkit (math libraries, NCCL): taken from the node (the CUDA runtime,
-# libcudart, is packed: see resolve_deps).
-is_cuda() {
-    [[ "$1" =~ ^lib(cuda|cudart|cufft|cufftw|cublas|cublasLt|curand|cusolver|cusolverMg|cusparse|cusparseLt|cufile|nccl|nvshmem_host|nvrtc|nvrtc-builtins|nvJitLink|nvToolsExt|nvtx3interop|nvjpeg|npp[a-z]*|nvblas|cupti|cudnn[a-z_]*|nvidia-[a-z0-9-]+|nvperf_[a-z]+)\.so ]]
-}
+# libcudart, is packed: see resolve_deps). is_cuda SONAME, from tools/cuda_libraries.sh.
+# shellcheck source=cuda_libraries.sh
+source "$SOURCE_DIR/tools/cuda_libraries.sh"
 # rdma-core (verbs, rdmacm, EFA, the NIC providers): paired with the node's kernel drivers, taken from the
 # node where it has them. Only the optional Open MPI transports (UCX, OFI, openib) need them.
 is_rdma() {
