@@ -138,7 +138,7 @@ hung_service_undisturbed)
     # does not poll at all.
     start_server --silent
     good_deck good.toml
-    sed -i 's/^steps = 20$/steps = 400/' good.toml
+    sed -i 's/^steps = 20$/steps = 2000/' good.toml
     mkdir -p "$W/dmi"
     echo "QEMU" >"$W/dmi/sys_vendor"
     export SPOTRUN_TEST_DMI_DIR="$W/dmi"
@@ -151,20 +151,20 @@ hung_service_undisturbed)
     expect_exit 0
     expect_in "$OUT" "Spot notices: off (cloud.provider = \"none\")"
     # The run with the hung service must step long enough for a poll to time out (2 s each): about 5 s of
-    # stepping, scaled from the loop time of the 400-step run without notices (its own "Loop time", so that
-    # start-up is not counted). On a loaded machine the rate varies many times over (400 steps at 3 ranks
-    # took 8 s on a machine with a load of 15): a run that stepped for less than 3 s is repeated (at most
-    # three times) with steps for about 5 s at its own rate; the runs are short so that a slow machine stays
-    # well inside the test's time.
+    # stepping, scaled from the loop time of the 2000-step run without notices (its own "Loop time", so that
+    # start-up is not counted; a 400-step sample of 0.1 s once overestimated a busy machine's rate 50 times).
+    # On a loaded machine the rate varies many times over (2000 steps at 3 ranks took 40 s at a load of 15):
+    # a run that stepped for less than 3 s is repeated (at most three times) with steps for about 5 s at its
+    # own rate.
     plain=$(loop_time "$OUT")
     [[ -n "$plain" ]] || { fail "no 'Loop time' line in the run without notices"; finish; }
-    steps=$(awk "BEGIN { s = int(400 * 5 / ($plain + 1e-3)) + 1; print (s < 400 ? 400 : s) }")
+    steps=$(awk "BEGIN { s = int(2000 * 5 / ($plain + 1e-3)) + 1; print (s < 2000 ? 2000 : s) }")
     for attempt in 1 2 3 4; do
         rm -rf "$W/out-hung"
         run "$NP" run good.toml --output-dir "$W/out-hung" --set cloud.provider=gcp --set "cloud.metadata_url=$URL" \
             --set cloud.poll_seconds=0.1 --set run.steps=$steps
         hung=$(loop_time "$OUT")
-        echo "attempt $attempt: 400 steps without notices: $plain s of stepping; $steps steps with a hung metadata service: ${hung:-?} s"
+        echo "attempt $attempt: 2000 steps without notices: $plain s of stepping; $steps steps with a hung metadata service: ${hung:-?} s"
         [[ -n "$hung" ]] && holds "$hung < 3" || break
         steps=$(awk "BEGIN { s = int($steps * 5 / ($hung + 1e-3)) + 1; print (s < 2 * $steps ? 2 * $steps : s) }")
     done
@@ -176,8 +176,8 @@ hung_service_undisturbed)
     # Not slowed: the last run stepped at no less than a quarter of the rate without notices (generous: the
     # rate of a shared machine varies; a watcher that blocked the steps would stall them 2 s per poll, with
     # a poll due every 0.1 s).
-    holds "$steps / $hung > 400 / (4 * $plain)" || \
-        fail "the hung service slowed the run: $steps steps in $hung s of stepping, 400 in $plain s without notices"
+    holds "$steps / $hung > 2000 / (4 * $plain)" || \
+        fail "the hung service slowed the run: $steps steps in $hung s of stepping, 2000 in $plain s without notices"
     ;;
 refused_urls)
     # A metadata URL that is not a loopback or link-local IP literal is refused when the deck is validated
