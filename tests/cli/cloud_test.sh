@@ -173,11 +173,29 @@ hung_service_undisturbed)
     expect_count "$ERR" "WARNING: spot notice poll on node" 1
     expect_in "$ERR" "(gcp, $URL): GET /computeMetadata/v1/instance/preempted: timed out"
     [[ -s "$W/requests.log" ]] || fail "the hung service was never asked"
-    # Not slowed: the last run stepped at no less than a quarter of the rate without notices (generous: the
-    # rate of a shared machine varies; a watcher that blocked the steps would stall them 2 s per poll, with
-    # a poll due every 0.1 s).
-    holds "$steps / $hung > 2000 / (4 * $plain)" || \
-        fail "the hung service slowed the run: $steps steps in $hung s of stepping, 2000 in $plain s without notices"
+    # Not slowed: the hung run stepped at no less than a quarter of the rate of a run of the same length
+    # without notices made right after it (a watcher that blocked the steps would stall them 2 s per poll, with
+    # a poll due every 0.1 s: tens of times slower). The rate of a shared machine varies between runs, so a
+    # pair that misses is made again, at most three pairs in all; one pair within the bound passes.
+    slowed=""
+    for pair in 1 2 3; do
+        if (( pair > 1 )); then
+            rm -rf "$W/out-hung"
+            run "$NP" run good.toml --output-dir "$W/out-hung" --set cloud.provider=gcp --set "cloud.metadata_url=$URL" \
+                --set cloud.poll_seconds=0.1 --set run.steps=$steps
+            expect_exit 0
+            hung=$(loop_time "$OUT")
+        fi
+        rm -rf "$W/out-plain"
+        run "$NP" run good.toml --output-dir "$W/out-plain" --set run.steps=$steps
+        expect_exit 0
+        near=$(loop_time "$OUT")
+        echo "pair $pair: $steps steps with a hung metadata service: ${hung:-?} s; without notices: ${near:-?} s"
+        [[ -n "$hung" && -n "$near" ]] || { fail "no 'Loop time' line in pair $pair"; break; }
+        if holds "$hung < 4 * $near"; then slowed=""; break; fi
+        slowed="$steps steps in $hung s of stepping with the hung service, in $near s without notices"
+    done
+    [[ -z "$slowed" ]] || fail "the hung service slowed the run in three pairs; the last: $slowed"
     ;;
 refused_urls)
     # A metadata URL that is not a loopback or link-local IP literal is refused when the deck is validated
