@@ -45,7 +45,8 @@ before it are kept).
 --no-peers runs no LAMMPS; --no-opt runs plain LAMMPS only, without its `-sf opt` peer.
 
 Environment: MPIRUN (default mpirun), LMP (default lmp; the LAMMPS peers run only when found),
-SPOTRUN_TEST_FORCE_SLOWDOWN is passed to the programs (a test hook: solvers/md/md_test_hooks.hpp).
+SPOTRUN_TEST_FORCE_SLOWDOWN is passed to the programs (a test hook of spotrun-test, the program of
+--spotrun in the regression test: tests/support/spotrun_test_main.cpp; spotrun itself ignores it).
 """
 import argparse
 import datetime
@@ -401,7 +402,7 @@ class Suite:
         self.progress, self.lammps, self.scratch = progress, lammps, scratch
         self.cores = os.cpu_count() or 1
         b = args.build
-        self.spotrun = os.path.join(b, "launcher", "spotrun")
+        self.spotrun = args.spotrun
         self.bench_fluid = os.path.join(b, "bench", "bench_fluid")
         self.bench_checkpoint = os.path.join(b, "bench", "bench_checkpoint")
         self.bench_halo = os.path.join(b, "bench", "bench_halo")
@@ -630,7 +631,11 @@ def parse_args(argv):
     p.add_argument("--no-opt", action="store_true", help="run plain LAMMPS only, not LAMMPS -sf opt (its OPT package)")
     p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (default build/)")
     p.add_argument("--scratch", help="directory for checkpoint files and run outputs (default: a new one in $TMPDIR)")
+    p.add_argument("--spotrun", metavar="PROGRAM",
+                   help="the spotrun program the lj suite runs (default BUILD/launcher/spotrun; the regression test "
+                        "gives BUILD/tests/spotrun-test, which has the test hooks)")
     args = p.parse_args(argv)
+    args.spotrun = os.path.abspath(args.spotrun) if args.spotrun else os.path.join(args.build, "launcher", "spotrun")
     try:
         known = load_suites()
         specs = {}
@@ -695,7 +700,8 @@ def main(argv):
     needed = {"lj": "launcher/spotrun", "fluid": "bench/bench_fluid", "fft": "bench/bench_fluid",
               "checkpoint": "bench/bench_checkpoint", "halo": "bench/bench_halo"}
     for suite in args.suites:
-        exe = os.path.join(args.build, needed[args.specs[suite]["kind"]])
+        kind = args.specs[suite]["kind"]
+        exe = args.spotrun if kind == "lj" else os.path.join(args.build, needed[kind])
         if not os.access(exe, os.X_OK):
             print(f"bench/suite.py: {exe} not found: build it (cmake --build {args.build})", file=sys.stderr)
             return 2
@@ -717,8 +723,7 @@ def main(argv):
 
     lammps = None if args.no_peers else find_lammps()
     cores = os.cpu_count() or 1
-    spotrun = os.path.join(args.build, "launcher", "spotrun")
-    meta = machine_meta(args.build, spotrun)
+    meta = machine_meta(args.build, args.spotrun)
     tasks = plan(args, cores, 0 if lammps is None else 1 if args.no_opt else 2)
     command = " ".join(["bench/suite.py"] + argv)
     results = sr.ResultsFile(os.path.join(out, "results.json"), {

@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "agreed_step.hpp"
+#include "test_hooks.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include "cuda_check.hpp"
@@ -185,9 +186,9 @@ std::vector<std::string> split(const std::string& s, char sep) {
 }  // namespace
 
 std::string host_name() {
-  // A test hook: several "hosts" on one machine (tests/cli/launch_test.sh starts each one's Open MPI daemon
-  // with its own value, through a local stand-in for ssh).
-  if (const char* test = std::getenv("SPOTRUN_TEST_HOST_NAME"); test && *test) return test;
+  // A test hook: several "hosts" on one machine (comm/test_hooks.hpp).
+  if (const auto& hook = test_hooks().host_name)
+    if (std::string name = hook(); !name.empty()) return name;
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   int len = 0;
   SPOTRUN_MPI_CHECK(MPI_Get_processor_name(name, &len));

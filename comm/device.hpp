@@ -29,7 +29,7 @@ struct DeviceBinding {
 DeviceBinding bind_device(MPI_Comm comm);
 
 // This process's host name (MPI_Get_processor_name), as `spotrun info`, the doctor and the spot notice
-// record name it; the environment variable SPOTRUN_TEST_HOST_NAME replaces it (a test hook).
+// record name it; the test hook TestHooks::host_name replaces it (comm/test_hooks.hpp).
 std::string host_name();
 
 // The Kokkos command-line option that puts Kokkos on binding.device ("--kokkos-device-id=N"), or "" when

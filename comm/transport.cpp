@@ -12,6 +12,7 @@
 #include "impl/transport_nccl.hpp"
 #include "nccl_library.hpp"
 #include "staging.hpp"
+#include "test_hooks.hpp"
 #include "transport_registry.hpp"
 
 namespace spotrun::comm {
@@ -190,10 +191,9 @@ std::unique_ptr<Transport> make_transport(const TransportOptions& options, const
 std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm) {
   TransportOptions options;
   options.kind = kind;
-  // Test hook: SPOTRUN_TEST_ROUTE_SELF=1 sends messages to this rank itself through the transport in a
-  // whole run (tools/gpu-check.sh runs NCCL at one rank so).
-  const char* route = std::getenv("SPOTRUN_TEST_ROUTE_SELF");
-  options.route_self = route && std::string(route) == "1";
+  // Test hook: messages to this rank itself through the transport in a whole run (comm/test_hooks.hpp;
+  // tools/gpu-check.sh runs NCCL at one rank so).
+  if (const auto& hook = test_hooks().route_self) options.route_self = hook();
   return make_transport(options, comm);
 }
 

@@ -22,6 +22,7 @@
 #include "checkpoint.hpp"
 #include "comm/agreed_step.hpp"
 #include "comm/errors.hpp"
+#include "comm/test_hooks.hpp"
 #include "file_manifest.hpp"
 #include "impl/checkpoint_format.hpp"
 #include "spotrun/version.hpp"
@@ -387,19 +388,9 @@ void write_file(const comm::Communicator& comm, const std::string& tmp, const Ch
     }
   });
   agreed_step<std::runtime_error>(comm, prefix, [&] { SPOTRUN_H5_CALL(tmp, H5Fflush, file, H5F_SCOPE_GLOBAL); });
-  // Test hook: SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE="STEP=SECONDS" stops every rank for SECONDS in the
-  // write of the checkpoint of step STEP, its temporary file half written (tests/cli/launch_test.sh:
-  // a node lost during a checkpoint write).
-  if (const char* spec = std::getenv("SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE")) {
-    long long step = -1;
-    double seconds = 0;
-    if (std::sscanf(spec, "%lld=%lf", &step, &seconds) == 2 && step == meta.step && seconds > 0) {
-      std::fprintf(stderr, "spotrun: pausing %g s in the write of %s (SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE)\n", seconds,
-                   tmp.c_str());
-      std::fflush(stderr);
-      ::usleep(static_cast<useconds_t>(seconds * 1e6));
-    }
-  }
+  // Test hook: the temporary file half written (comm/test_hooks.hpp; tests/cli/launch_test.sh: a node
+  // lost during a checkpoint write).
+  if (const auto& hook = comm::test_hooks().checkpoint_half_written) hook(meta.step, tmp);
   // Bulk data.
   write_text(comm, deck, tmp, prefix);
   write_text(comm, physics, tmp, prefix);

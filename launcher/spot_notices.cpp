@@ -15,6 +15,7 @@
 #include "launcher/cloud/metadata_endpoint.hpp"
 #include "launcher/cloud/provider.hpp"
 #include "comm/device.hpp"
+#include "comm/test_hooks.hpp"
 
 namespace spotrun::launcher {
 
@@ -29,7 +30,10 @@ SpotNotices::SpotNotices(const comm::Communicator& comm, const Deck& deck) {
     cloud::Provider provider = cloud::provider_from_name(choice);
     std::string evidence;
     if (choice == "auto") {
-      const cloud::DmiDetection d = cloud::detect_provider(cloud::dmi_directory());
+      std::string dmi = cloud::k_dmi_directory;
+      if (const auto& hook = comm::test_hooks().dmi_directory)
+        if (std::string dir = hook(); !dir.empty()) dmi = dir;  // a test hook (comm/test_hooks.hpp)
+      const cloud::DmiDetection d = cloud::detect_provider(dmi);
       provider = d.provider;
       evidence = d.evidence;
     }
@@ -99,9 +103,9 @@ std::vector<std::string> SpotNotices::noticed_hosts(const comm::Communicator& co
   std::string mine;
   if (m_watcher && m_watcher->notice()) {
     mine = comm::host_name();
-    const char* test = std::getenv("SPOTRUN_TEST_HOST_NAME");
+    const auto& hook = comm::test_hooks().host_name;  // a host of a test: its addresses are the machine's
     struct ifaddrs* list = nullptr;
-    if (!(test && *test) && ::getifaddrs(&list) == 0) {
+    if (!(hook && !hook().empty()) && ::getifaddrs(&list) == 0) {
       for (const struct ifaddrs* a = list; a; a = a->ifa_next) {
         if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || (a->ifa_flags & IFF_LOOPBACK)) continue;
         char text[INET_ADDRSTRLEN] = {};

@@ -27,7 +27,7 @@ class SpotNotices {
   // at 2026-11-30T12:00:00Z, 93 s from now"), the same on every rank; "" when no rank saw one.
   std::string describe(const comm::Communicator& comm) const;
   // Collective: the nodes that saw a notice, each by its host name (comm::host_name()) and, unless the test
-  // hook SPOTRUN_TEST_HOST_NAME names it, its IPv4 addresses other than loopback, so that a hostfile
+  // hook TestHooks::host_name names it (comm/test_hooks.hpp), its IPv4 addresses other than loopback, so that a hostfile
   // entry matches by either (OUTDIR/status.json "hosts"; spotrun launch does not use them again).
   std::vector<std::string> noticed_hosts(const comm::Communicator& comm) const;
   // Collective: the seconds left until the earliest deadline of the notices seen (the provider's usual notice

@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "comm/communicator.hpp"
+#include "comm/test_hooks.hpp"
 #include "fence.hpp"
 
 namespace spotrun::launcher {
@@ -77,30 +78,11 @@ void install_stop_handlers() {
   for (int sig : {SIGTERM, SIGINT, SIGUSR1, SIGUSR2}) sigaction(sig, &sa, nullptr);
 }
 
-namespace {
-
-// Test hook: SPOTRUN_TEST_PAUSE="PHASE=SECONDS" makes the process sleep when it enters PHASE (a phase
-// name of set_signal_mode), so that tests can signal it there deterministically.
-void pause_if_asked(const char* phase) {
-  static const char* spec = std::getenv("SPOTRUN_TEST_PAUSE");
-  if (!spec) return;
-  const char* eq = std::strrchr(spec, '=');
-  if (!eq || std::strncmp(spec, phase, static_cast<std::size_t>(eq - spec)) != 0 || phase[eq - spec] != '\0') return;
-  const double seconds = std::atof(eq + 1);
-  std::fprintf(stderr, "spotrun: pausing %g s in phase '%s' (SPOTRUN_TEST_PAUSE)\n", seconds, phase);
-  std::fflush(stderr);
-  struct timespec left {static_cast<time_t>(seconds), static_cast<long>((seconds - static_cast<time_t>(seconds)) * 1e9)};
-  // A signal the start-up records ends the pause (it is acted on at the end of the start-up).
-  while (::nanosleep(&left, &left) != 0 && errno == EINTR && g_signal == 0) {
-  }
-}
-
-}  // namespace
-
 void set_signal_mode(SignalMode mode, const char* phase) {
   g_phase = phase;
   g_mode = static_cast<int>(mode);
-  pause_if_asked(phase);
+  // Test hook: tests pause the process here to signal it in this phase (comm/test_hooks.hpp).
+  if (const auto& hook = comm::test_hooks().phase_entered) hook(phase);
 }
 void set_resumable_on_signal(bool resumable) { g_resumable = resumable ? 1 : 0; }
 void set_lock_fd_for_signal(int fd) { g_lock_fd = fd; }

@@ -14,7 +14,8 @@ set_tests_properties(bench.suite_records PROPERTIES TIMEOUT 60 LABELS bench)
 add_test(NAME bench.suite_smoke.np3
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bench/suite_smoke_test.sh ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}
                  ${_bench_work}/smoke 3)
-# The planted slowdown (SPOTRUN_TEST_FORCE_SLOWDOWN) caught by --compare, an unchanged build not flagged.
+# The planted slowdown (SPOTRUN_TEST_FORCE_SLOWDOWN, a test hook of tests/spotrun-test, which it measures) caught
+# by --compare, an unchanged build not flagged.
 add_test(NAME bench.suite_regression.np1
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/bench/suite_regression_test.sh ${PROJECT_SOURCE_DIR}
                  ${PROJECT_BINARY_DIR} ${_bench_work}/regression 1)

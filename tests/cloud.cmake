@@ -12,13 +12,13 @@ target_include_directories(spotrun_test_http_server PRIVATE ${CMAKE_CURRENT_SOUR
 find_package(Threads REQUIRED)
 target_link_libraries(spotrun_test_http_server PRIVATE Threads::Threads spotrun_warnings)
 
-# End to end (tests/cli/cloud_test.sh CASE NP): cloud.<case>.np<N>.
+# End to end (tests/cli/cloud_test.sh CASE NP): cloud.<case>.np<N>, through spotrun-test (its DMI folder hook).
 set(SPOTRUN_CLOUD_CASES notice_stops_the_run hung_service_undisturbed refused_urls)
 foreach(np 1 3)
   foreach(case IN LISTS SPOTRUN_CLOUD_CASES)
     add_test(NAME cloud.${case}.np${np}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/cli/cloud_test.sh ${case} ${np}
-                     $<TARGET_FILE:spotrun> ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
+                     $<TARGET_FILE:spotrun-test> ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG}
                      ${CMAKE_CURRENT_BINARY_DIR}/cli-work/cloud.${case}.np${np} $<TARGET_FILE:spotrun_test_http_server>)
     set_tests_properties(cloud.${case}.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "cli;mpi;cloud")
   endforeach()

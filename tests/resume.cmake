@@ -33,7 +33,7 @@ endforeach()
 # SPOTRUN_REQUIRE_DURABLE=1.
 foreach(scenario bucket outage half)
   add_test(NAME resume.durable.${scenario}
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/durable_test.sh $<TARGET_FILE:spotrun> ${scenario}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/durable_test.sh $<TARGET_FILE:spotrun-test> ${scenario}
                    ${CMAKE_BINARY_DIR}/npm)
   set_tests_properties(resume.durable.${scenario} PROPERTIES TIMEOUT 1200 PROCESSORS 2 LABELS "resume;mpi;durable"
                        SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: durable ${scenario}"

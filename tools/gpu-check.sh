@@ -606,8 +606,12 @@ elif [[ "${VERDICT[pre.nccl]}" != PASS ]]; then
     skip_rest "SKIPPED (preflight: no libnccl)" comm.nccl
 elif [[ ! -s "$OUT/lj-a/thermo.csv" ]]; then
     skip_rest "SKIPPED (no default run to compare)" comm.nccl
+elif [[ ! -x "$BUNDLE/bin/spotrun-test" ]]; then
+    skip_rest "SKIPPED (a bundle without the test programs: no bin/spotrun-test)" comm.nccl
 else
-    run_step lj-nccl.log 150 15 env SPOTRUN_TEST_ROUTE_SELF=1 "$S" run "$SRC/$LJ_DECK" "${LJ_SETS[@]}" \
+    # spotrun-test: spotrun with its test hooks; SPOTRUN_TEST_ROUTE_SELF=1 routes self-messages through
+    # the transport (docs/layout.md, "Test hooks"). spotrun itself reads no such variable.
+    run_step lj-nccl.log 150 15 env SPOTRUN_TEST_ROUTE_SELF=1 "$BUNDLE/bin/spotrun-test" run "$SRC/$LJ_DECK" "${LJ_SETS[@]}" \
         --set 'comm.transport="nccl"' --output-dir "$OUT/lj-nccl" --resume never
     if ! run_failed lj-nccl.log comm.nccl comm.nccl_bytes; then
         tr=$(grep -o '^Transport: [a-z-]*' "$OUT/lj-nccl.log" | head -n 1)

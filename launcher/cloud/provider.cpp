@@ -72,9 +72,5 @@ DmiDetection detect_provider(const std::string& dmi_dir) {
   return d;
 }
 
-std::string dmi_directory() {
-  const char* dir = std::getenv("SPOTRUN_TEST_DMI_DIR");
-  return dir && *dir ? dir : "/sys/class/dmi/id";
-}
 
 }  // namespace spotrun::cloud

@@ -29,7 +29,7 @@ struct DmiDetection {
 // is aws, "Google" (vendor) or "Google Compute Engine" (product) is gcp, "Microsoft Corporation" with the
 // product "Virtual Machine" is azure; anything else, or no DMI data, is none. Only reads files.
 DmiDetection detect_provider(const std::string& dmi_dir);
-// The DMI directory of this machine: /sys/class/dmi/id, or SPOTRUN_TEST_DMI_DIR where set (tests).
-std::string dmi_directory();
+// The DMI directory of this machine (tests name another through comm::TestHooks::dmi_directory).
+inline constexpr const char* k_dmi_directory = "/sys/class/dmi/id";
 
 }  // namespace spotrun::cloud

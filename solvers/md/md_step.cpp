@@ -5,7 +5,7 @@
 #include "integrate.hpp"
 #include "md_impl.hpp"
 #include "md_solver.hpp"
-#include "md_test_hooks.hpp"
+#include "comm/test_hooks.hpp"
 
 namespace spotrun::md {
 
@@ -52,10 +52,10 @@ void MdSolver::compute_forces(bool ev) {
   const bool newton = m_neighbor.newton();
   {
     PhaseTimer timer(m_phase_time[k_pair]);
-#ifdef SPOTRUN_TEST_HOOKS  // extra force passes, discarded by the zeroing below (md_test_hooks.hpp)
-    for (int pass = 1; pass < test_hooks::force_passes(); ++pass)
-      std::visit([&](const auto& pair) { compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter); }, m_pair);
-#endif
+    // Test hook: extra force passes, discarded by the zeroing below (comm/test_hooks.hpp).
+    if (const auto& hook = comm::test_hooks().force_passes)
+      for (int pass = 1, passes = hook(); pass < passes; ++pass)
+        std::visit([&](const auto& pair) { compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter); }, m_pair);
     const int zeroed = newton ? m_atoms.nall() : m_atoms.nlocal;
     Kokkos::deep_copy(Kokkos::subview(m_atoms.f, std::make_pair(0, zeroed), Kokkos::ALL), 0.0);
     m_tally = std::visit(

@@ -84,7 +84,7 @@ PY
 wait_handlers() {
     local i p pids n
     for ((i = 0; i < 3000; ++i)); do
-        if [[ $2 -eq 1 ]]; then pids="$1"; else pids=$(pgrep -P "$1" -x spotrun); fi
+        if [[ $2 -eq 1 ]]; then pids="$1"; else pids=$(pgrep -P "$1" -x "$(basename "$SPOTRUN")"); fi
         n=0
         for p in $pids; do
             # SIGTERM is signal 15: bit 14 of the mask.

@@ -60,8 +60,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # Pacing: the 1500-step runs below last about 0.3 s of stepping on an idle 2-core machine, too short for a
 # signal sent after the first checkpoint to find them still running. Every force evaluation runs the pair
-# kernel 6 times (the extra passes are discarded: results are unchanged; md_test_hooks.hpp), which makes
-# them last a few seconds. Exported, so it reaches every rank, the fake hosts' too.
+# kernel 6 times (the extra passes are discarded: results are unchanged), which makes them last a few
+# seconds. Exported, so it reaches every rank, the fake hosts' too. This and the other SPOTRUN_TEST_*
+# variables here are test hooks of the program these tests run, spotrun-test (docs/layout.md, "Test hooks").
 export SPOTRUN_TEST_FORCE_SLOWDOWN=6
 SERVER="${7:-}"
 OUT="$W/stdout.txt"
@@ -71,11 +72,13 @@ T0=$SECONDS
 # 864 atoms (NVE864_DECK of test_lib.sh): runs on different rank counts stay within 1e-6 in energy.
 write_deck "$W/deck.toml" "${NVE864_DECK[@]}" run.thermo_every=20 checkpoint.every_steps=100
 
+# The program's name, as its processes have it (spotrun-test: the test hooks, docs/layout.md).
+PROGRAM_NAME=$(basename "$SPOTRUN")
 # The ranks (not mpirun, not launch) of the run writing into output directory $1.
 ranks_of() {
     local p
-    for p in $(pgrep -f "spotrun run .*--output-dir $1( |\$)"); do
-        [[ "$(cat "/proc/$p/comm" 2>/dev/null)" == spotrun ]] && echo "$p"
+    for p in $(pgrep -f "$PROGRAM_NAME run .*--output-dir $1( |\$)"); do
+        [[ "$(cat "/proc/$p/comm" 2>/dev/null)" == "$PROGRAM_NAME" ]] && echo "$p"
     done
 }
 # wait_for FILE [SECONDS]: until FILE exists.
@@ -984,7 +987,7 @@ ctrl_c)
     expect_in "$W/second.err" "is supervised by another spotrun launch"
     # SIGINT to launch itself: `timeout` (LAUNCH_PID) would pass it on to launch and to its whole process
     # group, so launch could see two requests (the second one escalates to SIGTERM).
-    launch_child=$(pgrep -P $LAUNCH_PID -x spotrun)
+    launch_child=$(pgrep -P $LAUNCH_PID -x "$PROGRAM_NAME")
     [[ -n "$launch_child" ]] || fail "no spotrun launch process under $LAUNCH_PID"
     kill -INT $launch_child
     wait_launch 75 "SIGINT to launch"
