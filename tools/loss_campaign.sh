@@ -10,7 +10,8 @@
 #              other two, then the partition heals; the old attempt must write nothing (case partition)
 # A run is "lost" when its case fails (launch gave up, a final energy off by more than 1e-6 from an
 # uninterrupted 3-rank run, a process of the old attempt left, a write after the heal), "hung" when it does
-# not end within 240 s. Needs root and a build.
+# not end within 240 s. Needs root and a build with the tests: the cases run the test program
+# BUILD_DIR/tests/spotrun-test (launch_test.sh paces its runs with a test hook, docs/layout.md).
 # usage: tools/loss_campaign.sh N [BUILD_DIR] [SEED]
 #   LOSS_NODES=2|3 (default 3): worker nodes; LOSS_STALL_TIMEOUT=S|default (default 8): launch's
 #   --stall-timeout ("default": none given, launch's own rule). Prints one line per run and a table.
@@ -19,14 +20,14 @@ N=${1:?usage: loss_campaign.sh N [BUILD_DIR] [SEED]}
 BUILD=${2:-build}
 RANDOM=${3:-$$}
 here=$(cd "$(dirname "$0")/.." && pwd)
-SPOTRUN="$BUILD/launcher/spotrun"
-[[ -x "$SPOTRUN" ]] || { echo "ERROR: $SPOTRUN is not built" >&2; exit 2; }
+SPOTRUN="$BUILD/tests/spotrun-test"
+[[ -x "$SPOTRUN" ]] || { echo "ERROR: $SPOTRUN is not built (a build with SPOTRUN_BUILD_TESTS)" >&2; exit 2; }
 [[ "$N" =~ ^[1-9][0-9]*$ ]] || { echo "ERROR: N must be a whole number of runs >= 1, not '$N'" >&2; exit 2; }
 nodes=${LOSS_NODES:-3}
 [[ "$nodes" == 2 || "$nodes" == 3 ]] || { echo "ERROR: LOSS_NODES must be 2 or 3, not '$nodes'" >&2; exit 2; }
 stall=${LOSS_STALL_TIMEOUT:-8}
 [[ "$stall" == default || "$stall" =~ ^[0-9]+$ ]] || { echo "ERROR: LOSS_STALL_TIMEOUT must be seconds or 'default'" >&2; exit 2; }
-SPOTRUN=$(cd "$(dirname "$SPOTRUN")" && pwd)/spotrun
+SPOTRUN=$(cd "$(dirname "$SPOTRUN")" && pwd)/spotrun-test
 work=$(mktemp -d /tmp/loss_campaign.XXXXXX)
 kinds=(silent noisy partition)
 names=(a b c)
