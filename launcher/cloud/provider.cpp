@@ -72,5 +72,4 @@ DmiDetection detect_provider(const std::string& dmi_dir) {
   return d;
 }
 
-
 }  // namespace spotrun::cloud
