@@ -3,7 +3,9 @@
 // "Checkpoints without a shared file system"): the run's nodes, the checks of the settings against them, the
 // node-local directory of the run on each node, writing a set and committing its index in OUTDIR, pruning the
 // node files of sets no longer kept.
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +24,7 @@ class CheckpointLevels {
   // `durable`: checkpoint.durable as rclone names it (io::durable_location), "" = no durable tier; `keep`: the
   // sets kept there.
   CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir, bool partner,
-                   const std::string& durable = "", int keep = 2);
+                   const std::string& durable = "", int keep = 2, bool async = false);
   ~CheckpointLevels();
 
   const io::NodeGroups& nodes() const { return *m_nodes; }
@@ -35,8 +37,30 @@ class CheckpointLevels {
   // Removes the node files (own and partner copies) of sets other than `kept`, and files left by an
   // interrupted write (*.tmp), on every node (collective).
   void prune(const std::vector<std::string>& kept) const;
-  // The index of the set written last (write()), for a durable flush.
+  // The index of the set written last (write(), or committed in the background), for a durable flush.
   const io::LevelIndex& last_index() const { return m_last_index; }
+
+  // --- checkpoint.async: a set written in the background (docs/checkpoints.md, "Writing in the background") ---
+  // Whether sets are written by a background thread: checkpoint.async and an MPI of MPI_THREAD_MULTIPLE (the
+  // same answer on every rank). The thread writes the node file, makes the partner copy and commits the index
+  // with communicators of its own (duplicates of the run's); the time loop makes no HDF5 call meanwhile.
+  bool background() const { return m_writer != nullptr; }
+  // The outcome of a set written in the background: the same on every rank.
+  struct Outcome {
+    std::string set, index_path;
+    std::int64_t step = -1;
+    std::string error;        // "" = committed
+    io::LevelWriteTimes times;
+    double seconds = 0;       // from the start of the write to the commit of its index, slowest rank
+  };
+  // Every rank: starts writing `set` from a snapshot of the state and returns. Nothing may be in flight.
+  void start(const io::CheckpointMeta& meta, io::SolverState state, const std::string& set, const std::string& index_path);
+  bool in_flight() const;  // the same on every rank
+  // Every rank, once between two steps, with no blocking call: the outcome of the set in flight once every rank
+  // saw its write end (a non-blocking agreement started at one call and completed at the next).
+  std::optional<Outcome> poll();
+  // Collective: waits for the set in flight and returns its outcome; none when nothing is in flight.
+  std::optional<Outcome> wait();
 
   // --- the durable tier (checkpoint.durable) ---
   // The run's prefix there (DURABLE/<the name of directory()>), or "" without one.
@@ -53,6 +77,8 @@ class CheckpointLevels {
   io::LevelIndex m_last_index;
   std::string m_durable_prefix;
   std::unique_ptr<io::DurableFlush> m_durable;
+  struct Writer;
+  std::unique_ptr<Writer> m_writer;  // checkpoint.async
 };
 
 // group_nodes(comm) (launcher/node_groups.hpp): the run's nodes grouped by host name, for reading level

@@ -51,6 +51,7 @@ CheckpointSettings CheckpointSettings::from_deck(const Deck& d) {
   s.durable = io::durable_location(d.get_string("checkpoint.durable"));  // the deck's check allowed it
   s.durable_interval = d.get_float("checkpoint.durable_interval");
   s.durable_wait = d.get_float("checkpoint.durable_wait");
+  s.async = d.get_bool("checkpoint.async");
   return s;
 }
 
@@ -67,7 +68,7 @@ CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::
                      "checkpoint.durable = \"\"");
   if (!m_settings.local_dir.empty())
     m_levels = std::make_unique<CheckpointLevels>(comm, outdir, m_settings.local_dir, m_settings.partner,
-                                                  m_settings.durable, m_settings.keep);
+                                                  m_settings.durable, m_settings.keep, m_settings.async);
 }
 
 CheckpointManager::~CheckpointManager() = default;
@@ -176,6 +177,9 @@ void CheckpointManager::start_durable_flush(double now) {
 }
 
 std::vector<TierEvent> CheckpointManager::poll_tiers() {
+  // checkpoint.async: the set written in the background, committed once every rank's write ended.
+  if (m_levels && m_levels->in_flight())
+    if (const auto outcome = m_levels->poll()) finish_background(*outcome);
   if (durable()) {
     const io::DurableFlush::Event e = m_levels->durable()->poll();
     if (e.step >= 0 && m_comm.is_root()) {
@@ -325,8 +329,7 @@ double CheckpointManager::reserve_seconds(double state_bytes) const {
   return m_settings.safety_factor * cost;
 }
 
-double CheckpointManager::write_file(Solver& solver, const std::string& path) {
-  const double t0 = MPI_Wtime();
+io::SolverState CheckpointManager::checked_state(Solver& solver, const std::string& path) const {
   io::SolverState state = solver.state();
   // Never a checkpoint of a state that went non-finite: a resume would continue from garbage.
   std::string bad;
@@ -341,6 +344,12 @@ double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   m_comm.agree<RunError>(bad.empty(), "the state at step " + std::to_string(solver.step_index()) + " is not finite: " + bad +
                                           "; " + solver.instability_hint() + ". No checkpoint was written from it (" +
                                           path + "); earlier checkpoints are intact.");
+  return state;
+}
+
+double CheckpointManager::write_file(Solver& solver, const std::string& path) {
+  const double t0 = MPI_Wtime();
+  io::SolverState state = checked_state(solver, path);
   io::CheckpointMeta meta = m_base;
   meta.step = solver.step_index();
   meta.time = solver.time();
@@ -357,7 +366,80 @@ double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   return m_comm.max(MPI_Wtime() - t0);
 }
 
+// --- checkpoint.async: the loop takes a snapshot (a host copy of the state, its metadata) and goes on; the node
+// files, partner copies and the index are written by CheckpointLevels' background writer ---
+double CheckpointManager::start_background(Solver& solver, double now, const char* reason, const std::string& path) {
+  const double t0 = MPI_Wtime();
+  io::SolverState state = checked_state(solver, path);
+  io::CheckpointMeta meta = m_base;
+  meta.step = solver.step_index();
+  meta.time = solver.time();
+  meta.nranks = m_comm.size();
+  if (m_comm.is_root()) check_attempt_fence(path.c_str());  // --- fencing (launcher/fence.hpp): exit 77 when fenced ---
+  const std::string name = fs::path(path).filename().string();
+  m_levels->start(meta, std::move(state), name.substr(0, name.rfind('.')), path);
+  m_in_flight = {reason, now, 0};
+  const double blocked = m_comm.max(MPI_Wtime() - t0);
+  m_in_flight.blocked = blocked;
+  return blocked;
+}
+
+void CheckpointManager::wait_background(const char* why) {
+  if (!m_levels || !m_levels->in_flight()) return;
+  const double t0 = MPI_Wtime();
+  const auto outcome = m_levels->wait();
+  const double waited = m_comm.max(MPI_Wtime() - t0);
+  m_total_seconds += waited;
+  m_in_flight.blocked += waited;
+  if (m_comm.is_root()) {
+    std::printf("Waited %.3g s for checkpoint %s (step %lld, written in the background): %s\n", waited,
+                outcome->index_path.c_str(), static_cast<long long>(outcome->step), why);
+    std::fflush(stdout);
+  }
+  finish_background(*outcome);
+}
+
+void CheckpointManager::finish_background(const CheckpointLevelsOutcome& o) {
+  if (!o.error.empty()) {
+    ++m_failed;
+    if (m_settings.abort_on_error)
+      throw RunError("checkpoint at step " + std::to_string(o.step) + " failed (written in the background): " + o.error +
+                     " (checkpoint.on_error = \"abort\")");
+    if (m_comm.is_root())
+      std::fprintf(stderr, "WARNING: checkpoint at step %lld failed (written in the background): %s; previous checkpoints "
+                           "are intact, retrying at the next interval\n", static_cast<long long>(o.step), o.error.c_str());
+    return;
+  }
+  m_last_levels = "local " + format_seconds(o.times.local) +
+                  (m_levels->partner() ? ", partner " + format_seconds(o.times.partner) : "") +
+                  "; in the background, the loop blocked " + format_seconds(m_in_flight.blocked);
+  committed(o.step, o.index_path, m_in_flight.reason.c_str(), m_in_flight.now, o.seconds, false);
+}
+
+void CheckpointManager::committed(std::int64_t step, const std::string& path, const char* reason, double now, double cost,
+                                  bool last) {
+  ++m_written;
+  m_last_cost = cost;
+  m_last_step = step;
+  if (m_levels) {  // --- levels: where the set is; the durable tier in the background ---
+    m_local_step = m_last_step;
+    if (m_settings.partner) m_partner_step = m_last_step;
+    m_events.push_back({m_last_step, m_settings.partner ? "local+partner" : "local", ""});
+    if (durable() && !last) start_durable_flush(now);
+  }
+  if (m_comm.is_root()) {
+    std::printf("Checkpoint %s at step %lld (%s): %.3g s%s\n", path.c_str(), static_cast<long long>(step), reason, cost,
+                m_levels ? (" (" + m_last_levels + ")").c_str() : "");
+    std::fflush(stdout);
+  }
+  apply_keep_policy();
+}
+
 bool CheckpointManager::write(Solver& solver, double now, const char* reason, bool last) {
+  // One set in flight at a time: the one before is waited for (and committed) first.
+  wait_background(last ? "the run stops, its stop checkpoint follows"
+                       : "the next checkpoint is due (one set is written in the background at a time)");
+  const bool background = m_levels && m_levels->background() && !last;
   std::string path = checkpoint_path(solver.step_index());
   std::string error;
   if (m_comm.is_root()) {
@@ -369,7 +451,7 @@ bool CheckpointManager::write(Solver& solver, double now, const char* reason, bo
   double cost = 0;
   if (error.empty()) {
     try {
-      cost = write_file(solver, path);
+      cost = background ? start_background(solver, now, reason, path) : write_file(solver, path);
     } catch (const RunError&) {
       throw;  // a non-finite state ends the run whatever on_error says
     } catch (const std::exception& e) {
@@ -387,27 +469,22 @@ bool CheckpointManager::write(Solver& solver, double now, const char* reason, bo
                    last ? "" : ", retrying at the next interval");
     return false;
   }
-  ++m_written;
   m_total_seconds += cost;
-  m_last_cost = cost;
   m_last_wall = now;
-  m_last_step = solver.step_index();
-  if (m_levels) {  // --- levels: where the set is; the durable tier in the background ---
-    m_local_step = m_last_step;
-    if (m_settings.partner) m_partner_step = m_last_step;
-    m_events.push_back({m_last_step, m_settings.partner ? "local+partner" : "local", ""});
-    if (durable() && !last) start_durable_flush(now);
+  if (background) {
+    if (m_comm.is_root()) {
+      std::printf("Snapshot for checkpoint %s at step %lld (%s): %.3g s; written in the background\n", path.c_str(),
+                  static_cast<long long>(solver.step_index()), reason, cost);
+      std::fflush(stdout);
+    }
+    return true;
   }
-  if (m_comm.is_root()) {
-    std::printf("Checkpoint %s at step %lld (%s): %.3g s%s\n", path.c_str(), static_cast<long long>(solver.step_index()),
-                reason, cost, m_levels ? (" (" + m_last_levels + ")").c_str() : "");
-    std::fflush(stdout);
-  }
-  apply_keep_policy();
+  committed(solver.step_index(), path, reason, now, cost, last);
   return true;
 }
 
 void CheckpointManager::write_final(Solver& solver) {
+  wait_background("the run ends, its final state follows");
   const std::string path = final_path();
   const double cost = write_file(solver, path);
   m_total_seconds += cost;

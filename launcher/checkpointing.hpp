@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "checkpoint_levels.hpp"
 #include "deck.hpp"
 #include "io/checkpoint.hpp"
 #include "solvers/solver.hpp"
@@ -25,6 +26,7 @@ struct CheckpointSettings {
   std::string durable;           // the durable tier (io::durable_location), "" = off
   double durable_interval = 3600;  // s between durable flushes; 0 = every checkpoint
   double durable_wait = 120;       // s the run waits at its end for the last flush
+  bool async = true;  // checkpoint.async: level sets written in the background (checkpoint_levels.hpp)
   static CheckpointSettings from_deck(const Deck& deck);
 };
 
@@ -42,7 +44,7 @@ struct TierEvent {
   std::string durable;  // "", "flushing", "durable", "skipped: ...", "failed: ..."
 };
 
-class CheckpointLevels;
+using CheckpointLevelsOutcome = CheckpointLevels::Outcome;
 
 class CheckpointManager {
  public:
@@ -79,9 +81,16 @@ class CheckpointManager {
   // Writes OUTDIR/checkpoints/ckpt-<step>.h5 (collective). Returns false if it failed and on_error is
   // "warn" (after warning; `last`: the run stops, no later attempt follows); throws RunError if it
   // failed and on_error is "abort". A state with a non-finite value is never written: RunError.
+  // With checkpoint.async (level sets written in the background) and not `last`: takes a snapshot of the
+  // state and returns true; the set is committed later (poll_tiers, wait_background), where a failure is
+  // reported as above. A set still in flight is waited for first (one set in flight at a time).
   bool write(Solver& solver, double now, const char* reason, bool last = false);
   // Writes OUTDIR/final.h5 (collective); throws on failure (RunError for a non-finite state).
   void write_final(Solver& solver);
+  // Collective: waits for the level set being written in the background, if any, and commits it (its
+  // failure as write() reports it). Before any other HDF5 write (trajectory, fields), and before the stop
+  // or final checkpoint: HDF5 is not thread-safe, and a stop keeps the set in flight.
+  void wait_background(const char* why);
   // The step of the newest checkpoint written by this run, or -1.
   std::int64_t last_step() const { return m_last_step; }
   const CheckpointSettings& settings() const { return m_settings; }
@@ -116,6 +125,17 @@ class CheckpointManager {
   std::int64_t m_last_step = -1;
   void apply_keep_policy() const;
   void apply_keep_policy_here(std::string& kept) const;  // root: the files; the names of the sets kept
+  // The checkpoint in the background (checkpoint.async): started at step, for reason, when (the loop's clock).
+  struct InFlight {
+    std::string reason;
+    double now = 0;
+    double blocked = 0;  // s the loop was blocked for it (snapshot, and waiting for the set before)
+  };
+  InFlight m_in_flight;
+  double start_background(Solver& solver, double now, const char* reason, const std::string& path);
+  void finish_background(const CheckpointLevelsOutcome& outcome);
+  void committed(std::int64_t step, const std::string& path, const char* reason, double now, double cost, bool last);
+  io::SolverState checked_state(Solver& solver, const std::string& path) const;
   std::string m_last_levels;  // the seconds of each level of the last checkpoint, for its line
   void start_durable_flush(double now);
   std::vector<TierEvent> m_events;

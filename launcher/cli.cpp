@@ -5,7 +5,9 @@
 #include <Kokkos_Core.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -139,6 +141,38 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
   return 0;
 }
 
+// Whether `spotrun run` writes level sets in the background (checkpoint.local_dir and checkpoint.async in the
+// deck with its --set overrides): its writer thread makes MPI calls beside the time loop's, which needs
+// MPI_THREAD_MULTIPLE. Read before MPI starts; a deck that cannot be read here is reported by the run itself.
+bool wants_thread_multiple(int argc, char** argv) {
+  if (argc < 3 || std::string(argv[1]) != "run") return false;
+  std::string path;
+  std::vector<std::string> sets;
+  for (int i = 2; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--set" || a == "--output-dir" || a == "--resume") && i + 1 < argc) {
+      if (a == "--set") sets.emplace_back(argv[i + 1]);
+      ++i;
+    } else if (a.rfind("--set=", 0) == 0) {
+      sets.push_back(a.substr(6));
+    } else if (!a.empty() && a[0] != '-' && path.empty()) {
+      path = a;
+    }
+  }
+  try {
+    std::ifstream in(path, std::ios::binary);
+    std::string text;
+    if (!in) return false;
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    if (text.size() > launcher::k_deck_max_bytes) return false;
+    launcher::Deck deck = launcher::Deck::parse(text, path);
+    for (const auto& s : sets) deck.apply_set(s);
+    return !deck.get_string("checkpoint.local_dir").empty() && deck.get_bool("checkpoint.async");
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
 }  // namespace
 
 int launcher::command_line_main(int argc, char** argv) {
@@ -156,7 +190,10 @@ int launcher::command_line_main(int argc, char** argv) {
   ::setenv("OMPI_MCA_sharedfp", "^lockedfile", 0);
 #endif
   int thread_level = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
+  // checkpoint.async with checkpoint.local_dir: MPI_THREAD_MULTIPLE for the background writer of level sets
+  // (launcher/checkpoint_levels.hpp checks what MPI provided and writes synchronously without it).
+  MPI_Init_thread(&argc, &argv, wants_thread_multiple(argc, argv) ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
+                  &thread_level);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;

@@ -88,6 +88,10 @@ std::vector<KeySpec> launcher_keys() {
     {"checkpoint.partner", KeyType::Bool, "false", "-",
      "With checkpoint.local_dir: each node's file is also copied (MPI) into the local directory of another node, so "
      "that losing a node loses no checkpoint; needs 2 or more nodes", -1e300, 1e300, false, {}, true},
+    {"checkpoint.async", KeyType::Bool, "true", "-",
+     "With checkpoint.local_dir: the time loop only takes a snapshot of the state (a host copy) and goes on while a "
+     "background thread writes the node files, partner copies and index (needs MPI_THREAD_MULTIPLE, else "
+     "synchronous); false = the loop waits for each set", -1e300, 1e300, false, {}, true},
     durable,
     {"checkpoint.durable_interval", KeyType::Float, "3600", "s",
      "With checkpoint.durable: seconds between durable flushes (the first one this long after the time loop "

@@ -516,6 +516,8 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
       transport->fence();
       write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
     }
+    if (solver->writes_outputs_at(solver->step_index()))  // --- checkpoint.async: HDF5 from one thread at a time ---
+      checkpoints.wait_background("trajectory or field frames are written (HDF5, one writer at a time)");
     if (comm.is_root() && solver->writes_outputs_at(solver->step_index()))
       check_attempt_fence("trajectory or field frames");  // --- fencing ---
     solver->write_outputs(outdir, solver->step_index());
@@ -547,6 +549,9 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     }
   }
   heartbeat.write_begins();  // --- stalls: from here on the stop checkpoint or final.h5 is written ---
+  // --- checkpoint.async: the set in flight is committed before the stop checkpoint or the final state ---
+  checkpoints.wait_background(stop_reason ? "the run stops, its stop checkpoint follows" : "the run ends");
+  record_levels(checkpoints.poll_tiers());
   transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
   Kokkos::fence();
   const double loop = MPI_Wtime() - t0;

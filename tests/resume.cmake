@@ -20,10 +20,14 @@ spotrun_add_resume_test(physics 3)
 spotrun_add_resume_test(mixture 1 2 3 4)
 
 # Multilevel checkpoints on simulated nodes (tests/resume/levels_test.sh: UTS and mount namespaces, root only;
-# skipped otherwise).
-foreach(scenario node_loss damage)
+# skipped otherwise). async pauses a background write: spotrun-test, for SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE.
+foreach(scenario node_loss damage async)
+  set(_program spotrun)
+  if(scenario STREQUAL "async")
+    set(_program spotrun-test)
+  endif()
   add_test(NAME resume.levels.${scenario}
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/levels_test.sh $<TARGET_FILE:spotrun> ${scenario})
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/levels_test.sh $<TARGET_FILE:${_program}> ${scenario})
   set_tests_properties(resume.levels.${scenario} PROPERTIES TIMEOUT 900 PROCESSORS 3 LABELS "resume;mpi"
                        SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: levels ${scenario}")
 endforeach()

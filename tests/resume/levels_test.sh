@@ -13,6 +13,12 @@
 #              earlier run: each refused by the manifest with a message naming the file; inspect and export
 #              read a level set; bad settings (a local_dir that cannot be written, a relative one, a partner
 #              on one node) are exit 2 naming the key
+#   async      checkpoint.async (sets written in the background): thermo bitwise the same with and without it,
+#              on 1 node and on 3 nodes with partner copies; all 3 ranks killed while the set of step 100 is
+#              held in its background write (SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE) after the loop went past
+#              it: that set is not committed, the resume starts from the set of step 50 and ends bitwise as
+#              an uninterrupted run; a stop (SIGTERM) during a background write waits for that set, writes
+#              the stop checkpoint and exits 75, and its resume ends bitwise as an uninterrupted run
 # Exit 77 (skipped) where namespaces cannot be made (not root); with SPOTRUN_REQUIRE_NETNS=1 (.ci/run) a
 # failure.
 set -uo pipefail
@@ -153,6 +159,73 @@ if [ "$SCENARIO" = damage ]; then
   [ "$rc" = 2 ] && grep -q "checkpoint.local_dir.*must be an absolute path" "$WORK/b2.log" || { cat "$WORK/b2.log"; fail "a relative local_dir: exit $rc"; }
   rc=$(on_nodes "$WORK/b3.log" "nodeA run $WORK/deck.toml --output-dir $WORK/bad")
   [ "$rc" = 2 ] && grep -q "ERROR: checkpoint.partner = true needs at least 2 nodes" "$WORK/b3.log" || { cat "$WORK/b3.log"; fail "a partner on one node: exit $rc"; }
+  echo "PASS: levels $SCENARIO"
+  exit 0
+fi
+if [ "$SCENARIO" = async ]; then
+  S="--set run.steps=400"
+  thermo_at() { grep -q "^$2," "$1/thermo.csv" 2>/dev/null; }
+  # Bitwise with and without the background write: 1 node (no partner), then 3 nodes with partner copies.
+  for a in true false; do
+    rc=$(on_nodes "$WORK/one-$a.log" "nodeA run $WORK/deck.toml --output-dir $WORK/one-$a $S --set checkpoint.partner=false --set checkpoint.async=$a")
+    [ "$rc" = 0 ] || { cat "$WORK/one-$a.log"; fail "1 node, async=$a: exit $rc"; }
+    rc=$(on_nodes "$WORK/three-$a.log" "nodeA run $WORK/deck.toml --output-dir $WORK/three-$a $S --set checkpoint.async=$a" \
+                                       "nodeB run $WORK/deck.toml --output-dir $WORK/three-$a $S --set checkpoint.async=$a" \
+                                       "nodeC run $WORK/deck.toml --output-dir $WORK/three-$a $S --set checkpoint.async=$a")
+    [ "$rc" = 0 ] || { cat "$WORK/three-$a.log"; fail "3 nodes, async=$a: exit $rc"; }
+  done
+  for n in one three; do
+    grep -q "^Snapshot for checkpoint $WORK/$n-true/checkpoints/ckpt-100.levels at step 100" "$WORK/$n-true.log" &&
+      grep -q "^Checkpoint $WORK/$n-true/checkpoints/ckpt-100.levels at step 100 .*in the background" "$WORK/$n-true.log" ||
+      { cat "$WORK/$n-true.log"; fail "$n: no checkpoint written in the background"; }
+    grep -q "MPI_THREAD_MULTIPLE" "$WORK/$n-true.log" && { cat "$WORK/$n-true.log"; fail "$n: written synchronously"; }
+    grep -q "^Snapshot" "$WORK/$n-false.log" && fail "$n: checkpoint.async = false wrote in the background"
+    cmp -s "$WORK/$n-true/thermo.csv" "$WORK/$n-false/thermo.csv" || fail "$n: thermo.csv differs with and without async"
+    [ "$(wc -l <"$WORK/$n-true/thermo.csv")" -ge 9 ] || fail "$n: a short thermo.csv"
+    [ -e "$WORK/$n-true/final.levels" ] && [ -e "$WORK/$n-true/checkpoints/ckpt-350.levels" ] || fail "$n: sets missing"
+  done
+  # Killed while the set of step 100 is held in its background write, after the loop went past it.
+  K="run $WORK/deck.toml --output-dir $WORK/kill $S"
+  export SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE=100=120
+  eval "timeout 300 mpirun $(sim_node nodeA "$K") : $(sim_node nodeB "$K") : $(sim_node nodeC "$K")" >"$WORK/kill.log" 2>&1 &
+  mp=$!
+  for _ in $(seq 1 30000); do thermo_at "$WORK/kill" 150 && break; sleep 0.01; done
+  thermo_at "$WORK/kill" 150 || { cat "$WORK/kill.log"; fail "the loop did not go on past a checkpoint written in the background"; }
+  [ -e "$WORK/kill/checkpoints/ckpt-100.levels" ] && fail "the set of step 100 committed during its paused write"
+  for h in nodeA nodeB nodeC; do kill -KILL "$(cat "$WORK/$h.pid")"; done
+  wait $mp
+  unset SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE
+  [ -e "$WORK/kill/checkpoints/ckpt-50.levels" ] || fail "the set of step 50 is missing after the kill"
+  [ -e "$WORK/kill/checkpoints/ckpt-100.levels" ] && fail "the killed set of step 100 was committed"
+  rc=$(on_nodes "$WORK/kill2.log" "nodeA $K" "nodeB $K" "nodeC $K")
+  [ "$rc" = 0 ] || { cat "$WORK/kill2.log"; fail "resume after the kill: exit $rc"; }
+  grep -q "Resuming from $WORK/kill/checkpoints/ckpt-50.levels at step 50" "$WORK/kill2.log" ||
+    { cat "$WORK/kill2.log"; fail "not resumed from the set of step 50"; }
+  cmp -s "$WORK/kill/thermo.csv" "$WORK/three-false/thermo.csv" || fail "resume after a kill in a background write != uninterrupted"
+  echo "killed during a background write: resumed from step 50, bitwise"
+  # A stop during a background write: the set in flight is committed, then the stop checkpoint; exit 75.
+  T="run $WORK/deck.toml --output-dir $WORK/stop $S --set checkpoint.every_steps=100"
+  export SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE=100=10
+  eval "timeout 300 mpirun $(sim_node nodeA "$T") : $(sim_node nodeB "$T") : $(sim_node nodeC "$T")" >"$WORK/stop.log" 2>&1 &
+  mp=$!
+  for _ in $(seq 1 30000); do grep -q "pausing" "$WORK/stop.log" && break; sleep 0.01; done
+  grep -q "pausing" "$WORK/stop.log" || { cat "$WORK/stop.log"; fail "no paused background write"; }
+  for h in nodeA nodeB nodeC; do kill -TERM "$(cat "$WORK/$h.pid")"; done
+  wait $mp
+  rc=$?
+  unset SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE
+  [ "$rc" = 75 ] || { cat "$WORK/stop.log"; fail "stop during a background write: exit $rc, expected 75"; }
+  grep -q "^Waited .* for checkpoint $WORK/stop/checkpoints/ckpt-100.levels (step 100, written in the background): the run stops" "$WORK/stop.log" ||
+    { cat "$WORK/stop.log"; fail "the stop did not wait for the set in flight"; }
+  step=$(sed -n 's/^Stopping at step \([0-9]*\):.*/\1/p' "$WORK/stop.log")
+  [ -n "$step" ] && [ "$step" -gt 100 ] && [ "$step" -lt 200 ] || { cat "$WORK/stop.log"; fail "stopped at step '$step', expected 101..199"; }
+  [ -e "$WORK/stop/checkpoints/ckpt-100.levels" ] && [ -e "$WORK/stop/checkpoints/ckpt-$step.levels" ] ||
+    { ls "$WORK/stop/checkpoints"; fail "the set of step 100 or the stop checkpoint of step $step is missing"; }
+  rc=$(on_nodes "$WORK/stop2.log" "nodeA $T" "nodeB $T" "nodeC $T")
+  [ "$rc" = 0 ] || { cat "$WORK/stop2.log"; fail "resume after the stop: exit $rc"; }
+  grep -q "Resuming from $WORK/stop/checkpoints/ckpt-$step.levels at step $step" "$WORK/stop2.log" || { cat "$WORK/stop2.log"; fail "not resumed from the stop checkpoint"; }
+  cmp -s "$WORK/stop/thermo.csv" "$WORK/three-false/thermo.csv" || fail "resume after a stop in a background write != uninterrupted"
+  echo "stopped during a background write at step $step: exit 75, resumed bitwise"
   echo "PASS: levels $SCENARIO"
   exit 0
 fi
