@@ -4,10 +4,15 @@
 #include "checkpoint_levels.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <climits>
@@ -18,6 +23,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -559,6 +565,111 @@ LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory
     times->partner = world.max(t2 - t1);
   }
   return index;
+}
+
+// ---- writing a set in the background ------------------------------------------------------------------------------
+
+struct LevelSetWriter::Impl {
+  MPI_Comm world_mpi = MPI_COMM_NULL;  // the thread's
+  MPI_Comm agree_mpi = MPI_COMM_NULL;  // the caller's agreement that every thread has ended
+  std::unique_ptr<comm::Communicator> world;
+  std::unique_ptr<NodeGroups> nodes;
+  std::thread thread;
+  std::atomic<bool> done{false};  // this rank's thread has ended: `outcome` and `written` are its results
+  bool busy = false;              // a set in flight (the same on every rank)
+  Outcome outcome;
+  LevelIndex written, committed;
+  MPI_Request request = MPI_REQUEST_NULL;
+  double send[2] = {0, 0}, recv[2] = {0, 0};  // {not ended, seconds}, the max over the ranks
+
+  Outcome finish(double seconds) {
+    if (thread.joinable()) thread.join();
+    busy = false;
+    outcome.seconds = seconds;
+    if (outcome.error.empty()) committed = written;
+    return outcome;
+  }
+};
+
+LevelSetWriter::LevelSetWriter(const comm::Communicator& world, const std::string& host) : m_impl(std::make_unique<Impl>()) {
+  SPOTRUN_MPI_CHECK(MPI_Comm_dup(world.mpi(), &m_impl->world_mpi));
+  SPOTRUN_MPI_CHECK(MPI_Comm_dup(world.mpi(), &m_impl->agree_mpi));
+  m_impl->world = std::make_unique<comm::Communicator>(m_impl->world_mpi);
+  m_impl->nodes = std::make_unique<NodeGroups>(*m_impl->world, host);
+}
+
+LevelSetWriter::~LevelSetWriter() {
+  Impl& w = *m_impl;
+  if (w.thread.joinable()) w.thread.join();
+  w.nodes.reset();
+  w.world.reset();
+  if (w.world_mpi != MPI_COMM_NULL) MPI_Comm_free(&w.world_mpi);
+  // A pending agreement (an error path: the other ranks may never post theirs) is left to MPI_Finalize.
+  if (w.request == MPI_REQUEST_NULL && w.agree_mpi != MPI_COMM_NULL) MPI_Comm_free(&w.agree_mpi);
+}
+
+void LevelSetWriter::start(const std::string& directory, bool partner, const std::string& set,
+                           const std::string& index_path, const CheckpointMeta& meta, SolverState state) {
+  Impl& w = *m_impl;
+  if (w.busy) throw std::logic_error("internal: checkpoint set " + set + " started while " + w.outcome.set + " is in flight");
+  w.done.store(false);
+  w.outcome = Outcome{set, index_path, meta.step, "", {}, 0};
+  // The thread takes no signal (a stop signal is the caller's; the thread's writes see no EINTR).
+  sigset_t all, before;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &before);
+  struct Restore {
+    sigset_t* mask;
+    ~Restore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
+  } restore{&before};
+  w.thread = std::thread([&w, directory, partner, meta, state = std::move(state)]() mutable {
+    // Below the time loop's priority (Linux: a thread's own nice value), so that where the rank's cores are
+    // shared the loop goes first; the background write takes the idle time.
+    const id_t tid = static_cast<id_t>(::syscall(SYS_gettid));
+    errno = 0;
+    const int nice_now = ::getpriority(PRIO_PROCESS, tid);
+    if (errno == 0) ::setpriority(PRIO_PROCESS, tid, std::min(19, nice_now + 10));
+    const double t0 = MPI_Wtime();
+    try {
+      // Both agree on every failure among the threads of every rank: the outcome is the same everywhere.
+      w.written = write_level_set(*w.nodes, directory, w.outcome.set, partner, meta, std::move(state), &w.outcome.times);
+      commit_level_index(*w.world, w.outcome.index_path, w.written);
+    } catch (const std::exception& e) {
+      w.outcome.error = e.what();
+    }
+    w.outcome.seconds = MPI_Wtime() - t0;
+    w.done.store(true, std::memory_order_release);
+  });
+  w.busy = true;
+}
+
+bool LevelSetWriter::in_flight() const { return m_impl->busy; }
+
+const LevelIndex& LevelSetWriter::index() const { return m_impl->committed; }
+
+std::optional<LevelSetWriter::Outcome> LevelSetWriter::poll() {
+  Impl& w = *m_impl;
+  if (!w.busy) return std::nullopt;
+  if (w.request != MPI_REQUEST_NULL) {
+    // Posted by every rank at the previous call: complete, or nearly, by now; every rank sees the same result.
+    SPOTRUN_MPI_CHECK(MPI_Wait(&w.request, MPI_STATUS_IGNORE));
+    if (w.recv[0] == 0) return w.finish(w.recv[1]);
+  }
+  const bool ended = w.done.load(std::memory_order_acquire);
+  w.send[0] = ended ? 0 : 1;
+  w.send[1] = ended ? w.outcome.seconds : 0;
+  SPOTRUN_MPI_CHECK(MPI_Iallreduce(w.send, w.recv, 2, MPI_DOUBLE, MPI_MAX, w.agree_mpi, &w.request));
+  return std::nullopt;
+}
+
+std::optional<LevelSetWriter::Outcome> LevelSetWriter::wait() {
+  Impl& w = *m_impl;
+  if (!w.busy) return std::nullopt;
+  if (w.request != MPI_REQUEST_NULL) SPOTRUN_MPI_CHECK(MPI_Wait(&w.request, MPI_STATUS_IGNORE));
+  w.thread.join();  // every rank's thread ends: their collectives are among themselves
+  double seconds = w.outcome.seconds;
+  SPOTRUN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, w.agree_mpi));
+  return w.finish(seconds);
 }
 
 // ---- reading a set -------------------------------------------------------------------------------------------

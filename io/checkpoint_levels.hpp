@@ -18,6 +18,7 @@
 // more place a copy lives: a resume downloads a durable set into each node's local directory and reads it here.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,45 @@ LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory
 
 // Rank 0 writes the index atomically (NAME.tmp, fsync, rename, fsync of the directory); agreed.
 void commit_level_index(const comm::Communicator& world, const std::string& path, const LevelIndex& index);
+
+// A level set written in the background (checkpoint.async; docs/checkpoints.md, "Writing in the background"):
+// one thread per rank runs write_level_set and commit_level_index with communicators of its own (duplicates of
+// the caller's, the node communicator grouped from them), while the caller's thread goes on with its own MPI
+// calls (so MPI must provide MPI_THREAD_MULTIPLE) and makes no HDF5 call (HDF5 is not thread-safe). The
+// thread blocks every signal and runs 10 nice levels below the caller (at most 19).
+class LevelSetWriter {
+ public:
+  // Collective on world; host: this rank's node, as NodeGroups takes it.
+  LevelSetWriter(const comm::Communicator& world, const std::string& host);
+  ~LevelSetWriter();  // waits for this rank's thread
+  LevelSetWriter(const LevelSetWriter&) = delete;
+  LevelSetWriter& operator=(const LevelSetWriter&) = delete;
+
+  // The outcome of a set: the same on every rank (the threads agree on every failure).
+  struct Outcome {
+    std::string set, index_path;
+    std::int64_t step = -1;
+    std::string error;  // "" = committed
+    LevelWriteTimes times;
+    double seconds = 0;  // from the start of the write to the commit of its index, slowest rank
+  };
+  // Every rank: starts writing `set` of `state` into `directory` (with partner copies), its index committed at
+  // index_path last, and returns. Nothing may be in flight.
+  void start(const std::string& directory, bool partner, const std::string& set, const std::string& index_path,
+             const CheckpointMeta& meta, SolverState state);
+  bool in_flight() const;  // the same on every rank
+  // Every rank, once between two steps, in the same order: the outcome once every rank's thread has ended,
+  // learnt without a blocking call (an agreement posted at one call, completed at the next).
+  std::optional<Outcome> poll();
+  // Collective: waits for the set in flight; its outcome, none when nothing is in flight.
+  std::optional<Outcome> wait();
+  // The index of the set committed last.
+  const LevelIndex& index() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> m_impl;
+};
 
 // Reads an index (rank 0 reads, every rank parses); InputError naming the file on every rank.
 LevelIndex read_level_index(const comm::Communicator& world, const std::string& path);

@@ -42,17 +42,9 @@ class CheckpointLevels {
 
   // --- checkpoint.async: a set written in the background (docs/checkpoints.md, "Writing in the background") ---
   // Whether sets are written by a background thread: checkpoint.async and an MPI of MPI_THREAD_MULTIPLE (the
-  // same answer on every rank). The thread writes the node file, makes the partner copy and commits the index
-  // with communicators of its own (duplicates of the run's); the time loop makes no HDF5 call meanwhile.
+  // same answer on every rank): io::LevelSetWriter.
   bool background() const { return m_writer != nullptr; }
-  // The outcome of a set written in the background: the same on every rank.
-  struct Outcome {
-    std::string set, index_path;
-    std::int64_t step = -1;
-    std::string error;        // "" = committed
-    io::LevelWriteTimes times;
-    double seconds = 0;       // from the start of the write to the commit of its index, slowest rank
-  };
+  using Outcome = io::LevelSetWriter::Outcome;
   // Every rank: starts writing `set` from a snapshot of the state and returns. Nothing may be in flight.
   void start(const io::CheckpointMeta& meta, io::SolverState state, const std::string& set, const std::string& index_path);
   bool in_flight() const;  // the same on every rank
@@ -77,8 +69,7 @@ class CheckpointLevels {
   io::LevelIndex m_last_index;
   std::string m_durable_prefix;
   std::unique_ptr<io::DurableFlush> m_durable;
-  struct Writer;
-  std::unique_ptr<Writer> m_writer;  // checkpoint.async
+  std::unique_ptr<io::LevelSetWriter> m_writer;  // checkpoint.async
 };
 
 // group_nodes(comm) (launcher/node_groups.hpp): the run's nodes grouped by host name, for reading level
