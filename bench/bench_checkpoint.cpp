@@ -20,13 +20,21 @@
 // --levels LOCAL_DIR: also the multilevel checkpoint (io/checkpoint_levels.hpp) of the same state, each
 //   rank a node of its own (host "bench-node-<rank>"), the node files in LOCAL_DIR (say /dev/shm), with
 //   partner copies from 2 ranks on, the index in DIR: the time the time loop is blocked per checkpoint
-//   (local + partner + index) against write_checkpoint's into DIR, and the set read back bitwise.
+//   (local + partner + index) against write_checkpoint's into DIR, and the set read back bitwise. Then, where
+//   MPI provides MPI_THREAD_MULTIPLE (asked for with --levels), the same set written in the background
+//   (io::LevelSetWriter, checkpoint.async): the time the loop is blocked for the snapshot (a host copy of the
+//   state, checked finite, the writer started) against the shared write, the background write's own time,
+//   and a synthetic MD step (a Lennard-Jones-like sweep over 20 neighbours of every atom of the rank, and a
+//   small allreduce, as the thermo) timed while the set is written and as many steps right after without it:
+//   the slowdown the background write costs the loop. The set is read back bitwise.
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <cmath>
 #include <memory>
+#include <optional>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -200,10 +208,55 @@ void print_samples(const char* quantity, std::uint64_t natoms, int ranks, double
   std::printf("%s\n", s.str().c_str());
 }
 
+void print_time_samples(const char* quantity, std::uint64_t natoms, int ranks, const std::vector<double>& seconds) {
+  std::ostringstream s;
+  s.precision(9);
+  s << "SAMPLES {\"quantity\":\"" << quantity << "\",\"atoms\":" << natoms << ",\"ranks\":" << ranks << ",\"values\":[";
+  for (std::size_t i = 0; i < seconds.size(); ++i) s << (i ? "," : "") << seconds[i];
+  s << "]}";
+  std::printf("%s\n", s.str().c_str());
+}
+
+// A synthetic MD step of the rank's atoms: a Lennard-Jones-like force over 20 neighbours of each atom (the
+// pair count of a half neighbour list at cutoff 2.5 sigma), then an allreduce of the energy (the thermo).
+class SyntheticStep {
+ public:
+  SyntheticStep(std::uint64_t atoms, int rank) : m_n(std::max<std::uint64_t>(atoms, 32)), m_x(3 * m_n), m_f(3 * m_n) {
+    for (std::uint64_t i = 0; i < 3 * m_n; ++i) m_x[i] = 1.0 + static_cast<double>(mix(i + 977 * rank) % 1000) * 1e-3;
+  }
+  double operator()(const comm::Communicator& comm) {
+    double energy = 0;
+    const std::uint64_t n = m_n;
+    std::fill(m_f.begin(), m_f.end(), 0.0);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      for (std::uint64_t j = 1; j <= 20; ++j) {
+        const std::uint64_t k = (i + 7 * j) % n;
+        const double dx = m_x[3 * i] - m_x[3 * k] + 1.0, dy = m_x[3 * i + 1] - m_x[3 * k + 1], dz = m_x[3 * i + 2] - m_x[3 * k + 2];
+        const double r2 = dx * dx + dy * dy + dz * dz, sr2 = 1.0 / r2, sr6 = sr2 * sr2 * sr2;
+        const double fpair = 24.0 * sr6 * (2.0 * sr6 - 1.0) * sr2;
+        m_f[3 * i] += fpair * dx;
+        m_f[3 * i + 1] += fpair * dy;
+        m_f[3 * i + 2] += fpair * dz;
+        energy += 4.0 * sr6 * (sr6 - 1.0);
+      }
+    }
+    for (std::uint64_t i = 0; i < 3 * n; ++i) m_x[i] += 1e-12 * m_f[i];
+    return comm.sum(energy);
+  }
+
+ private:
+  std::uint64_t m_n;
+  std::vector<double> m_x, m_f;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // --levels: MPI_THREAD_MULTIPLE for the background write (io::LevelSetWriter), as spotrun asks for it.
+  bool want_levels = false;
+  for (int i = 1; i < argc; ++i) want_levels = want_levels || std::string(argv[i]) == "--levels";
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, want_levels ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
   int rc = 0;
   {
     comm::Communicator comm(MPI_COMM_WORLD);
@@ -338,6 +391,58 @@ int main(int argc, char** argv) {
           std::fflush(stdout);
         }
         if (!lok) rc = 1;
+        if (provided >= MPI_THREAD_MULTIPLE) {
+          if (comm.is_root()) std::filesystem::create_directories(local + "/partner");
+          comm.barrier();
+          io::LevelSetWriter writer(comm, "bench-node-" + std::to_string(comm.rank()));
+          SyntheticStep step(natoms / comm.size(), comm.rank());
+          std::vector<double> t_block, t_background, t_busy, t_idle;
+          bool aok = true;
+          for (int r = 0; r < reps; ++r) {
+            t_block.push_back(timed(comm, [&] {
+              io::SolverState snapshot = state;  // the host copy Solver::state() makes
+              bool finite = true;
+              for (const auto& a : snapshot.arrays)
+                for (const double v : a.f64) finite = finite && std::isfinite(v);
+              aok = !comm.any(!finite) && aok;  // the finiteness check, agreed
+              writer.start(local, partner, "ckpt-1000", index, meta, std::move(snapshot));
+            }));
+            std::optional<io::LevelSetWriter::Outcome> outcome;
+            int steps = 0;
+            while (!outcome) {  // steps while the set is written, each polling for its end as the loop does
+              t_busy.push_back(timed(comm, [&] { step(comm); }));
+              outcome = writer.poll();
+              ++steps;
+            }
+            aok = aok && outcome->error.empty();
+            if (!outcome->error.empty() && comm.is_root()) std::printf("  ERROR: background write: %s\n", outcome->error.c_str());
+            t_background.push_back(outcome->seconds);
+            for (int k = 0; k < steps; ++k) t_idle.push_back(timed(comm, [&] { step(comm); }));
+            io::LevelSetReader reader(nodes, index);
+            aok = aok && same_state(reader.read(md_layout(natoms)), state);
+          }
+          aok = !comm.any(!aok);
+          comm.barrier();
+          if (comm.is_root()) {
+            std::error_code ec;
+            std::filesystem::remove_all(local, ec);
+            std::remove(index.c_str());
+            const double mb_ = median(t_block), ms = median(t_write), busy = median(t_busy), idle = median(t_idle);
+            std::printf("  async  %9llu atoms: blocking %.4f s vs shared write %.4f s: %.1f%%; background write %.4f s; "
+                        "step %.4f s during it vs %.4f s after it (%zu steps each): %+.1f%%%s\n",
+                        static_cast<unsigned long long>(natoms), mb_, ms, 100 * mb_ / ms, median(t_background), busy, idle,
+                        t_busy.size(), 100 * (busy / idle - 1), aok ? "" : "   ERROR: the set written in the background differs");
+            if (samples) {
+              print_samples("async_blocking_MBps", natoms, comm.size(), mb, t_block);
+              print_time_samples("step_background_s", natoms, comm.size(), t_busy);
+              print_time_samples("step_idle_s", natoms, comm.size(), t_idle);
+            }
+            std::fflush(stdout);
+          }
+          if (!aok) rc = 1;
+        } else if (comm.is_root()) {
+          std::printf("  async: skipped, MPI does not provide MPI_THREAD_MULTIPLE\n");
+        }
       }
     }
   }
