@@ -91,6 +91,7 @@ class CheckpointManager {
   // failure as write() reports it). Before any other HDF5 write (trajectory, fields), and before the stop
   // or final checkpoint: HDF5 is not thread-safe, and a stop keeps the set in flight.
   void wait_background(const char* why);
+  bool in_flight() const { return m_levels && m_levels->in_flight(); }  // a set written in the background
   // The step of the newest checkpoint written by this run, or -1.
   std::int64_t last_step() const { return m_last_step; }
   const CheckpointSettings& settings() const { return m_settings; }

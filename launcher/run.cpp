@@ -516,8 +516,12 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
       transport->fence();
       write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
     }
-    if (solver->writes_outputs_at(solver->step_index()))  // --- checkpoint.async: HDF5 from one thread at a time ---
+    // --- checkpoint.async: HDF5 from one thread at a time ---
+    if (solver->writes_outputs_at(solver->step_index()) && checkpoints.in_flight()) {
+      heartbeat.write_begins();
       checkpoints.wait_background("trajectory or field frames are written (HDF5, one writer at a time)");
+      heartbeat.write_ends();
+    }
     if (comm.is_root() && solver->writes_outputs_at(solver->step_index()))
       check_attempt_fence("trajectory or field frames");  // --- fencing ---
     solver->write_outputs(outdir, solver->step_index());

@@ -14,7 +14,8 @@
 #              read a level set; bad settings (a local_dir that cannot be written, a relative one, a partner
 #              on one node) are exit 2 naming the key
 #   async      checkpoint.async (sets written in the background): thermo bitwise the same with and without it,
-#              on 1 node and on 3 nodes with partner copies; all 3 ranks killed while the set of step 100 is
+#              on 1 node and on 3 nodes with partner copies; on 1 node trajectory frames wait for a set held in its
+#              background write and are the same as without async; all 3 ranks killed while the set of step 100 is
 #              held in its background write (SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE) after the loop went past
 #              it: that set is not committed, the resume starts from the set of step 50 and ends bitwise as
 #              an uninterrupted run; a stop (SIGTERM) during a background write waits for that set, writes
@@ -166,8 +167,12 @@ if [ "$SCENARIO" = async ]; then
   S="--set run.steps=400"
   thermo_at() { grep -q "^$2," "$1/thermo.csv" 2>/dev/null; }
   # Bitwise with and without the background write: 1 node (no partner), then 3 nodes with partner copies.
+  # On 1 node with trajectory frames every 10 steps: the set of step 100 held 5 s in its background write, the
+  # frame of step 110 waits for it (HDF5 from one thread at a time); the frames are the same without async.
   for a in true false; do
-    rc=$(on_nodes "$WORK/one-$a.log" "nodeA run $WORK/deck.toml --output-dir $WORK/one-$a $S --set checkpoint.partner=false --set checkpoint.async=$a")
+    [ $a = true ] && export SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE=100=5
+    rc=$(on_nodes "$WORK/one-$a.log" "nodeA run $WORK/deck.toml --output-dir $WORK/one-$a $S --set checkpoint.partner=false --set checkpoint.async=$a --set md.trajectory.every=10")
+    unset SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE
     [ "$rc" = 0 ] || { cat "$WORK/one-$a.log"; fail "1 node, async=$a: exit $rc"; }
     rc=$(on_nodes "$WORK/three-$a.log" "nodeA run $WORK/deck.toml --output-dir $WORK/three-$a $S --set checkpoint.async=$a" \
                                        "nodeB run $WORK/deck.toml --output-dir $WORK/three-$a $S --set checkpoint.async=$a" \
@@ -184,6 +189,19 @@ if [ "$SCENARIO" = async ]; then
     [ "$(wc -l <"$WORK/$n-true/thermo.csv")" -ge 9 ] || fail "$n: a short thermo.csv"
     [ -e "$WORK/$n-true/final.levels" ] && [ -e "$WORK/$n-true/checkpoints/ckpt-350.levels" ] || fail "$n: sets missing"
   done
+  grep -q "^Waited .* for checkpoint $WORK/one-true/checkpoints/ckpt-100.levels (step 100, written in the background): trajectory or field frames" "$WORK/one-true.log" ||
+    { cat "$WORK/one-true.log"; fail "the trajectory frame did not wait for the set written in the background"; }
+  /usr/bin/python3 - "$WORK/one-true/trajectory.h5" "$WORK/one-false/trajectory.h5" <<'PY' || fail "trajectory.h5 differs with and without async"
+import sys, h5py, numpy as np
+a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+names = []
+a["particles"].visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) else None)
+assert names, "no datasets under /particles"
+for n in names:
+    x, y = a["particles"][n][()], b["particles"][n][()]
+    assert x.shape == y.shape and np.array_equal(x, y), n
+assert a["particles"]["all/position/value"].shape[0] >= 40, a["particles"]["all/position/value"].shape
+PY
   # Killed while the set of step 100 is held in its background write, after the loop went past it.
   K="run $WORK/deck.toml --output-dir $WORK/kill $S"
   export SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE=100=120
