@@ -22,7 +22,10 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
   fluid-weak  the same at 64^3 points per rank (grids 64 x a, 64 x b, 64 x c)
   fft         spotrun's distributed FFT alone against raw FFTW(-MPI) of the same grid (bench_fluid --fft-only)
   checkpoint  checkpoint write and read at 256k and 2M atoms against a raw write / read of the same bytes
-              (bench_checkpoint); the read also against a raw read into newly allocated memory
+              (bench_checkpoint); the read also against a raw read into newly allocated memory; the level
+              set (node files in /dev/shm) against the shared write, written synchronously and in the
+              background (checkpoint.async: the loop's blocking time, and a step during the background
+              write against one after it)
   halo        the MD halo update alone and the integrate step at 32k, 256k, 2M atoms, against their
               memory-bandwidth floors (bench_halo)
   halo-weak   the same at 32k atoms per rank
@@ -570,6 +573,20 @@ class Suite:
                                                levels="local + partner" if task.ranks > 1 else "local"))
             self.add(sr.make_record(base, name="checkpoint.levels", role="measurement",
                                     samples=s["levels_MBps"]["values"], reference=write, **levels))
+        # checkpoint.async: the same set written in the background. The loop's blocking time (the snapshot) as
+        # MB/s against the shared write (target: ratio >= 4, blocking <= 25 % of the write), and a synthetic MD
+        # step timed while the set is written against as many steps right after it (target: ratio <= 1.05).
+        if "async_blocking_MBps" in s:
+            self.add(sr.make_record(base, name="checkpoint.async_blocking", role="measurement",
+                                    samples=s["async_blocking_MBps"]["values"], reference=write, **levels))
+        if "step_background_s" in s and "step_idle_s" in s:
+            steps = dict(common, metric="time", unit="s/step", better="lower",
+                         details=dict(details, levels_dir=levels_dir,
+                                      step="synthetic MD step of bench_checkpoint (20 LJ pairs per atom, an allreduce)"))
+            idle = self.add(sr.make_record(base, name="checkpoint.step_idle", role="floor",
+                                           samples=s["step_idle_s"]["values"], **steps))
+            self.add(sr.make_record(base, name="checkpoint.step_background", role="measurement",
+                                    samples=s["step_background_s"]["values"], reference=idle, **steps))
         raw_r = self.add(sr.make_record(base, name="checkpoint.raw_read", role="floor",
                                         samples=s["raw_read_MBps"]["values"], **common))
         read = self.add(sr.make_record(base, name="checkpoint.read", role="measurement", samples=s["read_MBps"]["values"],

@@ -30,7 +30,8 @@ EXPECTED = {
            ("lj.spotrun-mixed-vs-opt", "lj.lammps-opt")],
     "fluid": [("fluid.step", "fluid.fft_floor")],
     "fft": [("fft.transform", "fft.fftw_raw")],
-    "checkpoint": [("checkpoint.write", "checkpoint.raw_write"), ("checkpoint.read", "checkpoint.raw_read")],
+    "checkpoint": [("checkpoint.write", "checkpoint.raw_write"), ("checkpoint.read", "checkpoint.raw_read"),
+                   ("checkpoint.async_blocking", "checkpoint.write"), ("checkpoint.step_background", "checkpoint.step_idle")],
     "halo": [("halo.update", "halo.floor"), ("md.integrate", "md.integrate_floor")],
 }
 
