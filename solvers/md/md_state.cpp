@@ -24,10 +24,12 @@ int block_owner(std::uint64_t total, int nranks, std::uint64_t row) {
 }
 
 // Sends each record to the rank dest[k]; returns the records received (in the order of the sending
-// ranks). Host records: this runs at checkpoints and restores only.
+// ranks). Host records: this runs at checkpoints and restores only. On one rank (and no transport that
+// routes a rank's messages to itself) the records are returned as they are, without two copies.
 std::vector<double> exchange_records(const comm::Communicator& comm, comm::Transport& transport,
-                                     const std::vector<double>& recs, const std::vector<int>& dest) {
+                                     std::vector<double> recs, const std::vector<int>& dest) {
   const int n = comm.size();
+  if (n == 1 && !transport.route_self()) return recs;
   std::vector<std::uint64_t> scount(n, 0);
   for (int d : dest) scount[d] += k_rec;
   const std::vector<std::uint64_t> rcount = comm.alltoall(scount);
@@ -318,7 +320,7 @@ io::SolverState MdSolver::state() {
     r[16] = ht(i);
     dest[i] = block_owner(N, m_comm.size(), row_of(hid(i)));
   }
-  std::vector<double> got = exchange_records(m_comm, m_transport, recs, dest);
+  std::vector<double> got = exchange_records(m_comm, m_transport, std::move(recs), dest);
 
   io::SolverState st;
   st.solver = "md";
@@ -335,10 +337,16 @@ io::SolverState MdSolver::state() {
     else
       a.f64.assign(rows * a.row_size(), 0.0);
   }
-  for (std::uint64_t k = 0; k < rows; ++k) {
-    const double* r = &got[k * k_rec];
+  // The records in row order first (one index written per atom), then every array filled in row order:
+  // after the spatial sorts of the neighbour builds the records come in a shuffled id order, and writing
+  // each into seven arrays at its row would cost a cache miss per value (the checkpoint snapshot's time).
+  constexpr std::uint64_t k_none = ~std::uint64_t(0);
+  std::vector<std::uint64_t> record_of_row(rows, k_none);
+  for (std::uint64_t k = 0; k < rows; ++k) record_of_row[row_of(static_cast<std::int64_t>(got[k * k_rec])) - first] = k;
+  for (std::uint64_t row = 0; row < rows; ++row) {
+    if (record_of_row[row] == k_none) continue;
+    const double* r = &got[record_of_row[row] * k_rec];
     const auto id = static_cast<std::int64_t>(r[0]);
-    const std::uint64_t row = row_of(id) - first;
     st.arrays[0].i64[row] = id;
     for (int d = 0; d < 3; ++d) {
       st.arrays[1].f64[3 * row + d] = r[1 + d];
@@ -417,7 +425,7 @@ void MdSolver::restore(const io::SolverState& st) {
       r[16] = static_cast<double>(arr[6]->i64[k]);
       dest[k] = m_grid->owner_of(&r[13]);
     }
-    got = exchange_records(m_comm, m_transport, recs, dest);
+    got = exchange_records(m_comm, m_transport, std::move(recs), dest);
   }
   const std::size_t received = got.size() / k_rec;
   m_comm.agree<InputError>(static_cast<std::int64_t>(received) <= k_max_atoms_per_rank,
