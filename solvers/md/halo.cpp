@@ -1,6 +1,7 @@
 #include "halo.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 #include "comm/exchange.hpp"
 
@@ -13,6 +14,18 @@ void ensure(View& v, std::size_t n) {
 }
 
 constexpr int k_pack_migrate = 11;  // x y z vx vy vz id type ix iy iz
+
+// The id travels as its 64 bits in a double's slot, not as a value: a double would round ids beyond 2^53.
+KOKKOS_INLINE_FUNCTION double id_slot(std::int64_t id) {
+  double r;
+  memcpy(&r, &id, sizeof r);
+  return r;
+}
+KOKKOS_INLINE_FUNCTION std::int64_t id_of_slot(double r) {
+  std::int64_t id;
+  memcpy(&id, &r, sizeof id);
+  return id;
+}
 
 // Finite (neither infinite nor NaN), in a form every device compiler takes.
 KOKKOS_INLINE_FUNCTION bool is_finite(double v) { return v - v == 0.0; }
@@ -31,7 +44,7 @@ struct MigrationRecord {
       v(to, c) = r[3 + c];
       image(to, c) = static_cast<int>(r[8 + c]);
     }
-    id(to) = static_cast<std::int64_t>(r[6]);
+    id(to) = id_of_slot(r[6]);
     type(to) = static_cast<int>(r[7]);
   }
 };
@@ -132,7 +145,7 @@ int Halo::migrate(AtomStore& atoms) {
               r[3 + c] = v(i, c);
               r[8 + c] = image(i, c);
             }
-            r[6] = static_cast<double>(id(i));
+            r[6] = id_slot(id(i));
             r[7] = type(i);
           }
           ++offset;
@@ -169,7 +182,7 @@ int Halo::migrate(AtomStore& atoms) {
               r[3 + c] = v(i, c);
               r[8 + c] = img[c];
             }
-            r[6] = static_cast<double>(id(i));
+            r[6] = id_slot(id(i));
             r[7] = type(i);
           }
           offset += dir == 0 ? 1 : (std::int64_t(1) << 32);
