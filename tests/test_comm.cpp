@@ -152,6 +152,7 @@ TEST(StagedTransport, OneCopyEachWayWithPackKernelsOrInPlace) {
 
 // A box whose sides differ, split by the grid the MD solver would choose, with an uneven number of
 // random atoms per rank, each moved by up to 90 % of a sub-box (never further: that would be a loss).
+// The ids are beyond 2^53, where a double would round them.
 struct Scatter {
   comm::Box3 box;
   std::unique_ptr<comm::ProcessGrid> grid;
@@ -178,7 +179,7 @@ std::unique_ptr<Scatter> scatter(double cutneigh, unsigned seed) {
   auto image = Kokkos::create_mirror_view(s->atoms.image);
   std::vector<std::int64_t> mine;
   for (int i = 0; i < n; ++i) {
-    id(i) = 1 + 1000 * test::rank() + i;
+    id(i) = (std::int64_t(1) << 60) + 1 + 1000 * test::rank() + i;  // beyond 2^53: ids must move exactly
     type(i) = 1 + i % 3;
     for (int d = 0; d < 3; ++d) {
       const double w = sub.length(d);

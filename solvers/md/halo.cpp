@@ -1,6 +1,7 @@
 #include "halo.hpp"
 
 #include <cstdint>
+#include <cstring>
 
 #include "comm/exchange.hpp"
 
@@ -12,9 +13,19 @@ void ensure(View& v, std::size_t n) {
   if (v.extent(0) < n) v = View(Kokkos::view_alloc(v.label(), Kokkos::WithoutInitializing), n + n / 4 + 64);
 }
 
-constexpr int k_pack_ghost = 5;     // x y z type id
-constexpr int k_pack_position = 3;  // x y z
 constexpr int k_pack_migrate = 11;  // x y z vx vy vz id type ix iy iz
+
+// The id travels as its 64 bits in a double's slot, not as a value: a double would round ids beyond 2^53.
+KOKKOS_INLINE_FUNCTION double id_slot(std::int64_t id) {
+  double r;
+  memcpy(&r, &id, sizeof r);
+  return r;
+}
+KOKKOS_INLINE_FUNCTION std::int64_t id_of_slot(double r) {
+  std::int64_t id;
+  memcpy(&id, &r, sizeof id);
+  return id;
+}
 
 // Finite (neither infinite nor NaN), in a form every device compiler takes.
 KOKKOS_INLINE_FUNCTION bool is_finite(double v) { return v - v == 0.0; }
@@ -33,7 +44,7 @@ struct MigrationRecord {
       v(to, c) = r[3 + c];
       image(to, c) = static_cast<int>(r[8 + c]);
     }
-    id(to) = static_cast<std::int64_t>(r[6]);
+    id(to) = id_of_slot(r[6]);
     type(to) = static_cast<int>(r[7]);
   }
 };
@@ -41,37 +52,26 @@ struct MigrationRecord {
 }  // namespace
 
 Halo::Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::Transport& transport, double cutneigh)
-    : m_comm(comm), m_grid(grid), m_transport(transport), m_cutneigh(cutneigh) {
-  for (int d = 0; d < 3; ++d)
-    for (int dir = 0; dir < 2; ++dir) {
-      Swap s;
-      s.dim = d;
-      s.dir = dir;
-      s.send_rank = grid.neighbor(d, dir);
-      s.recv_rank = grid.neighbor(d, 1 - dir);
-      double L = grid.global_box().length(d);
-      s.shift = grid.at_boundary(d, dir) ? (dir == 0 ? L : -L) : 0.0;
-      m_swaps.push_back(s);
-    }
+    : m_comm(comm), m_grid(grid), m_transport(transport), m_plan(comm, grid, transport, cutneigh) {
   m_batch.memory = comm::memory_of<MemSpace>();
 }
 
 void Halo::exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& send_first,
                         const std::array<std::size_t, 2>& recv_first, const std::array<std::size_t, 2>& nsend,
-                        const std::array<std::size_t, 2>& nrecv, bool reverse) {
+                        const std::array<std::size_t, 2>& nrecv) {
   const bool route_self = m_transport.route_self();
   m_batch.clear();
   for (int k = 0; k < 2; ++k) {
-    const Swap& s = m_swaps[2 * d + k];
+    const int to = m_grid.neighbor(d, k), from = m_grid.neighbor(d, 1 - k);
     const std::size_t sn = nsend[k] * per_atom, rn = nrecv[k] * per_atom;
-    if (s.send_rank == m_grid.rank() && !route_self) {
+    if (to == m_grid.rank() && !route_self) {
       // A periodic image of this rank's own atoms: copied in the atoms' memory space.
       Kokkos::deep_copy(Kokkos::subview(m_recv, Range(recv_first[k], recv_first[k] + rn)),
                         Kokkos::subview(m_send, Range(send_first[k], send_first[k] + sn)));
       continue;
     }
-    m_batch.send(reverse ? s.recv_rank : s.send_rank, m_send.data() + send_first[k], sn * sizeof(double));
-    m_batch.recv(reverse ? s.send_rank : s.recv_rank, m_recv.data() + recv_first[k], rn * sizeof(double));
+    m_batch.send(to, m_send.data() + send_first[k], sn * sizeof(double));
+    m_batch.recv(from, m_recv.data() + recv_first[k], rn * sizeof(double));
   }
   if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());
 }
@@ -145,7 +145,7 @@ int Halo::migrate(AtomStore& atoms) {
               r[3 + c] = v(i, c);
               r[8 + c] = image(i, c);
             }
-            r[6] = static_cast<double>(id(i));
+            r[6] = id_slot(id(i));
             r[7] = type(i);
           }
           ++offset;
@@ -182,7 +182,7 @@ int Halo::migrate(AtomStore& atoms) {
               r[3 + c] = v(i, c);
               r[8 + c] = img[c];
             }
-            r[6] = static_cast<double>(id(i));
+            r[6] = id_slot(id(i));
             r[7] = type(i);
           }
           offset += dir == 0 ? 1 : (std::int64_t(1) << 32);
@@ -231,216 +231,31 @@ int Halo::migrate(AtomStore& atoms) {
 }
 
 void Halo::build(AtomStore& atoms) {
-  const auto& sub = m_grid.sub_box();
-  int nall = atoms.nlocal;
-  for (int d = 0; d < 3; ++d) {
-    // Both directions select from the owned atoms and the ghosts of earlier dimensions.
-    const int nlast = nall;
-    auto x = atoms.x;
-    std::array<std::size_t, 2> nsend{}, nrecv{}, send_first{}, recv_first{};
-    for (int k = 0; k < 2; ++k) {
-      Swap& s = m_swaps[2 * d + k];
-      // The lower swap sends atoms within cutneigh of the lower face, the upper swap of the upper face.
-      const int dir = s.dir;
-      const double bound = dir == 0 ? sub.lo[d] + m_cutneigh : sub.hi[d] - m_cutneigh;
-      int count = 0;
-      Kokkos::parallel_reduce(
-          "md::halo::count", Policy(0, nlast),
-          KOKKOS_LAMBDA(int i, int& c) {
-            if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) ++c;
-          },
-          count);
-      ensure(s.sendlist, static_cast<std::size_t>(count));
-      auto list = s.sendlist;
-      Kokkos::parallel_scan(
-          "md::halo::select", Policy(0, nlast), KOKKOS_LAMBDA(int i, int& offset, bool final) {
-            if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) {
-              if (final) list(offset) = i;
-              ++offset;
-            }
-          });
-      s.nsend = count;
-      nsend[k] = static_cast<std::size_t>(count);
-    }
-    std::vector<std::uint64_t> incoming;
-    m_comm.exchange_counts({m_swaps[2 * d].send_rank, m_swaps[2 * d + 1].send_rank}, {nsend[0], nsend[1]},
-                           {m_swaps[2 * d].recv_rank, m_swaps[2 * d + 1].recv_rank}, incoming);
-    for (int k = 0; k < 2; ++k) {
-      m_swaps[2 * d + k].nrecv = static_cast<int>(incoming[k]);
-      nrecv[k] = incoming[k];
-    }
-    // Pack positions (shifted), type, id of both swaps.
-    send_first = {0, nsend[0] * k_pack_ghost};
-    recv_first = {0, nrecv[0] * k_pack_ghost};
-    ensure(m_send, (nsend[0] + nsend[1]) * k_pack_ghost);
-    ensure(m_recv, (nrecv[0] + nrecv[1]) * k_pack_ghost);
-    auto send = m_send;
-    auto type = atoms.type;
-    auto id = atoms.id;
-    for (int k = 0; k < 2; ++k) {
-      const Swap& s = m_swaps[2 * d + k];
-      auto list = s.sendlist;
-      const double shift = s.shift;
-      const std::size_t base = send_first[k];
-      Kokkos::parallel_for(
-          "md::halo::pack_ghosts", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
-            const int i = list(j);
-            double* r = &send(base + static_cast<std::size_t>(k_pack_ghost) * j);
-            for (int c = 0; c < 3; ++c) r[c] = x(i, c) + (c == d ? shift : 0.0);
-            r[3] = type(i);
-            r[4] = static_cast<double>(id(i));
-          });
-    }
-    exchange_dim(d, k_pack_ghost, send_first, recv_first, nsend, nrecv);
-    // Unpack after the atoms so far: the lower swap's ghosts first.
-    atoms.reserve(nall + static_cast<int>(nrecv[0] + nrecv[1]));
-    auto ax = atoms.x;
-    auto atype = atoms.type;
-    auto aid = atoms.id;
-    auto recv = m_recv;
-    for (int k = 0; k < 2; ++k) {
-      Swap& s = m_swaps[2 * d + k];
-      s.first_recv = nall;
-      const int first = nall;
-      const std::size_t base = recv_first[k];
-      Kokkos::parallel_for(
-          "md::halo::unpack_ghosts", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
-            const double* r = &recv(base + static_cast<std::size_t>(k_pack_ghost) * j);
-            for (int c = 0; c < 3; ++c) ax(first + j, c) = r[c];
-            atype(first + j) = static_cast<int>(r[3]);
-            aid(first + j) = static_cast<std::int64_t>(r[4]);
-          });
-      nall += s.nrecv;
-    }
-  }
-  atoms.nghost = nall - atoms.nlocal;
-}
-
-bool Halo::local(const Swap& s) const { return s.send_rank == m_grid.rank() && !m_transport.route_self(); }
-
-Halo::Layout3 Halo::layout3(int d, bool reverse) {
-  Layout3 l;
-  std::size_t sent = 0, received = 0;
-  for (int k = 0; k < 2; ++k) {
-    const Swap& s = m_swaps[2 * d + k];
-    if (local(s)) continue;
-    l.remote = true;
-    l.nsend[k] = static_cast<std::size_t>(reverse ? s.nrecv : s.nsend);
-    l.nrecv[k] = static_cast<std::size_t>(reverse ? s.nsend : s.nrecv);
-    l.send_first[k] = sent;
-    l.recv_first[k] = received;
-    sent += l.nsend[k] * k_pack_position;
-    received += l.nrecv[k] * k_pack_position;
-  }
-  if (l.remote) {
-    ensure(m_send, sent);
-    ensure(m_recv, received);
-  }
-  return l;
+  particles::Fields fields;
+  fields.position(atoms.x).add(atoms.type).add(atoms.id);
+  atoms.nghost = m_plan.build(atoms.nlocal, fields, [&atoms](int n) { atoms.reserve(n); });
 }
 
 void Halo::update_positions(AtomStore& atoms) {
-  auto x = atoms.x;
-  for (int d = 0; d < 3; ++d) {
-    const Layout3 l = layout3(d, false);
-    auto send = m_send;
-    for (int k = 0; k < 2; ++k) {
-      const Swap& s = m_swaps[2 * d + k];
-      auto list = s.sendlist;
-      const double shift = s.shift;
-      if (local(s)) {
-        // Periodic image of this rank's own atoms: copy directly, no buffers.
-        const int first = s.first_recv;
-        Kokkos::parallel_for(
-            "md::halo::copy_positions", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
-              const int i = list(j);
-              for (int c = 0; c < 3; ++c) x(first + j, c) = x(i, c) + (c == d ? shift : 0.0);
-            });
-        continue;
-      }
-      const std::size_t base = l.send_first[k];
-      Kokkos::parallel_for(
-          "md::halo::pack_positions", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
-            const int i = list(j);
-            double* r = &send(base + static_cast<std::size_t>(k_pack_position) * j);
-            for (int c = 0; c < 3; ++c) r[c] = x(i, c) + (c == d ? shift : 0.0);
-          });
-    }
-    if (!l.remote) continue;  // both swaps were local copies
-    exchange_dim(d, k_pack_position, l.send_first, l.recv_first, l.nsend, l.nrecv);
-    auto recv = m_recv;
-    for (int k = 0; k < 2; ++k) {
-      const Swap& s = m_swaps[2 * d + k];
-      if (local(s)) continue;
-      const int first = s.first_recv;
-      const std::size_t base = l.recv_first[k];
-      Kokkos::parallel_for(
-          "md::halo::unpack_positions", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
-            const double* r = &recv(base + static_cast<std::size_t>(k_pack_position) * j);
-            for (int c = 0; c < 3; ++c) x(first + j, c) = r[c];
-          });
-    }
-  }
+  particles::Fields fields;
+  fields.position(atoms.x);
+  m_plan.gather(fields);
 }
 
 void Halo::reverse_forces(AtomStore& atoms) {
-  auto f = atoms.f;
-  for (int d = 2; d >= 0; --d) {
-    // Sent: the forces on the ghosts each swap received; received: those on the atoms it sent.
-    const Layout3 l = layout3(d, true);
-    if (l.remote) {
-      auto send = m_send;
-      for (int k = 0; k < 2; ++k) {
-        const Swap& s = m_swaps[2 * d + k];
-        if (local(s)) continue;
-        const int first = s.first_recv;
-        const std::size_t base = l.send_first[k];
-        Kokkos::parallel_for(
-            "md::halo::pack_forces", Policy(0, s.nrecv), KOKKOS_LAMBDA(int j) {
-              double* r = &send(base + static_cast<std::size_t>(k_pack_position) * j);
-              for (int c = 0; c < 3; ++c) r[c] = f(first + j, c);
-            });
-      }
-      exchange_dim(d, k_pack_position, l.send_first, l.recv_first, l.nsend, l.nrecv, true);
-    }
-    // One swap after the other: the send lists of the two may share atoms (a sub-box thinner than two
-    // neighbour cutoffs), within one list every atom is there once.
-    auto recv = m_recv;
-    for (int k = 0; k < 2; ++k) {
-      const Swap& s = m_swaps[2 * d + k];
-      auto list = s.sendlist;
-      if (local(s)) {
-        const int first = s.first_recv;
-        Kokkos::parallel_for(
-            "md::halo::add_own_forces", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
-              const int i = list(j);
-              for (int c = 0; c < 3; ++c) f(i, c) += f(first + j, c);
-            });
-        continue;
-      }
-      const std::size_t base = l.recv_first[k];
-      Kokkos::parallel_for(
-          "md::halo::unpack_forces", Policy(0, s.nsend), KOKKOS_LAMBDA(int j) {
-            const int i = list(j);
-            const double* r = &recv(base + static_cast<std::size_t>(k_pack_position) * j);
-            for (int c = 0; c < 3; ++c) f(i, c) += r[c];
-          });
-    }
-  }
+  particles::Fields fields;
+  fields.add(atoms.f);
+  m_plan.scatter(fields);
 }
 
 std::size_t Halo::position_bytes() const {
-  std::size_t bytes = 0;
-  for (const auto& s : m_swaps)
-    if (s.send_rank != m_grid.rank() || m_transport.route_self())
-      bytes += static_cast<std::size_t>(s.nsend + s.nrecv) * k_pack_position * sizeof(double);
-  return bytes;
+  // The plan's message sizes do not depend on the view a Fields refers to, only on its kinds.
+  Vec3View x;
+  particles::Fields fields;
+  fields.position(x);
+  return m_plan.message_bytes(fields);
 }
 
-long long Halo::ghost_count() const {
-  long long n = 0;
-  for (const auto& s : m_swaps) n += s.nrecv;
-  return n;
-}
+long long Halo::ghost_count() const { return m_plan.ghost_count(); }
 
 }  // namespace spotrun::md

@@ -1,0 +1,418 @@
+#include "halo.hpp"
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+#include "comm/exchange.hpp"
+
+namespace spotrun::particles {
+namespace {
+
+using Policy = Kokkos::RangePolicy<ExecSpace>;
+using Range = std::pair<std::size_t, std::size_t>;
+
+template <class View>
+void ensure(View& v, std::size_t n) {
+  if (v.extent(0) < n) v = View(Kokkos::view_alloc(v.label(), Kokkos::WithoutInitializing), n + n / 4 + 64);
+}
+
+// The element type and component count of each kind of field, and access to component c of particle i.
+template <class V>
+struct Elem;
+template <>
+struct Elem<Vec3View> {
+  using T = double;
+  static constexpr int nc = 3;
+  KOKKOS_INLINE_FUNCTION static double& at(const Vec3View& v, int i, int c) { return v(i, c); }
+};
+template <>
+struct Elem<DoubleView> {
+  using T = double;
+  static constexpr int nc = 1;
+  KOKKOS_INLINE_FUNCTION static double& at(const DoubleView& v, int i, int) { return v(i); }
+};
+template <>
+struct Elem<IntView> {
+  using T = int;
+  static constexpr int nc = 1;
+  KOKKOS_INLINE_FUNCTION static int& at(const IntView& v, int i, int) { return v(i); }
+};
+template <>
+struct Elem<Int64View> {
+  using T = std::int64_t;
+  static constexpr int nc = 1;
+  KOKKOS_INLINE_FUNCTION static std::int64_t& at(const Int64View& v, int i, int) { return v(i); }
+};
+
+// Calls fn(view) with the field's view as its own type.
+template <class Fn>
+void visit(const Fields::Field& f, Fn&& fn) {
+  switch (f.kind) {
+    case Fields::Kind::vec3: fn(*static_cast<Vec3View*>(f.view)); break;
+    case Fields::Kind::scalar: fn(*static_cast<DoubleView*>(f.view)); break;
+    case Fields::Kind::int32: fn(*static_cast<IntView*>(f.view)); break;
+    case Fields::Kind::int64: fn(*static_cast<Int64View*>(f.view)); break;
+  }
+}
+
+std::size_t element_bytes(Fields::Kind k) {
+  switch (k) {
+    case Fields::Kind::vec3: return 3 * sizeof(double);
+    case Fields::Kind::scalar: return sizeof(double);
+    case Fields::Kind::int32: return sizeof(int);
+    case Fields::Kind::int64: return sizeof(std::int64_t);
+  }
+  return 0;
+}
+
+// 8-byte words of one field's block in a message of n particles.
+std::size_t block_words(Fields::Kind k, std::size_t n) { return (n * element_bytes(k) + 7) / 8; }
+
+// 8-byte words of a message of n particles: the fields' blocks one after the other.
+std::size_t message_words(const Fields& fields, std::size_t n) {
+  std::size_t w = 0;
+  for (const auto& f : fields.fields()) w += block_words(f.kind, n);
+  return w;
+}
+
+// Value of particle i's component c as sent: the position's component d gets the swap's shift.
+template <class V>
+KOKKOS_INLINE_FUNCTION typename Elem<V>::T sent(const V& v, int i, int c, bool shifted, int d, double shift) {
+  if constexpr (std::is_same_v<V, Vec3View>) {
+    if (shifted) return v(i, c) + (c == d ? shift : 0.0);
+  }
+  return Elem<V>::at(v, i, c);
+}
+
+// Packs the particles of a send list into a block starting at word `word` of buf.
+template <class V>
+struct Pack {
+  V v;
+  IntView list;
+  DoubleView buf;
+  std::size_t word;
+  bool shifted;
+  int d;
+  double shift;
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const {
+    using E = Elem<V>;
+    auto* r = reinterpret_cast<typename E::T*>(buf.data() + word);
+    const int i = list(j);
+    for (int c = 0; c < E::nc; ++c) r[E::nc * j + c] = sent(v, i, c, shifted, d, shift);
+  }
+};
+
+// Copies the particles of a send list to the ghosts from `first` on (a swap to this rank itself).
+template <class V>
+struct Copy {
+  V v;
+  IntView list;
+  int first;
+  bool shifted;
+  int d;
+  double shift;
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const {
+    using E = Elem<V>;
+    const int i = list(j);
+    for (int c = 0; c < E::nc; ++c) E::at(v, first + j, c) = sent(v, i, c, shifted, d, shift);
+  }
+};
+
+// Unpacks a block into the particles from `first` on.
+template <class V>
+struct Unpack {
+  V v;
+  DoubleView buf;
+  std::size_t word;
+  int first;
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const {
+    using E = Elem<V>;
+    const auto* r = reinterpret_cast<const typename E::T*>(buf.data() + word);
+    for (int c = 0; c < E::nc; ++c) E::at(v, first + j, c) = r[E::nc * j + c];
+  }
+};
+
+// Packs the ghosts from `first` on, in order (scatter).
+template <class V>
+struct PackGhosts {
+  V v;
+  DoubleView buf;
+  std::size_t word;
+  int first;
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const {
+    using E = Elem<V>;
+    auto* r = reinterpret_cast<typename E::T*>(buf.data() + word);
+    for (int c = 0; c < E::nc; ++c) r[E::nc * j + c] = E::at(v, first + j, c);
+  }
+};
+
+// Adds a block (or, with from_ghosts, the ghosts from `first` on) to the particles of a send list.
+template <class V>
+struct Add {
+  V v;
+  IntView list;
+  DoubleView buf;
+  std::size_t word;
+  int first;
+  bool from_ghosts;
+  KOKKOS_INLINE_FUNCTION void operator()(int j) const {
+    using E = Elem<V>;
+    const int i = list(j);
+    if (from_ghosts) {
+      for (int c = 0; c < E::nc; ++c) E::at(v, i, c) += E::at(v, first + j, c);
+    } else {
+      const auto* r = reinterpret_cast<const typename E::T*>(buf.data() + word);
+      for (int c = 0; c < E::nc; ++c) E::at(v, i, c) += r[E::nc * j + c];
+    }
+  }
+};
+
+}  // namespace
+
+// ---- Fields ---------------------------------------------------------------------------------------------------
+
+Fields& Fields::position(Vec3View& x) {
+  if (position_view()) throw std::invalid_argument("particles::Fields: a second position field");
+  m_fields.push_back({Kind::vec3, &x, true});
+  return *this;
+}
+Fields& Fields::add(Vec3View& v) {
+  m_fields.push_back({Kind::vec3, &v, false});
+  return *this;
+}
+Fields& Fields::add(DoubleView& v) {
+  m_fields.push_back({Kind::scalar, &v, false});
+  return *this;
+}
+Fields& Fields::add(IntView& v) {
+  m_fields.push_back({Kind::int32, &v, false});
+  return *this;
+}
+Fields& Fields::add(Int64View& v) {
+  m_fields.push_back({Kind::int64, &v, false});
+  return *this;
+}
+
+const Vec3View* Fields::position_view() const {
+  for (const auto& f : m_fields)
+    if (f.shifted) return static_cast<const Vec3View*>(f.view);
+  return nullptr;
+}
+
+std::size_t Fields::bytes_per_particle() const {
+  std::size_t b = 0;
+  for (const auto& f : m_fields) b += element_bytes(f.kind);
+  return b;
+}
+
+// ---- Halo -----------------------------------------------------------------------------------------------------
+
+Halo::Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::Transport& transport, double cutoff)
+    : m_comm(comm), m_grid(grid), m_transport(transport), m_cutoff(cutoff) {
+  for (int d = 0; d < 3; ++d)
+    for (int dir = 0; dir < 2; ++dir) {
+      SwapInfo& s = m_swaps[2 * d + dir];
+      s.dim = d;
+      s.dir = dir;
+      s.send_rank = grid.neighbor(d, dir);
+      s.recv_rank = grid.neighbor(d, 1 - dir);
+      const double L = grid.global_box().length(d);
+      s.shift = grid.at_boundary(d, dir) ? (dir == 0 ? L : -L) : 0.0;
+      m_lists[2 * d + dir] = IntView("particles::halo::sendlist", 0);
+    }
+  m_batch.memory = comm::memory_of<MemSpace>();
+}
+
+bool Halo::local(const SwapInfo& s) const { return s.send_rank == m_grid.rank() && !m_transport.route_self(); }
+
+Halo::Layout Halo::layout(int d, const Fields& fields, bool reverse) {
+  Layout l;
+  std::size_t sent = 0, received = 0;
+  for (int k = 0; k < 2; ++k) {
+    const SwapInfo& s = m_swaps[2 * d + k];
+    if (local(s)) continue;
+    l.remote = true;
+    l.nsend[k] = static_cast<std::size_t>(reverse ? s.nrecv : s.nsend);
+    l.nrecv[k] = static_cast<std::size_t>(reverse ? s.nsend : s.nrecv);
+    l.send_first[k] = sent;
+    l.recv_first[k] = received;
+    sent += message_words(fields, l.nsend[k]);
+    received += message_words(fields, l.nrecv[k]);
+  }
+  if (l.remote) {
+    ensure(m_send, sent);
+    ensure(m_recv, received);
+  }
+  return l;
+}
+
+void Halo::exchange_dim(int d, const Layout& l, const Fields& fields, bool reverse) {
+  m_batch.clear();
+  for (int k = 0; k < 2; ++k) {
+    const SwapInfo& s = m_swaps[2 * d + k];
+    if (local(s)) continue;
+    m_batch.send(reverse ? s.recv_rank : s.send_rank, m_send.data() + l.send_first[k],
+                 message_words(fields, l.nsend[k]) * 8);
+    m_batch.recv(reverse ? s.send_rank : s.recv_rank, m_recv.data() + l.recv_first[k],
+                 message_words(fields, l.nrecv[k]) * 8);
+  }
+  if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());
+}
+
+void Halo::gather_dim(int d, const Fields& fields) {
+  const Layout l = layout(d, fields, false);
+  for (int k = 0; k < 2; ++k) {
+    const SwapInfo& s = m_swaps[2 * d + k];
+    const IntView list = m_lists[2 * d + k];
+    std::size_t word = l.send_first[k];
+    for (const auto& f : fields.fields()) {
+      visit(f, [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        if (local(s))
+          Kokkos::parallel_for("particles::halo::copy", Policy(0, s.nsend),
+                               Copy<V>{v, list, s.first_recv, f.shifted, d, s.shift});
+        else
+          Kokkos::parallel_for("particles::halo::pack", Policy(0, s.nsend),
+                               Pack<V>{v, list, m_send, word, f.shifted, d, s.shift});
+      });
+      word += block_words(f.kind, l.nsend[k]);
+    }
+  }
+  if (!l.remote) return;  // both swaps were local copies
+  exchange_dim(d, l, fields, false);
+  for (int k = 0; k < 2; ++k) {
+    const SwapInfo& s = m_swaps[2 * d + k];
+    if (local(s)) continue;
+    std::size_t word = l.recv_first[k];
+    for (const auto& f : fields.fields()) {
+      visit(f, [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        Kokkos::parallel_for("particles::halo::unpack", Policy(0, s.nrecv), Unpack<V>{v, m_recv, word, s.first_recv});
+      });
+      word += block_words(f.kind, l.nrecv[k]);
+    }
+  }
+}
+
+int Halo::build(int nlocal, const Fields& fields, const Grow& grow) {
+  const Vec3View* position = fields.position_view();
+  if (!position) throw std::invalid_argument("particles::Halo::build: the fields have no position");
+  const auto& sub = m_grid.sub_box();
+  m_nlocal = nlocal;
+  int nall = nlocal;
+  for (int d = 0; d < 3; ++d) {
+    // Both directions select from the owned particles and the ghosts of earlier dimensions.
+    const int nlast = nall;
+    const Vec3View x = *position;
+    std::array<std::uint64_t, 2> nsend{};
+    for (int k = 0; k < 2; ++k) {
+      SwapInfo& s = m_swaps[2 * d + k];
+      // The lower swap sends the particles within the cutoff of the lower face, the upper swap of the upper.
+      const int dir = s.dir;
+      const double bound = dir == 0 ? sub.lo[d] + m_cutoff : sub.hi[d] - m_cutoff;
+      int count = 0;
+      Kokkos::parallel_reduce(
+          "particles::halo::count", Policy(0, nlast),
+          KOKKOS_LAMBDA(int i, int& c) {
+            if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) ++c;
+          },
+          count);
+      ensure(m_lists[2 * d + k], static_cast<std::size_t>(count));
+      auto list = m_lists[2 * d + k];
+      Kokkos::parallel_scan(
+          "particles::halo::select", Policy(0, nlast), KOKKOS_LAMBDA(int i, int& offset, bool final) {
+            if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) {
+              if (final) list(offset) = i;
+              ++offset;
+            }
+          });
+      s.nsend = count;
+      nsend[k] = static_cast<std::uint64_t>(count);
+    }
+    std::vector<std::uint64_t> incoming;
+    m_comm.exchange_counts({m_swaps[2 * d].send_rank, m_swaps[2 * d + 1].send_rank}, {nsend[0], nsend[1]},
+                           {m_swaps[2 * d].recv_rank, m_swaps[2 * d + 1].recv_rank}, incoming);
+    const int nrecv = static_cast<int>(incoming[0] + incoming[1]);
+    if (grow) grow(nall + nrecv);
+    // The lower swap's ghosts first.
+    for (int k = 0; k < 2; ++k) {
+      SwapInfo& s = m_swaps[2 * d + k];
+      s.nrecv = static_cast<int>(incoming[k]);
+      s.first_recv = nall;
+      nall += s.nrecv;
+    }
+    gather_dim(d, fields);
+  }
+  return nall - nlocal;
+}
+
+void Halo::gather(const Fields& fields) {
+  for (int d = 0; d < 3; ++d) gather_dim(d, fields);
+}
+
+void Halo::scatter(const Fields& fields) {
+  for (const auto& f : fields.fields())
+    if (f.shifted || (f.kind != Fields::Kind::vec3 && f.kind != Fields::Kind::scalar))
+      throw std::invalid_argument(
+          "particles::Halo::scatter: only double fields other than the position can be summed onto their owners");
+  for (int d = 2; d >= 0; --d) {
+    // Sent: the values of the ghosts each swap received; received: those for the particles it sent.
+    const Layout l = layout(d, fields, true);
+    if (l.remote) {
+      for (int k = 0; k < 2; ++k) {
+        const SwapInfo& s = m_swaps[2 * d + k];
+        if (local(s)) continue;
+        std::size_t word = l.send_first[k];
+        for (const auto& f : fields.fields()) {
+          visit(f, [&](const auto& v) {
+            using V = std::decay_t<decltype(v)>;
+            Kokkos::parallel_for("particles::halo::pack_ghosts", Policy(0, s.nrecv),
+                                 PackGhosts<V>{v, m_send, word, s.first_recv});
+          });
+          word += block_words(f.kind, l.nsend[k]);
+        }
+      }
+      exchange_dim(d, l, fields, true);
+    }
+    // One swap after the other: the send lists of the two may share particles (a sub-box thinner than two
+    // cutoffs); within one list every particle is there once.
+    for (int k = 0; k < 2; ++k) {
+      const SwapInfo& s = m_swaps[2 * d + k];
+      const IntView list = m_lists[2 * d + k];
+      const bool own = local(s);
+      std::size_t word = l.recv_first[k];
+      for (const auto& f : fields.fields()) {
+        visit(f, [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          Kokkos::parallel_for(own ? "particles::halo::add_own" : "particles::halo::add", Policy(0, s.nsend),
+                               Add<V>{v, list, m_recv, word, s.first_recv, own});
+        });
+        word += block_words(f.kind, l.nrecv[k]);
+      }
+    }
+  }
+}
+
+int Halo::ghost_count() const {
+  int n = 0;
+  for (const auto& s : m_swaps) n += s.nrecv;
+  return n;
+}
+
+std::vector<int> Halo::send_list(int k) const {
+  const SwapInfo& s = m_swaps.at(static_cast<std::size_t>(k));
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Kokkos::subview(m_lists[k], Range(0, s.nsend)));
+  return std::vector<int>(h.data(), h.data() + s.nsend);
+}
+
+std::size_t Halo::message_bytes(const Fields& fields) const {
+  std::size_t bytes = 0;
+  for (const auto& s : m_swaps)
+    if (!local(s))
+      bytes += (message_words(fields, static_cast<std::size_t>(s.nsend)) +
+                message_words(fields, static_cast<std::size_t>(s.nrecv))) * 8;
+  return bytes;
+}
+
+}  // namespace spotrun::particles

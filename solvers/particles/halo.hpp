@@ -1,0 +1,140 @@
+#pragma once
+// Ghost particles over a 3D rank grid, for any particle method (docs/md.md#ghost-atoms): the plan apart
+// from what travels through it.
+//
+//   Halo (the plan): for each of the six swaps (x-lower, x-upper, y-lower, y-upper, z-lower, z-upper),
+//       which particles go to the neighbour on that side, the periodic image shift they get when the swap
+//       crosses the boundary of the box, how many arrive and where they land. Built from the positions,
+//       the box, the process grid and the cutoff by a staged exchange: x, then y, then z, forwarding the
+//       ghosts of earlier dimensions, so that edge and corner ghosts arrive without diagonal messages.
+//   Fields (what travels): the caller's per-particle arrays, by reference: 3-component and scalar doubles,
+//       32- and 64-bit integers (sent as integers, so they arrive exactly). At most one field is the
+//       position, the one shifted by the image shift.
+//
+//   build():   builds the plan and fills the ghosts of every field given (at rebuilds).
+//   gather():  refreshes the ghosts of the fields given through the plan (forward: owners to ghosts).
+//   scatter(): the reverse: the values of the ghosts go back through the plan, last swap first (a ghost of
+//              a ghost reaches its owner through the rank it came from), and are added to the particles
+//              they are images of (forces under Newton's third law across ranks).
+//
+// Particles are stored owned [0, nlocal) then ghosts, those of each swap contiguous, in swap order. The
+// sub-boxes must be at least the cutoff thick (ghosts come only from the six face neighbours). Everything
+// stays in the memory space of the fields: only counts cross to the host. Messages from a rank to itself
+// (a dimension of one rank) are copied by a kernel unless the transport routes them (route_self()).
+// Includes nothing of any solver: comm/ and Kokkos only.
+#include <Kokkos_Core.hpp>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/process_grid.hpp"
+#include "comm/transport.hpp"
+
+namespace spotrun::particles {
+
+using ExecSpace = Kokkos::DefaultExecutionSpace;
+using MemSpace = ExecSpace::memory_space;
+using Vec3View = Kokkos::View<double* [3], Kokkos::LayoutRight, MemSpace>;
+using DoubleView = Kokkos::View<double*, MemSpace>;
+using IntView = Kokkos::View<int*, MemSpace>;
+using Int64View = Kokkos::View<std::int64_t*, MemSpace>;
+
+// The per-particle fields one halo operation moves. Each is a reference to the caller's view, read at
+// every use: the caller may reallocate it in between (as the grow callback of build() does), but the
+// view object itself must outlive the Fields.
+class Fields {
+ public:
+  // The positions: shifted by the periodic image shift of each swap. At most one per Fields.
+  Fields& position(Vec3View& x);
+  Fields& add(Vec3View& v);
+  Fields& add(DoubleView& v);
+  Fields& add(IntView& v);
+  Fields& add(Int64View& v);
+
+  enum class Kind { vec3, scalar, int32, int64 };
+  struct Field {
+    Kind kind;
+    void* view;
+    bool shifted;
+  };
+  const std::vector<Field>& fields() const { return m_fields; }
+  const Vec3View* position_view() const;  // nullptr when there is none
+  // Bytes one particle takes in a message (each field's block padded to 8 bytes per message).
+  std::size_t bytes_per_particle() const;
+
+ private:
+  std::vector<Field> m_fields;
+};
+
+// One swap of the plan, as the host sees it.
+struct SwapInfo {
+  int dim = 0, dir = 0;              // dir 0: sends to the lower neighbour in dim; 1: to the upper one
+  int send_rank = 0, recv_rank = 0;  // where this swap's particles go, where its ghosts come from
+  double shift = 0;                  // added to the position's component dim of the particles sent
+  int nsend = 0, nrecv = 0;          // particles sent, ghosts received
+  int first_recv = 0;                // index of the first ghost received
+};
+
+// Grows every per-particle array of the caller to hold at least n particles, keeping their contents.
+using Grow = std::function<void(int n)>;
+
+class Halo {
+ public:
+  // cutoff: a particle within cutoff of a face of the sub-box is sent to the neighbour across it.
+  Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::Transport& transport, double cutoff);
+
+  // Builds the plan for the nlocal owned particles whose positions are the position field of `fields`
+  // (required; the positions of [0, nlocal) must lie in the sub-box), and fills the ghosts of every field
+  // of `fields` after the owned particles. Before the ghosts of each dimension land, grow(n) is called with
+  // the particles there will be. Returns the number of ghosts. Collective over the grid.
+  int build(int nlocal, const Fields& fields, const Grow& grow);
+  // Refreshes the ghosts of every field through the current plan (the position shifted). Collective.
+  void gather(const Fields& fields);
+  // Adds the value of every ghost to the particle it is an image of (through the plan, last swap first),
+  // for double fields without the position; throws std::invalid_argument for others. The values of
+  // ghosts that were forwarded to other ranks gather what came back through them on the way (the values
+  // of the ghosts are scratch afterwards). Collective.
+  void scatter(const Fields& fields);
+
+  int nlocal() const { return m_nlocal; }
+  int ghost_count() const;
+  const std::array<SwapInfo, 6>& swaps() const { return m_swaps; }
+  // The particles swap k sends (indices into the fields), copied to the host (tests, diagnostics).
+  std::vector<int> send_list(int k) const;
+  // Bytes one gather() (or scatter()) of `fields` hands the transport, sent plus received (copies to this
+  // rank itself excluded).
+  std::size_t message_bytes(const Fields& fields) const;
+
+ private:
+  // The messages of dimension d's two swaps carrying `fields`: particle counts, offsets in m_send / m_recv
+  // (8-byte words), and whether any goes to another rank (else both are local copies); the buffers are
+  // grown to fit. reverse: the other way (scatter()).
+  struct Layout {
+    std::array<std::size_t, 2> nsend{}, nrecv{}, send_first{}, recv_first{};
+    bool remote = false;
+  };
+  Layout layout(int d, const Fields& fields, bool reverse);
+  bool local(const SwapInfo& s) const;  // a periodic image of this rank's own particles: a kernel copies it
+  // Sends and receives dimension d's messages to other ranks (reverse: to each swap's recv_rank, from its
+  // send_rank).
+  void exchange_dim(int d, const Layout& l, const Fields& fields, bool reverse);
+  // Moves the fields of dimension d's ghosts forward (owners to ghosts).
+  void gather_dim(int d, const Fields& fields);
+
+  const comm::Communicator& m_comm;
+  const comm::ProcessGrid& m_grid;
+  comm::Transport& m_transport;
+  double m_cutoff;
+  int m_nlocal = 0;
+  std::array<SwapInfo, 6> m_swaps{};
+  std::array<IntView, 6> m_lists;
+  comm::Batch m_batch;
+  // Persistent message buffers (grown, never shrunk), in 8-byte words.
+  DoubleView m_send{"particles::halo::send", 0};
+  DoubleView m_recv{"particles::halo::recv", 0};
+};
+
+}  // namespace spotrun::particles
