@@ -12,6 +12,7 @@
 #include "io/lammps_data.hpp"
 #include "md_memory.hpp"
 #include "md_solver.hpp"
+#include "pair.hpp"
 #include "solvers/registry.hpp"
 
 namespace spotrun::md {
@@ -114,7 +115,8 @@ std::vector<KeySpec> md_keys() {
        "Lattice starts with several types: the share of the sites of this type (the shares add up to 1; each "
        "site draws its type, keyed by md.lattice.type_seed)", 0, 1},
       // [md.pair]
-      {"md.pair.style", KeyType::String, "\"lj/cut\"", "-", "Pair potential", -1e300, 1e300, false, {"lj/cut"}},
+      // The choices: the registered pair styles (pair.hpp).
+      {"md.pair.style", KeyType::String, "\"lj/cut\"", "-", "Pair potential", -1e300, 1e300, false, pair_style_names()},
       {"md.pair.epsilon", KeyType::Float, "1.0", "epsilon", "LJ well depth", 0, 1e9, true},
       {"md.pair.sigma", KeyType::Float, "1.0", "sigma", "LJ zero-crossing distance", 0, 1e9, true},
       {"md.pair.shift", KeyType::Bool, "false", "-", "Shift the pair energy to zero at the cutoff (pair_modify shift yes)"},

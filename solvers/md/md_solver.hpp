@@ -37,7 +37,8 @@ struct FreshDomain {
 FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data);
 
 // The domain of a run on nranks: the pair coefficients of the types (InputError: a [[md.pair.coeff]] names an
-// unknown type or a pair twice, md.types counts other types than `source`), the rank grid (InputError: the box
+// unknown type or a pair twice, md.types counts other types than `source`; the pair style is not registered
+// or refuses them, check_pair_style()), the rank grid (InputError: the box
 // is thinner than cutoff + skin, or no grid of nranks gives sub-boxes that thick) and the neighbour bins a
 // sub-box needs (InputError: more than an int indexes). The solver's set-up (fresh or restored) and
 // check_fresh_start() decide with it.
