@@ -16,11 +16,13 @@
 #include "comm/errors.hpp"
 #include "launcher/deck.hpp"
 #include "solvers/md/pair.hpp"
+#include "support/input_error.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1);
 
 using namespace spotrun;
+using test::input_error;
 
 namespace {
 
@@ -29,17 +31,6 @@ std::string read_text(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
-}
-
-// The InputError message of f(), or a failure when there is none.
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected InputError";
-  return {};
 }
 
 // The double-quoted words of text, in order.
@@ -113,7 +104,8 @@ TEST(PairStyles, AreDocumented) {
   std::stringstream s(row);
   for (std::string cell; std::getline(s, cell, '|');) cells.push_back(cell);
   ASSERT_GE(cells.size(), 7u) << row;
-  EXPECT_EQ(sorted(quoted_words(cells[5])), sorted(md::pair_style_names())) << "allowed values in docs/decks.md: " << row;
+  EXPECT_EQ(sorted(quoted_words(cells[5])), sorted(md::pair_style_names()))
+      << "allowed values in docs/decks.md: " << row;
   for (const auto& n : md::pair_style_names())
     EXPECT_NE(guide.find("## Pair potential: " + n + "\n"), std::string::npos)
         << "docs/md.md has no section '## Pair potential: " << n << "'";

@@ -17,11 +17,13 @@
 #include "launcher/memory_check.hpp"
 #include "launcher/run.hpp"
 #include "solvers/registry.hpp"
+#include "support/input_error.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2);
 
 using namespace spotrun;
+using test::input_error;
 namespace fs = std::filesystem;
 
 namespace {
@@ -167,17 +169,6 @@ launcher::Deck valid(const std::string& text) {
   launcher::Deck d = launcher::Deck::parse(text, "deck.toml");
   d.validate();
   return d;
-}
-
-// The InputError message of f() (the same on every rank), or a failure when there is none.
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected InputError";
-  return {};
 }
 
 #define EXPECT_CONTAINS(text, part) \
