@@ -302,6 +302,42 @@ TEST(Registry, BadRegistrationsAreRefused) {
   EXPECT_EQ(solvers::find_solver("toy2"), nullptr);
 }
 
+// make_registration<Definition>() (the form of the built-in solvers): the optional functions a definition
+// struct has are registered, those it lacks get the defaults.
+struct MinimalToy {
+  using Config = ToyConfig;
+  static constexpr const char* name = "toy3";
+  static constexpr const char* units = "toy-units";
+  static std::vector<io::KeySpec> keys() { return {}; }
+  static ToyConfig read_config(const io::Deck&) { return {}; }
+  static solvers::MemoryEstimate memory(const ToyConfig&, double, int) { return {}; }
+  static double checkpoint_bytes_per_work_unit(const ToyConfig&) { return 8; }
+  static std::unique_ptr<Solver> make(const ToyConfig&, const solvers::SolverContext&, const solvers::SolverInputs*) {
+    return nullptr;
+  }
+};
+struct FullToy : MinimalToy {
+  static bool key_active(const io::Deck&, const std::string& key) { return key == "toy3.on"; }
+  static void check_rules(const io::Deck& d, const ToyConfig&) { throw InputError(d.name() + ": full toy rule"); }
+  static double deck_work_units(const ToyConfig&) { return 42; }
+};
+
+TEST(Registry, DefinitionStructsRegisterTheirOptionalFunctions) {
+  const launcher::Deck deck = valid("");
+  const solvers::SolverRegistration minimal = solvers::make_registration<MinimalToy>();
+  EXPECT_EQ(minimal.name, "toy3");
+  EXPECT_EQ(minimal.units, "toy-units");
+  EXPECT_FALSE(minimal.key_active(deck, "toy3.on"));  // the default: run.solver ("md") does not name it
+  EXPECT_NO_THROW(minimal.check_rules(deck));
+  EXPECT_EQ(minimal.deck_work_units(deck), -1.0);
+  EXPECT_EQ(minimal.checkpoint_bytes_per_work_unit(deck), 8.0);
+  const solvers::SolverRegistration full = solvers::make_registration<FullToy>();
+  EXPECT_TRUE(full.key_active(deck, "toy3.on"));
+  EXPECT_FALSE(full.key_active(deck, "toy3.off"));
+  EXPECT_EQ(input_error([&] { full.check_rules(deck); }), "deck.toml: full toy rule");
+  EXPECT_EQ(full.deck_work_units(deck), 42.0);
+}
+
 // docs/decks.md documents every key of every built-in solver; docs/solvers.md names every built-in solver.
 TEST(Registry, EverySolverIsDocumented) {
   const std::string decks = read_text(std::string(SPOTRUN_SOURCE_DIR) + "/docs/decks.md");

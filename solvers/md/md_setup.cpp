@@ -103,7 +103,7 @@ void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nran
 
 MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
                    const io::LammpsData* data, bool restoring)
-    : m_cfg(config), m_comm(comm), m_transport(transport) {
+    : SolverBase("md", "atom-steps"), m_cfg(config), m_comm(comm), m_transport(transport) {
   if (restoring) return;  // restore() sets up the domain from the checkpoint
   const FreshDomain fresh = fresh_domain(m_cfg, data);
   init_domain(fresh.box, fresh.masses, fresh.source);
