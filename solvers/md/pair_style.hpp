@@ -3,7 +3,9 @@
 // struct (pair_lj_cut.hpp's LjCut) with
 //   static constexpr const char* name;     its value of md.pair.style
 //   template <class Real> using Evaluator;  its evaluator at the arithmetic Real (precision.hpp): a small
-//                                           struct with compute() and compute_force() (force.hpp calls them)
+//                                           copyable struct with real_type, cutsq, compute() and
+//                                           compute_force() (force.hpp uses them) and a default
+//                                           constructor (the unused entries of a table)
 //   template <class Real> static Evaluator<Real> evaluator(const PairCoeffs&, int ti, int tj, const MdConfig&);
 //                                           the evaluator of the type pair (ti, tj) from the resolved
 //                                           coefficients (pair_coeffs.hpp) and the configuration
