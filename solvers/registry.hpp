@@ -13,6 +13,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -147,6 +148,51 @@ SolverRegistration make_registration(SolverDefinition<Config> def) {
     return d->make(d->read_config(ctx.deck), ctx, inputs);
   };
   return r;
+}
+
+namespace impl {
+
+// Whether Definition has the member that Member<Definition> names.
+template <template <class> class Member, class Definition, class = void>
+struct Defines : std::false_type {};
+template <template <class> class Member, class Definition>
+struct Defines<Member, Definition, std::void_t<Member<Definition>>> : std::true_type {};
+
+template <class D>
+using KeyActiveOf = decltype(&D::key_active);
+template <class D>
+using CheckRulesOf = decltype(&D::check_rules);
+template <class D>
+using DeckWorkUnitsOf = decltype(&D::deck_work_units);
+template <class D>
+using ReadInputsOf = decltype(&D::read_inputs);
+template <class D>
+using CheckFreshOf = decltype(&D::check_fresh);
+
+}  // namespace impl
+
+// The registration of a solver defined as a struct of static members, the form of the built-in solvers
+// (solvers/md/md_registration.cpp, solvers/fluid/fluid_registration.cpp): `using Config`, `name`, `units`,
+// `keys()`, `read_config`, `memory`, `checkpoint_bytes_per_work_unit` and `make`, as in SolverDefinition;
+// `key_active`, `check_rules`, `deck_work_units`, `read_inputs` and `check_fresh` when the solver has them.
+// A solver's registration function is then one line: `return make_registration<Definition>();`.
+template <class Definition>
+SolverRegistration make_registration() {
+  using D = Definition;
+  SolverDefinition<typename D::Config> d;
+  d.name = D::name;
+  d.units = D::units;
+  d.keys = D::keys();
+  d.read_config = &D::read_config;
+  d.memory = &D::memory;
+  d.checkpoint_bytes_per_work_unit = &D::checkpoint_bytes_per_work_unit;
+  d.make = &D::make;
+  if constexpr (impl::Defines<impl::KeyActiveOf, D>::value) d.key_active = &D::key_active;
+  if constexpr (impl::Defines<impl::CheckRulesOf, D>::value) d.check_rules = &D::check_rules;
+  if constexpr (impl::Defines<impl::DeckWorkUnitsOf, D>::value) d.deck_work_units = &D::deck_work_units;
+  if constexpr (impl::Defines<impl::ReadInputsOf, D>::value) d.read_inputs = &D::read_inputs;
+  if constexpr (impl::Defines<impl::CheckFreshOf, D>::value) d.check_fresh = &D::check_fresh;
+  return make_registration(std::move(d));
 }
 
 // Every registered solver: the built-in ones in the order of SPOTRUN_SOLVERS (the first is run.solver's

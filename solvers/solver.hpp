@@ -4,6 +4,7 @@
 // thermo rows between steps.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/solver_state.hpp"
@@ -52,4 +53,40 @@ class Solver {
   virtual void restore(const io::SolverState& state) = 0;
 };
 
+// What every solver keeps alike: its name and unit of work, fixed when it is made, and its clock (the step
+// index and the time, which its own step() and restore() advance). A solver derives from it and declares
+// the members it defines with SPOTRUN_SOLVER_OVERRIDES (below), then work_per_step() and the optional
+// hooks it overrides.
+class SolverBase : public Solver {
+ public:
+  std::string name() const final { return m_name; }
+  std::string work_unit() const final { return m_work_unit; }
+  std::int64_t step_index() const final { return m_step; }
+  double time() const final { return m_time; }
+
+ protected:
+  SolverBase(std::string name, std::string work_unit)
+      : m_name(std::move(name)), m_work_unit(std::move(work_unit)) {}
+
+  std::int64_t m_step = 0;
+  double m_time = 0;
+
+ private:
+  std::string m_name, m_work_unit;
+};
+
 }  // namespace spotrun
+
+// The members of the Solver interface that every solver defines in its own source files, declared once
+// (what each does: Solver above). A class derived from spotrun::SolverBase writes
+// `SPOTRUN_SOLVER_OVERRIDES;` in its public part.
+#define SPOTRUN_SOLVER_OVERRIDES                                                 \
+  void setup() override;                                                         \
+  void step(bool want_thermo) override;                                          \
+  std::vector<std::string> thermo_columns() const override;                      \
+  std::vector<double> thermo() override;                                         \
+  std::vector<std::string> summary() override;                                   \
+  std::string instability_hint() const override;                                 \
+  ::spotrun::io::SolverState state() override;                                   \
+  std::vector<::spotrun::io::StateArray> state_layout() const override;          \
+  void restore(const ::spotrun::io::SolverState& state) override

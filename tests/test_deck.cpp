@@ -12,29 +12,17 @@
 #include "launcher/progress.hpp"
 #include "launcher/run.hpp"
 #include "solvers/md/md_registration.hpp"
+#include "support/input_error.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1);
 
 using spotrun::InputError;
+using spotrun::test::input_error;
 using spotrun::launcher::Deck;
 using spotrun::launcher::KeyType;
 
 namespace {
-
-// The InputError message of f(), or a test failure when f() does not throw one.
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected InputError, got another exception: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected InputError, nothing was thrown";
-  return {};
-}
 
 std::string validate_error(const std::string& toml) {
   return input_error([&] { Deck::parse(toml, "deck.toml").validate(); });

@@ -9,6 +9,7 @@
 
 #include "comm/errors.hpp"
 #include "solvers/md/pair_coeffs.hpp"
+#include "support/input_error.hpp"
 #include "support/md_helpers.hpp"
 #include "support/mpi_test.hpp"
 
@@ -16,20 +17,8 @@ SPOTRUN_TEST_RANKS(1, 2, 3, 4);
 
 using namespace spotrun;
 using test::ka_config;
+using test::input_error;
 using test::MdRun;
-
-namespace {
-
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no InputError)";
-}
-
-}  // namespace
 
 // 100 steps NVE of tests/data/ka-small.data against LAMMPS (tests/data/README.md), both list kinds.
 TEST(MdTypes, KobAndersenAgreesWithLammps) {

@@ -144,7 +144,7 @@ TEST(PairLJCut, RegistryBuildsLjCutAndRejectsUnknownStyles) {
   try {
     spotrun::md::make_pair(c, coeffs);
     ADD_FAILURE() << "unknown pair style accepted";
-  } catch (const std::invalid_argument& e) {
+  } catch (const spotrun::InputError& e) {
     EXPECT_NE(std::string(e.what()).find("lj/cut/coul"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("\"lj/cut\""), std::string::npos) << e.what();
   }

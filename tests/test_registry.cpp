@@ -17,11 +17,13 @@
 #include "launcher/memory_check.hpp"
 #include "launcher/run.hpp"
 #include "solvers/registry.hpp"
+#include "support/input_error.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2);
 
 using namespace spotrun;
+using test::input_error;
 namespace fs = std::filesystem;
 
 namespace {
@@ -169,17 +171,6 @@ launcher::Deck valid(const std::string& text) {
   return d;
 }
 
-// The InputError message of f() (the same on every rank), or a failure when there is none.
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected InputError";
-  return {};
-}
-
 #define EXPECT_CONTAINS(text, part) \
   EXPECT_NE(std::string(text).find(part), std::string::npos) << "'" << (part) << "' not in: " << (text)
 
@@ -309,6 +300,42 @@ TEST(Registry, BadRegistrationsAreRefused) {
   EXPECT_THROW(solvers::register_solver(with([](auto& r) { r.make = nullptr; })), std::logic_error);
   EXPECT_THROW(solvers::register_solver(with([](auto& r) { r.keys.push_back(r.keys[0]); })), std::logic_error);
   EXPECT_EQ(solvers::find_solver("toy2"), nullptr);
+}
+
+// make_registration<Definition>() (the form of the built-in solvers): the optional functions a definition
+// struct has are registered, those it lacks get the defaults.
+struct MinimalToy {
+  using Config = ToyConfig;
+  static constexpr const char* name = "toy3";
+  static constexpr const char* units = "toy-units";
+  static std::vector<io::KeySpec> keys() { return {}; }
+  static ToyConfig read_config(const io::Deck&) { return {}; }
+  static solvers::MemoryEstimate memory(const ToyConfig&, double, int) { return {}; }
+  static double checkpoint_bytes_per_work_unit(const ToyConfig&) { return 8; }
+  static std::unique_ptr<Solver> make(const ToyConfig&, const solvers::SolverContext&, const solvers::SolverInputs*) {
+    return nullptr;
+  }
+};
+struct FullToy : MinimalToy {
+  static bool key_active(const io::Deck&, const std::string& key) { return key == "toy3.on"; }
+  static void check_rules(const io::Deck& d, const ToyConfig&) { throw InputError(d.name() + ": full toy rule"); }
+  static double deck_work_units(const ToyConfig&) { return 42; }
+};
+
+TEST(Registry, DefinitionStructsRegisterTheirOptionalFunctions) {
+  const launcher::Deck deck = valid("");
+  const solvers::SolverRegistration minimal = solvers::make_registration<MinimalToy>();
+  EXPECT_EQ(minimal.name, "toy3");
+  EXPECT_EQ(minimal.units, "toy-units");
+  EXPECT_FALSE(minimal.key_active(deck, "toy3.on"));  // the default: run.solver ("md") does not name it
+  EXPECT_NO_THROW(minimal.check_rules(deck));
+  EXPECT_EQ(minimal.deck_work_units(deck), -1.0);
+  EXPECT_EQ(minimal.checkpoint_bytes_per_work_unit(deck), 8.0);
+  const solvers::SolverRegistration full = solvers::make_registration<FullToy>();
+  EXPECT_TRUE(full.key_active(deck, "toy3.on"));
+  EXPECT_FALSE(full.key_active(deck, "toy3.off"));
+  EXPECT_EQ(input_error([&] { full.check_rules(deck); }), "deck.toml: full toy rule");
+  EXPECT_EQ(full.deck_work_units(deck), 42.0);
 }
 
 // docs/decks.md documents every key of every built-in solver; docs/solvers.md names every built-in solver.

@@ -92,59 +92,55 @@ std::vector<KeySpec> fluid_keys() {
   };
 }
 
-void check_rules(const Deck& d, const FluidConfig& c) {
-  if (c.cfl > c.cfl_limit)
-    throw InputError(d.name() + ": fluid.cfl = " + std::to_string(c.cfl) + " exceeds fluid.cfl_limit = " +
-                     std::to_string(c.cfl_limit));
-}
+// The fluid solver as the registry reads it (solvers/registry.hpp: make_registration<Definition>()).
+struct FluidDefinition {
+  using Config = FluidConfig;
+  static constexpr const char* name = "fluid";
+  static constexpr const char* units = "nondimensional";
+  static std::vector<KeySpec> keys() { return fluid_keys(); }
+  static FluidConfig read_config(const Deck& d) { return config_from_deck(d); }
 
-solvers::MemoryEstimate memory(const FluidConfig& cfg, double, int nranks) {
-  return solvers::MemoryEstimate::of(estimated_memory(cfg, nranks),
-                                     "the fluid grid of " + std::to_string(cfg.n[0]) + " x " +
-                                         std::to_string(cfg.n[1]) + " x " + std::to_string(cfg.n[2]) + " points");
-}
+  static void check_rules(const Deck& d, const FluidConfig& c) {
+    if (c.cfl > c.cfl_limit)
+      throw InputError(d.name() + ": fluid.cfl = " + std::to_string(c.cfl) + " exceeds fluid.cfl_limit = " +
+                       std::to_string(c.cfl_limit));
+  }
 
-// state() writes the velocity u (3 doubles per grid point) and its half spectrum uhat (nx x ny x
-// (nz/2 + 1) modes of 3 complex numbers): 8 (3 + 6 (nz/2 + 1) / nz) bytes per grid point.
-double checkpoint_bytes_per_point(const FluidConfig& cfg) {
-  const double nz = cfg.n[2];
-  return 8.0 * (3.0 + 6.0 * static_cast<double>(cfg.n[2] / 2 + 1) / nz);
-}
+  static solvers::MemoryEstimate memory(const FluidConfig& cfg, double, int nranks) {
+    return solvers::MemoryEstimate::of(estimated_memory(cfg, nranks),
+                                       "the fluid grid of " + std::to_string(cfg.n[0]) + " x " +
+                                           std::to_string(cfg.n[1]) + " x " + std::to_string(cfg.n[2]) + " points");
+  }
 
-double grid_points(const FluidConfig& cfg) {
-  return static_cast<double>(cfg.n[0]) * static_cast<double>(cfg.n[1]) * static_cast<double>(cfg.n[2]);
-}
+  // state() writes the velocity u (3 doubles per grid point) and its half spectrum uhat (nx x ny x
+  // (nz/2 + 1) modes of 3 complex numbers): 8 (3 + 6 (nz/2 + 1) / nz) bytes per grid point.
+  static double checkpoint_bytes_per_work_unit(const FluidConfig& cfg) {
+    const double nz = cfg.n[2];
+    return 8.0 * (3.0 + 6.0 * static_cast<double>(cfg.n[2] / 2 + 1) / nz);
+  }
 
-void check_fresh(const FluidConfig& cfg, const solvers::SolverContext& ctx, const solvers::SolverInputs&) {
-  check_fresh_start(cfg, ctx.comm.size());
-}
+  static double deck_work_units(const FluidConfig& cfg) {
+    return static_cast<double>(cfg.n[0]) * static_cast<double>(cfg.n[1]) * static_cast<double>(cfg.n[2]);
+  }
 
-std::unique_ptr<Solver> make(const FluidConfig& cfg, const solvers::SolverContext& ctx,
-                             const solvers::SolverInputs* inputs) {
-  auto solver = std::make_unique<FluidSolver>(cfg, ctx.comm, ctx.transport, inputs == nullptr);
-  if (ctx.comm.is_root())
-    for (const auto& w : solver->warnings()) std::fprintf(stderr, "WARNING: %s\n", w.c_str());
-  return solver;
-}
+  static void check_fresh(const FluidConfig& cfg, const solvers::SolverContext& ctx, const solvers::SolverInputs&) {
+    check_fresh_start(cfg, ctx.comm.size());
+  }
+
+  static std::unique_ptr<Solver> make(const FluidConfig& cfg, const solvers::SolverContext& ctx,
+                                      const solvers::SolverInputs* inputs) {
+    auto solver = std::make_unique<FluidSolver>(cfg, ctx.comm, ctx.transport, inputs == nullptr);
+    if (ctx.comm.is_root())
+      for (const auto& w : solver->warnings()) std::fprintf(stderr, "WARNING: %s\n", w.c_str());
+    return solver;
+  }
+};
 
 }  // namespace
 }  // namespace spotrun::fluid
 
 namespace spotrun::solvers {
 
-SolverRegistration registration_fluid() {
-  SolverDefinition<fluid::FluidConfig> d;
-  d.name = "fluid";
-  d.units = "nondimensional";
-  d.keys = fluid::fluid_keys();
-  d.read_config = fluid::config_from_deck;
-  d.check_rules = fluid::check_rules;
-  d.memory = fluid::memory;
-  d.checkpoint_bytes_per_work_unit = fluid::checkpoint_bytes_per_point;
-  d.deck_work_units = fluid::grid_points;
-  d.check_fresh = fluid::check_fresh;
-  d.make = fluid::make;
-  return make_registration(std::move(d));
-}
+SolverRegistration registration_fluid() { return make_registration<fluid::FluidDefinition>(); }
 
 }  // namespace spotrun::solvers

@@ -92,7 +92,7 @@ void check_fresh_start(const FluidConfig& config, int nranks) {
 
 FluidSolver::FluidSolver(const FluidConfig& config, const comm::Communicator& comm, comm::Transport& transport,
                          bool restoring)
-    : m_cfg(config), m_comm(comm), m_transport(transport) {
+    : SolverBase("fluid", "point-steps"), m_cfg(config), m_comm(comm), m_transport(transport) {
   validate(m_cfg);
   const fft::FftGeometry geometry = make_geometry(m_cfg, comm.size());
   for (int d = 0; d < 3; ++d) {

@@ -56,7 +56,7 @@ std::unique_ptr<fft::DistributedFft> make_fluid_fft(const FluidConfig& config, c
                                                     const comm::Communicator& comm, comm::Transport& transport,
                                                     bool pruned);
 
-class FluidSolver final : public Solver {
+class FluidSolver final : public SolverBase {
  public:
   // restoring: make no initial field; restore() follows. Throws InputError for a bad configuration
   // (sizes, rank count, parameters), on every rank.
@@ -64,20 +64,9 @@ class FluidSolver final : public Solver {
               bool restoring = false);
   ~FluidSolver() override;
 
-  std::string name() const override { return "fluid"; }
-  void setup() override;
-  void step(bool want_thermo) override;
-  std::int64_t step_index() const override { return m_step; }
-  double time() const override { return m_time; }
-  std::vector<std::string> thermo_columns() const override;
-  std::vector<double> thermo() override;
+  // name() "fluid", work_unit() "point-steps" (SolverBase).
+  SPOTRUN_SOLVER_OVERRIDES;
   double work_per_step() const override { return static_cast<double>(m_fft->geometry().total_real()); }
-  std::string work_unit() const override { return "point-steps"; }
-  std::vector<std::string> summary() override;
-  std::string instability_hint() const override;
-  io::SolverState state() override;
-  std::vector<io::StateArray> state_layout() const override;
-  void restore(const io::SolverState& state) override;
 
   // Output hook for the launcher, called after setup() and after every step with the step index: writes
   // the energy spectrum to OUTDIR/spectrum.h5 when step % fluid.spectrum_every == 0 and the velocity to
@@ -173,9 +162,7 @@ class FluidSolver final : public Solver {
   std::unique_ptr<fft::Reshape<double>> m_real_to_planes;
   std::unique_ptr<fft::Reshape<fft::Complex>> m_spectral_to_planes, m_planes_to_spectral;
 
-  std::int64_t m_step = 0;
-  double m_time = 0;
-  double m_dt = 0;
+  double m_dt = 0;  // m_step, m_time: SolverBase
   double m_energy_ref = 0;  // initial energy: reference of the blow-up check
   bool m_setup_done = false;
   bool m_restored = false;

@@ -12,6 +12,7 @@
 #include "io/lammps_data.hpp"
 #include "md_memory.hpp"
 #include "md_solver.hpp"
+#include "pair.hpp"
 #include "solvers/registry.hpp"
 
 namespace spotrun::md {
@@ -114,7 +115,9 @@ std::vector<KeySpec> md_keys() {
        "Lattice starts with several types: the share of the sites of this type (the shares add up to 1; each "
        "site draws its type, keyed by md.lattice.type_seed)", 0, 1},
       // [md.pair]
-      {"md.pair.style", KeyType::String, "\"lj/cut\"", "-", "Pair potential", -1e300, 1e300, false, {"lj/cut"}},
+      // The choices: the registered pair styles (pair.hpp).
+      {"md.pair.style", KeyType::String, "\"lj/cut\"", "-", "Pair potential", -1e300, 1e300, false,
+       pair_style_names()},
       {"md.pair.epsilon", KeyType::Float, "1.0", "epsilon", "LJ well depth", 0, 1e9, true},
       {"md.pair.sigma", KeyType::Float, "1.0", "sigma", "LJ zero-crossing distance", 0, 1e9, true},
       {"md.pair.shift", KeyType::Bool, "false", "-", "Shift the pair energy to zero at the cutoff (pair_modify shift yes)"},
@@ -157,105 +160,99 @@ std::vector<KeySpec> md_keys() {
 
 bool starts_with(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
 
-// The atoms come from [md.lattice] unless [md.initial] names a data file, and then its keys apply
-// instead. Compatibility: before solvers registered, the deck engine applied these two sections to every
-// deck, so fluid decks resolve them too (the [md.lattice] defaults, or [md.initial] when given) and fluid
-// checkpoints hold them in their physics lines, which a resume compares. They stay active for fluid
-// decks; decks of solvers registered since do not get them.
-bool key_active(const Deck& d, const std::string& key) {
-  const std::string solver = d.get_string("run.solver");
-  const bool source_keys = solver == "md" || solver == "fluid";
-  const bool from_data = d.has("md.initial.lammps_data");
-  // Keys of several atom types: active when the deck has types or pair coefficients, so that the physics of a
-  // single-type deck (and of its checkpoints) stays as it was before types existed.
-  const bool typed = d.count("md.types") > 0 || d.count("md.pair.coeff") > 0;
-  if (key == "md.lattice.type_seed") return solver == "md" && !from_data && typed;
-  if (key == "md.pair.mix") return solver == "md" && typed;
-  if (key == "md.tchain") return solver == "md" && d.get_string("md.ensemble") == "nvt";
-  if (starts_with(key, "md.lattice.")) return source_keys && !from_data;
-  if (starts_with(key, "md.initial.")) return source_keys && from_data;
-  return solver == "md";
-}
+// The MD solver as the registry reads it (solvers/registry.hpp: make_registration<Definition>()).
+struct MdDefinition {
+  using Config = MdConfig;
+  static constexpr const char* name = "md";
+  static constexpr const char* units = "lj";
+  static std::vector<KeySpec> keys() { return md_keys(); }
+  static MdConfig read_config(const Deck& d) { return config_from_deck(d); }
 
-void check_rules(const Deck& d, const MdConfig& c) {
-  for (std::size_t i = 0; i < c.types.size(); ++i)
-    for (std::size_t j = 0; j < i; ++j)
-      if (c.types[i].name == c.types[j].name)
-        throw InputError(d.name() + ": md.types[" + std::to_string(i) + "].name = \"" + c.types[i].name +
-                         "\" is also the name of md.types[" + std::to_string(j) + "]; type names must be unique");
-  if (c.from_lattice && c.types.size() > 1) {
-    double sum = 0;
-    for (const auto& t : c.types) sum += t.fraction;
-    if (std::abs(sum - 1.0) > 1e-9)
-      throw InputError(d.name() + ": the md.types fractions add up to " + std::to_string(sum) +
-                       "; a lattice start with several types needs shares that add up to 1");
+  // The atoms come from [md.lattice] unless [md.initial] names a data file, and then its keys apply
+  // instead. Compatibility: before solvers registered, the deck engine applied these two sections to every
+  // deck, so fluid decks resolve them too (the [md.lattice] defaults, or [md.initial] when given) and fluid
+  // checkpoints hold them in their physics lines, which a resume compares. They stay active for fluid
+  // decks; decks of solvers registered since do not get them.
+  static bool key_active(const Deck& d, const std::string& key) {
+    const std::string solver = d.get_string("run.solver");
+    const bool source_keys = solver == "md" || solver == "fluid";
+    const bool from_data = d.has("md.initial.lammps_data");
+    // Keys of several atom types: active when the deck has types or pair coefficients, so that the physics of a
+    // single-type deck (and of its checkpoints) stays as it was before types existed.
+    const bool typed = d.count("md.types") > 0 || d.count("md.pair.coeff") > 0;
+    if (key == "md.lattice.type_seed") return solver == "md" && !from_data && typed;
+    if (key == "md.pair.mix") return solver == "md" && typed;
+    if (key == "md.tchain") return solver == "md" && d.get_string("md.ensemble") == "nvt";
+    if (starts_with(key, "md.lattice.")) return source_keys && !from_data;
+    if (starts_with(key, "md.initial.")) return source_keys && from_data;
+    return solver == "md";
   }
-  if (d.has("md.initial") && d.has("md.lattice"))
-    throw InputError(d.name() + ": give either [md.lattice] or [md.initial], not both");
-  if (d.has("md.initial") && !d.has("md.initial.lammps_data"))
-    throw InputError(d.name() + ": [md.initial] needs key 'lammps_data'");
-}
 
-solvers::MemoryEstimate memory(const MdConfig& cfg, double natoms, int nranks) {
-  const double n = natoms >= 0 ? natoms : lattice_atoms(cfg);
-  std::ostringstream what;
-  what << "the MD system of " << n << " atoms";
-  return solvers::MemoryEstimate::of(estimated_memory(cfg, n, nranks), what.str());
-}
+  static void check_rules(const Deck& d, const MdConfig& c) {
+    for (std::size_t i = 0; i < c.types.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (c.types[i].name == c.types[j].name)
+          throw InputError(d.name() + ": md.types[" + std::to_string(i) + "].name = \"" + c.types[i].name +
+                           "\" is also the name of md.types[" + std::to_string(j) + "]; type names must be unique");
+    if (c.from_lattice && c.types.size() > 1) {
+      double sum = 0;
+      for (const auto& t : c.types) sum += t.fraction;
+      if (std::abs(sum - 1.0) > 1e-9)
+        throw InputError(d.name() + ": the md.types fractions add up to " + std::to_string(sum) +
+                         "; a lattice start with several types needs shares that add up to 1");
+    }
+    if (d.has("md.initial") && d.has("md.lattice"))
+      throw InputError(d.name() + ": give either [md.lattice] or [md.initial], not both");
+    if (d.has("md.initial") && !d.has("md.initial.lammps_data"))
+      throw InputError(d.name() + ": [md.initial] needs key 'lammps_data'");
+  }
 
-// state() writes, per atom: id, x (3), v (3), f (3), image (3), x_build (3) and type, 8 bytes each.
-double checkpoint_bytes_per_atom(const MdConfig&) { return 17 * 8; }
+  static solvers::MemoryEstimate memory(const MdConfig& cfg, double natoms, int nranks) {
+    const double n = natoms >= 0 ? natoms : lattice_atoms(cfg);
+    std::ostringstream what;
+    what << "the MD system of " << n << " atoms";
+    return solvers::MemoryEstimate::of(estimated_memory(cfg, n, nranks), what.str());
+  }
 
-// The lattice's atoms; a data file's are known once it is read.
-double deck_atoms(const MdConfig& cfg) { return cfg.from_lattice ? lattice_atoms(cfg) : -1.0; }
+  // state() writes, per atom: id, x (3), v (3), f (3), image (3), x_build (3) and type, 8 bytes each.
+  static double checkpoint_bytes_per_work_unit(const MdConfig&) { return 17 * 8; }
 
-// A fresh run from [md.initial] reads the LAMMPS data file. Every rank holds its text and parses it:
-// twice its size per rank, checked before it is read.
-solvers::SolverInputs read_inputs(const MdConfig& cfg, const solvers::SolverContext& ctx) {
-  if (cfg.from_lattice) return {};
-  std::filesystem::path p = ctx.deck.get_string("md.initial.lammps_data");
-  if (p.is_relative()) p = std::filesystem::path(ctx.deck_path).parent_path() / p;
-  const std::uint64_t bytes = io::input_file_size(ctx.comm, p.string(), "LAMMPS data file");
-  ctx.check_memory(2.0 * static_cast<double>(bytes), "reading LAMMPS data file '" + p.string() + "'");
-  std::string text = io::read_input_file(ctx.comm, p.string(), "LAMMPS data file", bytes);
-  auto data = std::make_shared<const io::LammpsData>(io::parse_lammps_data(text, p.string()));
-  text.clear();
-  solvers::SolverInputs in;
-  in.work_units = static_cast<double>(data->natoms());
-  in.data = data;
-  return in;
-}
+  // The lattice's atoms; a data file's are known once it is read.
+  static double deck_work_units(const MdConfig& cfg) { return cfg.from_lattice ? lattice_atoms(cfg) : -1.0; }
 
-void check_fresh(const MdConfig& cfg, const solvers::SolverContext& ctx, const solvers::SolverInputs& inputs) {
-  check_fresh_start(cfg, static_cast<const io::LammpsData*>(inputs.data.get()), ctx.comm.size());
-}
+  // A fresh run from [md.initial] reads the LAMMPS data file. Every rank holds its text and parses it:
+  // twice its size per rank, checked before it is read.
+  static solvers::SolverInputs read_inputs(const MdConfig& cfg, const solvers::SolverContext& ctx) {
+    if (cfg.from_lattice) return {};
+    std::filesystem::path p = ctx.deck.get_string("md.initial.lammps_data");
+    if (p.is_relative()) p = std::filesystem::path(ctx.deck_path).parent_path() / p;
+    const std::uint64_t bytes = io::input_file_size(ctx.comm, p.string(), "LAMMPS data file");
+    ctx.check_memory(2.0 * static_cast<double>(bytes), "reading LAMMPS data file '" + p.string() + "'");
+    std::string text = io::read_input_file(ctx.comm, p.string(), "LAMMPS data file", bytes);
+    auto data = std::make_shared<const io::LammpsData>(io::parse_lammps_data(text, p.string()));
+    text.clear();
+    solvers::SolverInputs in;
+    in.work_units = static_cast<double>(data->natoms());
+    in.data = data;
+    return in;
+  }
 
-std::unique_ptr<Solver> make(const MdConfig& cfg, const solvers::SolverContext& ctx,
-                             const solvers::SolverInputs* inputs) {
-  const auto* data = inputs ? static_cast<const io::LammpsData*>(inputs->data.get()) : nullptr;
-  return std::make_unique<MdSolver>(cfg, ctx.comm, ctx.transport, data, inputs == nullptr);
-}
+  static void check_fresh(const MdConfig& cfg, const solvers::SolverContext& ctx, const solvers::SolverInputs& inputs) {
+    check_fresh_start(cfg, static_cast<const io::LammpsData*>(inputs.data.get()), ctx.comm.size());
+  }
+
+  static std::unique_ptr<Solver> make(const MdConfig& cfg, const solvers::SolverContext& ctx,
+                                      const solvers::SolverInputs* inputs) {
+    const auto* data = inputs ? static_cast<const io::LammpsData*>(inputs->data.get()) : nullptr;
+    return std::make_unique<MdSolver>(cfg, ctx.comm, ctx.transport, data, inputs == nullptr);
+  }
+};
 
 }  // namespace
 }  // namespace spotrun::md
 
 namespace spotrun::solvers {
 
-SolverRegistration registration_md() {
-  SolverDefinition<md::MdConfig> d;
-  d.name = "md";
-  d.units = "lj";
-  d.keys = md::md_keys();
-  d.read_config = md::config_from_deck;
-  d.key_active = md::key_active;
-  d.check_rules = md::check_rules;
-  d.memory = md::memory;
-  d.checkpoint_bytes_per_work_unit = md::checkpoint_bytes_per_atom;
-  d.deck_work_units = md::deck_atoms;
-  d.read_inputs = md::read_inputs;
-  d.check_fresh = md::check_fresh;
-  d.make = md::make;
-  return make_registration(std::move(d));
-}
+SolverRegistration registration_md() { return make_registration<md::MdDefinition>(); }
 
 }  // namespace spotrun::solvers

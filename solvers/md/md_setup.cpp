@@ -51,6 +51,7 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
                        const std::string& source, int nranks) {
   DomainPlan plan;
   plan.coeffs = resolve_pair_coeffs(cfg, type_names(cfg, static_cast<int>(masses.size()), source));
+  check_pair_style(cfg, plan.coeffs);
   const double cutneigh = plan.coeffs.max_cutoff() + cfg.skin;
   plan.cutneigh = cutneigh;
   const std::array<double, 3> length{box.length(0), box.length(1), box.length(2)};
@@ -102,9 +103,7 @@ void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nran
 
 MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
                    const io::LammpsData* data, bool restoring)
-    : m_cfg(config), m_comm(comm), m_transport(transport) {
-  if (m_cfg.pair_style != "lj/cut")
-    throw InputError("md.pair.style: pair style '" + m_cfg.pair_style + "' is not known; allowed: " + k_pair_styles);
+    : SolverBase("md", "atom-steps"), m_cfg(config), m_comm(comm), m_transport(transport) {
   if (restoring) return;  // restore() sets up the domain from the checkpoint
   const FreshDomain fresh = fresh_domain(m_cfg, data);
   init_domain(fresh.box, fresh.masses, fresh.source);

@@ -37,7 +37,8 @@ struct FreshDomain {
 FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data);
 
 // The domain of a run on nranks: the pair coefficients of the types (InputError: a [[md.pair.coeff]] names an
-// unknown type or a pair twice, md.types counts other types than `source`), the rank grid (InputError: the box
+// unknown type or a pair twice, md.types counts other types than `source`; the pair style is not registered
+// or refuses them, check_pair_style()), the rank grid (InputError: the box
 // is thinner than cutoff + skin, or no grid of nranks gives sub-boxes that thick) and the neighbour bins a
 // sub-box needs (InputError: more than an int indexes). The solver's set-up (fresh or restored) and
 // check_fresh_start() decide with it.
@@ -53,27 +54,16 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
 // and plan_domain(). `spotrun validate` (and run, before it makes the solver) call it. InputError.
 void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nranks);
 
-class MdSolver final : public Solver {
+class MdSolver final : public SolverBase {
  public:
   // data: atoms read from a LAMMPS data file (same on every rank; each keeps the ones in its sub-box),
   // or nullptr to build the lattice of the configuration. restoring: make no atoms; restore() follows.
   MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
            const io::LammpsData* data, bool restoring = false);
 
-  std::string name() const override { return "md"; }
-  void setup() override;
-  void step(bool want_thermo) override;
-  std::int64_t step_index() const override { return m_step; }
-  double time() const override { return m_time; }
-  std::vector<std::string> thermo_columns() const override;
-  std::vector<double> thermo() override;
+  // name() "md", work_unit() "atom-steps" (SolverBase).
+  SPOTRUN_SOLVER_OVERRIDES;
   double work_per_step() const override { return static_cast<double>(m_natoms); }
-  std::string work_unit() const override { return "atom-steps"; }
-  std::vector<std::string> summary() override;
-  std::string instability_hint() const override;
-  io::SolverState state() override;
-  std::vector<io::StateArray> state_layout() const override;
-  void restore(const io::SolverState& state) override;
   // [md.trajectory]: a frame of OUTDIR/trajectory.h5 at the steps it asks for (md_trajectory.cpp).
   void write_outputs(const std::string& outdir, std::int64_t step) override;
   bool writes_outputs_at(std::int64_t step) const override;
@@ -136,8 +126,7 @@ class MdSolver final : public Solver {
   AnyPair m_pair;       // the evaluators of every type pair, where the kernels run
   ForceScatter m_scatter;
   std::int64_t m_natoms = 0;
-  std::int64_t m_step = 0;
-  double m_time = 0;  // always step * md.dt (restore() checks a checkpoint's time against it)
+  // m_step, m_time (SolverBase): m_time is always step * md.dt (restore() checks a checkpoint's time against it).
   int m_since_build = 0;
   bool m_moved_too_far = false;  // an atom moved > skin/2 while the current list was in use
   // The largest squared displacement since the last build, of the step just integrated, and whether an

@@ -2,9 +2,12 @@
 // Lennard-Jones 12-6, truncated at the cutoff, optionally shifted to zero there (LAMMPS lj/cut with
 // pair_modify shift yes|no):  E = 4 eps [ (sigma/r)^12 - (sigma/r)^6 ] - E_shift,  r < rc.
 // Real: the arithmetic of a pair (double, or float in mixed precision, precision.hpp); the coefficients are
-// computed in double and rounded once to Real.
+// computed in double and rounded once to Real. LjCut is the style of the registry (pair.hpp, pair_style.hpp).
 #include <Kokkos_Core.hpp>
 #include <cmath>
+
+#include "md_config.hpp"
+#include "pair_coeffs.hpp"
 
 namespace spotrun::md {
 
@@ -42,5 +45,16 @@ struct PairLJCutT {
 
 using PairLJCut = PairLJCutT<double>;       // md.precision = "double"
 using PairLJCutMixed = PairLJCutT<float>;   // md.precision = "mixed"
+
+// md.pair.style = "lj/cut": each type pair's epsilon, sigma and cutoff (pair_coeffs.hpp), md.pair.shift.
+struct LjCut {
+  static constexpr const char* name = "lj/cut";
+  template <class Real>
+  using Evaluator = PairLJCutT<Real>;
+  template <class Real>
+  static Evaluator<Real> evaluator(const PairCoeffs& c, int ti, int tj, const MdConfig& cfg) {
+    return Evaluator<Real>(c.at(c.epsilon, ti, tj), c.at(c.sigma, ti, tj), c.at(c.cutoff, ti, tj), cfg.shift);
+  }
+};
 
 }  // namespace spotrun::md
