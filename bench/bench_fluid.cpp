@@ -43,7 +43,7 @@
 #include "comm/errors.hpp"
 #include "comm/transport.hpp"
 #include "io/thermo_writer.hpp"
-#include "launcher/deck.hpp"
+#include "launcher/deck/deck.hpp"
 #include "solvers/fluid/fluid_registration.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
 

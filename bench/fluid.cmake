@@ -2,7 +2,7 @@
 # FFTW (--fft-only), and a deck driver for bench/tgv_validation.sh. Plain MPI program (not Google
 # Benchmark): run it under mpirun.
 add_executable(bench_fluid ${CMAKE_CURRENT_LIST_DIR}/bench_fluid.cpp)
-target_link_libraries(bench_fluid PRIVATE spotrun_fluid spotrun_launcher spotrun_io spotrun_warnings)
+target_link_libraries(bench_fluid PRIVATE spotrun_fluid spotrun_run spotrun_io spotrun_warnings)
 # Raw FFTW for --fft-only: FFTW's MPI library (Debian: libfftw3-mpi-dev, no pkg-config file); without it
 # --fft-only prints n/a for raw FFTW.
 find_library(SPOTRUN_FFTW3_MPI_LIBRARY fftw3_mpi)

@@ -10,7 +10,7 @@ enum ExitCode : int {
   k_exit_failure = 1,
   k_exit_bad_input = 2,
   k_exit_resume_me = 75,
-  k_exit_stalled = 76,  // the in-rank watchdog: no step progress for the stall timeout (launcher/heartbeat.hpp)
+  k_exit_stalled = 76,  // the in-rank watchdog: no step progress for the stall timeout (launcher/run/heartbeat.hpp)
 };
 
 // An error every rank has reached together (a collective verdict): the launcher may finalize MPI and

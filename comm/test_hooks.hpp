@@ -12,7 +12,7 @@ namespace spotrun::comm {
 struct TestHooks {
   // comm::host_name(): this process's host name instead of MPI_Get_processor_name's, when it returns a
   // non-empty one (several "hosts" on one machine). Where it names the host, spot notices leave out the
-  // node's IPv4 addresses (launcher/spot_notices.cpp).
+  // node's IPv4 addresses (launcher/run/spot_notices.cpp).
   std::function<std::string()> host_name;
   // comm::make_transport(kind, comm): true makes every rank send its messages to itself through the
   // transport too (TransportOptions::route_self) in a whole run.

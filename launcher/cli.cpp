@@ -15,15 +15,15 @@
 #include "comm/communicator.hpp"
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
-#include "deck.hpp"
-#include "launch.hpp"  // --- spotrun launch ---
+#include "launcher/deck/deck.hpp"
+#include "launcher/launch/launch.hpp"  // --- spotrun launch ---
 #include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
-#include "export.hpp"
+#include "launcher/run/export.hpp"
 #include "launcher/report/recorder.hpp"  // --- spotrun report ---
-#include "run.hpp"
-#include "stop.hpp"
+#include "launcher/run/run.hpp"
+#include "launcher/run/stop.hpp"
 #include "spotrun/version.hpp"
-#include "submit.hpp"  // --- Slurm (spotrun submit) ---
+#include "launcher/slurm/submit.hpp"  // --- Slurm (spotrun submit) ---
 
 using namespace spotrun;
 
@@ -86,14 +86,14 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
 
   auto* info = app.add_subcommand("info", "Print version, build and backend information");
 
-  // --- Slurm: spotrun submit (launcher/submit.hpp) ---
+  // --- Slurm: spotrun submit (launcher/slurm/submit.hpp) ---
   launcher::SubmitOptions submit_opt;
   auto* submit = app.add_subcommand(
       "submit", "Submit a deck as a Slurm batch job that checkpoints, requeues itself and resumes (or print it)");
   launcher::add_submit_options(*submit, submit_opt);
   // --- end Slurm ---
 
-  // --- spotrun launch: handled in main() before MPI_Init (launcher/launch.hpp); listed here for --help ---
+  // --- spotrun launch: handled in main() before MPI_Init (launcher/launch/launch.hpp); listed here for --help ---
   app.add_subcommand("launch", "Run a deck under mpirun on ad hoc nodes, relaunching from the newest checkpoint "
                                "when ranks or hosts fail (spotrun launch --help)")->allow_extras();
 
@@ -180,7 +180,7 @@ int launcher::command_line_main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "launch") return launcher::launch_main(argc, argv);
   // FUNNELED: the helper threads (the spot notice watcher, the NCCL watchdog) make no MPI call.
   // Before MPI starts (MPI_Init can take a second): a stop signal from here on is kept, and the run acts
-  // on it once it knows its output directory (launcher/stop.hpp).
+  // on it once it knows its output directory (launcher/run/stop.hpp).
   launcher::install_stop_handlers();
   launcher::set_signal_mode(launcher::SignalMode::start_up, "start-up");
 #ifdef OPEN_MPI
@@ -191,7 +191,7 @@ int launcher::command_line_main(int argc, char** argv) {
 #endif
   int thread_level = 0;
   // checkpoint.async with checkpoint.local_dir: MPI_THREAD_MULTIPLE for the background writer of level sets
-  // (launcher/checkpoint_levels.hpp checks what MPI provided and writes synchronously without it).
+  // (launcher/run/checkpoint_levels.hpp checks what MPI provided and writes synchronously without it).
   MPI_Init_thread(&argc, &argv, wants_thread_multiple(argc, argv) ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED,
                   &thread_level);
   int rank = 0;

@@ -1,6 +1,6 @@
 #pragma once
 // The solver registry: everything the launcher (and the deck schema it assembles for the deck engine,
-// launcher/deck_schema.cpp) needs to know about a solver, given by the solver itself, so that the launcher
+// launcher/deck/deck_schema.cpp) needs to know about a solver, given by the solver itself, so that the launcher
 // names none (docs/solvers.md). A solver registers, in its own folder (solvers/<name>/<name>_registration.cpp,
 // compiled into its target by solvers/<name>/CMakeLists.txt):
 //   its name (run.solver), the unit system its checkpoints name, its deck keys, which of them apply,

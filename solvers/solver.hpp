@@ -36,7 +36,7 @@ class Solver {
   // after every step with the step index. Collective.
   virtual void write_outputs(const std::string& outdir, std::int64_t step) {}
   // Whether write_outputs(outdir, step) would write anything (the launcher checks its write fence only
-  // then; see launcher/fence.hpp). Same answer on every rank.
+  // then; see launcher/run/fence.hpp). Same answer on every rank.
   virtual bool writes_outputs_at(std::int64_t step) const { return false; }
   // The likely causes of a non-finite thermo value or state, for the message that stops the run
   // ("the time step md.dt is too large, or atoms overlap").

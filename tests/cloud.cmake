@@ -1,8 +1,8 @@
-# Spot notices (cloud/, launcher/spot_notices.cpp, docs/cloud.md), included from tests/CMakeLists.txt. Every
+# Spot notices (cloud/, launcher/run/spot_notices.cpp, docs/cloud.md), included from tests/CMakeLists.txt. Every
 # server they talk to is a test server on a loopback address (tests/support/http_server.hpp).
 # Unit tests: the metadata endpoint check, the provider from DMI, deadlines, each provider's notice format,
 # hostile servers (huge, endless, silent, malformed, redirecting) and the watcher thread.
-spotrun_add_test_executable(test_cloud test_cloud.cpp LIBS spotrun_cloud spotrun_launcher)
+spotrun_add_test_executable(test_cloud test_cloud.cpp LIBS spotrun_cloud spotrun_run)
 spotrun_add_unit_test(cloud test_cloud TIMEOUT 120)
 set_tests_properties(cloud PROPERTIES LABELS "unit;cloud")
 

@@ -3,7 +3,7 @@ spotrun_add_test_executable(test_fft test_fft.cpp LIBS spotrun_fft PkgConfig::FF
 spotrun_add_mpi_test(fft test_fft NPROCS 1 2 3 4 TIMEOUT 180)
 
 spotrun_add_test_executable(test_fluid test_fluid.cpp
-                            LIBS spotrun_fluid spotrun_launcher spotrun_field_output spotrun_hdf5)
+                            LIBS spotrun_fluid spotrun_run spotrun_field_output spotrun_hdf5)
 spotrun_add_mpi_test(fluid test_fluid NPROCS 1 2 3 4 TIMEOUT 300)
 
 # spotrun_add_fluid_script_test(NAME SCRIPT TIMEOUT NP...): the test fluid.NAME.npNP of tests/cli/SCRIPT

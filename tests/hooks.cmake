@@ -12,5 +12,5 @@ add_test(NAME hooks.check_detects
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hooks/check_no_test_hooks.sh $<TARGET_FILE:spotrun-test>)
 set_tests_properties(hooks.check_detects PROPERTIES LABELS unit TIMEOUT 120
                      PASS_REGULAR_EXPRESSION "spotrun-test: holds .*SPOTRUN_TEST_PAUSE.*check_no_test_hooks: FAILED: 1 of")
-spotrun_add_test_executable(test_hooks test_hooks.cpp LIBS spotrun_launcher spotrun_md spotrun_io)
+spotrun_add_test_executable(test_hooks test_hooks.cpp LIBS spotrun_run spotrun_md spotrun_io)
 spotrun_add_mpi_test(hooks.units test_hooks NPROCS 1 2 TIMEOUT 180)

@@ -7,4 +7,4 @@ set_tests_properties(layering PROPERTIES LABELS unit TIMEOUT 120)
 add_test(NAME layering.detects_upward_includes
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/layering/check_layering.sh ${CMAKE_CURRENT_SOURCE_DIR}/layering/upward)
 set_tests_properties(layering.detects_upward_includes PROPERTIES LABELS unit TIMEOUT 120
-  PASS_REGULAR_EXPRESSION "comm/bad.hpp:5: includes \"io/input_file.hpp\".*comm/bad.hpp:6: includes \"solvers/solver.hpp\".*io/bad.cpp:3: includes \"launcher/deck.hpp\".*solvers/toy/bad.hpp:3: includes \"../../launcher/x.hpp\".*layering: FAILED: 4 upward include")
+  PASS_REGULAR_EXPRESSION "comm/bad.hpp:5: includes \"io/input_file.hpp\".*comm/bad.hpp:6: includes \"solvers/solver.hpp\".*io/bad.cpp:3: includes \"launcher/deck/deck.hpp\".*solvers/toy/bad.hpp:3: includes \"../../launcher/x.hpp\".*layering: FAILED: 4 upward include")

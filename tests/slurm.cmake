@@ -1,6 +1,6 @@
 # Slurm tests, included from tests/CMakeLists.txt. Label "slurm".
-#  - slurm_submit: unit test of the rendered batch script and of the job's end time (launcher/submit.cpp,
-#    launcher/slurm_env.cpp), with stand-ins for squeue and scontrol.
+#  - slurm_submit: unit test of the rendered batch script and of the job's end time (launcher/slurm/submit.cpp,
+#    launcher/slurm/slurm_env.cpp), with stand-ins for squeue and scontrol.
 #  - slurm_sbatch_generated: slurm/spotrun-cpu.sbatch and slurm/spotrun-gpu.sbatch are what
 #    cmake/SpotrunSbatch.cmake makes from slurm/spotrun.sbatch.in, the one source of both scripts and of the
 #    job body `spotrun submit` writes (a diff where they differ; `cmake -P cmake/SpotrunSbatch.cmake` from
@@ -10,7 +10,7 @@
 #    (exit 77) where that is impossible; with SPOTRUN_REQUIRE_SLURM=1 in the environment a skip fails.
 #    They run serially (a real cluster, timing-sensitive) and take about 4 minutes together.
 #    Run only these: ctest --test-dir <build> -L slurm --output-on-failure
-spotrun_add_test_executable(test_submit test_submit.cpp LIBS spotrun_launcher)
+spotrun_add_test_executable(test_submit test_submit.cpp LIBS spotrun_submit)
 add_test(NAME slurm_submit COMMAND $<TARGET_FILE:test_submit>)
 set_tests_properties(slurm_submit PROPERTIES TIMEOUT 60 LABELS "unit;slurm")
 add_test(NAME slurm_sbatch_generated

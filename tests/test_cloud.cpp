@@ -16,7 +16,7 @@
 #include "launcher/cloud/provider.hpp"
 #include "launcher/cloud/spot_notice.hpp"
 #include "comm/errors.hpp"
-#include "launcher/deck.hpp"
+#include "launcher/deck/deck.hpp"
 #include "support/http_server.hpp"
 #include "support/mpi_test.hpp"
 

@@ -1,4 +1,4 @@
-// launcher::Deck: TOML decks validated against the schema (launcher/deck_schema.cpp).
+// launcher::Deck: TOML decks validated against the schema (launcher/deck/deck_schema.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -8,9 +8,9 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
-#include "launcher/deck.hpp"
-#include "launcher/progress.hpp"
-#include "launcher/run.hpp"
+#include "launcher/deck/deck.hpp"
+#include "launcher/run/progress.hpp"
+#include "launcher/run/run.hpp"
 #include "solvers/md/md_registration.hpp"
 #include "support/input_error.hpp"
 #include "support/mpi_test.hpp"

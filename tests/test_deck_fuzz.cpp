@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "comm/errors.hpp"
-#include "launcher/deck.hpp"
-#include "launcher/run.hpp"
+#include "launcher/deck/deck.hpp"
+#include "launcher/run/run.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2);

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
-#include "launcher/deck.hpp"
+#include "launcher/deck/deck.hpp"
 #include "solvers/fluid/fluid_registration.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
 #include "solvers/registry.hpp"

@@ -13,7 +13,7 @@
 #include "comm/test_hooks.hpp"
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
-#include "launcher/stop.hpp"
+#include "launcher/run/stop.hpp"
 #include "support/md_helpers.hpp"
 #include "support/mpi_test.hpp"
 

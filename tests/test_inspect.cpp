@@ -13,7 +13,7 @@
 #include "comm/errors.hpp"
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
-#include "launcher/run.hpp"
+#include "launcher/run/run.hpp"
 #include "solvers/fluid/fluid_registration.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
 #include "solvers/md/md_registration.hpp"

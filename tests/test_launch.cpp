@@ -1,6 +1,6 @@
-// launcher/launch.hpp and launcher/run_status.hpp: hostfiles, rank plans, what mpirun's messages say
+// launcher/launch/launch.hpp and launcher/run/run_status.hpp: hostfiles, rank plans, what mpirun's messages say
 // about hosts and ranks, UTC times, and the records of OUTDIR/status.json; the watchdog's timeout
-// (launcher/heartbeat.hpp). The supervisor itself is
+// (launcher/run/heartbeat.hpp). The supervisor itself is
 // tested end to end by tests/cli/launch_test.sh.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,9 +12,9 @@
 
 #include "comm/communicator.hpp"
 #include "comm/errors.hpp"
-#include "launcher/heartbeat.hpp"
-#include "launcher/launch.hpp"
-#include "launcher/run_status.hpp"
+#include "launcher/run/heartbeat.hpp"
+#include "launcher/launch/launch.hpp"
+#include "launcher/run/run_status.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1);

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "comm/errors.hpp"
-#include "launcher/deck.hpp"
+#include "launcher/deck/deck.hpp"
 #include "solvers/md/pair.hpp"
 #include "support/input_error.hpp"
 #include "support/mpi_test.hpp"

@@ -15,7 +15,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "launcher/memory_check.hpp"
+#include "launcher/run/memory_check.hpp"
 #include "solvers/fluid/fluid_memory.hpp"
 #include "solvers/fluid/fluid_solver.hpp"
 #include "solvers/md/md_memory.hpp"

@@ -1,4 +1,4 @@
-// launcher/submit.hpp and launcher/slurm_env.hpp: the batch script spotrun submit renders (quoting,
+// launcher/slurm/submit.hpp and launcher/slurm/slurm_env.hpp: the batch script spotrun submit renders (quoting,
 // refusals, GPU and CPU variants) and the job's end time read from Slurm (with a stand-in squeue).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
-#include "launcher/slurm_env.hpp"
-#include "launcher/submit.hpp"
+#include "launcher/slurm/slurm_env.hpp"
+#include "launcher/slurm/submit.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1);

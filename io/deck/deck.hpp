@@ -1,7 +1,7 @@
 #pragma once
 // The deck engine: TOML files validated against a schema of typed keys with units, defaults and ranges.
 // The engine knows no key of its own: whoever reads a deck passes the schema in (spotrun's is assembled by
-// the launcher, launcher/deck_schema.cpp, from its own keys and those each solver registers).
+// the launcher, launcher/deck/deck_schema.cpp, from its own keys and those each solver registers).
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -97,7 +97,7 @@ nlohmann::json load_report(const std::string& outdir, std::vector<std::string>& 
 }
 
 // A lost attempt (the latest of the ledger) up to its last heartbeat (OUTDIR/heartbeats/<host>.json,
-// launcher/heartbeat.hpp; written in the time loop, and this attempt writes its own only after this): its
+// launcher/run/heartbeat.hpp; written in the time loop, and this attempt writes its own only after this): its
 // end the newest heartbeat written since it started, its end step the highest step one reported. The time
 // added counts as idle time.
 static void extend_by_heartbeats(Attempt& a, const std::string& outdir) {

@@ -13,7 +13,7 @@
 #include "comm/communicator.hpp"
 #include "comm/device.hpp"
 #include "gpu_sampler.hpp"
-#include "launcher/deck.hpp"
+#include "launcher/deck/deck.hpp"
 #include "model.hpp"
 #include "timed_transport.hpp"
 

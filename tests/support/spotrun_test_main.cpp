@@ -25,7 +25,7 @@
 
 #include "comm/test_hooks.hpp"
 #include "launcher/cli.hpp"
-#include "launcher/stop.hpp"
+#include "launcher/run/stop.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "memory_check.hpp"
+#include "launcher/run/memory_check.hpp"
 
 #include <unistd.h>
 

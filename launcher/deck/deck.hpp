@@ -1,5 +1,5 @@
 #pragma once
-// spotrun's decks: the deck engine (io/deck/deck.hpp) with spotrun's schema, which launcher/deck_schema.cpp
+// spotrun's decks: the deck engine (io/deck/deck.hpp) with spotrun's schema, which launcher/deck/deck_schema.cpp
 // assembles from the launcher's keys ([run], [checkpoint], [comm], [cloud], [report]) and those of every
 // registered solver (solvers/registry.hpp).
 #include <memory>

@@ -1,10 +1,10 @@
 #pragma once
 // OUTDIR/status.json: what the run of an output directory is doing, or how it ended, for whatever
 // supervises it (spotrun launch, a script, a person). Rank 0 writes it while it holds the directory's
-// lock (launcher/output_lock.hpp), atomically: a temporary file, fsync, rename. Records, in order:
+// lock (launcher/run/output_lock.hpp), atomically: a temporary file, fsync, rename. Records, in order:
 //   "running"   when the lock is taken (start_step null), and again when the time loop starts;
 //   "finished", "stopped" or "failed" when the run ends.
-// A stop signal that ends the process at once outside the time loop (launcher/stop.hpp) writes the end
+// A stop signal that ends the process at once outside the time loop (launcher/run/stop.hpp) writes the end
 // record from the signal handler, with async-signal-safe calls only, from text rendered in advance. A
 // run killed outright (SIGKILL, its node lost) leaves "running": a reader that finds the process gone
 // treats it as failed. Schema: docs/checkpoints.md#outdirstatusjson.

@@ -12,7 +12,7 @@
 #include "comm/communicator.hpp"
 #include "io/checkpoint_durable.hpp"
 #include "io/checkpoint_levels.hpp"
-#include "node_groups.hpp"
+#include "launcher/run/node_groups.hpp"
 
 namespace spotrun::launcher {
 
@@ -72,7 +72,7 @@ class CheckpointLevels {
   std::unique_ptr<io::LevelSetWriter> m_writer;  // checkpoint.async
 };
 
-// group_nodes(comm) (launcher/node_groups.hpp): the run's nodes grouped by host name, for reading level
+// group_nodes(comm) (launcher/run/node_groups.hpp): the run's nodes grouped by host name, for reading level
 // sets where no CheckpointLevels exists (a resume, inspect, export).
 
 // Whether a path names a level set's index (*.levels).

@@ -1,4 +1,4 @@
-#include "submit.hpp"
+#include "launcher/slurm/submit.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "comm/errors.hpp"
-#include "run.hpp"
-#include "slurm_env.hpp"
+#include "launcher/run/run.hpp"
+#include "launcher/slurm/slurm_env.hpp"
 // The job body (impl::k_sbatch_job_body), generated at build time from slurm/spotrun.sbatch.in, the one
 // source of the body and of slurm/spotrun-cpu.sbatch and slurm/spotrun-gpu.sbatch.
 #include "spotrun/sbatch_job_body.hpp"

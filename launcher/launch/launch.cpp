@@ -1,4 +1,4 @@
-#include "launch.hpp"
+#include "launcher/launch/launch.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -28,11 +28,11 @@
 
 #include "comm/errors.hpp"
 #include "comm/number_text.hpp"
-#include "deck.hpp"
-#include "fence.hpp"
-#include "heartbeat.hpp"
+#include "launcher/deck/deck.hpp"
+#include "launcher/run/fence.hpp"
+#include "launcher/run/heartbeat.hpp"
 #include "launcher/doctor/report.hpp"
-#include "run_status.hpp"
+#include "launcher/run/run_status.hpp"
 
 extern char** environ;
 
@@ -305,7 +305,7 @@ bool process_gone(long long pid) {
   return paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z';
 }
 
-// Whether some process holds the run lock of OUTDIR (launcher/output_lock.hpp).
+// Whether some process holds the run lock of OUTDIR (launcher/run/output_lock.hpp).
 bool run_lock_held(const std::string& outdir) {
   const std::string path = (fs::path(outdir) / ".spotrun.lock").string();
   const int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
@@ -537,7 +537,7 @@ struct ProbeResult {
   std::string output;
 };
 
-// What the heartbeat files of an attempt (OUTDIR/heartbeats/<host>.json, launcher/heartbeat.hpp) said,
+// What the heartbeat files of an attempt (OUTDIR/heartbeats/<host>.json, launcher/run/heartbeat.hpp) said,
 // as seen on this machine's clock.
 struct HostBeat {
   double value = -1;       // the file's "unix" (the node's clock): a new value is a new heartbeat
@@ -813,7 +813,7 @@ std::vector<HostEntry> Launcher::current_hosts() const {
   return parse_hostfile(read_regular_file(m_opt.hostfile, "hostfile", 1 << 20), m_opt.hostfile);
 }
 
-// Fencing, 1 (launcher/fence.hpp): OUTDIR/attempt names the attempt about to start, before its mpirun
+// Fencing, 1 (launcher/run/fence.hpp): OUTDIR/attempt names the attempt about to start, before its mpirun
 // does; a rank of an earlier attempt that reads it stops without writing (exit 77).
 void Launcher::write_attempt_file(const AttemptResult& a) {
   const fs::path path = fs::path(m_outdir) / k_attempt_file;
@@ -1191,7 +1191,7 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   write_attempt_file(a);  // --- fencing: from here on the ranks of earlier attempts write nothing ---
   a.started = now_unix();
   int out_fd = -1, err_fd = -1;
-  // The ranks' own watchdog waits twice the stall timeout (launcher/heartbeat.hpp): launch acts first.
+  // The ranks' own watchdog waits twice the stall timeout (launcher/run/heartbeat.hpp): launch acts first.
   // A SPOTRUN_STALL_TIMEOUT in launch's own environment is passed on as it is.
   std::vector<std::string> env{attempt_env};
   if (m_opt.stall_timeout > 0 && !std::getenv("SPOTRUN_STALL_TIMEOUT"))
@@ -1684,7 +1684,7 @@ int Launcher::run() {
     newest_at_last_end = newest;
     // The next attempt takes the output directory's lock: wait until this one's rank 0 released it. After
     // a fence that a host did not answer, its rank 0 may hold it (frozen, partitioned): the next attempt's
-    // rank 0 waits for that fenced holder itself (launcher/output_lock.cpp).
+    // rank 0 waits for that fenced holder itself (launcher/run/output_lock.cpp).
     const bool holder_away = a.stalled && a.fence_unanswered;
     for (double until = now_unix() + 10; !holder_away && run_lock_held(m_outdir) && now_unix() < until;) ::usleep(50000);
     if (holder_away && run_lock_held(m_outdir))

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "checkpoint_levels.hpp"
-#include "deck.hpp"
+#include "launcher/run/checkpoint_levels.hpp"
+#include "launcher/deck/deck.hpp"
 #include "io/checkpoint.hpp"
 #include "solvers/solver.hpp"
 

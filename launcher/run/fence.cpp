@@ -1,4 +1,4 @@
-#include "fence.hpp"
+#include "launcher/run/fence.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "run_status.hpp"
+#include "launcher/run/run_status.hpp"
 
 namespace spotrun::launcher {
 namespace {

@@ -3,7 +3,7 @@
 // shared-memory split: ranks that Open MPI starts on one machine but that report different host names
 // (simulated nodes in UTS namespaces of their own, as the tests make them) are on different nodes, as
 // their node-local files and their heartbeats must be. One grouping for the checkpoint levels
-// (launcher/checkpoint_levels.hpp) and the heartbeats (launcher/heartbeat.hpp).
+// (launcher/run/checkpoint_levels.hpp) and the heartbeats (launcher/run/heartbeat.hpp).
 #include <memory>
 
 #include "comm/communicator.hpp"

@@ -1,4 +1,4 @@
-#include "spot_notices.hpp"
+#include "launcher/run/spot_notices.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>

@@ -3,7 +3,7 @@
 // time loop (after the run report read the heartbeats a lost attempt left) to the end of the run, every
 // rank runs a helper thread (no MPI call: MPI runs FUNNELED) that wakes every 0.1 s:
 //  - on the lowest rank of each host name (ranks grouped by MPI_Get_processor_name, as the checkpoint
-//    levels group them: launcher/node_groups.hpp) it replaces OUTDIR/heartbeats/<host>.json (a temporary
+//    levels group them: launcher/run/node_groups.hpp) it replaces OUTDIR/heartbeats/<host>.json (a temporary
 //    file renamed over it) every k_heartbeat_seconds with the step, the mean step time and the longest gap between
 //    two step advances (checkpoint writes included), so that a supervisor reading the shared output
 //    directory (spotrun launch) sees which host stopped: one file per node, not per rank, to keep the

@@ -1,14 +1,14 @@
-#include "checkpointing.hpp"
+#include "launcher/run/checkpointing.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "checkpoint_levels.hpp"
+#include "launcher/run/checkpoint_levels.hpp"
 #include "comm/errors.hpp"
 #include "comm/number_text.hpp"
-#include "fence.hpp"  // --- fencing ---
+#include "launcher/run/fence.hpp"  // --- fencing ---
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -354,7 +354,7 @@ double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   meta.step = solver.step_index();
   meta.time = solver.time();
   meta.nranks = m_comm.size();
-  if (m_comm.is_root()) check_attempt_fence(path.c_str());  // --- fencing (launcher/fence.hpp): exit 77 when fenced ---
+  if (m_comm.is_root()) check_attempt_fence(path.c_str());  // --- fencing (launcher/run/fence.hpp): exit 77 when fenced ---
   if (m_levels) {
     // checkpoint.local_dir: node files (and partner copies), then the index at `path`.
     const std::string name = fs::path(path).filename().string();
@@ -375,7 +375,7 @@ double CheckpointManager::start_background(Solver& solver, double now, const cha
   meta.step = solver.step_index();
   meta.time = solver.time();
   meta.nranks = m_comm.size();
-  if (m_comm.is_root()) check_attempt_fence(path.c_str());  // --- fencing (launcher/fence.hpp): exit 77 when fenced ---
+  if (m_comm.is_root()) check_attempt_fence(path.c_str());  // --- fencing (launcher/run/fence.hpp): exit 77 when fenced ---
   const std::string name = fs::path(path).filename().string();
   m_levels->start(meta, std::move(state), name.substr(0, name.rfind('.')), path);
   m_in_flight = {reason, now, 0};

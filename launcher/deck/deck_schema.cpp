@@ -7,7 +7,7 @@
 #include "launcher/cloud/metadata_endpoint.hpp"
 #include "launcher/cloud/provider.hpp"
 #include "comm/transport.hpp"
-#include "deck.hpp"
+#include "launcher/deck/deck.hpp"
 #include "io/checkpoint_durable.hpp"
 #include "solvers/registry.hpp"
 
@@ -83,7 +83,7 @@ std::vector<KeySpec> launcher_keys() {
      1e300, false, {"warn", "abort"}, true},
     {"checkpoint.safety_factor", KeyType::Float, "2.0", "-",
      "Time-limit reserve: this factor times the measured checkpoint time, plus two steps", 1, 1e3, false, {}, true},
-    // Multilevel checkpoints (launcher/checkpoint_levels.hpp, docs/checkpoints.md)
+    // Multilevel checkpoints (launcher/run/checkpoint_levels.hpp, docs/checkpoints.md)
     local_dir,
     {"checkpoint.partner", KeyType::Bool, "false", "-",
      "With checkpoint.local_dir: each node's file is also copied (MPI) into the local directory of another node, so "

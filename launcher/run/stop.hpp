@@ -50,7 +50,7 @@ void set_resumable_on_signal(bool resumable);
 void set_lock_fd_for_signal(int fd);
 // A function the handler calls just before it ends the process at once, with the signal, the exit code
 // and the parts of its message (`why`: " during " or " again while "; `phase`: set_signal_mode's); it
-// must be async-signal-safe. It writes the end record of OUTDIR/status.json (launcher/run_status.hpp).
+// must be async-signal-safe. It writes the end record of OUTDIR/status.json (launcher/run/run_status.hpp).
 // nullptr: none.
 using EndNowHook = void (*)(int sig, int code, const char* why, const char* phase);
 void set_end_now_hook(EndNowHook hook);
@@ -66,7 +66,7 @@ enum StopFlag : int {
   k_flag_signal = 0,      // a stop signal arrived on some rank
   k_flag_checkpoint = 1,  // a wall-clock checkpoint is due on some rank
   k_flag_time_limit = 2,  // the time limit (minus reserve) is reached on some rank
-  k_flag_spot_notice = 3, // a spot notice was seen on some node (launcher/spot_notices.hpp)
+  k_flag_spot_notice = 3, // a spot notice was seen on some node (launcher/run/spot_notices.hpp)
   k_nflags = 4,
 };
 

@@ -1,4 +1,4 @@
-#include "checkpoint_levels.hpp"
+#include "launcher/run/checkpoint_levels.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

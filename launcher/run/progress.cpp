@@ -1,4 +1,4 @@
-#include "progress.hpp"
+#include "launcher/run/progress.hpp"
 
 #include <chrono>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "run_status.hpp"
+#include "launcher/run/run_status.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,9 +11,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
-#include "fence.hpp"
+#include "launcher/run/fence.hpp"
 #include "spotrun/version.hpp"
-#include "stop.hpp"
+#include "launcher/run/stop.hpp"
 
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
@@ -104,7 +104,7 @@ std::string utc_now() {
   return buf;
 }
 
-// The end record of a process that a stop signal ends at once (launcher/stop.cpp calls it just before
+// The end record of a process that a stop signal ends at once (launcher/run/stop.cpp calls it just before
 // _exit): "stopped" with exit 75 (the output directory holds a checkpoint, nothing was computed), else
 // "failed" with 128 + the signal number. Async-signal-safe.
 void on_end_now(int sig, int code, const char* why, const char* phase) {
@@ -311,7 +311,7 @@ void RunStatus::write_end(const std::string& state, int exit_code, const std::st
 
 // One record: its own fields, then the shared ones.
 void RunStatus::write(const std::string& own) {
-  check_attempt_fence("status.json");  // fencing (launcher/fence.hpp): exit 77 when fenced
+  check_attempt_fence("status.json");  // fencing (launcher/run/fence.hpp): exit 77 when fenced
   std::string text = own.substr(0, own.size() - 1) + "," + m_common + "}\n";
   const std::string tmp = m_path + ".tmp";
   const std::string dir = m_outdir.empty() ? std::string(".") : m_outdir;

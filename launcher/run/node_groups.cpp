@@ -1,4 +1,4 @@
-#include "node_groups.hpp"
+#include "launcher/run/node_groups.hpp"
 
 #include "comm/device.hpp"
 

@@ -1,4 +1,4 @@
-#include "stop.hpp"
+#include "launcher/run/stop.hpp"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/test_hooks.hpp"
-#include "fence.hpp"
+#include "launcher/run/fence.hpp"
 
 namespace spotrun::launcher {
 namespace {

@@ -1,4 +1,4 @@
-#include "run.hpp"
+#include "launcher/run/run.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -13,25 +13,25 @@
 #include <optional>
 #include <sstream>
 
-#include "checkpointing.hpp"
-#include "checkpoint_levels.hpp"  // --- checkpoint.local_dir: level sets ---
-#include "memory_check.hpp"
-#include "output_lock.hpp"
-#include "run_status.hpp"
-#include "slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
-#include "spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
-#include "heartbeat.hpp"  // --- stalls: heartbeat files and the in-rank watchdog ---
-#include "fence.hpp"  // --- fencing: no write from an attempt that is no longer current ---
+#include "launcher/run/checkpointing.hpp"
+#include "launcher/run/checkpoint_levels.hpp"  // --- checkpoint.local_dir: level sets ---
+#include "launcher/run/memory_check.hpp"
+#include "launcher/run/output_lock.hpp"
+#include "launcher/run/run_status.hpp"
+#include "launcher/slurm/slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
+#include "launcher/run/spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
+#include "launcher/run/heartbeat.hpp"  // --- stalls: heartbeat files and the in-rank watchdog ---
+#include "launcher/run/fence.hpp"  // --- fencing: no write from an attempt that is no longer current ---
 #include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
 #include "comm/device.hpp"
 #include "comm/nccl_library.hpp"
 #include "comm/transport.hpp"
-#include "stop.hpp"
+#include "launcher/run/stop.hpp"
 #include "io/input_file.hpp"
 #include "io/thermo_writer.hpp"
 #include "solvers/registry.hpp"
-#include "launcher/progress.hpp"
+#include "launcher/run/progress.hpp"
 #include "spotrun/version.hpp"
 
 namespace fs = std::filesystem;
@@ -267,7 +267,7 @@ void write_thermo(const comm::Communicator& comm, io::ThermoWriter& thermo, Solv
                    "): " + solver.instability_hint() +
                    ". The run stops here; no checkpoint or final state is written from this state.");
   }
-  if (comm.is_root()) check_attempt_fence("a thermo row");  // --- fencing (launcher/fence.hpp) ---
+  if (comm.is_root()) check_attempt_fence("a thermo row");  // --- fencing (launcher/run/fence.hpp) ---
   const std::string error = comm.broadcast(thermo.write(solver.step_index(), values));
   if (error.empty()) return;
   if (abort_on_error) throw RunError(error + " (checkpoint.on_error = \"abort\")");
@@ -389,7 +389,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
 
   const std::int64_t steps = deck.get_int("run.steps");
   const std::int64_t thermo_every = deck.get_int("run.thermo_every");
-  // --- Slurm: under Slurm the job's end time (less a margin) is a time limit too (launcher/slurm_env.hpp) ---
+  // --- Slurm: under Slurm the job's end time (less a margin) is a time limit too (launcher/slurm/slurm_env.hpp) ---
   const double time_limit = time_limit_with_slurm(comm, deck.get_seconds("run.time_limit"), opt.start_wtime);
 
   io::CheckpointMeta base;
@@ -615,7 +615,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     }
     record_levels(checkpoints.poll_tiers());
   }
-  // OUTDIR/status.json: how the run ended (launcher/run_status.hpp).
+  // OUTDIR/status.json: how the run ended (launcher/run/run_status.hpp).
   if (code == k_exit_finished) {
     status.finished(solver->step_index(), checkpoints.final_path());
   } else if (code == k_exit_resume_me) {

@@ -1,4 +1,4 @@
-#include "slurm_env.hpp"
+#include "launcher/slurm/slurm_env.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

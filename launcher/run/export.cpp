@@ -1,5 +1,5 @@
-#include "export.hpp"
-#include "checkpoint_levels.hpp"
+#include "launcher/run/export.hpp"
+#include "launcher/run/checkpoint_levels.hpp"
 
 #include <mpi.h>
 
@@ -10,7 +10,7 @@
 #include "comm/errors.hpp"
 #include "io/checkpoint.hpp"
 #include "io/lammps_data.hpp"
-#include "launcher/deck.hpp"
+#include "launcher/deck/deck.hpp"
 
 namespace spotrun::launcher {
 namespace {

@@ -5,7 +5,7 @@
 
 #include "comm/communicator.hpp"
 #include "comm/transport.hpp"
-#include "deck.hpp"
+#include "launcher/deck/deck.hpp"
 #include "io/checkpoint.hpp"
 #include "solvers/solver.hpp"
 

@@ -1,4 +1,4 @@
-#include "output_lock.hpp"
+#include "launcher/run/output_lock.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "comm/errors.hpp"
-#include "fence.hpp"
-#include "stop.hpp"
+#include "launcher/run/fence.hpp"
+#include "launcher/run/stop.hpp"
 
 namespace spotrun::launcher {
 namespace {

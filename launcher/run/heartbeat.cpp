@@ -1,4 +1,4 @@
-#include "heartbeat.hpp"
+#include "launcher/run/heartbeat.hpp"
 
 #include <unistd.h>
 
@@ -13,9 +13,9 @@
 
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
-#include "fence.hpp"
-#include "node_groups.hpp"
-#include "run_status.hpp"
+#include "launcher/run/fence.hpp"
+#include "launcher/run/node_groups.hpp"
+#include "launcher/run/run_status.hpp"
 
 namespace fs = std::filesystem;
 
@@ -55,7 +55,7 @@ Heartbeat::Heartbeat(const comm::Communicator& comm, const std::string& outdir) 
   m_rank = comm.rank();
   m_host = comm::host_name();  // MPI_Get_processor_name: here, on the thread that may call MPI
   // One writer per host name (the lowest rank of each), not per shared-memory node: simulated nodes on
-  // one machine, each with its own host name, each write their own file (launcher/node_groups.hpp).
+  // one machine, each with its own host name, each write their own file (launcher/run/node_groups.hpp).
   m_writer = group_nodes(comm)->is_leader();
   if (const char* a = std::getenv(RunStatus::attempt_variable())) m_attempt = a;
   if (const char* t = std::getenv("SPOTRUN_STALL_TIMEOUT")) {
@@ -141,7 +141,7 @@ void Heartbeat::loop() {
   while (!m_stop) {
     const double now = steady_now();
     if (m_writer && now - last_write >= k_heartbeat_seconds) {
-      // Fencing (launcher/fence.hpp): a rank of an attempt that is no longer current ends here, within
+      // Fencing (launcher/run/fence.hpp): a rank of an attempt that is no longer current ends here, within
       // a heartbeat of coming back, even while its main thread is blocked.
       check_attempt_fence("a heartbeat");
       write_file(unix_now());
