@@ -28,6 +28,7 @@
 #include "io/checkpoint.hpp"
 #include "io/file_manifest.hpp"
 #include "io/impl/checkpoint_format.hpp"
+#include "support/input_error.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
@@ -370,20 +371,9 @@ void flip_byte(const std::string& p, std::uint64_t offset) {
   f.write(&c, 1);
 }
 
-// The message of the InputError f() throws on this rank; a test failure when it throws nothing or
-// something else. Every rank must throw: the caller checks the message on every rank.
-std::string input_error(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected InputError, got: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "expected InputError, nothing was thrown";
-  return {};
-}
+// input_error (support/input_error.hpp): the message of the InputError f() throws on this rank. Every rank
+// must throw: the caller checks the message on every rank.
+using spotrun::test::input_error;
 
 // The message of the error a failed write throws on this rank (a CollectiveError, exit code 1).
 std::string write_error(const std::function<void()>& f) {
