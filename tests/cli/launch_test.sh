@@ -916,9 +916,11 @@ regrow)
     # checkpoint launch probes b, fences what attempt 1 left there (its rank ended itself, fenced, once
     # attempt 2 started: the output directory is shared), weighs a relaunch and grows back onto 2 ranks.
     # Oracle: the same rank history run by hand (2 ranks, 1, then 2) ends bit-identical; a 2-rank run in one
-    # go within 1e-6. A slower pair kernel (results unchanged) makes the saving worth a relaunch.
+    # go within 1e-6. A slower pair kernel (results unchanged: 200 passes, about 0.03 s a step at 1 rank) makes
+    # the saving worth a relaunch even when b is probed late: on a busy machine b once answered only at step
+    # 500, where 60 passes (0.008 s a step) saved 2.0 s against a start-up of 2.4 s and no relaunch came.
     netns_nodes a b
-    export SPOTRUN_TEST_FORCE_SLOWDOWN=60
+    export SPOTRUN_TEST_FORCE_SLOWDOWN=200
     printf '10.77.0.2 slots=1\n10.77.0.3 slots=1\n' >"$W/hosts-now"
     netns_launch "$W/R" --hosts-command "cat $W/hosts-now" --grow --stall-timeout 8 --probe-timeout 4 --set run.steps=1000
     wait_for "$W/R/checkpoints/ckpt-100.h5"
