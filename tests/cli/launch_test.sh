@@ -877,9 +877,11 @@ grow)
     # At the next checkpoint launch measures the relaunch cost and the saving, stops the run with a
     # checkpoint (SIGUSR1) and relaunches on 2 ranks (the machine's 2 cores: no oversubscription). Oracle:
     # the same rank history run by hand (1 rank to the stop step, then 2) ends bit-identical; a 2-rank run
-    # in one go within 1e-6. A slower pair kernel (results unchanged) makes the saving worth a relaunch.
+    # in one go within 1e-6. A slower pair kernel (results unchanged: 120 passes, about 0.02 s a step) makes
+    # the saving worth a relaunch even when the second host is seen late: at 30 passes (0.005 s a step) a
+    # busy machine once saw it only at step 300, where the saving (0.77 s) fell below the start-up (0.81 s).
     fake_hosts
-    export SPOTRUN_TEST_FORCE_SLOWDOWN=30
+    export SPOTRUN_TEST_FORCE_SLOWDOWN=120
     printf '127.0.0.2 slots=1\n' >"$W/hosts-now"
     launch_bg "$W/g" --hosts-command "cat $W/hosts-now" --grow --set run.steps=600 "${FAKE[@]}"
     wait_for "$W/g/checkpoints/ckpt-100.h5"
