@@ -105,40 +105,29 @@ std::vector<CheckpointFile> CheckpointManager::candidates() const {
     auto sp = line.find(' ');
     files.push_back({line.substr(sp + 1), std::stoll(line.substr(0, sp))});
   }
-  // final.h5 (a finished run, perhaps extended now) competes by the step in its metadata.
-  const fs::path final_path = fs::path(m_outdir) / "final.h5";
-  int exists = 0;
-  if (m_comm.is_root()) {
-    std::error_code ec;
-    exists = fs::exists(final_path, ec) ? 1 : 0;
-  }
-  SPOTRUN_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, m_comm.mpi()));
-  if (exists) {
-    // Its step from the manifest alone: the file is verified once, when it is tried.
+  // A final state competes by its step, when the file exists (root looks, every rank agrees). A damaged one
+  // (step -1) is tried last, where the reader reports why it is skipped; it is verified once, when tried.
+  const auto add_final = [&](const fs::path& path, auto step_of) {
+    int exists = 0;
+    if (m_comm.is_root()) {
+      std::error_code ec;
+      exists = fs::exists(path, ec) ? 1 : 0;
+    }
+    SPOTRUN_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, m_comm.mpi()));
+    if (!exists) return;
     std::int64_t step = -1;
     try {
-      step = io::peek_checkpoint(m_comm, final_path.string()).step;
+      step = step_of(path.string());
     } catch (const InputError&) {
-      // damaged: tried last, where the reader reports why it is skipped
     }
-    files.push_back({final_path.string(), step});
-  }
+    files.push_back({path.string(), step});
+  };
+  // final.h5 (a finished run, perhaps extended now): the step from its manifest alone.
+  add_final(fs::path(m_outdir) / "final.h5",
+            [&](const std::string& p) { return io::peek_checkpoint(m_comm, p).step; });
   // final.levels: the final state of a run with checkpoint.local_dir, by the step in its index.
-  const fs::path final_levels = fs::path(m_outdir) / "final.levels";
-  exists = 0;
-  if (m_comm.is_root()) {
-    std::error_code ec;
-    exists = fs::exists(final_levels, ec) ? 1 : 0;
-  }
-  SPOTRUN_MPI_CHECK(MPI_Bcast(&exists, 1, MPI_INT, 0, m_comm.mpi()));
-  if (exists) {
-    std::int64_t step = -1;
-    try {
-      step = io::read_level_index(m_comm, final_levels.string()).step;
-    } catch (const InputError&) {
-    }
-    files.push_back({final_levels.string(), step});
-  }
+  add_final(fs::path(m_outdir) / "final.levels",
+            [&](const std::string& p) { return io::read_level_index(m_comm, p).step; });
   // The sets of the durable tier, after the nodes' copies of the same step (a copy on the nodes is read first).
   if (durable())
     for (const auto& d : io::list_durable_sets(m_comm, m_levels->durable_prefix())) files.push_back({d.index, d.step, true, d.set});
