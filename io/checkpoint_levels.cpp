@@ -24,6 +24,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
@@ -490,7 +491,7 @@ LevelIndex read_level_index(const comm::Communicator& world, const std::string& 
 // ---- writing a set ------------------------------------------------------------------------------------------------
 
 LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory, const std::string& set, bool partner,
-                           const CheckpointMeta& meta, SolverState state, LevelWriteTimes* times) {
+                           const CheckpointMeta& meta, SolverState& state, LevelWriteTimes* times) {
   const comm::Communicator& world = nodes.world();
   const comm::Communicator& node = nodes.node();
   if (partner && nodes.count() < 2)
@@ -579,6 +580,7 @@ struct LevelSetWriter::Impl {
   bool busy = false;              // a set in flight (the same on every rank)
   Outcome outcome;
   LevelIndex written, committed;
+  SolverState state;  // the set's, the thread's while it runs; then the caller's again (take_spent)
   MPI_Request request = MPI_REQUEST_NULL;
   double send[2] = {0, 0}, recv[2] = {0, 0};  // {not ended, seconds}, the max over the ranks
 
@@ -622,7 +624,8 @@ void LevelSetWriter::start(const std::string& directory, bool partner, const std
     sigset_t* mask;
     ~Restore() { pthread_sigmask(SIG_SETMASK, mask, nullptr); }
   } restore{&before};
-  w.thread = std::thread([&w, directory, partner, meta, state = std::move(state)]() mutable {
+  w.state = std::move(state);
+  w.thread = std::thread([&w, directory, partner, meta]() {
     // Below the time loop's priority (Linux: a thread's own nice value), so that where the rank's cores are
     // shared the loop goes first; the background write takes the idle time.
     const id_t tid = static_cast<id_t>(::syscall(SYS_gettid));
@@ -632,7 +635,7 @@ void LevelSetWriter::start(const std::string& directory, bool partner, const std
     const double t0 = MPI_Wtime();
     try {
       // Both agree on every failure among the threads of every rank: the outcome is the same everywhere.
-      w.written = write_level_set(*w.nodes, directory, w.outcome.set, partner, meta, std::move(state), &w.outcome.times);
+      w.written = write_level_set(*w.nodes, directory, w.outcome.set, partner, meta, w.state, &w.outcome.times);
       commit_level_index(*w.world, w.outcome.index_path, w.written);
     } catch (const std::exception& e) {
       w.outcome.error = e.what();
@@ -644,6 +647,12 @@ void LevelSetWriter::start(const std::string& directory, bool partner, const std
 }
 
 bool LevelSetWriter::in_flight() const { return m_impl->busy; }
+
+SolverState LevelSetWriter::take_spent() {
+  Impl& w = *m_impl;
+  if (w.busy) throw std::logic_error("internal: the state of checkpoint set " + w.outcome.set + " taken while it is written");
+  return std::exchange(w.state, SolverState{});
+}
 
 const LevelIndex& LevelSetWriter::index() const { return m_impl->committed; }
 

@@ -92,9 +92,11 @@ struct LevelWriteTimes {
 // Writes the node files of `set` into DIRECTORY on every node (collective on nodes.world()), then, with
 // `partner`, their partner copies; every failure is agreed by all ranks (std::runtime_error on every rank,
 // the files of the failed set removed where they were being written). Returns the set's index (not yet
-// committed: commit_level_index). partner needs at least two nodes.
+// committed: commit_level_index). partner needs at least two nodes. `state` is this rank's block; its rows are
+// renumbered to the node file's (first_row, global_rows), its values left as they are (the caller may reuse its
+// memory: Solver::state_reusing).
 LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory, const std::string& set, bool partner,
-                           const CheckpointMeta& meta, SolverState state, LevelWriteTimes* times = nullptr);
+                           const CheckpointMeta& meta, SolverState& state, LevelWriteTimes* times = nullptr);
 
 // Rank 0 writes the index atomically (NAME.tmp, fsync, rename, fsync of the directory); agreed.
 void commit_level_index(const comm::Communicator& world, const std::string& path, const LevelIndex& index);
@@ -125,6 +127,8 @@ class LevelSetWriter {
   void start(const std::string& directory, bool partner, const std::string& set, const std::string& index_path,
              const CheckpointMeta& meta, SolverState state);
   bool in_flight() const;  // the same on every rank
+  // The state of the set written last, once it is no longer in flight (its memory for the next snapshot).
+  SolverState take_spent();
   // Every rank, once between two steps, in the same order: the outcome once every rank's thread has ended,
   // learnt without a blocking call (an agreement posted at one call, completed at the next).
   std::optional<Outcome> poll();

@@ -49,6 +49,13 @@ class Solver {
   // instead of the fresh initial state, before setup(). A restored run continues bit-identically when
   // the rank count is the same.
   virtual io::SolverState state() = 0;
+  // state() into the memory of `spare`, a state this solver returned before and the caller has done with
+  // (its arrays written): the same result, without allocating and zero-filling the arrays again. The
+  // checkpoint writer keeps its last state for this. A solver without it allocates (state()).
+  virtual io::SolverState state_reusing(io::SolverState&& spare) {
+    spare = io::SolverState{};
+    return state();
+  }
   virtual std::vector<io::StateArray> state_layout() const = 0;
   virtual void restore(const io::SolverState& state) = 0;
 };

@@ -14,6 +14,7 @@
 #include <limits>
 #include <sstream>
 #include <unordered_map>
+#include <vector>
 
 #include "launcher/run/memory_check.hpp"
 #include "solvers/fluid/fluid_memory.hpp"
@@ -133,6 +134,49 @@ TEST(MdRestore, UnmodifiedStateContinuesBitwise) {
     EXPECT_EQ(std::memcmp(rows[r].data(), ref.rows[r].data(), sizeof(ThermoRow)), 0)
         << "thermo row at step " << ref.rows[r][0] << " differs after the restore";
   EXPECT_EQ(rows.back()[1], 60 * md_config().dt) << "time is step x md.dt";
+}
+
+// The next checkpoint's snapshot in the memory of the last one (Solver::state_reusing) is state() bit for bit,
+// and every array stays where it was: no allocation, whatever the spare held (its values, and the rows a level
+// write renumbered to its node file's).
+TEST(MdRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
+  Md run(md_config(), false);
+  run->setup();
+  for (int s = 0; s < 13; ++s) run->step(false);
+  io::SolverState spare = run->state();
+  std::vector<const void*> where;
+  for (auto& a : spare.arrays) {
+    where.push_back(a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data()));
+    std::fill(a.f64.begin(), a.f64.end(), k_nan);
+    std::fill(a.i64.begin(), a.i64.end(), std::int64_t{-7});
+    a.first_row = 3;
+    a.global_rows = a.rows;
+  }
+  spare.integers["step"] = -1;
+  spare.reals["left.over"] = 1.0;
+  for (int s = 0; s < 29; ++s) run->step(false);  // neighbour builds between: the atoms' order changes
+  const io::SolverState fresh = run->state();
+  const io::SolverState reused = run->state_reusing(std::move(spare));
+  EXPECT_EQ(reused.solver, fresh.solver);
+  EXPECT_EQ(reused.integers, fresh.integers);
+  EXPECT_EQ(reused.reals, fresh.reals);
+  EXPECT_EQ(reused.strings, fresh.strings);
+  ASSERT_EQ(reused.arrays.size(), fresh.arrays.size());
+  for (std::size_t k = 0; k < fresh.arrays.size(); ++k) {
+    const io::StateArray &a = reused.arrays[k], &b = fresh.arrays[k];
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.inner, b.inner);
+    EXPECT_EQ(a.is_integer, b.is_integer);
+    EXPECT_EQ(a.global_rows, b.global_rows);
+    EXPECT_EQ(a.first_row, b.first_row);
+    EXPECT_EQ(a.rows, b.rows);
+    ASSERT_EQ(a.f64.size(), b.f64.size()) << a.name;
+    ASSERT_EQ(a.i64.size(), b.i64.size()) << a.name;
+    if (!a.f64.empty()) EXPECT_EQ(std::memcmp(a.f64.data(), b.f64.data(), 8 * a.f64.size()), 0) << a.name << " differs";
+    if (!a.i64.empty()) EXPECT_EQ(std::memcmp(a.i64.data(), b.i64.data(), 8 * a.i64.size()), 0) << a.name << " differs";
+    const void* now = a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data());
+    EXPECT_EQ(now, where[k]) << a.name << " was allocated anew";
+  }
 }
 
 // MD time is step x dt on every path: no last-bit difference between a resumed and a straight run.
@@ -601,13 +645,20 @@ TEST(MemoryEstimate, MdCoversWhatARunAllocates) {
     run->setup();
     for (int s = 1; s <= 20; ++s) run->step(s % 10 == 0);
     st = run->state();
+    // Neighbour builds while the checkpoint's buffers are kept, the next snapshot in their memory, and a
+    // trajectory frame's state() while the checkpoint writer holds its own.
+    for (int s = 21; s <= 40; ++s) run->step(s % 10 == 0);
+    st = run->state_reusing(std::move(st));
+    const io::SolverState frame = run->state();
   });
   expect_estimate_fits("MD 16^3 cells fresh run", estimate, fresh);
   const Usage restored = measure([&] {
     Md run(cfg, true);
     run->restore(st);
     for (int s = 1; s <= 10; ++s) run->step(s % 10 == 0);
-    const io::SolverState again = run->state();
+    io::SolverState again = run->state();
+    for (int s = 11; s <= 30; ++s) run->step(s % 10 == 0);
+    again = run->state_reusing(std::move(again));
   });
   expect_estimate_fits("MD 16^3 cells restored run", estimate, restored);
 }

@@ -74,10 +74,10 @@ CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::st
 
 CheckpointLevels::~CheckpointLevels() = default;
 
-io::LevelWriteTimes CheckpointLevels::write(const io::CheckpointMeta& meta, io::SolverState state, const std::string& set,
+io::LevelWriteTimes CheckpointLevels::write(const io::CheckpointMeta& meta, io::SolverState& state, const std::string& set,
                                             const std::string& index_path) {
   io::LevelWriteTimes times;
-  const io::LevelIndex index = io::write_level_set(*m_nodes, m_directory, set, m_partner, meta, std::move(state), &times);
+  const io::LevelIndex index = io::write_level_set(*m_nodes, m_directory, set, m_partner, meta, state, &times);
   io::commit_level_index(m_comm, index_path, index);
   m_last_index = index;
   return times;
@@ -87,6 +87,8 @@ void CheckpointLevels::start(const io::CheckpointMeta& meta, io::SolverState sta
                              const std::string& index_path) {
   m_writer->start(m_directory, m_partner, set, index_path, meta, std::move(state));
 }
+
+io::SolverState CheckpointLevels::take_spent() { return m_writer ? m_writer->take_spent() : io::SolverState{}; }
 
 bool CheckpointLevels::in_flight() const { return m_writer && m_writer->in_flight(); }
 

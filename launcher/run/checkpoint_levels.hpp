@@ -31,8 +31,9 @@ class CheckpointLevels {
   const std::string& directory() const { return m_directory; }
   bool partner() const { return m_partner; }
   // Writes the node files of `set` (and their partner copies), then commits the index at index_path
-  // (collective; std::runtime_error on every rank when it fails). Returns the seconds of both levels.
-  io::LevelWriteTimes write(const io::CheckpointMeta& meta, io::SolverState state, const std::string& set,
+  // (collective; std::runtime_error on every rank when it fails). Returns the seconds of both levels. `state`
+  // stays the caller's (its rows renumbered, io::write_level_set).
+  io::LevelWriteTimes write(const io::CheckpointMeta& meta, io::SolverState& state, const std::string& set,
                             const std::string& index_path);
   // Removes the node files (own and partner copies) of sets other than `kept`, and files left by an
   // interrupted write (*.tmp), on every node (collective).
@@ -53,6 +54,8 @@ class CheckpointLevels {
   std::optional<Outcome> poll();
   // Collective: waits for the set in flight and returns its outcome; none when nothing is in flight.
   std::optional<Outcome> wait();
+  // The state of the set written last in the background, once it is no longer in flight (for the next snapshot).
+  io::SolverState take_spent();
 
   // --- the durable tier (checkpoint.durable) ---
   // The run's prefix there (DURABLE/<the name of directory()>), or "" without one.

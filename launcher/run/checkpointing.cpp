@@ -318,8 +318,8 @@ double CheckpointManager::reserve_seconds(double state_bytes) const {
   return m_settings.safety_factor * cost;
 }
 
-io::SolverState CheckpointManager::checked_state(Solver& solver, const std::string& path) const {
-  io::SolverState state = solver.state();
+io::SolverState CheckpointManager::checked_state(Solver& solver, const std::string& path) {
+  io::SolverState state = solver.state_reusing(std::move(m_spare));
   // Never a checkpoint of a state that went non-finite: a resume would continue from garbage.
   std::string bad;
   for (const auto& a : state.arrays) {
@@ -347,11 +347,12 @@ double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   if (m_levels) {
     // checkpoint.local_dir: node files (and partner copies), then the index at `path`.
     const std::string name = fs::path(path).filename().string();
-    const io::LevelWriteTimes times = m_levels->write(meta, std::move(state), name.substr(0, name.rfind('.')), path);
+    const io::LevelWriteTimes times = m_levels->write(meta, state, name.substr(0, name.rfind('.')), path);
     m_last_levels = "local " + format_seconds(times.local) + (m_levels->partner() ? ", partner " + format_seconds(times.partner) : "");
   } else {
     io::write_checkpoint(m_comm, path, meta, state);
   }
+  m_spare = std::move(state);
   return m_comm.max(MPI_Wtime() - t0);
 }
 
@@ -389,6 +390,7 @@ void CheckpointManager::wait_background(const char* why) {
 }
 
 void CheckpointManager::finish_background(const CheckpointLevelsOutcome& o) {
+  m_spare = m_levels->take_spent();  // written or not, its memory serves the next snapshot
   if (!o.error.empty()) {
     ++m_failed;
     if (m_settings.abort_on_error)

@@ -136,7 +136,9 @@ class CheckpointManager {
   double start_background(Solver& solver, double now, const char* reason, const std::string& path);
   void finish_background(const CheckpointLevelsOutcome& outcome);
   void committed(std::int64_t step, const std::string& path, const char* reason, double now, double cost, bool last);
-  io::SolverState checked_state(Solver& solver, const std::string& path) const;
+  // The solver's state in the memory of the last one written (Solver::state_reusing), checked finite.
+  io::SolverState checked_state(Solver& solver, const std::string& path);
+  io::SolverState m_spare;  // the state of the last checkpoint, once written: the next snapshot's memory
   std::string m_last_levels;  // the seconds of each level of the last checkpoint, for its line
   void start_durable_flush(double now);
   std::vector<TierEvent> m_events;

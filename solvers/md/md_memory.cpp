@@ -169,11 +169,15 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   const double rebuild = 20.0 * owned + 3 * 88.0 * with_margin(crossing) + 24.0 * cap +
                          (k_device_mirrors ? 0.0 : k_mirror_slot * cap);
   // The close-atom check of setup() is a reduction over the list where it lives: nothing to count.
-  // Checkpoint (state()): records, their packed copy and the received block, the SolverState block,
-  // destinations; all ids on every rank when they are not 1..N (data files): host memory; on a device
-  // the host copies of the atom arrays too.
+  // Checkpoint (state_reusing(), md_state.cpp; host memory): kept from one checkpoint to the next, the
+  // received records, the record of each row, the destinations and the SolverState block the checkpoint
+  // writer hands back; while a snapshot is taken, the records and their packed copy besides, or a second
+  // SolverState block (a trajectory frame's state() while the writer keeps its own). All ids on every rank
+  // when they are not 1..N (data files); on a device the host copies of the atom arrays too.
   const double block = std::ceil(natoms / nranks);
-  double checkpoint = k_record * (owned + block) + 4.0 * owned + std::max(k_record * owned, k_state_row * block);
+  const double kept = k_record * block + 8.0 * block + 4.0 * owned + k_state_row * block;
+  double checkpoint = 4.0 * owned + 8.0 * block + k_state_row * block +
+                      std::max(k_record * (2 * owned + block), (k_record + k_state_row) * block);
   if (!cfg.from_lattice) checkpoint += 8.0 * natoms;
   if (k_device_mirrors) checkpoint += k_slot * cap;
   // Restore: the SolverState block read by the launcher and the atoms received by id (host), kept while
@@ -199,7 +203,8 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
     need.device = space_peak;
   } else {
     // One memory: the peaks of the run and of the construction, as both sides hold them at once.
-    need.host = std::max(held + std::max({rebuild + restore_held, checkpoint, restore_exchange}),
+    // A restore's held buffers are gone before the first checkpoint keeps its own.
+    need.host = std::max(held + std::max({rebuild + std::max(restore_held, kept), checkpoint, restore_exchange}),
                          construction_space + construction_host);
   }
   return need;

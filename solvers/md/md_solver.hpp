@@ -63,6 +63,8 @@ class MdSolver final : public SolverBase {
 
   // name() "md", work_unit() "atom-steps" (SolverBase).
   SPOTRUN_SOLVER_OVERRIDES;
+  // state() in the arrays of `spare` and in buffers this solver keeps between calls (md_state.cpp).
+  io::SolverState state_reusing(io::SolverState&& spare) override;
   double work_per_step() const override { return static_cast<double>(m_natoms); }
   // [md.trajectory]: a frame of OUTDIR/trajectory.h5 at the steps it asks for (md_trajectory.cpp).
   void write_outputs(const std::string& outdir, std::int64_t step) override;
@@ -147,6 +149,11 @@ class MdSolver final : public SolverBase {
   bool m_setup_done = false;
   bool m_restored = false;
   std::vector<double> m_masses;  // by type - 1
+  // state_reusing(): the atoms' records (sent to the ranks that own their rows) and the record of each row,
+  // kept from one checkpoint to the next (their memory, not their contents).
+  std::vector<double> m_state_records;
+  std::vector<int> m_state_dest;
+  std::vector<std::uint64_t> m_state_record_of_row;
  public:
   const PairCoeffs& pair_coeffs() const { return m_coeffs; }
   const std::vector<double>& masses() const { return m_masses; }

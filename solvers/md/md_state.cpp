@@ -278,7 +278,9 @@ std::vector<io::StateArray> MdSolver::state_layout() const {
           StateArray::layout("/md/type", {}, true, 0)};
 }
 
-io::SolverState MdSolver::state() {
+io::SolverState MdSolver::state() { return state_reusing(io::SolverState{}); }
+
+io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   const int nl = m_atoms.nlocal;
   auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.x);
   auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.v);
@@ -304,8 +306,12 @@ io::SolverState MdSolver::state() {
     return static_cast<std::uint64_t>(std::lower_bound(all_ids.begin(), all_ids.end(), id) - all_ids.begin());
   };
 
-  std::vector<double> recs(static_cast<std::size_t>(nl) * k_rec);
-  std::vector<int> dest(nl);
+  // The records and every array below go into memory kept from the previous call (the records' buffer,
+  // the arrays of `spare`): a checkpoint of a large system otherwise spends most of its snapshot's time
+  // in the kernel, mapping and zeroing new pages. Every value is written before it is read.
+  std::vector<double> recs = std::move(m_state_records);
+  recs.resize(static_cast<std::size_t>(nl) * k_rec);
+  m_state_dest.resize(nl);
   const auto N = static_cast<std::uint64_t>(m_natoms);
   for (int i = 0; i < nl; ++i) {
     double* r = &recs[static_cast<std::size_t>(i) * k_rec];
@@ -318,9 +324,9 @@ io::SolverState MdSolver::state() {
       r[13 + d] = hxb(i, d);
     }
     r[16] = ht(i);
-    dest[i] = block_owner(N, m_comm.size(), row_of(hid(i)));
+    m_state_dest[i] = block_owner(N, m_comm.size(), row_of(hid(i)));
   }
-  std::vector<double> got = exchange_records(m_comm, m_transport, std::move(recs), dest);
+  std::vector<double> got = exchange_records(m_comm, m_transport, std::move(recs), m_state_dest);
 
   io::SolverState st;
   st.solver = "md";
@@ -328,23 +334,42 @@ io::SolverState MdSolver::state() {
   std::uint64_t first = 0, rows = 0;
   io::block_of(N, m_comm.size(), m_comm.rank(), first, rows);
   if (got.size() != rows * k_rec) throw std::logic_error("MdSolver::state: row block does not match the atoms received");
-  for (auto& a : st.arrays) {
+  for (std::size_t k = 0; k < st.arrays.size(); ++k) {
+    io::StateArray& a = st.arrays[k];
+    if (k < spare.arrays.size() && spare.arrays[k].name == a.name) {  // its memory, not its values
+      a.f64.swap(spare.arrays[k].f64);
+      a.i64.swap(spare.arrays[k].i64);
+    }
     a.global_rows = N;
     a.first_row = first;
     a.rows = rows;
-    if (a.is_integer)
-      a.i64.assign(rows * a.row_size(), 0);
-    else
-      a.f64.assign(rows * a.row_size(), 0.0);
+    if (a.is_integer) {
+      a.f64.clear();
+      a.i64.resize(rows * a.row_size());
+    } else {
+      a.i64.clear();
+      a.f64.resize(rows * a.row_size());
+    }
   }
+  spare = io::SolverState{};
   // The records in row order first (one index written per atom), then every array filled in row order:
   // after the spatial sorts of the neighbour builds the records come in a shuffled id order, and writing
   // each into seven arrays at its row would cost a cache miss per value (the checkpoint snapshot's time).
   constexpr std::uint64_t k_none = ~std::uint64_t(0);
-  std::vector<std::uint64_t> record_of_row(rows, k_none);
+  std::vector<std::uint64_t>& record_of_row = m_state_record_of_row;
+  record_of_row.assign(rows, k_none);
   for (std::uint64_t k = 0; k < rows; ++k) record_of_row[row_of(static_cast<std::int64_t>(got[k * k_rec])) - first] = k;
   for (std::uint64_t row = 0; row < rows; ++row) {
-    if (record_of_row[row] == k_none) continue;
+    if (record_of_row[row] == k_none) {  // not reached while ids are unique; zeros, as a fresh array holds
+      st.arrays[0].i64[row] = 0;
+      st.arrays[6].i64[row] = 0;
+      for (int d = 0; d < 3; ++d) {
+        st.arrays[1].f64[3 * row + d] = st.arrays[2].f64[3 * row + d] = st.arrays[3].f64[3 * row + d] = 0.0;
+        st.arrays[4].i64[3 * row + d] = 0;
+        st.arrays[5].f64[3 * row + d] = 0.0;
+      }
+      continue;
+    }
     const double* r = &got[record_of_row[row] * k_rec];
     const auto id = static_cast<std::int64_t>(r[0]);
     st.arrays[0].i64[row] = id;
@@ -357,6 +382,7 @@ io::SolverState MdSolver::state() {
     }
     st.arrays[6].i64[row] = static_cast<std::int64_t>(r[16]);
   }
+  m_state_records = std::move(got);  // the buffer the next call fills (on one rank the same memory)
   st.integers["step"] = m_step;
   st.reals["time"] = m_time;
   st.integers["md.natoms"] = m_natoms;
