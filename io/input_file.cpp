@@ -36,34 +36,44 @@ std::string prefix(const std::string& what, const std::string& path) { return wh
 
 }  // namespace
 
+std::string read_regular_file(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+  std::string text;
+  int fd = -1;
+  try {
+    std::uint64_t size = 0;
+    fd = open_regular(path, size);
+    if (size > max_bytes)
+      throw std::runtime_error("has " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
+                               " allowed for a " + what);
+    text.resize(static_cast<std::size_t>(size));
+    std::uint64_t got = 0;
+    while (got < size) {
+      const ssize_t n = ::read(fd, text.data() + got, static_cast<std::size_t>(size - got));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw std::runtime_error(std::string("cannot be read: ") + std::strerror(errno));
+      if (n == 0) break;
+      got += static_cast<std::uint64_t>(n);
+    }
+    text.resize(static_cast<std::size_t>(got));  // a file that shrank while read: its bytes so far
+    char extra = 0;
+    if (::read(fd, &extra, 1) > 0) throw std::runtime_error("grew while it was read");
+  } catch (const std::exception& e) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error(prefix(what, path) + e.what());
+  }
+  ::close(fd);
+  return text;
+}
+
 std::string read_input_file(const comm::Communicator& comm, const std::string& path, const std::string& what,
                             std::uint64_t max_bytes) {
   std::string text, error;
   if (comm.is_root()) {
-    int fd = -1;
     try {
-      std::uint64_t size = 0;
-      fd = open_regular(path, size);
-      if (size > max_bytes)
-        throw std::runtime_error("has " + std::to_string(size) + " bytes, more than the " + std::to_string(max_bytes) +
-                                 " allowed for a " + what);
-      text.resize(static_cast<std::size_t>(size));
-      std::uint64_t got = 0;
-      while (got < size) {
-        const ssize_t n = ::read(fd, text.data() + got, static_cast<std::size_t>(size - got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw std::runtime_error(std::string("cannot be read: ") + std::strerror(errno));
-        if (n == 0) break;
-        got += static_cast<std::uint64_t>(n);
-      }
-      text.resize(static_cast<std::size_t>(got));  // a file that shrank while read: its bytes so far
-      char extra = 0;
-      if (::read(fd, &extra, 1) > 0) throw std::runtime_error("grew while it was read");
+      text = read_regular_file(path, what, max_bytes);
     } catch (const std::exception& e) {
-      error = prefix(what, path) + e.what();
-      text.clear();
+      error = e.what();
     }
-    if (fd >= 0) ::close(fd);
   }
   comm.agree<InputError>(error.empty(), error);
   return comm.broadcast(text);

@@ -13,6 +13,11 @@ namespace spotrun::io {
 std::string read_input_file(const comm::Communicator& comm, const std::string& path, const std::string& what,
                             std::uint64_t max_bytes);
 
+// The root rank's half of read_input_file, without MPI (also usable before MPI starts): the whole regular
+// file `path` of at most `max_bytes`, a FIFO never waited on. Throws std::runtime_error naming `what`, the
+// path and the problem.
+std::string read_regular_file(const std::string& path, const std::string& what, std::uint64_t max_bytes);
+
 // The size of a regular file `path` on the root rank, broadcast; InputError on every rank when it is
 // missing or not a regular file.
 std::uint64_t input_file_size(const comm::Communicator& comm, const std::string& path, const std::string& what);

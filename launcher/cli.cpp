@@ -1,15 +1,11 @@
 // spotrun: the command line (main.cpp calls it; so does the test program spotrun-test).
 #include <mpi.h>
-#include <sys/stat.h>
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,6 +13,7 @@
 #include "comm/communicator.hpp"
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "io/input_file.hpp"
 #include "launcher/deck/deck.hpp"
 #include "launcher/launch/launch.hpp"  // --- spotrun launch ---
 #include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
@@ -145,9 +142,9 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
 
 // Whether `spotrun run` writes level sets in the background (checkpoint.local_dir and checkpoint.async in the
 // deck with its --set overrides): its writer thread makes MPI calls beside the time loop's, which needs
-// MPI_THREAD_MULTIPLE. Read before MPI starts, and only when the deck is a regular file of at most the
-// deck size limit (a FIFO, a device or a huge file could block or exhaust memory here, before any error can
-// be reported collectively); a deck that cannot be read here is reported by the run itself.
+// MPI_THREAD_MULTIPLE. Read before MPI starts, as the run reads it (io::read_regular_file: a regular file of at
+// most the deck size limit; a FIFO, a device or a huge file could block or exhaust memory here, before any
+// error can be reported collectively); a deck that cannot be read here is reported by the run itself.
 bool wants_thread_multiple(int argc, char** argv) {
   if (argc < 3 || std::string(argv[1]) != "run") return false;
   std::string path;
@@ -163,17 +160,9 @@ bool wants_thread_multiple(int argc, char** argv) {
       path = a;
     }
   }
-  struct stat st {};
-  if (path.empty() || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
-      static_cast<std::uint64_t>(st.st_size) > launcher::k_deck_max_bytes)
-    return false;
+  if (path.empty()) return false;
   try {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return false;
-    std::string text(static_cast<std::size_t>(launcher::k_deck_max_bytes) + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    if (text.size() > launcher::k_deck_max_bytes) return false;
+    const std::string text = io::read_regular_file(path, "deck", launcher::k_deck_max_bytes);
     launcher::Deck deck = launcher::Deck::parse(text, path);
     for (const auto& s : sets) deck.apply_set(s);
     return !deck.get_string("checkpoint.local_dir").empty() && deck.get_bool("checkpoint.async");
