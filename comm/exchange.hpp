@@ -25,12 +25,24 @@ void* native_stream(const ExecSpace& space) {
   return nullptr;
 }
 
+// Whether the packing kernels must have finished before the transport is given the buffers: a
+// stream-ordered transport orders device batches after them itself; host batches it moves at once (over
+// MPI), so those need the fence too.
+inline bool needs_fence(const Transport& transport, const Batch& batch) {
+  return !transport.stream_ordered() || batch.memory != Memory::device;
+}
+
 template <class ExecSpace>
 void exchange(Transport& transport, const Batch& batch, const ExecSpace& space) {
-  // A stream-ordered transport orders device batches after the packing kernels itself; host batches it
-  // moves at once (over MPI), so those need the fence too.
-  if (!transport.stream_ordered() || batch.memory != Memory::device) space.fence();
+  if (needs_fence(transport, batch)) space.fence();
   transport.exchange(batch, native_stream(space));
+}
+
+// The first half of exchange(): the transport's post() after the same fence; transport.complete() ends it.
+template <class ExecSpace>
+void post(Transport& transport, const Batch& batch, const ExecSpace& space) {
+  if (needs_fence(transport, batch)) space.fence();
+  transport.post(batch, native_stream(space));
 }
 
 }  // namespace spotrun::comm

@@ -120,6 +120,21 @@ void StagedTransport::exchange(const Batch& batch, void* stream) {
   ++m_stats.exchanges;
 }
 
+void StagedTransport::post(const Batch& batch, void* stream) {
+  if (!m_force && accepts_memory(m_inner->accepts(), batch.memory)) {
+    m_inner->post(batch, stream);
+    m_inner_posted = true;
+    return;
+  }
+  exchange(batch, stream);
+}
+
+void StagedTransport::complete() {
+  if (!m_inner_posted) return;
+  m_inner_posted = false;
+  m_inner->complete();
+}
+
 void StagedTransport::exchange_through_device(const Batch& batch) {
   std::vector<std::size_t> send_off, recv_off;
   char* send_first = nullptr;

@@ -46,6 +46,10 @@ class StagedTransport final : public Transport {
   Accepts accepts() const override { return Accepts::either; }
   bool route_self() const override { return m_inner->route_self(); }
   void exchange(const Batch& batch, void* stream) override;
+  // A batch the inner transport takes as it is is posted through it; a staged one is exchanged at once.
+  void post(const Batch& batch, void* stream) override;
+  bool test() override { return !m_inner_posted || m_inner->test(); }
+  void complete() override;
   std::size_t staged_bytes() const override { return m_staged; }
   void abort() noexcept override { m_inner->abort(); }
   const Stats& stats() const { return m_stats; }
@@ -63,6 +67,7 @@ class StagedTransport final : public Transport {
   Kokkos::View<char*, DeviceSpace> m_device_send{"comm::staging::device_send", 0};
   Kokkos::View<char*, DeviceSpace> m_device_recv{"comm::staging::device_recv", 0};
   Batch m_host;
+  bool m_inner_posted = false;  // post() handed the batch to the inner transport as it is
   std::size_t m_staged = 0;
   Stats m_stats;
 };

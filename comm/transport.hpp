@@ -69,6 +69,16 @@ class Transport {
   // native stream (cudaStream_t) of the execution-space instance that wrote the buffers, or nullptr.
   // Collective among the peers of the batch. Throws std::runtime_error naming the failing call.
   virtual void exchange(const Batch& batch, void* stream = nullptr) = 0;
+  // The same exchange in halves, so that the caller can compute while its messages move (the MD halo
+  // hidden behind the pair loop, docs/comm.md): post() starts every message of the batch and returns;
+  // complete() returns when all have been sent and received (the buffers may then be read and reused);
+  // test() says without waiting whether they have (and helps the library move them). One posted batch at
+  // a time: post() is followed by complete() before the next post() or exchange(), and the buffers are
+  // left alone in between. The default posts by exchanging at once (a transport with nothing to overlap);
+  // MPI posts MPI_Irecv/MPI_Isend and waits in complete(); NCCL is ordered on the stream anyway.
+  virtual void post(const Batch& batch, void* stream = nullptr) { exchange(batch, stream); }
+  virtual bool test() { return true; }
+  virtual void complete() {}
   // Completes every exchange posted so far and reports a failure of any: a stream-ordered transport
   // (NCCL) returns from exchange() before its messages have moved, so its errors (a peer rank gone, an
   // asynchronous NCCL error) surface here, or at the next exchange(). Throws std::runtime_error naming

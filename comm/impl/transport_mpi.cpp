@@ -35,10 +35,15 @@ std::string TransportMpi::description() const {
                          : "MPI point-to-point on the buffers where they lie (GPU-aware on a device build)");
 }
 
-void TransportMpi::exchange(const Batch& batch, void*) {
+void TransportMpi::exchange(const Batch& batch, void* stream) {
+  post(batch, stream);
+  complete();
+}
+
+void TransportMpi::post(const Batch& batch, void*) {
   if (!accepts_memory(m_accepts, batch.memory))
     throw std::logic_error("transport " + name() + " given device buffers: stage them (comm::StagedTransport)");
-  m_requests.clear();
+  if (!m_requests.empty()) throw std::logic_error("transport " + name() + ": post() before the last one completed");
   // Receives first, so that every message finds its buffer posted. Empty messages are not sent: both
   // sides know their sizes, so both skip them.
   for (const auto& m : batch.recvs)
@@ -54,8 +59,20 @@ void TransportMpi::exchange(const Batch& batch, void*) {
                                   static_cast<int>(std::min(k_piece, m.bytes - done)), MPI_BYTE, m.peer, k_tag,
                                   m_comm.mpi(), &m_requests.back()));
     }
-  if (!m_requests.empty())
-    SPOTRUN_MPI_CHECK(MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE));
+}
+
+bool TransportMpi::test() {
+  if (m_requests.empty()) return true;
+  int done = 0;
+  SPOTRUN_MPI_CHECK(MPI_Testall(static_cast<int>(m_requests.size()), m_requests.data(), &done, MPI_STATUSES_IGNORE));
+  if (done) m_requests.clear();
+  return done != 0;
+}
+
+void TransportMpi::complete() {
+  if (m_requests.empty()) return;
+  SPOTRUN_MPI_CHECK(MPI_Waitall(static_cast<int>(m_requests.size()), m_requests.data(), MPI_STATUSES_IGNORE));
+  m_requests.clear();
 }
 
 }  // namespace spotrun::comm::impl

@@ -1,6 +1,6 @@
 #pragma once
-// MPI backend of the transport: every message of a batch posted with MPI_Irecv / MPI_Isend, then one
-// MPI_Waitall. Host buffers (mpi-host), or the buffers where they lie (mpi: GPU-aware MPI, which takes
+// MPI backend of the transport: every message of a batch posted with MPI_Irecv / MPI_Isend (post()), then
+// one MPI_Waitall (complete(); MPI_Testall in test()). Host buffers (mpi-host), or the buffers where they lie (mpi: GPU-aware MPI, which takes
 // device pointers).
 #include <mpi.h>
 
@@ -19,6 +19,9 @@ class TransportMpi final : public Transport {
   Accepts accepts() const override { return m_accepts; }
   bool route_self() const override { return m_route_self; }
   void exchange(const Batch& batch, void* stream) override;
+  void post(const Batch& batch, void* stream) override;
+  bool test() override;
+  void complete() override;
 
  private:
   const Communicator& m_comm;
