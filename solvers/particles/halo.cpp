@@ -1,5 +1,6 @@
 #include "halo.hpp"
 
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -147,7 +148,8 @@ struct PackGhosts {
   }
 };
 
-// Adds a block (or, with from_ghosts, the ghosts from `first` on) to the particles of a send list.
+// Adds a block (or, with from_ghosts, the ghosts from `first` on) to the particles of a send list: those
+// below `below` and from `from` on (every one: 0, INT_MAX; the owned ones: 0, nlocal; the ghosts: nlocal, ...).
 template <class V>
 struct Add {
   V v;
@@ -156,9 +158,11 @@ struct Add {
   std::size_t word;
   int first;
   bool from_ghosts;
+  int from = 0, below = std::numeric_limits<int>::max();
   KOKKOS_INLINE_FUNCTION void operator()(int j) const {
     using E = Elem<V>;
     const int i = list(j);
+    if (i < from || i >= below) return;
     if (from_ghosts) {
       for (int c = 0; c < E::nc; ++c) E::at(v, i, c) += E::at(v, first + j, c);
     } else {
@@ -247,7 +251,7 @@ Halo::Layout Halo::layout(int d, const Fields& fields, bool reverse) {
   return l;
 }
 
-void Halo::exchange_dim(int d, const Layout& l, const Fields& fields, bool reverse) {
+void Halo::post_dim(int d, const Layout& l, const Fields& fields, bool reverse) {
   m_batch.clear();
   for (int k = 0; k < 2; ++k) {
     const SwapInfo& s = m_swaps[2 * d + k];
@@ -257,10 +261,15 @@ void Halo::exchange_dim(int d, const Layout& l, const Fields& fields, bool rever
     m_batch.recv(reverse ? s.send_rank : s.recv_rank, m_recv.data() + l.recv_first[k],
                  message_words(fields, l.nrecv[k]) * 8);
   }
-  if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());
+  comm::post(m_transport, m_batch, ExecSpace());
 }
 
-void Halo::gather_dim(int d, const Fields& fields) {
+void Halo::exchange_dim(int d, const Layout& l, const Fields& fields, bool reverse) {
+  post_dim(d, l, fields, reverse);
+  m_transport.complete();
+}
+
+Halo::Layout Halo::pack_dim(int d, const Fields& fields) {
   const Layout l = layout(d, fields, false);
   for (int k = 0; k < 2; ++k) {
     const SwapInfo& s = m_swaps[2 * d + k];
@@ -279,8 +288,10 @@ void Halo::gather_dim(int d, const Fields& fields) {
       word += block_words(f.kind, l.nsend[k]);
     }
   }
-  if (!l.remote) return;  // both swaps were local copies
-  exchange_dim(d, l, fields, false);
+  return l;
+}
+
+void Halo::unpack_dim(int d, const Layout& l, const Fields& fields) {
   for (int k = 0; k < 2; ++k) {
     const SwapInfo& s = m_swaps[2 * d + k];
     if (local(s)) continue;
@@ -295,7 +306,15 @@ void Halo::gather_dim(int d, const Fields& fields) {
   }
 }
 
+void Halo::gather_dim(int d, const Fields& fields) {
+  const Layout l = pack_dim(d, fields);
+  if (!l.remote) return;  // both swaps were local copies
+  exchange_dim(d, l, fields, false);
+  unpack_dim(d, l, fields);
+}
+
 int Halo::build(int nlocal, const Fields& fields, const Grow& grow) {
+  if (m_gathering || m_scattering) throw std::logic_error("particles::Halo::build: a halo operation is in progress");
   const Vec3View* position = fields.position_view();
   if (!position) throw std::invalid_argument("particles::Halo::build: the fields have no position");
   const auto& sub = m_grid.sub_box();
@@ -348,31 +367,84 @@ int Halo::build(int nlocal, const Fields& fields, const Grow& grow) {
 }
 
 void Halo::gather(const Fields& fields) {
-  for (int d = 0; d < 3; ++d) gather_dim(d, fields);
+  start_gather(fields);
+  finish_gather();
 }
 
-void Halo::scatter(const Fields& fields) {
+void Halo::start_gather(const Fields& fields) {
+  if (m_gathering || m_scattering) throw std::logic_error("particles::Halo::start_gather: a halo operation is in progress");
+  m_flight = fields;
+  m_flight_dim = 0;
+  m_flight_posted = false;
+  m_gathering = true;
+  advance_gather(false);
+}
+
+bool Halo::progress() {
+  if (m_gathering) return advance_gather(false);
+  if (m_scattering) return advance_scatter(false);
+  return true;
+}
+
+void Halo::finish_gather() {
+  if (m_gathering) advance_gather(true);
+}
+
+bool Halo::advance_gather(bool wait) {
+  // Dimension by dimension, as gather_dim(): the ghosts of a dimension are packed (forwarded) by the next
+  // one, so its messages are posted once those of the one before have been unpacked.
+  while (m_flight_dim < 3) {
+    if (m_flight_posted) {
+      if (!wait && !m_transport.test()) return false;
+      m_transport.complete();
+      m_flight_posted = false;
+      unpack_dim(m_flight_dim, m_flight_layout, m_flight);
+      ++m_flight_dim;
+      continue;
+    }
+    m_flight_layout = pack_dim(m_flight_dim, m_flight);
+    if (!m_flight_layout.remote) {
+      ++m_flight_dim;
+      continue;
+    }
+    post_dim(m_flight_dim, m_flight_layout, m_flight, false);
+    m_flight_posted = true;
+  }
+  m_gathering = false;
+  return true;
+}
+
+void Halo::check_scatter_fields(const Fields& fields) const {
   for (const auto& f : fields.fields())
     if (f.shifted || (f.kind != Fields::Kind::vec3 && f.kind != Fields::Kind::scalar))
       throw std::invalid_argument(
           "particles::Halo::scatter: only double fields other than the position can be summed onto their owners");
+}
+
+void Halo::pack_ghosts_dim(int d, const Layout& l, const Fields& fields) {
+  for (int k = 0; k < 2; ++k) {
+    const SwapInfo& s = m_swaps[2 * d + k];
+    if (local(s)) continue;
+    std::size_t word = l.send_first[k];
+    for (const auto& f : fields.fields()) {
+      visit(f, [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        Kokkos::parallel_for("particles::halo::pack_ghosts", Policy(0, s.nrecv),
+                             PackGhosts<V>{v, m_send, word, s.first_recv});
+      });
+      word += block_words(f.kind, l.nsend[k]);
+    }
+  }
+}
+
+void Halo::scatter(const Fields& fields) {
+  if (m_gathering || m_scattering) throw std::logic_error("particles::Halo::scatter: a halo operation is in progress");
+  check_scatter_fields(fields);
   for (int d = 2; d >= 0; --d) {
     // Sent: the values of the ghosts each swap received; received: those for the particles it sent.
     const Layout l = layout(d, fields, true);
     if (l.remote) {
-      for (int k = 0; k < 2; ++k) {
-        const SwapInfo& s = m_swaps[2 * d + k];
-        if (local(s)) continue;
-        std::size_t word = l.send_first[k];
-        for (const auto& f : fields.fields()) {
-          visit(f, [&](const auto& v) {
-            using V = std::decay_t<decltype(v)>;
-            Kokkos::parallel_for("particles::halo::pack_ghosts", Policy(0, s.nrecv),
-                                 PackGhosts<V>{v, m_send, word, s.first_recv});
-          });
-          word += block_words(f.kind, l.nsend[k]);
-        }
-      }
+      pack_ghosts_dim(d, l, fields);
       exchange_dim(d, l, fields, true);
     }
     // One swap after the other: the send lists of the two may share particles (a sub-box thinner than two
@@ -392,6 +464,81 @@ void Halo::scatter(const Fields& fields) {
       }
     }
   }
+}
+
+void Halo::add_dim(int d, const Layout& l, const Fields& fields, bool owned) {
+  for (int k = 0; k < 2; ++k) {
+    const SwapInfo& s = m_swaps[2 * d + k];
+    const IntView list = m_lists[2 * d + k];
+    const bool own = local(s);
+    std::size_t word = l.recv_first[k];
+    for (const auto& f : fields.fields()) {
+      visit(f, [&](const auto& v) {
+        using V = std::decay_t<decltype(v)>;
+        Add<V> add{v, list, m_recv, word, s.first_recv, own};
+        if (owned)
+          add.below = m_nlocal;
+        else
+          add.from = m_nlocal;
+        Kokkos::parallel_for(own ? "particles::halo::add_own" : "particles::halo::add", Policy(0, s.nsend), add);
+      });
+      word += block_words(f.kind, l.nrecv[k]);
+    }
+  }
+}
+
+void Halo::start_scatter(const Fields& fields) {
+  if (m_gathering || m_scattering) throw std::logic_error("particles::Halo::start_scatter: a halo operation is in progress");
+  check_scatter_fields(fields);
+  // Every dimension receives into its own part of m_recv; the send buffer serves one dimension at a time.
+  std::size_t recv_total = 0;
+  for (int d = 2; d >= 0; --d) {
+    Layout& l = m_scatter_layout[d];
+    l = layout(d, fields, true);
+    for (auto& r : l.recv_first) r += recv_total;
+    if (l.remote) recv_total += message_words(fields, l.nrecv[0]) + message_words(fields, l.nrecv[1]);
+  }
+  ensure(m_recv, recv_total);
+  m_flight = fields;
+  m_flight_dim = 2;
+  m_flight_posted = false;
+  m_scattering = true;
+  advance_scatter(false);
+}
+
+void Halo::finish_scatter() {
+  if (!m_scattering) return;
+  advance_scatter(true);
+  // What came for the owned particles, in scatter()'s order.
+  for (int d = 2; d >= 0; --d) add_dim(d, m_scatter_layout[d], m_flight, true);
+  m_scattering = false;
+}
+
+bool Halo::advance_scatter(bool wait) {
+  while (m_flight_dim >= 0) {
+    const int d = m_flight_dim;
+    const Layout& l = m_scatter_layout[d];
+    if (m_flight_posted) {
+      if (!wait && !m_transport.test()) return false;
+      m_transport.complete();
+      m_flight_posted = false;
+    } else if (l.remote) {
+      pack_ghosts_dim(d, l, m_flight);
+      post_dim(d, l, m_flight, true);
+      m_flight_posted = true;
+      continue;
+    }
+    // The ghosts of earlier dimensions get theirs now: the next dimension sends them on.
+    add_dim(d, l, m_flight, false);
+    --m_flight_dim;
+  }
+  return true;
+}
+
+bool Halo::remote() const {
+  for (const auto& s : m_swaps)
+    if (s.send_rank != m_grid.rank() || s.recv_rank != m_grid.rank()) return true;
+  return false;
 }
 
 int Halo::ghost_count() const {

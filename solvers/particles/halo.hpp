@@ -13,6 +13,8 @@
 //
 //   build():   builds the plan and fills the ghosts of every field given (at rebuilds).
 //   gather():  refreshes the ghosts of the fields given through the plan (forward: owners to ghosts).
+//   start_gather() / progress() / finish_gather(): gather() in steps, so that the caller computes while
+//              the messages move (docs/md.md#halo-overlap).
 //   scatter(): the reverse: the values of the ghosts go back through the plan, last swap first (a ghost of
 //              a ghost reaches its owner through the rank it came from), and are added to the particles
 //              they are images of (forces under Newton's third law across ranks).
@@ -93,6 +95,26 @@ class Halo {
   int build(int nlocal, const Fields& fields, const Grow& grow);
   // Refreshes the ghosts of every field through the current plan (the position shifted). Collective.
   void gather(const Fields& fields);
+  // gather() in steps. start_gather() copies what stays on this rank and posts the first messages to other
+  // ranks (the transport's post()); progress() moves on without waiting: it unpacks the messages that have
+  // arrived and posts the next dimension's, and returns true when every ghost is in place; finish_gather()
+  // waits for the rest. In between, the caller may compute with the owned particles (their fields are
+  // read, not written) but not with the ghosts, and makes no other call of this Halo or its transport.
+  // The results are those of gather(), bit for bit (gather() is start_gather() then finish_gather()).
+  // Collective: every rank of the grid starts and finishes.
+  void start_gather(const Fields& fields);
+  void finish_gather();
+  bool gathering() const { return m_gathering; }
+  // scatter() in steps, in the same way: start_scatter() adds what stays on this rank to the ghosts that
+  // forward it and posts the first messages; progress() moves on; finish_scatter() waits for the rest and
+  // only then adds to the owned particles, swap by swap in scatter()'s order. In between, the caller may
+  // add to the owned particles' values (not to the ghosts'): the sums are those of scatter() after the
+  // caller's additions, bit for bit.
+  void start_scatter(const Fields& fields);
+  void finish_scatter();
+  bool scattering() const { return m_scattering; }
+  // Moves a gather or scatter in progress on without waiting; true when it is done (or none is).
+  bool progress();
   // Adds the value of every ghost to the particle it is an image of (through the plan, last swap first),
   // for double fields without the position; throws std::invalid_argument for others. The values of
   // ghosts that were forwarded to other ranks gather what came back through them on the way (the values
@@ -100,6 +122,9 @@ class Halo {
   void scatter(const Fields& fields);
 
   int nlocal() const { return m_nlocal; }
+  // Whether any swap goes to or comes from another rank (else every ghost is an image of this rank's own
+  // particles and nothing is waited for, whether the transport routes messages to this rank or not).
+  bool remote() const;
   int ghost_count() const;
   const std::array<SwapInfo, 6>& swaps() const { return m_swaps; }
   // The particles swap k sends (indices into the fields), copied to the host (tests, diagnostics).
@@ -118,11 +143,23 @@ class Halo {
   };
   Layout layout(int d, const Fields& fields, bool reverse);
   bool local(const SwapInfo& s) const;  // a periodic image of this rank's own particles: a kernel copies it
-  // Sends and receives dimension d's messages to other ranks (reverse: to each swap's recv_rank, from its
-  // send_rank).
+  // Posts dimension d's messages to other ranks (reverse: to each swap's recv_rank, from its send_rank);
+  // exchange_dim() also waits for them.
+  void post_dim(int d, const Layout& l, const Fields& fields, bool reverse);
   void exchange_dim(int d, const Layout& l, const Fields& fields, bool reverse);
+  // The forward move of dimension d's ghosts in its parts: copies to this rank itself and packing of
+  // the messages (returns their layout), then the unpacking of what arrived.
+  Layout pack_dim(int d, const Fields& fields);
+  void unpack_dim(int d, const Layout& l, const Fields& fields);
   // Moves the fields of dimension d's ghosts forward (owners to ghosts).
   void gather_dim(int d, const Fields& fields);
+  // The steps of a gather in progress: with wait, until it is done; else as far as arrived messages allow.
+  bool advance_gather(bool wait);
+  // The same for a scatter, and its additions of dimension d's swaps: to the ghosts or to the owned particles.
+  bool advance_scatter(bool wait);
+  void add_dim(int d, const Layout& l, const Fields& fields, bool owned);
+  void pack_ghosts_dim(int d, const Layout& l, const Fields& fields);
+  void check_scatter_fields(const Fields& fields) const;
 
   const comm::Communicator& m_comm;
   const comm::ProcessGrid& m_grid;
@@ -132,6 +169,17 @@ class Halo {
   std::array<SwapInfo, 6> m_swaps{};
   std::array<IntView, 6> m_lists;
   comm::Batch m_batch;
+  // A gather in progress (start_gather()): its fields, the dimension it is at, and that dimension's
+  // layout when its messages are posted.
+  bool m_gathering = false;
+  Fields m_flight;
+  int m_flight_dim = 0;
+  bool m_flight_posted = false;
+  Layout m_flight_layout;
+  // A scatter in progress: the layouts of its dimensions (each receives into its own part of m_recv: what
+  // came for the owned particles is added at the end).
+  bool m_scattering = false;
+  std::array<Layout, 3> m_scatter_layout;
   // Persistent message buffers (grown, never shrunk), in 8-byte words.
   DoubleView m_send{"particles::halo::send", 0};
   DoubleView m_recv{"particles::halo::recv", 0};
