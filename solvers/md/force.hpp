@@ -111,8 +111,9 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
 
 template <bool EV, bool OneType, class Pair>
 PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pairs,
-                                ForceScatter& scatter) {
+                                ForceScatter& scatter, int begin, int end) {
   auto x = atoms.x;
+  auto order = list.order;
   auto neigh = list.neighbors;
   auto numneigh = list.numneigh;
   auto numghost = list.numghost;
@@ -168,12 +169,14 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
     fa(i, 2) += fzi;
   };
   if (EV) {
-    Kokkos::parallel_reduce("md::pair::force_half", Policy(0, atoms.nlocal), body, t.energy, t.virial);
+    Kokkos::parallel_reduce(
+        "md::pair::force_half", Policy(begin, end),
+        [=](int k, double& energy, double& virial) { body(order(k), energy, virial); }, t.energy, t.virial);
   } else {
     Kokkos::parallel_for(
-        "md::pair::force_half", Policy(0, atoms.nlocal), [=](int i) {
+        "md::pair::force_half", Policy(begin, end), [=](int k) {
           double e = 0, w = 0;
-          body(i, e, w);
+          body(order(k), e, w);
         });
   }
   Kokkos::Experimental::contribute(f, scatter);
@@ -182,12 +185,13 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
 
 // Half list: accumulates into atoms.f (which the caller zeroes) through the scatter view.
 template <bool EV, class Pair>
-PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair, ForceScatter& scatter) {
+PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair,
+                                  ForceScatter& scatter, int begin, int end) {
   auto x = atoms.x;
+  auto order = list.order;
   auto neigh = list.neighbors;
   auto numneigh = list.numneigh;
   auto numghost = list.numghost;
-  const int nlocal = atoms.nlocal;
   auto type = atoms.type;
   const int maxn = list.max_neighbors();
   auto f = atoms.f;
@@ -221,13 +225,15 @@ PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& li
     fa(i, 2) += fzi;
   };
   if (EV) {
-    Kokkos::parallel_reduce("md::pair::force_half", Policy(0, nlocal), body, t.energy, t.virial);
+    Kokkos::parallel_reduce(
+        "md::pair::force_half", Policy(begin, end),
+        KOKKOS_LAMBDA(int k, double& energy, double& virial) { body(order(k), energy, virial); }, t.energy, t.virial);
   } else {
     // No reduction: nothing returns to the host on a step without thermo.
     Kokkos::parallel_for(
-        "md::pair::force_half", Policy(0, nlocal), KOKKOS_LAMBDA(int i) {
+        "md::pair::force_half", Policy(begin, end), KOKKOS_LAMBDA(int k) {
           double e = 0, w = 0;
-          body(i, e, w);
+          body(order(k), e, w);
         });
   }
   Kokkos::Experimental::contribute(f, scatter);
@@ -237,13 +243,14 @@ PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& li
 // Full list: each thread writes the force on its own atom; every pair is seen from both of its atoms
 // (here or on the ghost's rank), so energy and virial count half.
 template <bool EV, class Pair>
-PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair) {
+PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair, int begin,
+                           int end) {
   auto x = atoms.x;
+  auto order = list.order;
   auto f = atoms.f;
   auto neigh = list.neighbors;
   auto numneigh = list.numneigh;
   auto numghost = list.numghost;
-  const int nlocal = atoms.nlocal;
   auto type = atoms.type;
   const int maxn = list.max_neighbors();
   PairTally t;
@@ -262,12 +269,14 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
     f(i, 2) = fzi;
   };
   if (EV) {
-    Kokkos::parallel_reduce("md::pair::force_full", Policy(0, nlocal), body, t.energy, t.virial);
+    Kokkos::parallel_reduce(
+        "md::pair::force_full", Policy(begin, end),
+        KOKKOS_LAMBDA(int k, double& energy, double& virial) { body(order(k), energy, virial); }, t.energy, t.virial);
   } else {
     Kokkos::parallel_for(
-        "md::pair::force_full", Policy(0, nlocal), KOKKOS_LAMBDA(int i) {
+        "md::pair::force_full", Policy(begin, end), KOKKOS_LAMBDA(int k) {
           double e = 0, w = 0;
-          body(i, e, w);
+          body(order(k), e, w);
         });
   }
   return t;
@@ -275,18 +284,21 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
 
 }  // namespace impl
 
-// The pair forces on the owned atoms into atoms.f (which the caller zeroes), through the list's kind. With
-// EV, also the energy and virial (a reduction the host waits for; without EV nothing returns to it).
+// The pair forces on the owned atoms of rows list.order(begin .. end-1) (all rows: 0, -1) added to atoms.f
+// (which the caller zeroes), through the list's kind. With EV, also their energy and virial (a reduction the
+// host waits for; without EV nothing returns to it).
 template <bool EV, class Pair>
 PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair,
-                              ForceScatter& scatter) {
-  if (list.full()) return impl::full_list_forces<EV>(atoms, list, pair);
+                              ForceScatter& scatter, int begin = 0, int end = -1) {
+  if (end < 0) end = atoms.nlocal;
+  if (begin >= end) return PairTally{};
+  if (list.full()) return impl::full_list_forces<EV>(atoms, list, pair, begin, end);
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
     // One type: the table holds types 1..1.
-    return pair.table.extent(0) == 2 ? impl::half_list_forces_host<EV, true>(atoms, list, pair, scatter)
-                                     : impl::half_list_forces_host<EV, false>(atoms, list, pair, scatter);
+    return pair.table.extent(0) == 2 ? impl::half_list_forces_host<EV, true>(atoms, list, pair, scatter, begin, end)
+                                     : impl::half_list_forces_host<EV, false>(atoms, list, pair, scatter, begin, end);
   } else {
-    return impl::half_list_forces_device<EV>(atoms, list, pair, scatter);
+    return impl::half_list_forces_device<EV>(atoms, list, pair, scatter, begin, end);
   }
 }
 

@@ -242,6 +242,18 @@ void Halo::update_positions(AtomStore& atoms) {
   m_plan.gather(fields);
 }
 
+void Halo::start_update_positions(AtomStore& atoms) {
+  particles::Fields fields;
+  fields.position(atoms.x);
+  m_plan.start_gather(fields);
+}
+
+void Halo::start_reverse_forces(AtomStore& atoms) {
+  particles::Fields fields;
+  fields.add(atoms.f);
+  m_plan.start_scatter(fields);
+}
+
 void Halo::reverse_forces(AtomStore& atoms) {
   particles::Fields fields;
   fields.add(atoms.f);

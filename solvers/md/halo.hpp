@@ -6,7 +6,8 @@
 //              one transport exchange per dimension, and unpacked after the atoms that stay.
 //   build():   the ghost plan of the generic particle halo (particles::Halo: six swaps, built at each
 //              re-neighbouring by a staged exchange), moving the atoms' positions, types and ids.
-//   update_positions(): between re-neighbourings, gathers only the positions through the plan.
+//   update_positions(): between re-neighbourings, gathers only the positions through the plan (at once, or
+//              in steps while the caller computes).
 //   reverse_forces():   scatters the forces on the ghosts back to their owners through it.
 //
 // Everything stays in the memory space of the atoms: only counts cross to the host. Messages from a
@@ -34,6 +35,18 @@ class Halo {
   void build(AtomStore& atoms);
   // Refreshes ghost positions through the current plan.
   void update_positions(AtomStore& atoms);
+  // update_positions() in steps (particles::Halo::start_gather()): the pair forces of atoms with owned
+  // neighbours only are computed in between (docs/md.md#halo-overlap). progress() returns true when
+  // every ghost position is in place.
+  void start_update_positions(AtomStore& atoms);
+  void finish_update_positions() { m_plan.finish_gather(); }
+  // reverse_forces() in steps (particles::Halo::start_scatter()): the pair forces of atoms with owned
+  // neighbours only are computed in between; the forces that come back are added to the owned atoms
+  // at the finish.
+  void start_reverse_forces(AtomStore& atoms);
+  void finish_reverse_forces() { m_plan.finish_scatter(); }
+  // Moves either on without waiting; true when it is done.
+  bool progress() { return m_plan.progress(); }
   // The reverse of update_positions() (Newton's third law across ghosts, NeighborList::newton()): the
   // forces on the ghosts go back through the plan, last swap first (a ghost of a ghost reaches the owner
   // through the rank it came from), and are added to the atoms they are images of.

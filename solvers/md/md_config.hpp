@@ -40,6 +40,7 @@ struct MdConfig {
   double skin = 0.3;             // sigma
   int neighbor_every = 1;        // steps
   bool neighbor_check = true;
+  bool halo_overlap = true;      // md.halo_overlap: interior pair forces while ghost positions move
   NeighborListKind neighbor_list = NeighborListKind::ByBackend;  // not a deck key: tests choose
   Ensemble ensemble = Ensemble::Nve;
   double temperature = 1.0;      // epsilon/k_B (Langevin and Nose-Hoover target)

@@ -28,6 +28,7 @@ MdConfig config_from_deck(const Deck& d) {
   c.skin = d.get_float("md.skin");
   c.neighbor_every = static_cast<int>(d.get_int("md.neighbor_every"));
   c.neighbor_check = d.get_bool("md.neighbor_check");
+  c.halo_overlap = d.get_bool("md.halo_overlap");
   const std::string ensemble = d.get_string("md.ensemble");
   c.ensemble = ensemble == "langevin" ? Ensemble::Langevin : ensemble == "nvt" ? Ensemble::Nvt : Ensemble::Nve;
   if (c.ensemble == Ensemble::Nvt) c.tchain = static_cast<int>(d.get_int("md.tchain"));
@@ -88,6 +89,10 @@ std::vector<KeySpec> md_keys() {
       {"md.neighbor_check", KeyType::Bool, "true", "-",
        "Rebuild only if an atom moved more than skin/2 since the last build (LAMMPS neigh_modify check yes)", -1e300,
        1e300, false, {}, true},
+      {"md.halo_overlap", KeyType::Bool, "true", "-",
+       "Compute the pair forces of atoms with no ghost neighbour while the ghost positions are exchanged (false: "
+       "exchange first); the same results either way",
+       -1e300, 1e300, false, {}, true},
       {"md.ensemble", KeyType::String, "\"nve\"", "-",
        "Integrator: velocity Verlet (nve), with a Langevin thermostat (langevin) or with a Nose-Hoover chain "
        "(nvt, LAMMPS fix nvt)",

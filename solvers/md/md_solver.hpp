@@ -83,6 +83,9 @@ class MdSolver final : public SolverBase {
   long long neighbor_builds() const { return m_neighbor.builds(); }
   // Whether the forces on ghosts go back to their owners every step (NeighborList::newton()).
   bool newton() const { return m_neighbor.newton(); }
+  // Rows of this rank's neighbour list computed while the halo moves (md.halo_overlap): the interior rows
+  // done while the ghost positions arrive, and those done while the forces on ghosts go back.
+  std::array<int, 2> overlap_rows() const { return {m_neighbor.interior_rows(), m_neighbor.deferred_rows()}; }
   // Whether this solver uses a full neighbour list (MdConfig::neighbor_list; by default on a GPU).
   bool full_neighbor_list() const;
   // LAMMPS `velocity create` keyed by atom id (public: CUDA lambdas may not live in private members).

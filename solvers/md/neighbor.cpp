@@ -89,12 +89,44 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool
       static_cast<int>((full ? 1.0 : 0.5) * 4.18879 * cutneigh * cutneigh * cutneigh * 1.2) + 32;
 }
 
-void NeighborList::build(const AtomStore& atoms) {
+void NeighborList::build(const AtomStore& atoms, const RowWindows& windows) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
     build_host(atoms);
   else
     build_device(atoms);
+  split_rows(atoms.nlocal, windows);
   ++m_builds;
+}
+
+void NeighborList::split_rows(int nlocal, const RowWindows& windows) {
+  if (order.extent(0) < static_cast<std::size_t>(nlocal))
+    order = IntView(Kokkos::view_alloc("md::order", Kokkos::WithoutInitializing), nlocal + nlocal / 4 + 16);
+  auto clamp = [nlocal](int v) { return v < 0 ? 0 : (v > nlocal ? nlocal : v); };
+  // The first window's rows precede the second's: [a0, b0) then [a1, b1), disjoint.
+  const int a0 = clamp(windows.first[0]), b0 = std::max(a0, clamp(windows.first[1]));
+  const int a1 = std::max(b0, clamp(windows.last[0])), b1 = std::max(a1, clamp(windows.last[1]));
+  auto ng = numghost;
+  auto ord = order;
+  int counts[2] = {0, 0};
+  for (int w = 0; w < 2; ++w) {
+    const int a = w == 0 ? a0 : a1;
+    Kokkos::parallel_reduce(
+        "md::neighbor::count_interior", Policy(a, w == 0 ? b0 : b1),
+        KOKKOS_LAMBDA(int i, int& c) { c += ng(i) == 0 ? 1 : 0; }, counts[w]);
+  }
+  const int first = counts[0], last = counts[1];
+  // Interior rows of the first window at the front, those of the second at the back, every other row in
+  // between; each part in index order. `before`: the interior rows of either window before row i (the
+  // first window's come before the second's).
+  Kokkos::parallel_scan(
+      "md::neighbor::split_rows", Policy(0, nlocal), KOKKOS_LAMBDA(int i, int& before, bool final) {
+        const bool in0 = i >= a0 && i < b0 && ng(i) == 0;
+        const bool in1 = i >= a1 && i < b1 && ng(i) == 0;
+        if (final) ord(in0 ? before : in1 ? nlocal - last + (before - first) : first + (i - before)) = i;
+        if (in0 || in1) ++before;
+      });
+  m_interior = first;
+  m_deferred = last;
 }
 
 void NeighborList::reserve_rows(int nlocal) {

@@ -21,6 +21,13 @@
 
 namespace spotrun::md {
 
+// The atoms among whose rows NeighborList::build() puts the interior rows first, and last ([begin, end) of
+// atom indices each).
+struct RowWindows {
+  int first[2] = {0, 0};
+  int last[2] = {0, 0};
+};
+
 class NeighborList {
  public:
   NeighborList() = default;
@@ -34,7 +41,8 @@ class NeighborList {
   bool newton() const { return m_newton; }
   // Bins setup() makes for this sub-box (with the stencil's padding), as a double: no overflow.
   static double bin_count(const comm::Box3& sub_box, double cutneigh);
-  void build(const AtomStore& atoms);
+  // windows: the rows whose interior rows go first and last (order); none by default.
+  void build(const AtomStore& atoms, const RowWindows& windows = RowWindows{});
 
   // Bin index of a position (clamped to the grid): used to sort atoms spatially.
   KOKKOS_INLINE_FUNCTION int bin_of(double x, double y, double z) const {
@@ -53,6 +61,15 @@ class NeighborList {
   IntView numghost{"md::numghost", 0};
   NeighborView neighbors{"md::neighbors", 0, 0};
   int max_neighbors() const { return static_cast<int>(neighbors.extent(1)); }
+  // The rows in the order the force loops take them (docs/md.md#halo-overlap): first the interior rows (rows
+  // that list no ghost) of the build's first window: their forces need no ghost position, so they are
+  // computed while the ghost positions move; last the interior rows of its second window: they add no
+  // force to a ghost, so they are computed while the forces on ghosts go back to their owners; every other
+  // row in between. Each part by increasing atom index (the spatial order of the atom sort). Every force
+  // loop takes this order, overlap or not, so both give the same sums bit for bit.
+  IntView order{"md::order", 0};
+  int interior_rows() const { return m_interior; }  // the first part
+  int deferred_rows() const { return m_deferred; }  // the last part
   long long builds() const { return m_builds; }
   // Bins of the grid (padding included): the range of bin_of().
   int bin_total() const { return m_nbin[0] * m_nbin[1] * m_nbin[2]; }
@@ -68,6 +85,8 @@ class NeighborList {
   // After a build pass that needed rows of `needed` entries: true when they fitted (pairs is then the
   // list's size), else the rows grow (with margin) for another pass.
   bool rows_fit(int needed, long long pairs);
+  // Fills order and the interior row count from numghost after a build.
+  void split_rows(int nlocal, const RowWindows& windows);
 
   double m_cutneighsq = 0;
   bool m_full = false;
@@ -93,6 +112,7 @@ class NeighborList {
   IntView m_packed_index{"md::packed_index", 0};  // owned atoms first, then ghosts
   Vec3View m_packed_x{"md::packed_x", 0};
   IntView m_packed_place{"md::packed_place", 0};
+  int m_interior = 0, m_deferred = 0;
   long long m_builds = 0;
   long long m_total_pairs = 0;
 };
