@@ -14,7 +14,8 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
   lj          LJ melt (bench/lj-bench.toml, LAMMPS in.lj) at 32k, 256k, 2M atoms (strong), spotrun
               `run` in double and in mixed precision (md.precision) against LAMMPS `lmp` and `lmp -sf opt`
               (its OPT package; two peers) when installed: atom-steps/s, their ratios and the targets of
-              the ratios (LJ_TARGETS)
+              the ratios (LJ_TARGETS); from two ranks the Comm share of the loop (lj.comm_share) against
+              the same run without the halo overlap (md.halo_overlap = false), target COMM_SHARE_TARGET
   lj-weak     the same at 32k atoms per rank (weak)
   fluid       Taylor-Green RK4 step at 64^3, 128^3, 256^3 (strong) against its FFT floor, 36 of spotrun's
               unpruned distributed transforms of the grid measured in the same run (bench_fluid), with
@@ -300,6 +301,15 @@ def parse_samples(out, label):
     return found
 
 
+def parse_spotrun_comm_share(out, label):
+    """Comm time of the slowest rank over the loop time, from spotrun run's summary."""
+    loop = re.findall(r"Loop time:\s*([0-9.eE+-]+)\s*s", out)
+    comm = re.findall(r"Time Comm:\s*([0-9.eE+-]+)\s*s", out)
+    if not loop or not comm:
+        raise BenchFailure(f"{label}: no 'Loop time' or 'Time Comm' line")
+    return float(comm[-1]) / float(loop[-1])
+
+
 def parse_spotrun_rate(out, label):
     m = re.findall(r"Performance:\s*([0-9.eE+-]+)\s*atom-steps/s", out)
     if not m:
@@ -325,6 +335,9 @@ class Task:
 # The targets of the LJ strong-scaling ratios (on the CPUs of the suite's machine, peers in the same
 # run): record name -> the least ratio to its reference. report.md says for each whether it is met.
 LJ_TARGETS = {"lj.spotrun": 2.0, "lj.spotrun-mixed": 3.0, "lj.spotrun-mixed-vs-opt": 2.5}
+# The Comm share of the MD loop (double) with the halo overlapped (md.halo_overlap, the default) against the
+# same run with the halo exchanged first, from two ranks: at most this ratio (strong scaling).
+COMM_SHARE_TARGET = 0.5
 
 # The spotrun runs of an LJ measurement: record name suffix -> md.precision.
 LJ_PRECISIONS = (("", "double"), ("-mixed", "mixed"))
@@ -338,11 +351,11 @@ def lj_steps(atoms):
 def predicted_cost(kind, total, ranks, repeat, peers, cores):
     """Seconds, a rough model of this 2-core machine; the progress line rescales it by what it measures.
     peers: the LAMMPS runs per spotrun run of an LJ measurement (0, 1 or 2); an LJ measurement runs spotrun
-    once per precision (LJ_PRECISIONS)."""
+    once per precision (LJ_PRECISIONS), and from two ranks once more without the halo overlap."""
     eff = min(ranks, cores) / max(1.0, ranks / cores) if ranks > cores else ranks
     if kind == "lj":
         per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
-        return repeat * per * (len(LJ_PRECISIONS) + peers)
+        return repeat * per * (len(LJ_PRECISIONS) + peers + (1 if ranks > 1 else 0))
     if kind in ("fluid", "fft"):
         step = 1.5e-8 * total * math.log2(max(total, 2)) / eff
         return 1.5 + total * 4e-7 + (repeat + 1) * 2.2 * step
@@ -439,7 +452,10 @@ class Suite:
         peer, peer_opt = [], []
         lmp_cmd = opt_cmd = ""
         version = ""
-        runs = len(LJ_PRECISIONS) + (1 if self.lammps else 0) + (1 if self.lammps and not self.args.no_opt else 0)
+        share_on, share_off = [], []  # Comm share of the double runs, with and without the halo overlap
+        off_cmd = ""
+        runs = len(LJ_PRECISIONS) + (1 if self.lammps else 0) + (1 if self.lammps and not self.args.no_opt else 0) + (
+            1 if r > 1 else 0)
         lmp_args = ["-in", LMP_INPUT, "-var", "x", f"{cells[0] / 20:g}", "-var", "y", f"{cells[1] / 20:g}",
                     "-var", "z", f"{cells[2] / 20:g}", "-var", "steps", steps, "-log", "none", "-nocite"]
         for rep in range(self.args.repeat):
@@ -456,6 +472,23 @@ class Suite:
                 finally:
                     shutil.rmtree(outdir, ignore_errors=True)
                 spot[suffix].append(parse_spotrun_rate(out, f"spotrun ({precision})"))
+                if precision == "double" and r > 1:
+                    share_on.append(parse_spotrun_comm_share(out, "spotrun (double)"))
+                done += 1
+            if r > 1:
+                # The same double run with the halo exchanged before the pair loop and the forces sent back
+                # after it: the Comm share the overlap is judged against.
+                self.progress.note(task, (rep + done / runs) / self.args.repeat,
+                                   f"spotrun run (no halo overlap) {rep + 1}/{self.args.repeat}")
+                outdir = tempfile.mkdtemp(prefix="lj.", dir=self.scratch)
+                try:
+                    out, off_cmd = self.runner.run(f"lj-spotrun-no-overlap-{atoms}-np{r}-{rep}", r, [
+                        self.spotrun, "run", LJ_DECK, "--set", f"md.lattice.cells=[{cells[0]},{cells[1]},{cells[2]}]",
+                        "--set", f"run.steps={steps}", "--set", "md.precision=double", "--set", "md.halo_overlap=false",
+                        "--output-dir", outdir, "--resume", "never"])
+                finally:
+                    shutil.rmtree(outdir, ignore_errors=True)
+                share_off.append(parse_spotrun_comm_share(out, "spotrun (no halo overlap)"))
                 done += 1
             if self.lammps:
                 self.progress.note(task, (rep + done / runs) / self.args.repeat, f"LAMMPS run {rep + 1}/{self.args.repeat}")
@@ -490,6 +523,16 @@ class Suite:
             opt = self.add(sr.make_record(base, name="lj.lammps-opt", role="peer",
                                           program=" ".join(x for x in ("LAMMPS", version, "-sf opt") if x),
                                           samples=peer_opt, command=opt_cmd, details=details, **common))
+        if share_on and share_off:
+            share = dict(common, metric="share", unit="Comm / loop time", better="lower")
+            off = self.add(sr.make_record(base, name="lj.comm_share_no_overlap", role="peer",
+                                          program="spotrun run (md.halo_overlap = false)", samples=share_off,
+                                          command=off_cmd, details=dict(details, precision="double"), **share))
+            d = dict(details, precision="double")
+            if task.scaling == "strong":
+                d["target_ratio"] = COMM_SHARE_TARGET
+            self.add(sr.make_record(base, name="lj.comm_share", role="measurement", program="spotrun run (double)",
+                                    samples=share_on, command=spot_cmd[""], reference=off, details=d, **share))
         for suffix, precision in LJ_PRECISIONS:
             name = f"lj.spotrun{suffix}"
             d = dict(details, precision=precision)

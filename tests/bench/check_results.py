@@ -11,6 +11,7 @@ when there is any.
   also against LAMMPS -sf opt (lj.spotrun-vs-opt: the samples of lj.spotrun, and every -sf opt run's log
   shows the pair style lj/cut/opt), without LAMMPS no such record; the same for md.precision = "mixed"
   (lj.spotrun-mixed, lj.spotrun-mixed-vs-opt); lj strong records against a peer carry their target;
+  from two ranks lj.comm_share against lj.comm_share_no_overlap (the halo overlap on and off);
 - report.md: a table per suite; summary.txt: one line per record; the three plots are PNG images.
 """
 import argparse
@@ -86,9 +87,19 @@ def main():
                         own = by_id.get(f"{PEER_ONLY[name]}/{r['scaling']}/atoms={int(r['size'])}/np={np}")
                         if own is None or own["samples"] != r["samples"]:
                             problems.append(f"{r['id']}: samples are not those of {PEER_ONLY[name]} at the same size")
+    for suite in a.suites.split(","):  # the Comm share with and without the halo overlap: from two ranks
+        if suite.split("-")[0] != "lj":
+            continue
+        for np in ranks:
+            found = [r for r in records if r["suite"] == suite and r["name"] == "lj.comm_share" and r["ranks"] == np]
+            if np == 1 and found:
+                problems.append(f"suite {suite}: lj.comm_share at one rank")
+            if np > 1 and (len(found) != 1 or not found[0]["reference"] or
+                           found[0]["reference"]["name"] != "lj.comm_share_no_overlap" or found[0]["repeats"] < 3):
+                problems.append(f"suite {suite}: no lj.comm_share against lj.comm_share_no_overlap at {np} ranks")
     for r in records:  # the LJ targets: on the strong-scaling records against a peer, and in report.md
         want = r["suite"] == "lj" and r["reference"] is not None and r["name"] in (
-            "lj.spotrun", "lj.spotrun-mixed", "lj.spotrun-mixed-vs-opt")
+            "lj.spotrun", "lj.spotrun-mixed", "lj.spotrun-mixed-vs-opt", "lj.comm_share")
         if want != ("target_ratio" in (r.get("details") or {})):
             problems.append(f"{r['id']}: target_ratio {'missing' if want else 'unexpected'}")
     if a.lammps == "yes" and any(suite.split("-")[0] == "lj" for suite in a.suites.split(",")):
