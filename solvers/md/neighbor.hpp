@@ -78,6 +78,8 @@ class NeighborList {
   // build() on a device and on the host (public: CUDA lambdas may not live in private member functions).
   void build_device(const AtomStore& atoms);
   void build_host(const AtomStore& atoms);
+  // Fills order and the row counts of its parts from numghost after a build (public for the same reason).
+  void split_rows(int nlocal, const RowWindows& windows);
 
  private:
   // Row storage for nlocal owned atoms (grown, never shrunk).
@@ -85,8 +87,6 @@ class NeighborList {
   // After a build pass that needed rows of `needed` entries: true when they fitted (pairs is then the
   // list's size), else the rows grow (with margin) for another pass.
   bool rows_fit(int needed, long long pairs);
-  // Fills order and the interior row count from numghost after a build.
-  void split_rows(int nlocal, const RowWindows& windows);
 
   double m_cutneighsq = 0;
   bool m_full = false;
