@@ -16,18 +16,9 @@ SPOTRUN_TEST_RANKS(1, 2, 3, 4);
 using namespace spotrun;
 using test::MdRun;
 using test::ThermoRow;
+using test::list_name;
 
 namespace {
-
-std::string list_name(md::NeighborListKind k) {
-  switch (k) {
-    case md::NeighborListKind::Half: return "half list, newton on";
-    case md::NeighborListKind::HalfNoNewton: return "half list, newton off";
-    case md::NeighborListKind::Full: return "full list";
-    case md::NeighborListKind::ByBackend: break;
-  }
-  return "by backend";
-}
 
 int differing_rows(const std::vector<ThermoRow>& a, const std::vector<ThermoRow>& b) {
   if (a.size() != b.size()) return static_cast<int>(a.size() + b.size());

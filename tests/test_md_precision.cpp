@@ -16,6 +16,7 @@ SPOTRUN_TEST_RANKS(1, 2, 3);
 using namespace spotrun;
 using test::MdRun;
 using test::ThermoRow;
+using test::list_name;
 
 namespace {
 
@@ -29,16 +30,6 @@ constexpr double k_press_bound0 = 1e-5;
 
 const std::vector<md::NeighborListKind> k_lists = {md::NeighborListKind::Half, md::NeighborListKind::HalfNoNewton,
                                                    md::NeighborListKind::Full};
-
-std::string list_name(md::NeighborListKind k) {
-  switch (k) {
-    case md::NeighborListKind::Half: return "half list, newton on";
-    case md::NeighborListKind::HalfNoNewton: return "half list, newton off";
-    case md::NeighborListKind::Full: return "full list";
-    case md::NeighborListKind::ByBackend: break;
-  }
-  return "by backend";
-}
 
 struct Diff {
   double energy = 0, press = 0, energy0 = 0, press0 = 0;

@@ -314,7 +314,7 @@ void Halo::gather_dim(int d, const Fields& fields) {
 }
 
 int Halo::build(int nlocal, const Fields& fields, const Grow& grow) {
-  if (m_gathering || m_scattering) throw std::logic_error("particles::Halo::build: a halo operation is in progress");
+  check_idle("build");
   const Vec3View* position = fields.position_view();
   if (!position) throw std::invalid_argument("particles::Halo::build: the fields have no position");
   const auto& sub = m_grid.sub_box();
@@ -371,11 +371,20 @@ void Halo::gather(const Fields& fields) {
   finish_gather();
 }
 
-void Halo::start_gather(const Fields& fields) {
-  if (m_gathering || m_scattering) throw std::logic_error("particles::Halo::start_gather: a halo operation is in progress");
+void Halo::check_idle(const char* what) const {
+  if (m_gathering || m_scattering)
+    throw std::logic_error(std::string("particles::Halo::") + what + ": a halo operation is in progress");
+}
+
+void Halo::begin_flight(const Fields& fields, int first_dim) {
   m_flight = fields;
-  m_flight_dim = 0;
+  m_flight_dim = first_dim;
   m_flight_posted = false;
+}
+
+void Halo::start_gather(const Fields& fields) {
+  check_idle("start_gather");
+  begin_flight(fields, 0);
   m_gathering = true;
   advance_gather(false);
 }
@@ -438,7 +447,7 @@ void Halo::pack_ghosts_dim(int d, const Layout& l, const Fields& fields) {
 }
 
 void Halo::scatter(const Fields& fields) {
-  if (m_gathering || m_scattering) throw std::logic_error("particles::Halo::scatter: a halo operation is in progress");
+  check_idle("scatter");
   check_scatter_fields(fields);
   for (int d = 2; d >= 0; --d) {
     // Sent: the values of the ghosts each swap received; received: those for the particles it sent.
@@ -447,26 +456,13 @@ void Halo::scatter(const Fields& fields) {
       pack_ghosts_dim(d, l, fields);
       exchange_dim(d, l, fields, true);
     }
-    // One swap after the other: the send lists of the two may share particles (a sub-box thinner than two
-    // cutoffs); within one list every particle is there once.
-    for (int k = 0; k < 2; ++k) {
-      const SwapInfo& s = m_swaps[2 * d + k];
-      const IntView list = m_lists[2 * d + k];
-      const bool own = local(s);
-      std::size_t word = l.recv_first[k];
-      for (const auto& f : fields.fields()) {
-        visit(f, [&](const auto& v) {
-          using V = std::decay_t<decltype(v)>;
-          Kokkos::parallel_for(own ? "particles::halo::add_own" : "particles::halo::add", Policy(0, s.nsend),
-                               Add<V>{v, list, m_recv, word, s.first_recv, own});
-        });
-        word += block_words(f.kind, l.nrecv[k]);
-      }
-    }
+    add_dim(d, l, fields, AddTo::every);
   }
 }
 
-void Halo::add_dim(int d, const Layout& l, const Fields& fields, bool owned) {
+void Halo::add_dim(int d, const Layout& l, const Fields& fields, AddTo to) {
+  // One swap after the other: the send lists of the two may share particles (a sub-box thinner than two
+  // cutoffs); within one list every particle is there once.
   for (int k = 0; k < 2; ++k) {
     const SwapInfo& s = m_swaps[2 * d + k];
     const IntView list = m_lists[2 * d + k];
@@ -476,10 +472,8 @@ void Halo::add_dim(int d, const Layout& l, const Fields& fields, bool owned) {
       visit(f, [&](const auto& v) {
         using V = std::decay_t<decltype(v)>;
         Add<V> add{v, list, m_recv, word, s.first_recv, own};
-        if (owned)
-          add.below = m_nlocal;
-        else
-          add.from = m_nlocal;
+        if (to == AddTo::owned) add.below = m_nlocal;
+        if (to == AddTo::ghosts) add.from = m_nlocal;
         Kokkos::parallel_for(own ? "particles::halo::add_own" : "particles::halo::add", Policy(0, s.nsend), add);
       });
       word += block_words(f.kind, l.nrecv[k]);
@@ -488,7 +482,7 @@ void Halo::add_dim(int d, const Layout& l, const Fields& fields, bool owned) {
 }
 
 void Halo::start_scatter(const Fields& fields) {
-  if (m_gathering || m_scattering) throw std::logic_error("particles::Halo::start_scatter: a halo operation is in progress");
+  check_idle("start_scatter");
   check_scatter_fields(fields);
   // Every dimension receives into its own part of m_recv; the send buffer serves one dimension at a time.
   std::size_t recv_total = 0;
@@ -499,9 +493,7 @@ void Halo::start_scatter(const Fields& fields) {
     if (l.remote) recv_total += message_words(fields, l.nrecv[0]) + message_words(fields, l.nrecv[1]);
   }
   ensure(m_recv, recv_total);
-  m_flight = fields;
-  m_flight_dim = 2;
-  m_flight_posted = false;
+  begin_flight(fields, 2);
   m_scattering = true;
   advance_scatter(false);
 }
@@ -510,7 +502,7 @@ void Halo::finish_scatter() {
   if (!m_scattering) return;
   advance_scatter(true);
   // What came for the owned particles, in scatter()'s order.
-  for (int d = 2; d >= 0; --d) add_dim(d, m_scatter_layout[d], m_flight, true);
+  for (int d = 2; d >= 0; --d) add_dim(d, m_scatter_layout[d], m_flight, AddTo::owned);
   m_scattering = false;
 }
 
@@ -529,7 +521,7 @@ bool Halo::advance_scatter(bool wait) {
       continue;
     }
     // The ghosts of earlier dimensions get theirs now: the next dimension sends them on.
-    add_dim(d, l, m_flight, false);
+    add_dim(d, l, m_flight, AddTo::ghosts);
     --m_flight_dim;
   }
   return true;

@@ -155,10 +155,16 @@ class Halo {
   void gather_dim(int d, const Fields& fields);
   // The steps of a gather in progress: with wait, until it is done; else as far as arrived messages allow.
   bool advance_gather(bool wait);
-  // The same for a scatter, and its additions of dimension d's swaps: to the ghosts or to the owned particles.
+  // The same for a scatter, and the additions of dimension d's swaps: to every particle of their send lists
+  // (scatter()), or to the ghosts or the owned particles among them (a scatter in steps).
   bool advance_scatter(bool wait);
-  void add_dim(int d, const Layout& l, const Fields& fields, bool owned);
+  enum class AddTo { every, ghosts, owned };
+  void add_dim(int d, const Layout& l, const Fields& fields, AddTo to);
   void pack_ghosts_dim(int d, const Layout& l, const Fields& fields);
+  // Throws std::logic_error naming `what` while a gather or scatter is in progress.
+  void check_idle(const char* what) const;
+  // The state of a gather or scatter starting at dimension first_dim.
+  void begin_flight(const Fields& fields, int first_dim);
   void check_scatter_fields(const Fields& fields) const;
 
   const comm::Communicator& m_comm;

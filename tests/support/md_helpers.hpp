@@ -197,6 +197,17 @@ inline md::MdConfig lattice_config(std::array<int, 3> cells, double temperature)
   return c;
 }
 
+// A neighbour list kind as the tests' messages name it.
+inline std::string list_name(md::NeighborListKind k) {
+  switch (k) {
+    case md::NeighborListKind::Half: return "half list, newton on";
+    case md::NeighborListKind::HalfNoNewton: return "half list, newton off";
+    case md::NeighborListKind::Full: return "full list";
+    case md::NeighborListKind::ByBackend: break;
+  }
+  return "by backend";
+}
+
 // The Kob-Andersen 80:20 mixture's types and pairs (A = type 1, B = type 2), atoms from a data file:
 // A-A (1, 1, cutoff 2.5), B-B (0.5, 0.88, 2.2), and B-A given explicitly (1.5, 0.8, 2.0) when
 // explicit_ab, else from pair_modify mix arithmetic.
