@@ -25,23 +25,19 @@ void* native_stream(const ExecSpace& space) {
   return nullptr;
 }
 
-// Whether the packing kernels must have finished before the transport is given the buffers: a
-// stream-ordered transport orders device batches after them itself; host batches it moves at once (over
-// MPI), so those need the fence too.
-inline bool needs_fence(const Transport& transport, const Batch& batch) {
-  return !transport.stream_ordered() || batch.memory != Memory::device;
-}
-
+// The packing kernels must have finished before the transport is given the buffers, unless it queues
+// the batch on the device stream behind them (stream_queued): a stream-ordered transport moves host
+// batches at once (over MPI), so those need the fence too.
 template <class ExecSpace>
 void exchange(Transport& transport, const Batch& batch, const ExecSpace& space) {
-  if (needs_fence(transport, batch)) space.fence();
+  if (!stream_queued(transport, batch)) space.fence();
   transport.exchange(batch, native_stream(space));
 }
 
 // The first half of exchange(): the transport's post() after the same fence; transport.complete() ends it.
 template <class ExecSpace>
 void post(Transport& transport, const Batch& batch, const ExecSpace& space) {
-  if (needs_fence(transport, batch)) space.fence();
+  if (!stream_queued(transport, batch)) space.fence();
   transport.post(batch, native_stream(space));
 }
 

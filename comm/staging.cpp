@@ -106,8 +106,12 @@ std::string StagedTransport::description() const {
   return with_choice(m_inner->description() + "; device buffers staged through host memory");
 }
 
+bool StagedTransport::passes_through(const Batch& batch) const {
+  return !m_force && accepts_memory(m_inner->accepts(), batch.memory);
+}
+
 void StagedTransport::exchange(const Batch& batch, void* stream) {
-  if (!m_force && accepts_memory(m_inner->accepts(), batch.memory)) {
+  if (passes_through(batch)) {
     m_inner->exchange(batch, stream);
     return;
   }
@@ -121,7 +125,7 @@ void StagedTransport::exchange(const Batch& batch, void* stream) {
 }
 
 void StagedTransport::post(const Batch& batch, void* stream) {
-  if (!m_force && accepts_memory(m_inner->accepts(), batch.memory)) {
+  if (passes_through(batch)) {
     m_inner->post(batch, stream);
     m_inner_posted = true;
     return;

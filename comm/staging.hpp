@@ -55,6 +55,8 @@ class StagedTransport final : public Transport {
   const Stats& stats() const { return m_stats; }
 
  private:
+  // Whether a batch goes to the inner transport as it is (it takes the batch's memory, no forced staging).
+  bool passes_through(const Batch& batch) const;
   // Through the default execution space: device batches, and on a host build every batch.
   void exchange_through_device(const Batch& batch);
   // Host batches on a device build (forced staging): copied on the host.

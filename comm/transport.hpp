@@ -107,6 +107,12 @@ class Transport {
   std::string m_choice;
 };
 
+// Whether `transport` only queues the batch on the device stream (NCCL given device buffers): its packing
+// kernels need no fence first, and its messages have not moved when exchange() or post() returns.
+inline bool stream_queued(const Transport& transport, const Batch& batch) {
+  return transport.stream_ordered() && batch.memory == Memory::device;
+}
+
 // Calls transport.abort() when an exception unwinds past it. Declared after the solver's owner (and so
 // destroyed before it), it stops NCCL before the solver's device memory is freed.
 class AbortOnUnwind {

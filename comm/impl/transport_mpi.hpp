@@ -1,7 +1,7 @@
 #pragma once
 // MPI backend of the transport: every message of a batch posted with MPI_Irecv / MPI_Isend (post()), then
-// one MPI_Waitall (complete(); MPI_Testall in test()). Host buffers (mpi-host), or the buffers where they lie (mpi: GPU-aware MPI, which takes
-// device pointers).
+// one MPI_Waitall (complete(); MPI_Testall in test()). Host buffers (mpi-host), or the buffers where they
+// lie (mpi: GPU-aware MPI, which takes device pointers).
 #include <mpi.h>
 
 #include <vector>

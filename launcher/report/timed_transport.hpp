@@ -22,7 +22,7 @@ class TimedTransport final : public comm::Transport {
   bool stream_ordered() const override { return m_inner->stream_ordered(); }
   bool route_self() const override { return m_inner->route_self(); }
   void exchange(const comm::Batch& batch, void* stream = nullptr) override {
-    const bool queued = m_inner->stream_ordered() && batch.memory == comm::Memory::device;
+    const bool queued = comm::stream_queued(*m_inner, batch);
     if (queued) comm::fence_for_timing();
     const double t = MPI_Wtime();
     m_inner->exchange(batch, stream);
@@ -32,7 +32,7 @@ class TimedTransport final : public comm::Transport {
   // A posted exchange counts the time spent in post(), test() and complete(): the computation between
   // them is not communication (a halo hidden behind the pair loop costs only what is left to wait).
   void post(const comm::Batch& batch, void* stream = nullptr) override {
-    m_queued = m_inner->stream_ordered() && batch.memory == comm::Memory::device;
+    m_queued = comm::stream_queued(*m_inner, batch);
     if (m_queued) comm::fence_for_timing();
     const double t = MPI_Wtime();
     m_inner->post(batch, stream);
