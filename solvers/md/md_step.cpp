@@ -85,8 +85,6 @@ void MdSolver::rebuild() {
 void MdSolver::compute_forces(bool ev) {
   // Under Newton the ghosts collect reactions too, which reverse_forces() adds to their owners.
   const bool newton = m_neighbor.newton();
-  // Ghost positions still in flight (md.halo_overlap): the interior rows need none of them.
-  const bool in_flight = m_halo->plan().gathering();
   {
     PhaseTimer timer(m_phase_time[k_pair]);
     // Test hook: extra force passes, discarded by the zeroing below (comm/test_hooks.hpp).
@@ -112,8 +110,9 @@ void MdSolver::compute_forces(bool ev) {
   // ghost positions in flight in between; once every one is in place the rows that need them; then, with
   // the forces on the ghosts complete and on their way back, the last interior rows in chunks.
   auto chunks = [&](int begin, int end) {
-    for (int at = begin; at < end; at += std::min(k_overlap_chunk, end - at)) {
-      rows(at, at + std::min(k_overlap_chunk, end - at));
+    for (int at = begin, n = 0; at < end; at += n) {
+      n = std::min(k_overlap_chunk, end - at);
+      rows(at, at + n);
       if (m_halo->plan().gathering() || m_halo->plan().scattering()) {
         PhaseTimer timer(m_phase_time[k_comm]);
         m_halo->progress();
@@ -122,7 +121,8 @@ void MdSolver::compute_forces(bool ev) {
   };
   const int nlocal = m_atoms.nlocal, first = m_neighbor.interior_rows(), last = nlocal - m_neighbor.deferred_rows();
   chunks(0, first);
-  if (in_flight) {
+  // Ghost positions still in flight (md.halo_overlap): the rows from here on need them.
+  if (m_halo->plan().gathering()) {
     PhaseTimer timer(m_phase_time[k_comm]);
     m_halo->finish_update_positions();
   }
