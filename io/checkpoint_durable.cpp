@@ -353,8 +353,9 @@ struct DurableFlush::Job {
   }
 };
 
-DurableFlush::DurableFlush(const NodeGroups& nodes, std::string prefix, std::string directory, int keep)
-    : m_nodes(nodes), m_prefix(std::move(prefix)), m_directory(std::move(directory)), m_keep(std::max(1, keep)) {
+DurableFlush::DurableFlush(const NodeGroups& nodes, std::string prefix, std::string directory, int keep, int nice)
+    : m_nodes(nodes), m_prefix(std::move(prefix)), m_directory(std::move(directory)), m_keep(std::max(1, keep)),
+      m_nice(nice) {
   SPOTRUN_MPI_CHECK(MPI_Comm_dup(nodes.world().mpi(), &m_comm));
 }
 
@@ -383,7 +384,9 @@ void DurableFlush::start(const LevelIndex& index) {
   const std::string remote = durable_join(durable_join(m_prefix, m_set), file);
   const std::string old_index = durable_join(m_prefix, m_set + ".levels");
   const bool root = m_nodes.world().is_root();
-  j->thread = std::thread([j, local, remote, old_index, root] {
+  const int nice = m_nice;
+  j->thread = std::thread([j, local, remote, old_index, root, nice] {
+    lower_thread_priority(nice);  // and the rclone it runs: the loop goes first
     // A set of that name flushed before (a final state extended) loses its index first: never an index with
     // node files of another state.
     if (root) run_rclone({"deletefile", old_index}, &j->cancel);
@@ -431,7 +434,9 @@ DurableFlush::Event DurableFlush::poll() {
     const std::string text = m_index_text, prefix = m_prefix, current = m_set;
     const int keep = m_keep;
     const std::int64_t step = m_step;
-    j->thread = std::thread([j, tmp, remote, text, prefix, current, keep, step] {
+    const int nice = m_nice;
+    j->thread = std::thread([j, tmp, remote, text, prefix, current, keep, step, nice] {
+      lower_thread_priority(nice);
       {
         std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
         o << text;

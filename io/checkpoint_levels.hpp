@@ -101,15 +101,23 @@ LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory
 // Rank 0 writes the index atomically (NAME.tmp, fsync, rename, fsync of the directory); agreed.
 void commit_level_index(const comm::Communicator& world, const std::string& path, const LevelIndex& index);
 
+// Raises the calling thread's nice value to `nice` (0-19; never lowers it): Linux keeps a nice value per
+// thread, and the processes a thread starts inherit it. The background writers of checkpoints (a level set's
+// thread, the durable flush's uploads) run at checkpoint.background_nice (19, the lowest priority, by
+// default): where a rank's cores are shared the time loop goes first (CFS weights 15 against 1024 at 19).
+void lower_thread_priority(int nice);
+
 // A level set written in the background (checkpoint.async; docs/checkpoints.md, "Writing in the background"):
 // one thread per rank runs write_level_set and commit_level_index with communicators of its own (duplicates of
 // the caller's, the node communicator grouped from them), while the caller's thread goes on with its own MPI
 // calls (so MPI must provide MPI_THREAD_MULTIPLE) and makes no HDF5 call (HDF5 is not thread-safe). The
-// thread blocks every signal and runs 10 nice levels below the caller (at most 19).
+// thread blocks every signal and runs at nice value `nice` (lower_thread_priority): at 19, where it shares a
+// core with the time loop it takes about 1.5 % of that core while the loop is runnable, and the whole core
+// while the loop waits.
 class LevelSetWriter {
  public:
   // Collective on world; host: this rank's node, as NodeGroups takes it.
-  LevelSetWriter(const comm::Communicator& world, const std::string& host);
+  LevelSetWriter(const comm::Communicator& world, const std::string& host, int nice = 19);
   ~LevelSetWriter();  // waits for this rank's thread
   LevelSetWriter(const LevelSetWriter&) = delete;
   LevelSetWriter& operator=(const LevelSetWriter&) = delete;
@@ -121,6 +129,10 @@ class LevelSetWriter {
     std::string error;  // "" = committed
     LevelWriteTimes times;
     double seconds = 0;  // from the start of the write to the commit of its index, slowest rank
+    // `seconds` less the time the thread was ready to run but waited for a CPU (the loop went first: Linux
+    // /proc/thread-self/schedstat), slowest rank: what the write takes with a CPU of its own, as it does at a
+    // stop (the loop waits for it). `seconds` where the kernel does not say.
+    double cost = 0;
   };
   // Every rank: starts writing `set` of `state` into `directory` (with partner copies), its index committed at
   // index_path last, and returns. Nothing may be in flight.

@@ -22,11 +22,11 @@ bool is_level_index(const std::string& path) {
 }
 
 CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir,
-                                   bool partner, const std::string& durable, int keep, bool async)
+                                   bool partner, const std::string& durable, int keep, bool async, int nice)
     : m_comm(comm), m_nodes(group_nodes(comm)), m_directory(io::level_directory(local_dir, outdir)), m_partner(partner) {
   if (!durable.empty()) {
     m_durable_prefix = io::durable_join(durable, fs::path(m_directory).filename().string());
-    m_durable = std::make_unique<io::DurableFlush>(*m_nodes, m_durable_prefix, m_directory, keep);
+    m_durable = std::make_unique<io::DurableFlush>(*m_nodes, m_durable_prefix, m_directory, keep, nice);
   }
   if (partner && m_nodes->count() < 2)
     throw InputError("checkpoint.partner = true needs at least 2 nodes (a node's partner copy goes to another node); "
@@ -61,7 +61,7 @@ CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::st
     SPOTRUN_MPI_CHECK(MPI_Query_thread(&provided));
     SPOTRUN_MPI_CHECK(MPI_Allreduce(&provided, &lowest, 1, MPI_INT, MPI_MIN, comm.mpi()));
     if (lowest >= MPI_THREAD_MULTIPLE) {
-      m_writer = std::make_unique<io::LevelSetWriter>(comm, comm::host_name());
+      m_writer = std::make_unique<io::LevelSetWriter>(comm, comm::host_name(), nice);
     } else if (comm.is_root()) {
       const char* level = lowest == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
                           : lowest == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED" : "MPI_THREAD_SINGLE";

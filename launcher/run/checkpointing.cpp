@@ -51,6 +51,7 @@ CheckpointSettings CheckpointSettings::from_deck(const Deck& d) {
   s.durable = io::durable_location(d.get_string("checkpoint.durable"));  // the deck's check allowed it
   s.durable_interval = d.get_float("checkpoint.durable_interval");
   s.durable_wait = d.get_float("checkpoint.durable_wait");
+  s.background_nice = static_cast<int>(d.get_int("checkpoint.background_nice"));
   s.async = d.get_bool("checkpoint.async");
   return s;
 }
@@ -68,7 +69,8 @@ CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::
                      "checkpoint.durable = \"\"");
   if (!m_settings.local_dir.empty())
     m_levels = std::make_unique<CheckpointLevels>(comm, outdir, m_settings.local_dir, m_settings.partner,
-                                                  m_settings.durable, m_settings.keep, m_settings.async);
+                                                  m_settings.durable, m_settings.keep, m_settings.async,
+                                                  m_settings.background_nice);
 }
 
 CheckpointManager::~CheckpointManager() = default;
@@ -403,8 +405,11 @@ void CheckpointManager::finish_background(const CheckpointLevelsOutcome& o) {
   }
   m_last_levels = "local " + format_seconds(o.times.local) +
                   (m_levels->partner() ? ", partner " + format_seconds(o.times.partner) : "") +
-                  "; in the background, the loop blocked " + format_seconds(m_in_flight.blocked);
-  committed(o.step, o.index_path, m_in_flight.reason.c_str(), m_in_flight.now, o.seconds, false);
+                  "; in the background over " + format_seconds(o.seconds) + ", the loop blocked " +
+                  format_seconds(m_in_flight.blocked);
+  // Its cost (the interval rule, the time-limit reserve): the write's time with a CPU of its own, as at a stop,
+  // not the time it took at low priority beside the loop.
+  committed(o.step, o.index_path, m_in_flight.reason.c_str(), m_in_flight.now, o.cost, false);
 }
 
 void CheckpointManager::committed(std::int64_t step, const std::string& path, const char* reason, double now, double cost,
