@@ -172,8 +172,12 @@ TEST(MdRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
     EXPECT_EQ(a.rows, b.rows);
     ASSERT_EQ(a.f64.size(), b.f64.size()) << a.name;
     ASSERT_EQ(a.i64.size(), b.i64.size()) << a.name;
-    if (!a.f64.empty()) EXPECT_EQ(std::memcmp(a.f64.data(), b.f64.data(), 8 * a.f64.size()), 0) << a.name << " differs";
-    if (!a.i64.empty()) EXPECT_EQ(std::memcmp(a.i64.data(), b.i64.data(), 8 * a.i64.size()), 0) << a.name << " differs";
+    if (!a.f64.empty()) {
+      EXPECT_EQ(std::memcmp(a.f64.data(), b.f64.data(), 8 * a.f64.size()), 0) << a.name << " differs";
+    }
+    if (!a.i64.empty()) {
+      EXPECT_EQ(std::memcmp(a.i64.data(), b.i64.data(), 8 * a.i64.size()), 0) << a.name << " differs";
+    }
     const void* now = a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data());
     EXPECT_EQ(now, where[k]) << a.name << " was allocated anew";
   }

@@ -170,14 +170,13 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
                          (k_device_mirrors ? 0.0 : k_mirror_slot * cap);
   // The close-atom check of setup() is a reduction over the list where it lives: nothing to count.
   // Checkpoint (state_reusing(), md_state.cpp; host memory): kept from one checkpoint to the next, the
-  // received records, the record of each row, the destinations and the SolverState block the checkpoint
-  // writer hands back; while a snapshot is taken, the records and their packed copy besides, or a second
-  // SolverState block (a trajectory frame's state() while the writer keeps its own). All ids on every rank
-  // when they are not 1..N (data files); on a device the host copies of the atom arrays too.
+  // records sent and received (one buffer on one rank, counted twice here), the record of each row, the
+  // destinations and the SolverState block the checkpoint writer hands back; while a snapshot is taken, a
+  // second SolverState block besides (a trajectory frame's state() while the writer keeps its own). All ids
+  // on every rank when they are not 1..N (data files); on a device the host copies of the atom arrays too.
   const double block = std::ceil(natoms / nranks);
-  const double kept = k_record * block + 8.0 * block + 4.0 * owned + k_state_row * block;
-  double checkpoint = 4.0 * owned + 8.0 * block + k_state_row * block +
-                      std::max(k_record * (2 * owned + block), (k_record + k_state_row) * block);
+  const double kept = k_record * (owned + block) + 8.0 * block + 4.0 * owned + k_state_row * block;
+  double checkpoint = kept + k_state_row * block;
   if (!cfg.from_lattice) checkpoint += 8.0 * natoms;
   if (k_device_mirrors) checkpoint += k_slot * cap;
   // Restore: the SolverState block read by the launcher and the atoms received by id (host), kept while

@@ -152,9 +152,11 @@ class MdSolver final : public SolverBase {
   bool m_setup_done = false;
   bool m_restored = false;
   std::vector<double> m_masses;  // by type - 1
-  // state_reusing(): the atoms' records (sent to the ranks that own their rows) and the record of each row,
-  // kept from one checkpoint to the next (their memory, not their contents).
+  // state_reusing(): the atoms' records sent to the ranks that own their rows and those received (none on one
+  // rank), the destinations and the record of each row, kept from one checkpoint to the next (their memory,
+  // not their contents).
   std::vector<double> m_state_records;
+  std::vector<double> m_state_received;
   std::vector<int> m_state_dest;
   std::vector<std::uint64_t> m_state_record_of_row;
  public:

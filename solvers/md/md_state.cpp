@@ -23,39 +23,67 @@ int block_owner(std::uint64_t total, int nranks, std::uint64_t row) {
   return static_cast<int>(extra + (row - extra * (base + 1)) / base);
 }
 
-// Sends each record to the rank dest[k]; returns the records received (in the order of the sending
-// ranks). Host records: this runs at checkpoints and restores only. On one rank (and no transport that
-// routes a rank's messages to itself) the records are returned as they are, without two copies.
-std::vector<double> exchange_records(const comm::Communicator& comm, comm::Transport& transport,
-                                     std::vector<double> recs, const std::vector<int>& dest) {
+// Records grouped by the rank they go to: rank r's are values [offset[r], offset[r + 1]) of the buffer.
+struct PackPlan {
+  std::vector<std::size_t> offset;  // nranks + 1 entries
+};
+
+// The plan for sending record k to rank dest[k].
+PackPlan pack_plan(int nranks, const std::vector<int>& dest) {
+  PackPlan p;
+  p.offset.assign(static_cast<std::size_t>(nranks) + 1, 0);
+  for (int d : dest) p.offset[static_cast<std::size_t>(d) + 1] += k_rec;
+  for (int r = 0; r < nranks; ++r) p.offset[r + 1] += p.offset[r];
+  return p;
+}
+
+// Whether exchange_packed() would hand back the send buffer itself: one rank, and no transport that routes a
+// rank's messages to itself.
+bool exchange_is_local(const comm::Communicator& comm, const comm::Transport& transport) {
+  return comm.size() == 1 && !transport.route_self();
+}
+
+// Sends the packed records (plan) to their ranks; the records received (in the order of the sending ranks)
+// go into `out`, resized (its memory kept where it is large enough). Host records: this runs at checkpoints
+// and restores only. Where exchange_is_local(), nothing moves: the caller reads `packed`.
+void exchange_packed(const comm::Communicator& comm, comm::Transport& transport, const std::vector<double>& packed,
+                     const PackPlan& plan, std::vector<double>& out) {
+  if (exchange_is_local(comm, transport)) return;
   const int n = comm.size();
-  if (n == 1 && !transport.route_self()) return recs;
-  std::vector<std::uint64_t> scount(n, 0);
-  for (int d : dest) scount[d] += k_rec;
+  std::vector<std::uint64_t> scount(n);
+  for (int r = 0; r < n; ++r) scount[r] = plan.offset[r + 1] - plan.offset[r];
   const std::vector<std::uint64_t> rcount = comm.alltoall(scount);
-  std::vector<std::size_t> sdispl(n, 0), rdispl(n, 0);
-  for (int r = 1; r < n; ++r) {
-    sdispl[r] = sdispl[r - 1] + scount[r - 1];
-    rdispl[r] = rdispl[r - 1] + rcount[r - 1];
-  }
-  std::vector<double> packed(recs.size());
-  std::vector<std::size_t> fill(sdispl);
-  for (std::size_t k = 0; k < dest.size(); ++k) {
-    std::copy_n(&recs[k * k_rec], k_rec, &packed[fill[dest[k]]]);
-    fill[dest[k]] += k_rec;
-  }
-  std::vector<double> out(rdispl[n - 1] + rcount[n - 1]);
+  std::vector<std::size_t> rdispl(n + 1, 0);
+  for (int r = 0; r < n; ++r) rdispl[r + 1] = rdispl[r] + rcount[r];
+  out.resize(rdispl[n]);
   comm::Batch batch;
   batch.memory = comm::Memory::host;
   for (int r = 0; r < n; ++r) {
     if (r == comm.rank() && !transport.route_self()) {
-      std::copy_n(packed.data() + sdispl[r], scount[r], out.data() + rdispl[r]);
+      std::copy_n(packed.data() + plan.offset[r], scount[r], out.data() + rdispl[r]);
       continue;
     }
-    batch.send(r, packed.data() + sdispl[r], scount[r] * sizeof(double));
+    batch.send(r, packed.data() + plan.offset[r], scount[r] * sizeof(double));
     batch.recv(r, out.data() + rdispl[r], rcount[r] * sizeof(double));
   }
   transport.exchange(batch);
+}
+
+// Sends record k of `recs` to rank dest[k]; returns the records received (in the order of the sending ranks).
+// On one rank (exchange_is_local) the records are returned as they are, without a copy.
+std::vector<double> exchange_records(const comm::Communicator& comm, comm::Transport& transport,
+                                     std::vector<double> recs, const std::vector<int>& dest) {
+  if (exchange_is_local(comm, transport)) return recs;
+  const PackPlan plan = pack_plan(comm.size(), dest);
+  std::vector<double> packed(recs.size());
+  std::vector<std::size_t> fill(plan.offset.begin(), plan.offset.end() - 1);
+  for (std::size_t k = 0; k < dest.size(); ++k) {
+    std::copy_n(&recs[k * k_rec], k_rec, &packed[fill[dest[k]]]);
+    fill[dest[k]] += k_rec;
+  }
+  recs = std::vector<double>();
+  std::vector<double> out;
+  exchange_packed(comm, transport, packed, plan, out);
   return out;
 }
 
@@ -306,15 +334,19 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
     return static_cast<std::uint64_t>(std::lower_bound(all_ids.begin(), all_ids.end(), id) - all_ids.begin());
   };
 
-  // The records and every array below go into memory kept from the previous call (the records' buffer,
-  // the arrays of `spare`): a checkpoint of a large system otherwise spends most of its snapshot's time
-  // in the kernel, mapping and zeroing new pages. Every value is written before it is read.
-  std::vector<double> recs = std::move(m_state_records);
-  recs.resize(static_cast<std::size_t>(nl) * k_rec);
-  m_state_dest.resize(nl);
+  // The records and every array below go into memory kept from the previous call (the records sent and
+  // received, the arrays of `spare`): a checkpoint of a large system otherwise spends most of its snapshot's
+  // time in the kernel, mapping and zeroing new pages. Every value is written before it is read. Each record
+  // is written straight to its place among those sent to its rank.
   const auto N = static_cast<std::uint64_t>(m_natoms);
+  m_state_dest.resize(nl);
+  for (int i = 0; i < nl; ++i) m_state_dest[i] = block_owner(N, m_comm.size(), row_of(hid(i)));
+  const PackPlan plan = pack_plan(m_comm.size(), m_state_dest);
+  m_state_records.resize(static_cast<std::size_t>(nl) * k_rec);
+  std::vector<std::size_t> fill(plan.offset.begin(), plan.offset.end() - 1);
   for (int i = 0; i < nl; ++i) {
-    double* r = &recs[static_cast<std::size_t>(i) * k_rec];
+    double* r = &m_state_records[fill[m_state_dest[i]]];
+    fill[m_state_dest[i]] += k_rec;
     r[0] = static_cast<double>(hid(i));
     for (int d = 0; d < 3; ++d) {
       r[1 + d] = hx(i, d);
@@ -324,9 +356,9 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
       r[13 + d] = hxb(i, d);
     }
     r[16] = ht(i);
-    m_state_dest[i] = block_owner(N, m_comm.size(), row_of(hid(i)));
   }
-  std::vector<double> got = exchange_records(m_comm, m_transport, std::move(recs), m_state_dest);
+  exchange_packed(m_comm, m_transport, m_state_records, plan, m_state_received);
+  const std::vector<double>& got = exchange_is_local(m_comm, m_transport) ? m_state_records : m_state_received;
 
   io::SolverState st;
   st.solver = "md";
@@ -382,7 +414,6 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
     }
     st.arrays[6].i64[row] = static_cast<std::int64_t>(r[16]);
   }
-  m_state_records = std::move(got);  // the buffer the next call fills (on one rank the same memory)
   st.integers["step"] = m_step;
   st.reals["time"] = m_time;
   st.integers["md.natoms"] = m_natoms;
