@@ -599,7 +599,7 @@ struct LevelSetWriter::Impl {
   Outcome outcome;
   LevelIndex written, committed;
   SolverState state;  // the set's, the thread's while it runs; then the caller's again (take_spent)
-  int nice = 19;  // the thread's (lower_thread_priority)
+  int nice = 10;  // the thread's (lower_thread_priority)
   MPI_Request request = MPI_REQUEST_NULL;
   double send[3] = {0, 0, 0}, recv[3] = {0, 0, 0};  // {not ended, seconds, cost}, the max over the ranks
 
@@ -648,9 +648,10 @@ void LevelSetWriter::start(const std::string& directory, bool partner, const std
   } restore{&before};
   w.state = std::move(state);
   w.thread = std::thread([&w, directory, partner, meta]() {
-    // Below the loop (nice 19 by default), so that where the rank's cores are shared (mpirun and srun bind a
-    // rank to its cores) the loop goes first and the background write takes the idle time. At nice 10 it took
-    // about 10 % of a shared core (weights 110 against 1024) and slowed the steps by 5-20 %.
+    // Below the loop (nice 10 by default), so that where the rank's cores are shared (mpirun and srun bind a
+    // rank to its cores) the loop goes first and the background write takes the idle time. Not at 19: the
+    // thread then holds Open MPI's locks for long stretches while it waits for a CPU, and the loop's halo
+    // exchange waits for them (MD at 2M atoms on 2 ranks: Comm 12-14 s against 2-3 s at 10).
     lower_thread_priority(w.nice);
     const double delay0 = run_delay_seconds();
     const double t0 = MPI_Wtime();

@@ -103,21 +103,22 @@ void commit_level_index(const comm::Communicator& world, const std::string& path
 
 // Raises the calling thread's nice value to `nice` (0-19; never lowers it): Linux keeps a nice value per
 // thread, and the processes a thread starts inherit it. The background writers of checkpoints (a level set's
-// thread, the durable flush's uploads) run at checkpoint.background_nice (19, the lowest priority, by
-// default): where a rank's cores are shared the time loop goes first (CFS weights 15 against 1024 at 19).
+// thread, the durable flush's uploads) run at checkpoint.background_nice (10 by default): where a rank's cores
+// are shared the time loop goes first (Linux CFS weights 110 against 1024 at 10, 15 at 19).
 void lower_thread_priority(int nice);
 
 // A level set written in the background (checkpoint.async; docs/checkpoints.md, "Writing in the background"):
 // one thread per rank runs write_level_set and commit_level_index with communicators of its own (duplicates of
 // the caller's, the node communicator grouped from them), while the caller's thread goes on with its own MPI
 // calls (so MPI must provide MPI_THREAD_MULTIPLE) and makes no HDF5 call (HDF5 is not thread-safe). The
-// thread blocks every signal and runs at nice value `nice` (lower_thread_priority): at 19, where it shares a
-// core with the time loop it takes about 1.5 % of that core while the loop is runnable, and the whole core
-// while the loop waits.
+// thread blocks every signal and runs at nice value `nice` (lower_thread_priority): at 10, where it shares a
+// core with the time loop it takes about 10 % of that core while the loop is runnable, and the whole core
+// while the loop waits. Not lower: its MPI calls share Open MPI's locks with the loop's, and a writer that
+// holds one while it waits for a CPU stalls the loop's halo exchange (at 19 the steps were 27 % slower).
 class LevelSetWriter {
  public:
   // Collective on world; host: this rank's node, as NodeGroups takes it.
-  LevelSetWriter(const comm::Communicator& world, const std::string& host, int nice = 19);
+  LevelSetWriter(const comm::Communicator& world, const std::string& host, int nice = 10);
   ~LevelSetWriter();  // waits for this rank's thread
   LevelSetWriter(const LevelSetWriter&) = delete;
   LevelSetWriter& operator=(const LevelSetWriter&) = delete;

@@ -92,7 +92,7 @@ std::vector<KeySpec> launcher_keys() {
      "With checkpoint.local_dir: the time loop only takes a snapshot of the state (a host copy) and goes on while a "
      "background thread writes the node files, partner copies and index (needs MPI_THREAD_MULTIPLE, else "
      "synchronous); false = the loop waits for each set", -1e300, 1e300, false, {}, true},
-    {"checkpoint.background_nice", KeyType::Int, "19", "-",
+    {"checkpoint.background_nice", KeyType::Int, "10", "-",
      "With checkpoint.local_dir: the nice value (Linux scheduling priority, 19 = lowest) of the threads that write "
      "level sets in the background and of the durable tier's rclone uploads; where they share the rank's cores the "
      "time loop goes first. 0 = the loop's priority (faster background writes, slower steps)", 0, 19, false, {},

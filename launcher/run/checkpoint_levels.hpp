@@ -24,7 +24,7 @@ class CheckpointLevels {
   // `durable`: checkpoint.durable as rclone names it (io::durable_location), "" = no durable tier; `keep`: the
   // sets kept there; `nice`: the nice value of the background writer and of the uploads (checkpoint.background_nice).
   CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir, bool partner,
-                   const std::string& durable = "", int keep = 2, bool async = false, int nice = 19);
+                   const std::string& durable = "", int keep = 2, bool async = false, int nice = 10);
   ~CheckpointLevels();
 
   const io::NodeGroups& nodes() const { return *m_nodes; }

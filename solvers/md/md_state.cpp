@@ -23,6 +23,16 @@ int block_owner(std::uint64_t total, int nranks, std::uint64_t row) {
   return static_cast<int>(extra + (row - extra * (base + 1)) / base);
 }
 
+// Resizes a buffer whose values are all written after this: where it outgrows its memory (atoms moved in since
+// the last checkpoint), new memory with an eighth to spare and the old values not copied.
+void grow_without_copy(std::vector<double>& v, std::size_t n) {
+  if (n > v.capacity()) {
+    std::vector<double>().swap(v);
+    v.reserve(n + n / 8);
+  }
+  v.resize(n);
+}
+
 // Records grouped by the rank they go to: rank r's are values [offset[r], offset[r + 1]) of the buffer.
 struct PackPlan {
   std::vector<std::size_t> offset;  // nranks + 1 entries
@@ -55,7 +65,7 @@ void exchange_packed(const comm::Communicator& comm, comm::Transport& transport,
   const std::vector<std::uint64_t> rcount = comm.alltoall(scount);
   std::vector<std::size_t> rdispl(n + 1, 0);
   for (int r = 0; r < n; ++r) rdispl[r + 1] = rdispl[r] + rcount[r];
-  out.resize(rdispl[n]);
+  grow_without_copy(out, rdispl[n]);
   comm::Batch batch;
   batch.memory = comm::Memory::host;
   for (int r = 0; r < n; ++r) {
@@ -342,7 +352,7 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   m_state_dest.resize(nl);
   for (int i = 0; i < nl; ++i) m_state_dest[i] = block_owner(N, m_comm.size(), row_of(hid(i)));
   const PackPlan plan = pack_plan(m_comm.size(), m_state_dest);
-  m_state_records.resize(static_cast<std::size_t>(nl) * k_rec);
+  grow_without_copy(m_state_records, static_cast<std::size_t>(nl) * k_rec);
   std::vector<std::size_t> fill(plan.offset.begin(), plan.offset.end() - 1);
   for (int i = 0; i < nl; ++i) {
     double* r = &m_state_records[fill[m_state_dest[i]]];

@@ -187,8 +187,8 @@ if [ "$SCENARIO" = half ]; then
   R="$RUN --set run.steps=300 --set checkpoint.background_nice=0"
   # The steps are made 40 times the force work (the same results): a checkpoint set's upload must be
   # confirmed before the final state's flush, which cancels one still under way, and a loaded machine
-  # slows rclone as much as the run. The uploads run at the loop's priority: at the default (nice 19) the
-  # two ranks, which busy-wait in MPI, leave them next to no CPU of this machine while the run computes.
+  # slows rclone as much as the run. The uploads run at the loop's priority: at the default (nice 10) the
+  # two ranks, which busy-wait in MPI, leave them a tenth of this machine's CPU while the run computes.
   rc=$(SPOTRUN_TEST_FORCE_SLOWDOWN=40 on_nodes "$WORK/a.log" "nodeA $R" "nodeB $R")
   [ "$rc" = 0 ] || { cat "$WORK/a.log"; fail "first run: exit $rc"; }
   prefix=$(sed -n 's/^Durable checkpoint \(s3t:.*\)\/final\.levels at step 300.*/\1/p' "$WORK/a.log")
