@@ -650,8 +650,8 @@ void LevelSetWriter::start(const std::string& directory, bool partner, const std
   w.thread = std::thread([&w, directory, partner, meta]() {
     // Below the loop (nice 10 by default), so that where the rank's cores are shared (mpirun and srun bind a
     // rank to its cores) the loop goes first and the background write takes the idle time. Not at 19: the
-    // thread then holds Open MPI's locks for long stretches while it waits for a CPU, and the loop's halo
-    // exchange waits for them (MD at 2M atoms on 2 ranks: Comm 12-14 s against 2-3 s at 10).
+    // loop's halo exchange then waited on the writer's MPI calls (the same progress engine and locks), which
+    // got a CPU 1.5 % of the time (MD at 2M atoms on 2 ranks: Comm 12-14 s against 2-3 s at 10).
     lower_thread_priority(w.nice);
     const double delay0 = run_delay_seconds();
     const double t0 = MPI_Wtime();

@@ -113,8 +113,8 @@ void lower_thread_priority(int nice);
 // calls (so MPI must provide MPI_THREAD_MULTIPLE) and makes no HDF5 call (HDF5 is not thread-safe). The
 // thread blocks every signal and runs at nice value `nice` (lower_thread_priority): at 10, where it shares a
 // core with the time loop it takes about 10 % of that core while the loop is runnable, and the whole core
-// while the loop waits. Not lower: its MPI calls share Open MPI's locks with the loop's, and a writer that
-// holds one while it waits for a CPU stalls the loop's halo exchange (at 19 the steps were 27 % slower).
+// while the loop waits. Not lower: its MPI calls share Open MPI's progress engine and locks with the loop's,
+// and at 19 the loop's halo exchange waited on a writer waiting for a CPU (the steps were 27 % slower).
 class LevelSetWriter {
  public:
   // Collective on world; host: this rank's node, as NodeGroups takes it.

@@ -136,15 +136,11 @@ TEST(MdRestore, UnmodifiedStateContinuesBitwise) {
   EXPECT_EQ(rows.back()[1], 60 * md_config().dt) << "time is step x md.dt";
 }
 
-// The next checkpoint's snapshot in the memory of the last one (Solver::state_reusing) is state() bit for bit,
-// and every array stays where it was: no allocation, whatever the spare held (its values, and the rows a level
-// write renumbered to its node file's).
-TEST(MdRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
-  Md run(md_config(), false);
-  run->setup();
-  for (int s = 0; s < 13; ++s) run->step(false);
-  io::SolverState spare = run->state();
-  std::vector<const void*> where;
+namespace {
+
+// A state a checkpoint writer hands back, spoilt as it may be (its values, and the rows a level write
+// renumbered to its node file's); `where` gets each array's memory.
+void spoil_spare(io::SolverState& spare, std::vector<const void*>& where) {
   for (auto& a : spare.arrays) {
     where.push_back(a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data()));
     std::fill(a.f64.begin(), a.f64.end(), k_nan);
@@ -154,9 +150,11 @@ TEST(MdRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
   }
   spare.integers["step"] = -1;
   spare.reals["left.over"] = 1.0;
-  for (int s = 0; s < 29; ++s) run->step(false);  // neighbour builds between: the atoms' order changes
-  const io::SolverState fresh = run->state();
-  const io::SolverState reused = run->state_reusing(std::move(spare));
+}
+
+// `reused` (state_reusing() of the spare whose memory is `where`) is `fresh` (state()) bit for bit, in that memory.
+void expect_same_state_in_place(const io::SolverState& reused, const io::SolverState& fresh,
+                                const std::vector<const void*>& where) {
   EXPECT_EQ(reused.solver, fresh.solver);
   EXPECT_EQ(reused.integers, fresh.integers);
   EXPECT_EQ(reused.reals, fresh.reals);
@@ -181,6 +179,23 @@ TEST(MdRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
     const void* now = a.is_integer ? static_cast<const void*>(a.i64.data()) : static_cast<const void*>(a.f64.data());
     EXPECT_EQ(now, where[k]) << a.name << " was allocated anew";
   }
+}
+
+}  // namespace
+
+// The next checkpoint's snapshot in the memory of the last one (Solver::state_reusing) is state() bit for bit,
+// and every array stays where it was: no allocation, whatever the spare held.
+TEST(MdRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
+  Md run(md_config(), false);
+  run->setup();
+  for (int s = 0; s < 13; ++s) run->step(false);
+  io::SolverState spare = run->state();
+  std::vector<const void*> where;
+  spoil_spare(spare, where);
+  for (int s = 0; s < 29; ++s) run->step(false);  // neighbour builds between: the atoms' order changes
+  const io::SolverState fresh = run->state();
+  const io::SolverState reused = run->state_reusing(std::move(spare));
+  expect_same_state_in_place(reused, fresh, where);
 }
 
 // MD time is step x dt on every path: no last-bit difference between a resumed and a straight run.
@@ -439,6 +454,19 @@ const FluidReference& fluid_reference() {
 }
 
 }  // namespace
+
+TEST(FluidRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
+  Fluid run(fluid_config(), false);
+  run->setup();
+  for (int s = 0; s < 2; ++s) run->step(false);
+  io::SolverState spare = run->state();
+  std::vector<const void*> where;
+  spoil_spare(spare, where);
+  for (int s = 0; s < 3; ++s) run->step(false);
+  const io::SolverState fresh = run->state();
+  const io::SolverState reused = run->state_reusing(std::move(spare));
+  expect_same_state_in_place(reused, fresh, where);
+}
 
 TEST(FluidRestore, UnmodifiedStateContinuesBitwise) {
   const FluidReference& ref = fluid_reference();

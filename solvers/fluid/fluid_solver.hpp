@@ -66,6 +66,7 @@ class FluidSolver final : public SolverBase {
 
   // name() "fluid", work_unit() "point-steps" (SolverBase).
   SPOTRUN_SOLVER_OVERRIDES;
+  io::SolverState state_reusing(io::SolverState&& spare) override;
   double work_per_step() const override { return static_cast<double>(m_fft->geometry().total_real()); }
 
   // Output hook for the launcher, called after setup() and after every step with the step index: writes
@@ -87,8 +88,9 @@ class FluidSolver final : public SolverBase {
   // The energy spectrum E(k), k = 0, 1, ... (shells |k| in [k - 1/2, k + 1/2)), on every rank; bitwise
   // the same in every run on the same rank count (a segmented reduction in a fixed order, no atomics).
   std::vector<double> energy_spectrum();
-  PlaneBlock velocity_planes();
-  PlaneBlock spectral_planes();
+  // The planes' values go into `memory` (its allocation kept where it is large enough; every value written).
+  PlaneBlock velocity_planes(std::vector<double> memory = {});
+  PlaneBlock spectral_planes(std::vector<double> memory = {});
   const fft::DistributedFft& fft() const { return *m_fft; }
   fft::DistributedFft& fft() { return *m_fft; }
   const FluidConfig& config() const { return m_cfg; }

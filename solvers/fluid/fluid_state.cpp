@@ -23,9 +23,16 @@ namespace {
 constexpr double k_u_uhat_tolerance = 1e-9;
 
 
+// `memory` resized to n values whose every one the caller writes: no zero fill of memory already there.
+std::vector<double> sized(std::vector<double> memory, std::size_t n) {
+  if (n > memory.capacity()) memory = std::vector<double>();
+  memory.resize(n);
+  return memory;
+}
+
 }  // namespace
 
-PlaneBlock FluidSolver::velocity_planes() {
+PlaneBlock FluidSolver::velocity_planes(std::vector<double> memory) {
   const auto& g = m_fft->geometry();
   const int P = m_comm.size(), r = m_comm.rank();
   if (!m_real_to_planes)
@@ -33,11 +40,11 @@ PlaneBlock FluidSolver::velocity_planes() {
         fft::make_reshape_plan(g.real, fft::x_block_layouts(g.n, P), r), m_transport, "fluid::reshape_planes");
   const fft::Layout3 out = fft::x_block_layout(g.n, P, r);
   const std::size_t count = out.count();
-  fft::RealView buf("fluid::planes", count);
+  fft::RealView buf(Kokkos::view_alloc("fluid::planes", Kokkos::WithoutInitializing), count);
   PlaneBlock b;
   b.first_row = static_cast<std::uint64_t>(out.box.lo[0]);
   b.rows = static_cast<std::uint64_t>(out.box.extent(0));
-  b.values.assign(count * 3, 0.0);
+  b.values = sized(std::move(memory), count * 3);
   for (int c = 0; c < 3; ++c) {
     m_fft->backward(row(m_uhat, c), row(m_u, c));
     m_real_to_planes->execute(row(m_u, c), buf.data());
@@ -47,7 +54,7 @@ PlaneBlock FluidSolver::velocity_planes() {
   return b;
 }
 
-PlaneBlock FluidSolver::spectral_planes() {
+PlaneBlock FluidSolver::spectral_planes(std::vector<double> memory) {
   const auto& g = m_fft->geometry();
   const int P = m_comm.size(), r = m_comm.rank();
   if (!m_spectral_to_planes)
@@ -55,11 +62,11 @@ PlaneBlock FluidSolver::spectral_planes() {
         fft::make_reshape_plan(g.spectral, fft::x_block_layouts(g.nc, P), r), m_transport, "fluid::reshape_spectral_planes");
   const fft::Layout3 out = fft::x_block_layout(g.nc, P, r);
   const std::size_t count = out.count();
-  fft::ComplexView buf("fluid::spectral_planes", count);
+  fft::ComplexView buf(Kokkos::view_alloc("fluid::spectral_planes", Kokkos::WithoutInitializing), count);
   PlaneBlock b;
   b.first_row = static_cast<std::uint64_t>(out.box.lo[0]);
   b.rows = static_cast<std::uint64_t>(out.box.extent(0));
-  b.values.assign(count * 6, 0.0);
+  b.values = sized(std::move(memory), count * 6);
   for (int c = 0; c < 3; ++c) {
     m_spectral_to_planes->execute(row(m_uhat, c), buf.data());
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buf);
@@ -79,12 +86,20 @@ std::vector<io::StateArray> FluidSolver::state_layout() const {
           io::StateArray::layout("/fluid/uhat", {ny, nz / 2 + 1, 3, 2}, false, nx)};
 }
 
-io::SolverState FluidSolver::state() {
+io::SolverState FluidSolver::state() { return state_reusing(io::SolverState{}); }
+
+io::SolverState FluidSolver::state_reusing(io::SolverState&& spare) {
   io::SolverState st;
   st.solver = "fluid";
   st.arrays = state_layout();
-  PlaneBlock u = velocity_planes();
-  PlaneBlock uh = spectral_planes();
+  // The planes go into the memory of the spare's arrays: a large grid's snapshot otherwise spends much of
+  // its time mapping and zeroing new pages.
+  std::vector<double> memory[2];
+  for (std::size_t k = 0; k < 2; ++k)
+    if (k < spare.arrays.size() && spare.arrays[k].name == st.arrays[k].name) memory[k].swap(spare.arrays[k].f64);
+  spare = io::SolverState{};
+  PlaneBlock u = velocity_planes(std::move(memory[0]));
+  PlaneBlock uh = spectral_planes(std::move(memory[1]));
   for (auto* pair : {&u, &uh}) {
     auto& a = st.arrays[pair == &u ? 0 : 1];
     a.first_row = pair->first_row;
