@@ -181,21 +181,26 @@ void expect_same_state_in_place(const io::SolverState& reused, const io::SolverS
   }
 }
 
-}  // namespace
-
 // The next checkpoint's snapshot in the memory of the last one (Solver::state_reusing) is state() bit for bit,
-// and every array stays where it was: no allocation, whatever the spare held.
-TEST(MdRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
-  Md run(md_config(), false);
-  run->setup();
-  for (int s = 0; s < 13; ++s) run->step(false);
-  io::SolverState spare = run->state();
+// and every array stays where it was: no allocation, whatever the spare held. `run`: a fresh solver (set up
+// here), stepped `before` steps before the first snapshot and `between` steps between the two.
+void check_snapshot_in_place(Solver& run, int before, int between) {
+  run.setup();
+  for (int s = 0; s < before; ++s) run.step(false);
+  io::SolverState spare = run.state();
   std::vector<const void*> where;
   spoil_spare(spare, where);
-  for (int s = 0; s < 29; ++s) run->step(false);  // neighbour builds between: the atoms' order changes
-  const io::SolverState fresh = run->state();
-  const io::SolverState reused = run->state_reusing(std::move(spare));
+  for (int s = 0; s < between; ++s) run.step(false);
+  const io::SolverState fresh = run.state();
+  const io::SolverState reused = run.state_reusing(std::move(spare));
   expect_same_state_in_place(reused, fresh, where);
+}
+
+}  // namespace
+
+TEST(MdRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
+  Md run(md_config(), false);
+  check_snapshot_in_place(*run.solver, 13, 29);  // neighbour builds between: the atoms' order changes
 }
 
 // MD time is step x dt on every path: no last-bit difference between a resumed and a straight run.
@@ -457,15 +462,7 @@ const FluidReference& fluid_reference() {
 
 TEST(FluidRestore, SnapshotInTheLastOnesMemoryIsTheSameState) {
   Fluid run(fluid_config(), false);
-  run->setup();
-  for (int s = 0; s < 2; ++s) run->step(false);
-  io::SolverState spare = run->state();
-  std::vector<const void*> where;
-  spoil_spare(spare, where);
-  for (int s = 0; s < 3; ++s) run->step(false);
-  const io::SolverState fresh = run->state();
-  const io::SolverState reused = run->state_reusing(std::move(spare));
-  expect_same_state_in_place(reused, fresh, where);
+  check_snapshot_in_place(*run.solver, 2, 3);
 }
 
 TEST(FluidRestore, UnmodifiedStateContinuesBitwise) {
