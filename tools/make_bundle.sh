@@ -129,11 +129,20 @@ CUDART_PATH=""              # set by resolve_deps: where this machine has the CU
 # FILE needs) and FAILED_DEPS (the libraries ldd could not find on this machine).
 NODE_NEEDS=""
 FOUND_DEPS=()
+# ldd_of FILE: ldd's output for FILE (stderr too) in LDD_OUT; ldd runs once per file. (Captured whole:
+# `ldd | grep -q` fails at random under pipefail, when grep stops reading before ldd has written everything.)
+declare -A LDD_TEXT=()
+LDD_OUT=""
+ldd_of() {
+    [[ -n "${LDD_TEXT[$1]+x}" ]] || LDD_TEXT[$1]="$(ldd "$1" 2>&1 || true)"
+    LDD_OUT="${LDD_TEXT[$1]}"
+}
 resolve_deps() {
     local soname arrow path rest
     FAILED_DEPS=""
     NODE_NEEDS=""
     FOUND_DEPS=()
+    ldd_of "$1"
     while read -r soname arrow path rest; do
         [[ "$arrow" == "=>" ]] || continue
         is_glibc "$soname" && continue
@@ -150,7 +159,7 @@ resolve_deps() {
         fi
         if [[ "$path" == "not" ]]; then FAILED_DEPS+=" $soname"; continue; fi
         FOUND_DEPS+=("$soname=$path")
-    done < <(ldd "$1" 2>/dev/null || true)
+    done <<<"$LDD_OUT"
 }
 commit_deps() {
     local dep
@@ -180,9 +189,8 @@ for dir in "${PROGRAM_DIRS[@]}"; do
 done
 
 # --- Open MPI: the launcher, the daemon, ompi_info and the run-time tree ----------------------------------
-# (ldd's output captured first: `ldd | grep -q` fails at random under pipefail, when grep stops reading
-# before ldd has written everything.)
-SPOTRUN_LDD="$(ldd "$SPOTRUN_BIN" 2>&1 || true)"
+ldd_of "$SPOTRUN_BIN"
+SPOTRUN_LDD="$LDD_OUT"
 if [[ "$SPOTRUN_LDD" != *"libmpi.so.40 "* ]]; then
     die "spotrun is not linked with Open MPI 4 (libmpi.so.40); the bundle packs Open MPI 4 only"
 fi
