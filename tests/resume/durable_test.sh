@@ -89,8 +89,12 @@ same_rows() {  # same_rows RESUMED REFERENCE
   [ -z "$extra" ] || fail "rows of the resumed run not in the uninterrupted run: $extra"
 }
 
+# The uploads run at the loop's priority (checkpoint.background_nice = 0): each scenario needs a flush to end
+# while the run computes, and at the default (nice 10) the two ranks, which busy-wait in MPI on this machine's
+# cores, leave rclone a tenth of a core: a short run can end before its first flush does.
 write_deck "$WORK/deck.toml" "${NVE864_DECK[@]}" "checkpoint.local_dir=\"$LOCAL\"" checkpoint.partner=true \
-  'checkpoint.durable="s3t:spotrun-test/runs"' checkpoint.durable_interval=0 checkpoint.durable_wait=120
+  'checkpoint.durable="s3t:spotrun-test/runs"' checkpoint.durable_interval=0 checkpoint.durable_wait=120 \
+  checkpoint.background_nice=0
 OUT=$WORK/out
 RUN="run $WORK/deck.toml --output-dir $OUT"
 reference() {  # reference STEPS: the uninterrupted run on 2 ranks, one shared checkpoint file, no durable tier
@@ -184,11 +188,10 @@ PY
 fi
 
 if [ "$SCENARIO" = half ]; then
-  R="$RUN --set run.steps=300 --set checkpoint.background_nice=0"
+  R="$RUN --set run.steps=300"
   # The steps are made 40 times the force work (the same results): a checkpoint set's upload must be
   # confirmed before the final state's flush, which cancels one still under way, and a loaded machine
-  # slows rclone as much as the run. The uploads run at the loop's priority: at the default (nice 10) the
-  # two ranks, which busy-wait in MPI, leave them a tenth of this machine's CPU while the run computes.
+  # slows rclone as much as the run.
   rc=$(SPOTRUN_TEST_FORCE_SLOWDOWN=40 on_nodes "$WORK/a.log" "nodeA $R" "nodeB $R")
   [ "$rc" = 0 ] || { cat "$WORK/a.log"; fail "first run: exit $rc"; }
   prefix=$(sed -n 's/^Durable checkpoint \(s3t:.*\)\/final\.levels at step 300.*/\1/p' "$WORK/a.log")
