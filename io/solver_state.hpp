@@ -40,6 +40,17 @@ struct StateArray {
   }
 };
 
+// Resizes `v` to n values that the caller then overwrites, every one (a snapshot into the memory of the last):
+// memory it already has is neither zero-filled again nor, where it must grow, copied; new memory holds
+// `spare` more values for later growth.
+inline void resize_for_overwrite(std::vector<double>& v, std::size_t n, std::size_t spare = 0) {
+  if (n > v.capacity()) {
+    std::vector<double>().swap(v);
+    v.reserve(n + spare);
+  }
+  v.resize(n);
+}
+
 struct SolverState {
   std::string solver;                            // "md", "fluid"
   std::vector<StateArray> arrays;

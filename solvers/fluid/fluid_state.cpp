@@ -23,13 +23,6 @@ namespace {
 constexpr double k_u_uhat_tolerance = 1e-9;
 
 
-// `memory` resized to n values whose every one the caller writes: no zero fill of memory already there.
-std::vector<double> sized(std::vector<double> memory, std::size_t n) {
-  if (n > memory.capacity()) memory = std::vector<double>();
-  memory.resize(n);
-  return memory;
-}
-
 }  // namespace
 
 PlaneBlock FluidSolver::velocity_planes(std::vector<double> memory) {
@@ -44,7 +37,8 @@ PlaneBlock FluidSolver::velocity_planes(std::vector<double> memory) {
   PlaneBlock b;
   b.first_row = static_cast<std::uint64_t>(out.box.lo[0]);
   b.rows = static_cast<std::uint64_t>(out.box.extent(0));
-  b.values = sized(std::move(memory), count * 3);
+  b.values = std::move(memory);
+  io::resize_for_overwrite(b.values, count * 3);
   for (int c = 0; c < 3; ++c) {
     m_fft->backward(row(m_uhat, c), row(m_u, c));
     m_real_to_planes->execute(row(m_u, c), buf.data());
@@ -66,7 +60,8 @@ PlaneBlock FluidSolver::spectral_planes(std::vector<double> memory) {
   PlaneBlock b;
   b.first_row = static_cast<std::uint64_t>(out.box.lo[0]);
   b.rows = static_cast<std::uint64_t>(out.box.extent(0));
-  b.values = sized(std::move(memory), count * 6);
+  b.values = std::move(memory);
+  io::resize_for_overwrite(b.values, count * 6);
   for (int c = 0; c < 3; ++c) {
     m_spectral_to_planes->execute(row(m_uhat, c), buf.data());
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buf);

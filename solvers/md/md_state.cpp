@@ -23,16 +23,6 @@ int block_owner(std::uint64_t total, int nranks, std::uint64_t row) {
   return static_cast<int>(extra + (row - extra * (base + 1)) / base);
 }
 
-// Resizes a buffer whose values are all written after this: where it outgrows its memory (atoms moved in since
-// the last checkpoint), new memory with an eighth to spare and the old values not copied.
-void grow_without_copy(std::vector<double>& v, std::size_t n) {
-  if (n > v.capacity()) {
-    std::vector<double>().swap(v);
-    v.reserve(n + n / 8);
-  }
-  v.resize(n);
-}
-
 // Records grouped by the rank they go to: rank r's are values [offset[r], offset[r + 1]) of the buffer.
 struct PackPlan {
   std::vector<std::size_t> offset;  // nranks + 1 entries
@@ -65,7 +55,7 @@ void exchange_packed(const comm::Communicator& comm, comm::Transport& transport,
   const std::vector<std::uint64_t> rcount = comm.alltoall(scount);
   std::vector<std::size_t> rdispl(n + 1, 0);
   for (int r = 0; r < n; ++r) rdispl[r + 1] = rdispl[r] + rcount[r];
-  grow_without_copy(out, rdispl[n]);
+  io::resize_for_overwrite(out, rdispl[n], rdispl[n] / 8);  // an eighth to spare: atoms move between checkpoints
   comm::Batch batch;
   batch.memory = comm::Memory::host;
   for (int r = 0; r < n; ++r) {
@@ -352,7 +342,8 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   m_state_dest.resize(nl);
   for (int i = 0; i < nl; ++i) m_state_dest[i] = block_owner(N, m_comm.size(), row_of(hid(i)));
   const PackPlan plan = pack_plan(m_comm.size(), m_state_dest);
-  grow_without_copy(m_state_records, static_cast<std::size_t>(nl) * k_rec);
+  const std::size_t values = static_cast<std::size_t>(nl) * k_rec;
+  io::resize_for_overwrite(m_state_records, values, values / 8);  // an eighth to spare, as the block received
   std::vector<std::size_t> fill(plan.offset.begin(), plan.offset.end() - 1);
   for (int i = 0; i < nl; ++i) {
     double* r = &m_state_records[fill[m_state_dest[i]]];
