@@ -114,6 +114,21 @@ TEST(MpirunMessages, RanksKilledAndHostsLost) {
   EXPECT_EQ(notes.events.size(), 3u);
 }
 
+TEST(MpirunMessages, HostsLostLeaveOutWhatTheFenceDidNotAnswer) {
+  const std::vector<std::string> hosts{"node1.cluster", "node2.cluster", "node3.cluster", "localhost"};
+  using V = std::vector<std::string>;
+  // No fence (mpirun ended the attempt): every host it names, by its short name, is left out; this
+  // machine never is.
+  EXPECT_EQ(hosts_lost_by_mpirun({"node2", "head"}, hosts, {}, "head"), V{"node2.cluster"});
+  EXPECT_EQ(hosts_lost_by_mpirun({"node3", "node1", "node3"}, hosts, {}, "head"), (V{"node1.cluster", "node3.cluster"}));
+  // After launch's fence: the daemons it killed on the hosts that answered are reported lost, those hosts
+  // stay; a host that did not answer is left out (by the fence, and again here when mpirun names it).
+  const V answered{"node1.cluster", "node3.cluster", "localhost"};
+  EXPECT_TRUE(hosts_lost_by_mpirun({"node1", "node3"}, hosts, answered, "head").empty());
+  EXPECT_EQ(hosts_lost_by_mpirun({"node1", "node2", "node3"}, hosts, answered, "head"), V{"node2.cluster"});
+  EXPECT_TRUE(hosts_lost_by_mpirun({}, hosts, {}, "head").empty());
+}
+
 TEST(Utc, FormatsAndParsesBack) {
   char buf[32];
   format_utc(0, buf);

@@ -158,6 +158,18 @@ void scan_mpirun_line(const std::string& line, MpirunNotes& notes) {
   }
 }
 
+std::vector<std::string> hosts_lost_by_mpirun(const std::vector<std::string>& reported,
+                                              const std::vector<std::string>& hosts,
+                                              const std::vector<std::string>& fence_answered, const std::string& self) {
+  std::vector<std::string> lost;
+  for (const auto& h : hosts) {
+    if (loopback(h) || std::find(fence_answered.begin(), fence_answered.end(), h) != fence_answered.end()) continue;
+    if (std::any_of(reported.begin(), reported.end(), [&](const std::string& r) { return same_host(h, r, self); }))
+      lost.push_back(h);
+  }
+  return lost;
+}
+
 namespace {
 
 // ------------------------------------------------------------------------------------------------
@@ -570,6 +582,7 @@ struct AttemptResult {
   double heartbeat_step_at = -1;           // when that step was reached (the node's clock)
   double last_heartbeat = -1;              // the newest heartbeat (the node's clock)
   bool fence_unanswered = false;           // a host of the attempt did not answer the fence
+  std::vector<std::string> fence_answered; // hosts whose fence killed the attempt's processes there
   // Growing back: launch stopped the attempt (SIGUSR1) to relaunch it on `grow_to` ranks.
   bool grow = false;
   int grow_to = 0;
@@ -1501,6 +1514,7 @@ void Launcher::fence(AttemptResult& a) {
   for (std::size_t k = 0; k < hosts.size(); ++k) {
     if (killed[k] >= 0) {
       log(tag + "host " + hosts[k] + ": " + std::to_string(killed[k]) + " process(es) of attempt " + a.id + " killed");
+      a.fence_answered.push_back(hosts[k]);
     } else if (m_stop_signal) {
       log(tag + "host " + hosts[k] + ": not fenced: stopped on request");
     } else {
@@ -1620,11 +1634,20 @@ int Launcher::run() {
           << plural(redone, "step") << " redone (" << fixed(lost, 1) << " rank-seconds lost)";
     log(end.str());
 
-    for (const auto& h : a.notes.lost_hosts)
-      for (const auto& e : m_hosts)
-        if (same_host(e.name, h, m_self) && !loopback(e.name) && m_lost[e.name].insert(a.id).second)
-          log("attempt " + std::to_string(attempt) + ": host " + e.name + " is left out of relaunches" +
+    {
+      std::vector<std::string> names;
+      for (const auto& e : m_hosts) names.push_back(e.name);
+      const std::vector<std::string> lost_hosts = hosts_lost_by_mpirun(a.notes.lost_hosts, names, a.fence_answered, m_self);
+      for (const auto& h : lost_hosts)
+        if (m_lost[h].insert(a.id).second)
+          log("attempt " + std::to_string(attempt) + ": host " + h + " is left out of relaunches" +
               (m_opt.grow ? " until it answers again (--grow)" : std::string()) + ": mpirun reported it failed");
+      for (const auto& h : a.fence_answered)
+        if (std::find(lost_hosts.begin(), lost_hosts.end(), h) == lost_hosts.end() &&
+            std::any_of(a.notes.lost_hosts.begin(), a.notes.lost_hosts.end(), [&](const std::string& r) { return same_host(h, r, m_self); }))
+          log("attempt " + std::to_string(attempt) + ": host " + h + " stays in: mpirun lost its daemon there after "
+              "launch's fence, which that host answered");
+    }
     for (const auto& h : a.stop_hosts)
       for (const auto& e : m_hosts)
         if (same_host(e.name, h, m_self) && m_dropped.insert(e.name).second)

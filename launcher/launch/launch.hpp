@@ -41,6 +41,14 @@ struct MpirunNotes {
 };
 void scan_mpirun_line(const std::string& line, MpirunNotes& notes);
 
+// The hostfile entries (`hosts`) that mpirun's reports (`reported`, MpirunNotes::lost_hosts) name as
+// failed, to be left out of relaunches; `self` as for same_host. Loopback entries never are. When launch
+// ended the attempt itself with a fence, the hosts that answered it (`fence_answered`) are not either:
+// the fence kills mpirun's daemons too, and mpirun may report them lost before it is killed in turn.
+std::vector<std::string> hosts_lost_by_mpirun(const std::vector<std::string>& reported,
+                                              const std::vector<std::string>& hosts,
+                                              const std::vector<std::string>& fence_answered, const std::string& self);
+
 // Growing back (spotrun launch --grow, docs/cloud.md): whether to stop an attempt of `old_ranks` ranks at
 // a checkpoint and relaunch it on `new_ranks`. The cost of the relaunch is what the attempts so far took
 // from the end of the previous attempt to their first step (`relaunch_seconds`: probes, mpirun, start-up,
