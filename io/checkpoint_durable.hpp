@@ -86,8 +86,9 @@ std::string fetch_durable_set(const NodeGroups& nodes, const std::string& prefix
 class DurableFlush {
  public:
   // `prefix`: the run's location in the durable tier; `directory`: its node-local directory; `keep`: sets kept
-  // there (older ones are deleted after a flush); `nice`: the uploads' nice value (lower_thread_priority).
-  DurableFlush(const NodeGroups& nodes, std::string prefix, std::string directory, int keep, int nice = 10);
+  // there (older ones are deleted after a flush); `nice`: the uploads' nice value (lower_thread_priority). The
+  // uploads make no MPI call (poll() makes them, on the caller's thread), so no nice value stalls the loop's.
+  DurableFlush(const NodeGroups& nodes, std::string prefix, std::string directory, int keep, int nice = 19);
   ~DurableFlush();  // cancels a flush in progress (its children killed) and joins the helper threads
   DurableFlush(const DurableFlush&) = delete;
   DurableFlush& operator=(const DurableFlush&) = delete;
@@ -118,7 +119,7 @@ class DurableFlush {
   const NodeGroups& m_nodes;
   std::string m_prefix, m_directory;
   int m_keep = 2;
-  int m_nice = 10;
+  int m_nice = 19;
   MPI_Comm m_comm = MPI_COMM_NULL;  // a duplicate of the world: its allreduce never meets the run's collectives
   int m_phase = 0;                  // 0 idle, 1 node files uploading, 2 the index uploading (rank 0)
   std::string m_set;

@@ -102,9 +102,9 @@ LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory
 void commit_level_index(const comm::Communicator& world, const std::string& path, const LevelIndex& index);
 
 // Raises the calling thread's nice value to `nice` (0-19; never lowers it): Linux keeps a nice value per
-// thread, and the processes a thread starts inherit it. The background writers of checkpoints (a level set's
-// thread, the durable flush's uploads) run at checkpoint.background_nice (10 by default): where a rank's cores
-// are shared the time loop goes first (Linux CFS weights 110 against 1024 at 10, 15 at 19).
+// thread, and the processes a thread starts inherit it. A level set's writer thread runs at
+// checkpoint.background_nice (10 by default), the durable flush's uploads at checkpoint.durable_nice (19): where a
+// rank's cores are shared the time loop goes first (Linux CFS weights 110 against 1024 at 10, 15 at 19).
 void lower_thread_priority(int nice);
 
 // A level set written in the background (checkpoint.async; docs/checkpoints.md, "Writing in the background"):

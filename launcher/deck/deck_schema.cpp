@@ -94,10 +94,13 @@ std::vector<KeySpec> launcher_keys() {
      "synchronous); false = the loop waits for each set", -1e300, 1e300, false, {}, true},
     {"checkpoint.background_nice", KeyType::Int, "10", "-",
      "With checkpoint.local_dir: the nice value (Linux scheduling priority, 19 = lowest) of the threads that write "
-     "level sets in the background and of the durable tier's rclone uploads; where they share the rank's cores the "
-     "time loop goes first. 0 = the loop's priority (faster background writes, slower steps)", 0, 19, false, {},
-     true},
+     "level sets in the background; where they share the rank's cores the time loop goes first. 0 = the loop's "
+     "priority (faster background writes, slower steps)", 0, 19, false, {}, true},
     durable,
+    {"checkpoint.durable_nice", KeyType::Int, "19", "-",
+     "With checkpoint.durable: the nice value (Linux scheduling priority, 19 = lowest) of the durable tier's rclone "
+     "uploads during the run; at 19 a busy core gives them about 1.5 % of its time, an idle one all of it. 0 = the "
+     "loop's priority", 0, 19, false, {}, true},
     {"checkpoint.durable_interval", KeyType::Float, "3600", "s",
      "With checkpoint.durable: seconds between durable flushes (the first one this long after the time loop "
      "starts, at a checkpoint); 0 = every checkpoint", 0, 1e12, false, {}, true},

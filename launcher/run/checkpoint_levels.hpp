@@ -22,9 +22,11 @@ class CheckpointLevels {
   // node, creates the run's directory in local_dir on every node and checks that it can be written; an
   // InputError (exit 2 on every rank) names the key, its value, the host and what is allowed.
   // `durable`: checkpoint.durable as rclone names it (io::durable_location), "" = no durable tier; `keep`: the
-  // sets kept there; `nice`: the nice value of the background writer and of the uploads (checkpoint.background_nice).
+  // sets kept there; `nice`: the nice value of the background writer (checkpoint.background_nice); `durable_nice`: that
+  // of the uploads (checkpoint.durable_nice).
   CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir, bool partner,
-                   const std::string& durable = "", int keep = 2, bool async = false, int nice = 10);
+                   const std::string& durable = "", int keep = 2, bool async = false, int nice = 10,
+                   int durable_nice = 19);
   ~CheckpointLevels();
 
   const io::NodeGroups& nodes() const { return *m_nodes; }

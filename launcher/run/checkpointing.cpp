@@ -52,6 +52,7 @@ CheckpointSettings CheckpointSettings::from_deck(const Deck& d) {
   s.durable_interval = d.get_float("checkpoint.durable_interval");
   s.durable_wait = d.get_float("checkpoint.durable_wait");
   s.background_nice = static_cast<int>(d.get_int("checkpoint.background_nice"));
+  s.durable_nice = static_cast<int>(d.get_int("checkpoint.durable_nice"));
   s.async = d.get_bool("checkpoint.async");
   return s;
 }
@@ -70,7 +71,7 @@ CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::
   if (!m_settings.local_dir.empty())
     m_levels = std::make_unique<CheckpointLevels>(comm, outdir, m_settings.local_dir, m_settings.partner,
                                                   m_settings.durable, m_settings.keep, m_settings.async,
-                                                  m_settings.background_nice);
+                                                  m_settings.background_nice, m_settings.durable_nice);
 }
 
 CheckpointManager::~CheckpointManager() = default;

@@ -27,7 +27,8 @@ struct CheckpointSettings {
   double durable_interval = 3600;  // s between durable flushes; 0 = every checkpoint
   double durable_wait = 120;       // s the run waits at its end for the last flush
   bool async = true;  // checkpoint.async: level sets written in the background (checkpoint_levels.hpp)
-  int background_nice = 10;  // checkpoint.background_nice: of the background writer threads and uploads
+  int background_nice = 10;  // checkpoint.background_nice: of the background writer threads
+  int durable_nice = 19;     // checkpoint.durable_nice: of the durable tier's uploads
   static CheckpointSettings from_deck(const Deck& deck);
 };
 

@@ -5,7 +5,8 @@
 # usage: durable_test.sh SPOTRUN SCENARIO NPM_PREFIX
 #   bucket  2 nodes flush to the bucket; once a durable set is there every node is lost with its local disk and
 #           the output directory; the run resumes on 2 fresh nodes from the bucket alone and ends bitwise as an
-#           uninterrupted 2-rank run; status.json and report.json say the final state is durable
+#           uninterrupted 2-rank run (its uploads at nice 19, checkpoint.durable_nice, its downloads at the
+#           loop's 0); status.json and report.json say the final state is durable
 #   outage  the S3 endpoint is killed while an upload is in flight: the flush fails with a warning, the run goes
 #           on and finishes; its final state is on the nodes (inspect reads it), not in the bucket
 #   half    a node file object cut to half its size (final), and a set without its index: both skipped on a
@@ -89,12 +90,12 @@ same_rows() {  # same_rows RESUMED REFERENCE
   [ -z "$extra" ] || fail "rows of the resumed run not in the uninterrupted run: $extra"
 }
 
-# The uploads run at the loop's priority (checkpoint.background_nice = 0): each scenario needs a flush to end
-# while the run computes, and at the default (nice 10) the two ranks, which busy-wait in MPI on this machine's
-# cores, leave rclone a tenth of a core: a short run can end before its first flush does.
+# The uploads run at the loop's priority (checkpoint.durable_nice = 0): each scenario needs a flush to end
+# while the run computes, and at the default (nice 19) the two ranks, which busy-wait in MPI on this machine's
+# cores, leave rclone about 1.5 % of a core: a short run would end before its first flush does.
 write_deck "$WORK/deck.toml" "${NVE864_DECK[@]}" "checkpoint.local_dir=\"$LOCAL\"" checkpoint.partner=true \
   'checkpoint.durable="s3t:spotrun-test/runs"' checkpoint.durable_interval=0 checkpoint.durable_wait=120 \
-  checkpoint.background_nice=0
+  checkpoint.durable_nice=0
 OUT=$WORK/out
 RUN="run $WORK/deck.toml --output-dir $OUT"
 reference() {  # reference STEPS: the uninterrupted run on 2 ranks, one shared checkpoint file, no durable tier
@@ -114,8 +115,24 @@ if [ "$SCENARIO" = bucket ]; then
   [ $? -ne 0 ] || fail "the run finished before its nodes were lost (raise run.steps)"
   durable_indexes | grep -q 'ckpt-[0-9]*\.levels$' || fail "the run said a set is durable, the bucket has no index"
   rm -rf "$WORK/nodes" "$OUT"
-  rc=$(on_nodes "$WORK/b.log" "nodeC $RUN" "nodeD $RUN")
+  # The resumed run uploads at the lowest priority (checkpoint.durable_nice = 19): a stand-in for rclone notes
+  # the nice value each rclone starts with. Its final state's flush, when the loop no longer runs, still ends.
+  cat >"$WORK/rclone-nice" <<SH
+#!/bin/sh
+echo "\$(cut -d' ' -f19 /proc/\$\$/stat) \$*" >>"$WORK/rclone-nice.log"
+exec rclone "\$@"
+SH
+  chmod +x "$WORK/rclone-nice"
+  rc=$(SPOTRUN_RCLONE=$WORK/rclone-nice on_nodes "$WORK/b.log" "nodeC $RUN --set checkpoint.durable_nice=19" \
+                                                 "nodeD $RUN --set checkpoint.durable_nice=19")
   [ "$rc" = 0 ] || { cat "$WORK/b.log"; fail "resume on fresh nodes: exit $rc"; }
+  # Uploads (copyto from a local file) at 19; the resume's downloads (copyto from the bucket), made by the
+  # loop's thread before the loop, at its priority, 0.
+  up=$(awk '$2 == "copyto" && $4 ~ /^\// { print $1 }' "$WORK/rclone-nice.log" | sort -u | tr '\n' ' ')
+  down=$(awk '$2 == "copyto" && $4 ~ /^s3t:/ { print $1 }' "$WORK/rclone-nice.log" | sort -u | tr '\n' ' ')
+  [ "$up" = "19 " ] && [ "$down" = "0 " ] ||
+    { cat "$WORK/rclone-nice.log"; fail "nice values of rclone: uploads '$up' (want 19), downloads '$down' (want 0)"; }
+  echo "the resumed run's uploads ran at nice 19 ($(awk '$2 == "copyto" && $4 ~ /^\// ' "$WORK/rclone-nice.log" | wc -l) copies), its downloads at 0"
   step=$(sed -n 's/^Resuming from s3t:spotrun-test\/runs\/.*ckpt-\([0-9]*\)\.levels at step.*/\1/p' "$WORK/b.log")
   [ -n "$step" ] || { cat "$WORK/b.log"; fail "not resumed from the bucket"; }
   grep -q "node file ckpt-$step.nodeA.h5 (node 0 of 2, host nodeA): durable copy on host node[CD]" "$WORK/b.log" ||
