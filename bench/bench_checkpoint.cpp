@@ -14,7 +14,8 @@
 // The benchmark checks its own result: the state read back must equal the state written, bitwise, and
 // the raw reads must return the bytes written (checked after the timer), else it prints ERROR and exits 1.
 //
-//   mpirun -np N build-dir/bench/bench_checkpoint [--samples] [--levels LOCAL_DIR [--nice N]] [DIR=/tmp] [REPS=5] [ATOMS...=32000 256000 2048000]
+//   mpirun -np N build-dir/bench/bench_checkpoint [--samples] [--levels LOCAL_DIR [--nice N]
+//       [--durable LOCATION [--durable-nice N]]] [DIR=/tmp] [REPS=5] [ATOMS...=32000 256000 2048000]
 //
 // --samples: after each size, lines "SAMPLES {json}" with every repetition's MB/s (bench/suite.py).
 // --levels LOCAL_DIR: also the multilevel checkpoint (io/checkpoint_levels.hpp) of the same state, each
@@ -29,6 +30,11 @@
 //   the slowdown the background write costs the loop. The set is read back bitwise. The writer runs at nice
 //   10 (checkpoint.background_nice's default); --nice N sets another value. The synthetic step makes one small
 //   allreduce: it does not show how a writer at low priority that holds an MPI lock stalls a halo exchange.
+// --durable LOCATION (with --levels; a directory or an rclone remote:path): then the set written in the
+//   background is flushed there once (io::DurableFlush: rclone uploads of the node files and the index, at nice
+//   19, checkpoint.durable_nice's default; --durable-nice N sets another value), and the synthetic step is timed
+//   while the flush runs and as many steps right after: the slowdown the durable flush costs the loop. The
+//   flushed node files must equal the local ones (rclone's size and hash, as a run checks them).
 #include <mpi.h>
 #include <unistd.h>
 
@@ -47,6 +53,7 @@
 
 #include "comm/communicator.hpp"
 #include "io/checkpoint.hpp"
+#include "io/checkpoint_durable.hpp"
 #include "io/checkpoint_levels.hpp"
 
 namespace {
@@ -264,12 +271,15 @@ int main(int argc, char** argv) {
     comm::Communicator comm(MPI_COMM_WORLD);
     bool samples = false;
     std::string levels_dir;
-    int nice = 10;
+    int nice = 10, durable_nice = 19;
+    std::string durable;
     std::vector<std::string> args;
     for (int i = 1; i < argc; ++i) {
       if (std::string(argv[i]) == "--samples") samples = true;
       else if (std::string(argv[i]) == "--levels" && i + 1 < argc) levels_dir = argv[++i];
       else if (std::string(argv[i]) == "--nice" && i + 1 < argc) nice = std::atoi(argv[++i]);
+      else if (std::string(argv[i]) == "--durable" && i + 1 < argc) durable = argv[++i];
+      else if (std::string(argv[i]) == "--durable-nice" && i + 1 < argc) durable_nice = std::atoi(argv[++i]);
       else args.emplace_back(argv[i]);
     }
     const std::string dir = args.size() > 0 ? args[0] : "/tmp";
@@ -430,6 +440,30 @@ int main(int argc, char** argv) {
             aok = aok && same_state(reader.read(md_layout(natoms)), state);
           }
           aok = !comm.any(!aok);
+          // The durable flush of the last set written, beside the same synthetic steps.
+          std::vector<double> t_flushing, t_after;
+          double flush_seconds = 0;
+          std::string flushed;
+          if (!durable.empty() && aok) {
+            const std::string prefix = io::durable_join(io::durable_location(durable), "bench_checkpoint." + tag);
+            {
+              io::DurableFlush flush(nodes, prefix, local, 1, durable_nice);
+              const double f0 = MPI_Wtime();
+              flush.start(writer.index());
+              for (bool ended = false; !ended;) {
+                t_flushing.push_back(timed(comm, [&] { step(comm); }));
+                const io::DurableFlush::Event e = flush.poll();
+                if (e.step >= 0) flushed = e.outcome;
+                ended = comm.any(e.step >= 0);
+              }
+              flush_seconds = MPI_Wtime() - f0;
+            }
+            flushed = comm.broadcast(flushed);
+            if (flushed != "durable") aok = false;
+            for (std::size_t k = 0; k < t_flushing.size(); ++k) t_after.push_back(timed(comm, [&] { step(comm); }));
+            if (comm.is_root()) io::run_rclone({"purge", prefix});
+            comm.barrier();
+          }
           comm.barrier();
           if (comm.is_root()) {
             std::error_code ec;
@@ -440,10 +474,23 @@ int main(int argc, char** argv) {
                         "waiting for a CPU); step %.4f s during it vs %.4f s after it (%zu steps each): %+.1f%%%s\n",
                         static_cast<unsigned long long>(natoms), mb_, ms, 100 * mb_ / ms, median(t_background), median(t_cost), busy, idle,
                         t_busy.size(), 100 * (busy / idle - 1), aok ? "" : "   ERROR: the set written in the background differs");
+            if (!durable.empty()) {
+              if (flushed == "durable")
+                std::printf("  durable %8llu atoms: flush %.2f s (rclone at nice %d); step %.4f s during it vs %.4f s after it "
+                            "(%zu steps each): %+.1f%%\n",
+                            static_cast<unsigned long long>(natoms), flush_seconds, durable_nice, median(t_flushing),
+                            median(t_after), t_flushing.size(), 100 * (median(t_flushing) / median(t_after) - 1));
+              else
+                std::printf("  ERROR: durable flush to %s: %s\n", durable.c_str(), flushed.empty() ? "not done" : flushed.c_str());
+            }
             if (samples) {
               print_samples("async_blocking_MBps", natoms, comm.size(), mb, t_block);
               print_time_samples("step_background_s", natoms, comm.size(), t_busy);
               print_time_samples("step_idle_s", natoms, comm.size(), t_idle);
+              if (flushed == "durable") {
+                print_time_samples("step_durable_s", natoms, comm.size(), t_flushing);
+                print_time_samples("step_after_durable_s", natoms, comm.size(), t_after);
+              }
             }
             std::fflush(stdout);
           }
