@@ -38,4 +38,11 @@ std::string nccl_reason(ncclResult_t r, ncclComm_t comm);
 // call still in progress is none). Does not throw on an NCCL error: a watchdog thread polls it too.
 std::string nccl_async_failure(ncclComm_t comm);
 
+// Waits for a call of a non-blocking communicator (config.blocking = 0) that returned `r`: while it is
+// ncclInProgress, polls ncclCommGetAsyncError (yielding first, then every 200 us) for at most `timeout_s`.
+// Returns "" when the call completed, else why not: "<call> failed: <reason>", the query's own failure, or
+// "<call> did not complete within N s (SPOTRUN_NCCL_TIMEOUT): a peer rank is stuck or gone". The caller
+// aborts the communicator. Does not throw on an NCCL error.
+std::string nccl_settle(ncclResult_t r, ncclComm_t comm, const char* call, double timeout_s);
+
 }  // namespace spotrun::comm

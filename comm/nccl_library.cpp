@@ -4,8 +4,10 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -112,6 +114,23 @@ std::string nccl_async_failure(ncclComm_t comm) {
   const ncclResult_t q = nccl_api().CommGetAsyncError(comm, &async);
   if (q != ncclSuccess) return "ncclCommGetAsyncError failed: " + nccl_reason(q, comm);
   if (async != ncclSuccess && async != ncclInProgress) return "asynchronous NCCL error: " + nccl_reason(async, comm);
+  return {};
+}
+
+std::string nccl_settle(ncclResult_t r, ncclComm_t comm, const char* call, double timeout_s) {
+  const auto start = std::chrono::steady_clock::now();
+  for (long polls = 0; r == ncclInProgress; ++polls) {
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s)
+      return std::string(call) + " did not complete within " + std::to_string(static_cast<long>(timeout_s)) +
+             " s (SPOTRUN_NCCL_TIMEOUT): a peer rank is stuck or gone";
+    if (polls < 1000)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const ncclResult_t q = nccl_api().CommGetAsyncError(comm, &r);
+    if (q != ncclSuccess) return std::string("ncclCommGetAsyncError (after ") + call + ") failed: " + nccl_reason(q, comm);
+  }
+  if (r != ncclSuccess) return std::string(call) + " failed: " + nccl_reason(r, comm);
   return {};
 }
 

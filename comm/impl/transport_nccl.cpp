@@ -186,19 +186,8 @@ void TransportNccl::fail(const std::string& cause) {
 }
 
 void TransportNccl::settle(ncclResult_t r, const char* call) {
-  const auto start = Clock::now();
-  for (long polls = 0; r == ncclInProgress; ++polls) {
-    if (seconds_since(start) > m_timeout_s)
-      fail(std::string(call) + " did not complete within " + std::to_string(static_cast<long>(m_timeout_s)) +
-           " s (SPOTRUN_NCCL_TIMEOUT): a peer rank is stuck or gone");
-    if (polls < 1000)
-      std::this_thread::yield();
-    else
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    const ncclResult_t q = nccl_api().CommGetAsyncError(m_nccl, &r);
-    if (q != ncclSuccess) fail(std::string("ncclCommGetAsyncError (after ") + call + ") failed: " + nccl_reason(q, m_nccl));
-  }
-  if (r != ncclSuccess) fail(std::string(call) + " failed: " + nccl_reason(r, m_nccl));
+  const std::string failure = nccl_settle(r, m_nccl, call, m_timeout_s);
+  if (!failure.empty()) fail(failure);
 }
 
 std::string TransportNccl::retire_completed() {

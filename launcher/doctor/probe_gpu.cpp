@@ -233,19 +233,9 @@ class NcclAllReduce {
   }
 
  private:
-  void settle_call(ncclResult_t r, const char* call) {
-    if (r != ncclSuccess) throw std::runtime_error(std::string(call) + " failed: " + nccl_reason(r, m_comm));
-  }
   void settle(ncclResult_t r, const char* call) {
-    const auto start = Clock::now();
-    while (r == ncclInProgress) {
-      if (seconds_since(start) > m_timeout_s)
-        throw std::runtime_error(std::string(call) + " did not complete within " + format_value(m_timeout_s) +
-                                 " s (SPOTRUN_NCCL_TIMEOUT): a peer rank is stuck or gone");
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
-      settle_call(comm::nccl_api().CommGetAsyncError(m_comm, &r), "ncclCommGetAsyncError");
-    }
-    settle_call(r, call);
+    const std::string failure = comm::nccl_settle(r, m_comm, call, m_timeout_s);
+    if (!failure.empty()) throw std::runtime_error(failure);
   }
 
   double m_timeout_s;
