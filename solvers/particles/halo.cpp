@@ -291,19 +291,25 @@ Halo::Layout Halo::pack_dim(int d, const Fields& fields) {
   return l;
 }
 
-void Halo::unpack_dim(int d, const Layout& l, const Fields& fields) {
+template <class Launch>
+void Halo::for_each_remote_block(int d, const std::array<std::size_t, 2>& first, const std::array<std::size_t, 2>& count,
+                                 const Fields& fields, Launch&& launch) {
   for (int k = 0; k < 2; ++k) {
     const SwapInfo& s = m_swaps[2 * d + k];
     if (local(s)) continue;
-    std::size_t word = l.recv_first[k];
+    std::size_t word = first[k];
     for (const auto& f : fields.fields()) {
-      visit(f, [&](const auto& v) {
-        using V = std::decay_t<decltype(v)>;
-        Kokkos::parallel_for("particles::halo::unpack", Policy(0, s.nrecv), Unpack<V>{v, m_recv, word, s.first_recv});
-      });
-      word += block_words(f.kind, l.nrecv[k]);
+      visit(f, [&](const auto& v) { launch(s, v, word); });
+      word += block_words(f.kind, count[k]);
     }
   }
+}
+
+void Halo::unpack_dim(int d, const Layout& l, const Fields& fields) {
+  for_each_remote_block(d, l.recv_first, l.nrecv, fields, [&](const SwapInfo& s, const auto& v, std::size_t word) {
+    using V = std::decay_t<decltype(v)>;
+    Kokkos::parallel_for("particles::halo::unpack", Policy(0, s.nrecv), Unpack<V>{v, m_recv, word, s.first_recv});
+  });
 }
 
 void Halo::gather_dim(int d, const Fields& fields) {
@@ -431,19 +437,10 @@ void Halo::check_scatter_fields(const Fields& fields) const {
 }
 
 void Halo::pack_ghosts_dim(int d, const Layout& l, const Fields& fields) {
-  for (int k = 0; k < 2; ++k) {
-    const SwapInfo& s = m_swaps[2 * d + k];
-    if (local(s)) continue;
-    std::size_t word = l.send_first[k];
-    for (const auto& f : fields.fields()) {
-      visit(f, [&](const auto& v) {
-        using V = std::decay_t<decltype(v)>;
-        Kokkos::parallel_for("particles::halo::pack_ghosts", Policy(0, s.nrecv),
-                             PackGhosts<V>{v, m_send, word, s.first_recv});
-      });
-      word += block_words(f.kind, l.nsend[k]);
-    }
-  }
+  for_each_remote_block(d, l.send_first, l.nsend, fields, [&](const SwapInfo& s, const auto& v, std::size_t word) {
+    using V = std::decay_t<decltype(v)>;
+    Kokkos::parallel_for("particles::halo::pack_ghosts", Policy(0, s.nrecv), PackGhosts<V>{v, m_send, word, s.first_recv});
+  });
 }
 
 void Halo::scatter(const Fields& fields) {

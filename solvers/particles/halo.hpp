@@ -151,6 +151,12 @@ class Halo {
   // the messages (returns their layout), then the unpacking of what arrived.
   Layout pack_dim(int d, const Fields& fields);
   void unpack_dim(int d, const Layout& l, const Fields& fields);
+  // launch(swap, view, word) for every field of each swap of dimension d whose messages go to another rank:
+  // its block in the message buffer starts at `word`, first[k] for swap k's first field, and each field's
+  // block holds count[k] rows.
+  template <class Launch>
+  void for_each_remote_block(int d, const std::array<std::size_t, 2>& first, const std::array<std::size_t, 2>& count,
+                             const Fields& fields, Launch&& launch);
   // Moves the fields of dimension d's ghosts forward (owners to ghosts).
   void gather_dim(int d, const Fields& fields);
   // The steps of a gather in progress: with wait, until it is done; else as far as arrived messages allow.
