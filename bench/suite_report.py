@@ -110,8 +110,8 @@ def summary_table(records):
 
 
 def targets_table(records):
-    """Every record with a target ratio (details.target_ratio: bench/suite.py LJ_TARGETS for lj, the deck's
-    `targets` for fluid): met or not. A ratio meets its target from the side its record calls better: at
+    """Every record with a target ratio (details.target_ratio: bench/suite.py LJ_TARGETS and COMM_SHARE_TARGET
+    for lj, BLOCKING_TARGET and STEP_DURABLE_TARGET for checkpoint, the deck's `targets` for fluid): met or not. A ratio meets its target from the side its record calls better: at
     most the target where lower is better (a time over its floor), at least it where higher is (a rate over
     its peer's)."""
     recs = [r for r in records if r["ratio"] is not None and (r.get("details") or {}).get("target_ratio")]
