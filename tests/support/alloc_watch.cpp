@@ -5,6 +5,12 @@
 #include <cstdlib>
 #include <new>
 
+// nvcc (a CUDA build compiles every .cpp as CUDA) declares the global operator new __host__ __device__ and
+// warns that these call host functions; they are only ever called on the host.
+#if defined(__NVCC__)
+#pragma nv_diag_suppress 20011
+#endif
+
 namespace {
 
 std::atomic<int> g_watching{0};
