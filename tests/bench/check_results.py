@@ -101,11 +101,18 @@ def main():
             if np > 1 and (len(found) != 1 or not found[0]["reference"] or
                            found[0]["reference"]["name"] != "lj.comm_share_no_overlap" or found[0]["repeats"] < 3):
                 problems.append(f"suite {suite}: no lj.comm_share against lj.comm_share_no_overlap at {np} ranks")
-    for r in records:  # the LJ targets: on the strong-scaling records against a peer, and in report.md
-        want = r["suite"] == "lj" and r["reference"] is not None and r["name"] in (
-            "lj.spotrun", "lj.spotrun-mixed", "lj.spotrun-mixed-vs-opt", "lj.comm_share")
-        if want != ("target_ratio" in (r.get("details") or {})):
+    # The checkpoint targets (bench/suite.py): blocking at most 25 % of the shared write, steps during a durable
+    # flush at most 5 % slower.
+    checkpoint_targets = {"checkpoint.async_blocking": 4.0, "checkpoint.step_durable": 1.05}
+    for r in records:  # the LJ and checkpoint targets: on the strong-scaling records against a peer, in report.md
+        want = r["reference"] is not None and (
+            (r["suite"] == "lj" and r["name"] in ("lj.spotrun", "lj.spotrun-mixed", "lj.spotrun-mixed-vs-opt", "lj.comm_share"))
+            or (r["suite"] == "checkpoint" and r["name"] in checkpoint_targets))
+        got = (r.get("details") or {}).get("target_ratio")
+        if want != (got is not None):
             problems.append(f"{r['id']}: target_ratio {'missing' if want else 'unexpected'}")
+        elif r["suite"] == "checkpoint" and want and got != checkpoint_targets[r["name"]]:
+            problems.append(f"{r['id']}: target_ratio {got}, expected {checkpoint_targets[r['name']]}")
     if a.lammps == "yes" and any(suite.split("-")[0] == "lj" for suite in a.suites.split(",")):
         logs = [os.path.join(a.dir, "logs", f) for f in sorted(os.listdir(os.path.join(a.dir, "logs")))]
         opt_logs = [f for f in logs if "-lj-lammps-opt-" in os.path.basename(f)]
