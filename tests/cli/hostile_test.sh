@@ -55,6 +55,16 @@ wait_bg() {
     BG_RC=$?
 }
 
+# swap_paths A B: exchanges A and B in one step (renameat2 with RENAME_EXCHANGE; a directory with a file too).
+swap_paths() {
+    /usr/bin/python3 - "$1" "$2" <<'PY' || fail "cannot exchange $1 and $2"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+if libc.renameat2(-100, os.fsencode(sys.argv[1]), -100, os.fsencode(sys.argv[2]), 2) != 0:  # AT_FDCWD, RENAME_EXCHANGE
+    sys.exit("renameat2: " + os.strerror(ctypes.get_errno()))
+PY
+}
+
 # The stop signal of a background run: at 1 rank the process itself gets it; under mpiexec, SIGUSR1 is
 # forwarded to every rank as it is.
 stop_signal() { [[ $NP -eq 1 ]] && echo "$1" || echo USR1; }
@@ -369,10 +379,13 @@ stop_checkpoint_fails)
     rm -f "$W/out/checkpoints"
     start_bg "$NP" run long.toml --output-dir "$W/out"
     wait_for "$W/bg.out" "ckpt-200.h5"
-    mv "$W/out/checkpoints" "$W/out/saved" && printf 'x' >"$W/out/checkpoints"
+    # The checkpoint directory becomes a file in one step: a periodic checkpoint between a move and a
+    # create would make a new directory there, and the stop checkpoint would succeed.
+    printf 'x' >"$W/out/blocker"
+    swap_paths "$W/out/checkpoints" "$W/out/blocker"
     kill "-$(stop_signal TERM)" "$BG"
     wait_bg
-    rm -f "$W/out/checkpoints" && mv "$W/out/saved" "$W/out/checkpoints"
+    swap_paths "$W/out/checkpoints" "$W/out/blocker" && rm -f "$W/out/blocker"
     [[ $BG_RC -eq 75 ]] || fail "exit $BG_RC with an earlier checkpoint, expected 75: $(cat "$W/bg.err")"
     expect_in "$W/bg.err" "the run resumes from its previous checkpoint (the steps since it are lost)"
     run "$NP" run long.toml --output-dir "$W/out" --set run.steps=250
