@@ -461,7 +461,6 @@ int main(int argc, char** argv) {
             flushed = comm.broadcast(flushed);
             for (std::size_t k = 0; k < t_flushing.size(); ++k) t_after.push_back(timed(comm, [&] { step(comm); }));
             if (comm.is_root()) io::run_rclone({"purge", prefix});
-            comm.barrier();
           }
           comm.barrier();
           if (comm.is_root()) {

@@ -605,9 +605,9 @@ class Suite:
         # local backend), at checkpoint.durable_nice's default, 19. The smoke run, which checks the records and not
         # their figures, flushes at the loop's priority: at 19 beside ranks that keep every core busy, rclone's
         # starts alone take tens of seconds.
-        durable = []
+        durable, durable_dir, rclone_nice = [], os.path.join(d, "durable"), 0 if self.args.smoke else 19
         if shutil.which(os.environ.get("SPOTRUN_RCLONE") or "rclone"):
-            durable = ["--durable", os.path.join(d, "durable")] + (["--durable-nice", "0"] if self.args.smoke else [])
+            durable = ["--durable", durable_dir, "--durable-nice", str(rclone_nice)]
         try:
             out, cmd = self.runner.run(f"checkpoint-{atoms}-np{task.ranks}", task.ranks, [
                 self.bench_checkpoint, "--samples", "--levels", levels_dir] + durable + [d, self.args.repeat, atoms])
@@ -648,7 +648,7 @@ class Suite:
         # steps right after it (target: ratio <= 1.05, in the report's Targets).
         if "step_durable_s" in s and "step_after_durable_s" in s:
             steps = dict(common, metric="time", unit="s/step", better="lower",
-                         details=dict(details, durable=os.path.join(d, "durable"), rclone_nice=0 if self.args.smoke else 19,
+                         details=dict(details, durable=durable_dir, rclone_nice=rclone_nice,
                                       step="synthetic MD step of bench_checkpoint (20 LJ pairs per atom, an allreduce)"))
             steps_target = dict(steps, details=dict(steps["details"], target_ratio=STEP_DURABLE_TARGET))
             after = self.add(sr.make_record(base, name="checkpoint.step_after_durable", role="floor",

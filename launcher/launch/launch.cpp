@@ -1637,16 +1637,14 @@ int Launcher::run() {
     {
       std::vector<std::string> names;
       for (const auto& e : m_hosts) names.push_back(e.name);
-      const std::vector<std::string> lost_hosts = hosts_lost_by_mpirun(a.notes.lost_hosts, names, a.fence_answered, m_self);
-      for (const auto& h : lost_hosts)
+      for (const auto& h : hosts_lost_by_mpirun(a.notes.lost_hosts, names, a.fence_answered, m_self))
         if (m_lost[h].insert(a.id).second)
           log("attempt " + std::to_string(attempt) + ": host " + h + " is left out of relaunches" +
               (m_opt.grow ? " until it answers again (--grow)" : std::string()) + ": mpirun reported it failed");
-      for (const auto& h : a.fence_answered)
-        if (std::find(lost_hosts.begin(), lost_hosts.end(), h) == lost_hosts.end() &&
-            std::any_of(a.notes.lost_hosts.begin(), a.notes.lost_hosts.end(), [&](const std::string& r) { return same_host(h, r, m_self); }))
-          log("attempt " + std::to_string(attempt) + ": host " + h + " stays in: mpirun lost its daemon there after "
-              "launch's fence, which that host answered");
+      // The hosts mpirun named that answered the fence, as hosts_lost_by_mpirun would name them without it.
+      for (const auto& h : hosts_lost_by_mpirun(a.notes.lost_hosts, a.fence_answered, {}, m_self))
+        log("attempt " + std::to_string(attempt) + ": host " + h + " stays in: mpirun lost its daemon there after "
+            "launch's fence, which that host answered");
     }
     for (const auto& h : a.stop_hosts)
       for (const auto& e : m_hosts)
