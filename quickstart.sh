@@ -17,7 +17,7 @@ PACKAGES=(
     cmake g++ make pkg-config git
     libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
     libtrilinos-kokkos-dev libcli11-dev libtoml11-dev nlohmann-json3-dev libspdlog-dev
-    libfftw3-dev libgtest-dev libbenchmark-dev libxxhash-dev libcurl4-openssl-dev libopenblas-dev
+    libfftw3-dev libgtest-dev libbenchmark-dev libxxhash-dev libhwloc-dev libcurl4-openssl-dev libopenblas-dev
     python3-numpy python3-scipy
     slurm-wlm munge
     libfftw3-mpi-dev lammps jube python3-matplotlib

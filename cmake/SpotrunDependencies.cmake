@@ -47,6 +47,8 @@ find_package(CURL REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(FFTW3 REQUIRED IMPORTED_TARGET fftw3)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# hwloc: each rank's CPU cores near its GPU (comm/cpu_binding.cpp); Open MPI's own topology library.
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
 
 # GPU parts, each found on its own (none depends on another being there):
 #   SPOTRUN_KOKKOS_CUDA  the Kokkos found has the Cuda backend (its Kokkos_DEVICES): kernels on the GPU

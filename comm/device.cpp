@@ -12,6 +12,8 @@
 #include <stdexcept>
 
 #include "agreed_step.hpp"
+#include "cpu_binding.hpp"
+#include "errors.hpp"
 #include "test_hooks.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -116,6 +118,8 @@ DeviceInfo describe_device(const Communicator& comm, const NodePlace& place) {
   info.host = host_name();
   info.node = place.node;
   info.local_rank = place.local_rank;
+  // Where binding near a GPU was tried: the CPUs the process runs on now, and why.
+  if (!cpu_binding().note.empty()) info.cpu_binding = "CPUs " + current_cpus() + " (" + cpu_binding().note + ")";
 #if defined(KOKKOS_ENABLE_CUDA)
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
@@ -217,6 +221,19 @@ DeviceBinding bind_device(MPI_Comm comm) {
   }
   b.device = choose_device(b.local_rank, b.device_count);
 #endif
+  // A bad SPOTRUN_CPU_BIND on any rank stops every rank, before bind_cpus' collectives.
+  CpuBindMode mode = CpuBindMode::automatic;
+  std::string bad;
+  try {
+    mode = cpu_bind_mode(std::getenv("SPOTRUN_CPU_BIND"));
+  } catch (const std::invalid_argument& e) {
+    bad = e.what();
+  }
+  int any_bad = bad.empty() ? 0 : 1;
+  SPOTRUN_MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, &any_bad, 1, MPI_INT, MPI_MAX, comm));
+  if (any_bad)
+    throw InputError(!bad.empty() ? bad : "SPOTRUN_CPU_BIND: another rank's value is not auto, gpu or none");
+  b.cpu_binding = bind_cpus(comm, b.local_rank, b.device, mode).note;
   return b;
 }
 
@@ -236,13 +253,13 @@ std::string encode_device_info(const DeviceInfo& d) {
   std::ostringstream s;
   s << d.rank << k_field << d.host << k_field << d.node << k_field << d.local_rank << k_field << d.gpu << k_field
     << d.none_reason << k_field << d.uuid << k_field << d.name << k_field << (d.mig ? 1 : 0) << k_field << d.memory_bytes
-    << k_field << d.cc_major << k_field << d.cc_minor << k_field << d.pci_bus_id << k_field << visible;
+    << k_field << d.cc_major << k_field << d.cc_minor << k_field << d.pci_bus_id << k_field << visible << k_field << d.cpu_binding;
   return s.str();
 }
 
 DeviceInfo decode_device_info(const std::string& text) {
   const auto f = split(text, k_field);
-  if (f.size() != 14) throw std::runtime_error("decode_device_info: " + std::to_string(f.size()) + " fields, expected 14");
+  if (f.size() != 15) throw std::runtime_error("decode_device_info: " + std::to_string(f.size()) + " fields, expected 15");
   DeviceInfo d;
   try {
     d.rank = std::stoi(f[0]);
@@ -262,6 +279,7 @@ DeviceInfo decode_device_info(const std::string& text) {
   }
   d.pci_bus_id = f[12];
   if (!f[13].empty()) d.visible = split(f[13], k_item);
+  d.cpu_binding = f[14];
   return d;
 }
 
@@ -354,6 +372,7 @@ std::vector<std::string> device_lines(const std::vector<DeviceInfo>& ranks) {
       line += "GPU " + std::to_string(d.gpu) + " " + d.uuid + ", " + d.name + ", " + (d.mig ? "MIG instance" : "whole GPU") +
               ", " + memory + ", compute capability " + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor);
     }
+    if (!d.cpu_binding.empty()) line += "; " + d.cpu_binding;
     out.push_back(line);
   }
   return out;

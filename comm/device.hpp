@@ -23,9 +23,12 @@ struct DeviceBinding {
   std::string local_rank_from;  // "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK" or "MPI_Comm_split_type"
   int device_count = 0;         // CUDA devices this rank sees; 0 on a CPU build
   int device = -1;              // local_rank % device_count; -1: none (CPU build, or no device visible)
+  std::string cpu_binding;      // what bind_cpus did (cpu_binding.hpp): "bound near GPU 0: CPUs 0-7 of ..."
 };
 
-// Collective over `comm`; uses MPI and the CUDA runtime only, so it runs before Kokkos::initialize.
+// Collective over `comm`; uses MPI, the CUDA runtime and hwloc only, so it runs before Kokkos::initialize.
+// After choosing the device, binds the process to CPUs near it (cpu_binding.hpp; SPOTRUN_CPU_BIND):
+// a bad SPOTRUN_CPU_BIND on any rank throws InputError (comm/errors.hpp) on every rank.
 DeviceBinding bind_device(MPI_Comm comm);
 
 // This process's host name (MPI_Get_processor_name), as `spotrun info`, the doctor and the spot notice
@@ -72,6 +75,7 @@ struct DeviceInfo {
   int cc_major = 0, cc_minor = 0;
   std::string pci_bus_id;            // the physical GPU ("0000:41:00.0"); MIG instances of one GPU share it
   std::vector<std::string> visible;  // UUIDs of every device this rank sees, by CUDA index
+  std::string cpu_binding;           // bind_cpus' note (cpu_binding.hpp); "" where it had nothing to say
 };
 
 // Every rank's DeviceInfo, in rank order, on every rank (collective). After Kokkos::initialize: the GPU

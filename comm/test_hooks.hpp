@@ -29,6 +29,9 @@ struct TestHooks {
   // The DMI folder the spot notices read the provider from (cloud.provider = "auto") instead of
   // /sys/class/dmi/id, when it returns a non-empty one.
   std::function<std::string()> dmi_directory;
+  // comm::bind_cpus(): the CPU list (hwloc's "0-3,8") that stands for the CPUs near the GPU of the rank of
+  // this node-local rank, on any build (a CPU build has no GPU to ask); "" for none.
+  std::function<std::string(int local_rank)> gpu_cpus;
 };
 
 // Installs `hooks` in this process, replacing those installed before. Call it before the code that asks

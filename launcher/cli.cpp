@@ -210,6 +210,11 @@ int launcher::command_line_main(int argc, char** argv) {
   std::string device_option;
   try {
     device_option = comm::kokkos_device_option(comm::bind_device(MPI_COMM_WORLD), kokkos_args);
+  } catch (const CollectiveError& e) {
+    // Every rank got it (a bad SPOTRUN_CPU_BIND): one message, a clean exit.
+    if (rank == 0) std::fprintf(stderr, "ERROR: %s\n", e.what());
+    MPI_Finalize();
+    return e.exit_code();
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ERROR on rank %d: choosing the GPU: %s\n", rank, e.what());
     std::fflush(stderr);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/cpu_binding.hpp"
 #include "comm/device.hpp"
 #include "comm/nccl_library.hpp"
 #include "comm/exchange.hpp"
@@ -223,12 +224,66 @@ TEST(DeviceRules, ARankWithoutGpuRefusesNccl) {
 }
 
 TEST(DeviceRules, DeviceInfoSurvivesTheGatherEncoding) {
-  const auto d = gpu(2, 1, "node-7.cluster", 1, k_b, "0000:42:00.0", {k_a, k_b});
+  auto d = gpu(2, 1, "node-7.cluster", 1, k_b, "0000:42:00.0", {k_a, k_b});
+  d.cpu_binding = "CPUs 8-15 (bound near GPU 1: share 2 of 2 of CPUs 0-15)";
   const auto back = comm::decode_device_info(comm::encode_device_info(d));
   EXPECT_EQ(comm::encode_device_info(back), comm::encode_device_info(d));
   EXPECT_EQ(back.visible, d.visible);
+  EXPECT_EQ(back.cpu_binding, d.cpu_binding);
+  EXPECT_TRUE(contains(comm::device_lines({d})[0], "; CPUs 8-15 (bound near GPU 1")) << comm::device_lines({d})[0];
   EXPECT_EQ(back.memory_bytes, d.memory_bytes);
   EXPECT_THROW(comm::decode_device_info("rank 0, host n1"), std::runtime_error);
+}
+
+// ---- CPU cores near the GPU (comm/cpu_binding.hpp) ------------------------------------------------------------
+
+TEST(CpuBinding, RanksNearOneGpuSplitItsCoresInBlocks) {
+  // 8 cores of 2 hardware threads (OS numbering as on x86: thread 2 of core k is k + 8).
+  std::vector<std::vector<int>> cores;
+  for (int k = 0; k < 8; ++k) cores.push_back({k, k + 8});
+  EXPECT_EQ(comm::share_of_cores(cores, 0, 1), (std::vector<int>{0, 8, 1, 9, 2, 10, 3, 11, 4, 12, 5, 13, 6, 14, 7, 15}));
+  EXPECT_EQ(comm::share_of_cores(cores, 0, 2), (std::vector<int>{0, 8, 1, 9, 2, 10, 3, 11}));
+  EXPECT_EQ(comm::share_of_cores(cores, 1, 2), (std::vector<int>{4, 12, 5, 13, 6, 14, 7, 15}));
+  // 3 ranks on 8 cores: blocks of 2, 3 and 3 whole cores, every core once.
+  std::vector<int> all;
+  std::vector<std::size_t> sizes;
+  for (int i = 0; i < 3; ++i) {
+    const auto share = comm::share_of_cores(cores, i, 3);
+    sizes.push_back(share.size() / 2);
+    all.insert(all.end(), share.begin(), share.end());
+  }
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{2, 3, 3}));
+  std::sort(all.begin(), all.end());
+  for (int k = 0; k < 16; ++k) EXPECT_EQ(all[static_cast<std::size_t>(k)], k);
+}
+
+TEST(CpuBinding, FewerCoresThanRanksSplitTheThreadsThenShareThem) {
+  const std::vector<std::vector<int>> two_cores{{0, 2}, {1, 3}};
+  // 4 ranks, 2 cores of 2 threads: a thread each.
+  EXPECT_EQ(comm::share_of_cores(two_cores, 0, 4), (std::vector<int>{0}));
+  EXPECT_EQ(comm::share_of_cores(two_cores, 3, 4), (std::vector<int>{3}));
+  // 3 ranks: threads in blocks of 1, 1 and 2.
+  EXPECT_EQ(comm::share_of_cores(two_cores, 2, 3), (std::vector<int>{1, 3}));
+  // More ranks than threads: every rank gets all of them.
+  EXPECT_EQ(comm::share_of_cores({{5}}, 1, 2), (std::vector<int>{5}));
+  // Nothing to share, or a rank outside the group.
+  EXPECT_TRUE(comm::share_of_cores({}, 0, 1).empty());
+  EXPECT_TRUE(comm::share_of_cores(two_cores, 2, 2).empty());
+  EXPECT_TRUE(comm::share_of_cores(two_cores, -1, 2).empty());
+}
+
+TEST(CpuBinding, TheModeIsAutoGpuOrNoneAndABadOneIsNamed) {
+  EXPECT_EQ(comm::cpu_bind_mode(nullptr), comm::CpuBindMode::automatic);
+  EXPECT_EQ(comm::cpu_bind_mode(""), comm::CpuBindMode::automatic);
+  EXPECT_EQ(comm::cpu_bind_mode("auto"), comm::CpuBindMode::automatic);
+  EXPECT_EQ(comm::cpu_bind_mode("gpu"), comm::CpuBindMode::gpu);
+  EXPECT_EQ(comm::cpu_bind_mode("none"), comm::CpuBindMode::none);
+  try {
+    comm::cpu_bind_mode("cores");
+    ADD_FAILURE() << "no error for SPOTRUN_CPU_BIND=cores";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_TRUE(contains(e.what(), "SPOTRUN_CPU_BIND=\"cores\": expected auto, gpu or none")) << e.what();
+  }
 }
 
 // ---- the transport choice ------------------------------------------------------------------------------------

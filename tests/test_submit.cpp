@@ -186,7 +186,8 @@ TEST(RenderSbatch, CpuJob) {
                         "--requeue", "--signal=B:USR1@120", "--open-mode=append", "--job-name=spotrun-deck",
                         "--output=/data/runs/deck/slurm-%j.out"})
     EXPECT_TRUE(has_line(lines, l)) << l;
-  EXPECT_EQ(s.find("gpus-per-task"), std::string::npos);
+  EXPECT_EQ(s.find("gpus-per-"), std::string::npos);
+  EXPECT_EQ(s.find("--gpu-bind"), std::string::npos);
   EXPECT_NE(s.find("\nMAX_REQUEUES=7\n"), std::string::npos);
   EXPECT_NE(s.find("\nRUN_ARGS=(--set 'run.steps=1000')\n"), std::string::npos);
   EXPECT_NE(s.find("\nDECK='/data/deck.toml'\n"), std::string::npos);
@@ -205,10 +206,13 @@ TEST(RenderSbatch, GpuJobOneRankPerGpu) {
   const std::string s = render_sbatch(o);
   auto lines = sbatch_lines(s);
   EXPECT_TRUE(has_line(lines, "--ntasks-per-node=8"));
-  EXPECT_TRUE(has_line(lines, "--gpus-per-task=1"));
+  // Every rank sees the node's 8 GPUs (NCCL needs the NVLink peers); spotrun binds each near its own.
+  EXPECT_TRUE(has_line(lines, "--gpus-per-node=8"));
+  EXPECT_EQ(s.find("gpus-per-task"), std::string::npos);
   EXPECT_TRUE(has_line(lines, "--cpus-per-task=6"));
   for (const auto& l : lines) EXPECT_EQ(l.find("--signal"), std::string::npos) << l;
-  EXPECT_NE(s.find("--gpu-bind="), std::string::npos);
+  EXPECT_NE(s.find("\n[ -z \"${SPOTRUN_GPU_BIND:-}\" ] || SRUN_ARGS+=(--gpu-bind=\"$SPOTRUN_GPU_BIND\")\n"), std::string::npos);
+  EXPECT_NE(s.find("\nSRUN_ARGS+=(--cpu-bind=\"${SPOTRUN_SRUN_CPU_BIND:-none}\")\n"), std::string::npos);
 }
 
 TEST(RenderSbatch, HostilePathsAreQuotedNotRefused) {

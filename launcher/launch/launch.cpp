@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <Kokkos_Macros.hpp>
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -122,6 +123,12 @@ GrowEstimate grow_estimate(long long remaining_steps, double step_seconds, int o
 }
 
 namespace {
+
+#if defined(KOKKOS_ENABLE_CUDA)
+constexpr bool k_gpu_build = true;
+#else
+constexpr bool k_gpu_build = false;
+#endif
 
 std::string short_name(const std::string& host) {
   // An address stays whole; a name loses its domain.
@@ -1574,7 +1581,9 @@ int Launcher::run() {
       const auto c = cores.find(p.host);
       if (c == cores.end() || p.ranks > c->second) oversubscribed = true;
     }
-    const bool bind = !oversubscribed && !(threads && std::atoi(threads) > 1);
+    // A GPU build leaves the ranks unbound: each binds itself to cores near its GPU (comm/cpu_binding.hpp),
+    // which mpirun's core-by-slot binding does not know.
+    const bool bind = !k_gpu_build && !oversubscribed && !(threads && std::atoi(threads) > 1);
     if (m_opt.doctor) {
       // spotrun doctor on the hosts of the plan; the hosts it names are left out of this attempt (and
       // checked again before the next one).

@@ -139,7 +139,7 @@ std::string render_sbatch(const SubmitOptions& o) {
   s << "#SBATCH --job-name=" << job_name << "\n";
   s << "#SBATCH --nodes=" << o.nodes << "\n";
   s << "#SBATCH --ntasks-per-node=" << tasks << "\n";
-  if (gpu) s << "#SBATCH --gpus-per-task=1\n";
+  if (gpu) s << "#SBATCH --gpus-per-node=" << o.gpus_per_node << "\n";
   if (o.cpus_per_task > 0) s << "#SBATCH --cpus-per-task=" << o.cpus_per_task << "\n";
   if (!o.time.empty()) s << "#SBATCH --time=" << o.time << "\n";
   if (!o.partition.empty()) s << "#SBATCH --partition=" << o.partition << "\n";
@@ -164,7 +164,10 @@ std::string render_sbatch(const SubmitOptions& o) {
   s << "# MPI wire-up of srun: PMIx by default; SPOTRUN_SRUN_MPI=pmi2 (or empty: the cluster's default) at sbatch time\n";
   s << "SRUN_ARGS=()\n";
   s << "[ -z \"${SPOTRUN_SRUN_MPI-pmix}\" ] || SRUN_ARGS+=(--mpi=\"${SPOTRUN_SRUN_MPI-pmix}\")\n";
-  if (gpu) s << "SRUN_ARGS+=(--gpu-bind=\"${SPOTRUN_GPU_BIND:-single:1}\")  # one GPU per rank, the closest free one\n";
+  if (gpu)
+    s << "# Every rank sees the node's GPUs and is not bound by srun: spotrun picks the GPU and the cores near it.\n"
+      << "[ -z \"${SPOTRUN_GPU_BIND:-}\" ] || SRUN_ARGS+=(--gpu-bind=\"$SPOTRUN_GPU_BIND\")\n"
+      << "SRUN_ARGS+=(--cpu-bind=\"${SPOTRUN_SRUN_CPU_BIND:-none}\")\n";
   s << "\n" << sbatch_job_body();
   return s.str();
 }
@@ -173,7 +176,7 @@ void add_submit_options(CLI::App& sub, SubmitOptions& o) {
   sub.add_option("deck", o.deck_path, "Deck file (TOML)")->required();
   sub.add_option("--nodes", o.nodes, "Nodes")->default_val(1);
   sub.add_option("--gpus-per-node", o.gpus_per_node,
-                 "GPUs per node; spotrun runs one rank per GPU (--gpus-per-task=1 --gpu-bind=single:1). 0: CPU job")
+                 "GPUs per node; spotrun runs one rank per GPU, bound to cores near it (--gpus-per-node=G). 0: CPU job")
       ->default_val(0);
   sub.add_option("--ntasks-per-node", o.ntasks_per_node, "CPU job: MPI ranks per node (default 1)");
   sub.add_option("--cpus-per-task", o.cpus_per_task, "CPU cores per rank (OMP_NUM_THREADS); default: the cluster's");

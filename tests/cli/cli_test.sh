@@ -238,6 +238,63 @@ thermo_rank_independence)
         fi
     done
     ;;
+cpu_binding)
+    # The CPU binding near each rank's GPU (comm/cpu_binding.hpp, docs/gpu.md "CPU binding"), with
+    # spotrun-test's stand-in for the GPU's local CPUs (SPOTRUN_TEST_GPU_CPUS): the first two CPUs this
+    # test may run on. Each rank's line of `spotrun info` names the CPUs it runs on, read back from the OS.
+    cpus=()
+    for part in $(taskset -pc $$ | sed 's/.*: //' | tr ',' ' '); do
+        if [[ $part == *-* ]]; then
+            for ((c = ${part%-*}; c <= ${part#*-}; ++c)); do cpus+=("$c"); done
+        else
+            cpus+=("$part")
+        fi
+    done
+    A=${cpus[0]}
+    B=${cpus[1]:-${cpus[0]}}
+    list() { if [[ $1 == "$2" ]]; then echo "$1"; elif [[ $2 -eq $(($1 + 1)) ]]; then echo "$1-$2"; else echo "$1,$2"; fi; }
+    AB=$(list "$A" "$B")
+    # auto, not bound by mpirun: the ranks near A and B split them (one rank: both).
+    OMPI_MCA_hwloc_base_binding_policy=none SPOTRUN_TEST_GPU_CPUS="$AB" run "$NP" info
+    expect_exit 0
+    if [[ $NP -eq 1 ]]; then
+        expect_in "$OUT" "rank 0: host "
+        expect_in "$OUT" "; CPUs $AB (bound near its GPU: share 1 of 1 of CPUs $AB)"
+    else
+        expect_in "$OUT" "; CPUs $A (bound near its GPU: share 1 of 2 of CPUs $AB)"
+        [[ $A == "$B" ]] || expect_in "$OUT" "; CPUs $B (bound near its GPU: share 2 of 2 of CPUs $AB)"
+        # Each rank near its own GPU's CPUs.
+        OMPI_MCA_hwloc_base_binding_policy=none SPOTRUN_TEST_GPU_CPUS="$A;$B" run "$NP" info
+        expect_exit 0
+        expect_in "$OUT" "; CPUs $A (bound near its GPU: share 1 of 1 of CPUs $A)"
+        expect_in "$OUT" "; CPUs $B (bound near its GPU: share 1 of 1 of CPUs $B)"
+    fi
+    # auto keeps the launcher's binding; gpu replaces it.
+    OMPI_MCA_hwloc_base_binding_policy=core SPOTRUN_TEST_GPU_CPUS="$AB" run "$NP" info
+    expect_exit 0
+    expect_count "$OUT" ": kept (SPOTRUN_CPU_BIND=gpu replaces it)" "$NP"
+    OMPI_MCA_hwloc_base_binding_policy=core SPOTRUN_CPU_BIND=gpu SPOTRUN_TEST_GPU_CPUS="$AB" run "$NP" info
+    expect_exit 0
+    expect_count "$OUT" "(bound near its GPU: share " "$NP"
+    if [[ $NP -eq 1 && $A != "$B" ]]; then
+        # The GPU near B alone: the rank moves to B, wherever mpirun had put it.
+        OMPI_MCA_hwloc_base_binding_policy=core SPOTRUN_CPU_BIND=gpu SPOTRUN_TEST_GPU_CPUS="$B" run "$NP" info
+        expect_exit 0
+        expect_in "$OUT" "; CPUs $B (bound near its GPU: share 1 of 1 of CPUs $B)"
+    fi
+    # none binds nothing and says so.
+    OMPI_MCA_hwloc_base_binding_policy=none SPOTRUN_CPU_BIND=none SPOTRUN_TEST_GPU_CPUS="$AB" run "$NP" info
+    expect_exit 0
+    expect_count "$OUT" "(not bound: SPOTRUN_CPU_BIND=none)" "$NP"
+    # A bad value: exit 2 on every rank, one message naming the variable, the value and the choices.
+    SPOTRUN_CPU_BIND=cores run "$NP" info
+    expect_input_error
+    expect_count "$ERR" 'SPOTRUN_CPU_BIND="cores": expected auto, gpu or none' 1
+    # Without a GPU (the hook unset) a CPU build says nothing of CPUs.
+    run "$NP" info
+    expect_exit 0
+    expect_count "$OUT" "; CPUs " 0
+    ;;
 *)
     echo "unknown case $CASE" >&2
     exit 2

@@ -245,17 +245,17 @@ STUB
   gpu=$(cd "$WORK/cwd" && "$SPOTRUN" submit "$WORK/deck.toml" --dry-run --gpus-per-node 4 --nodes 2 --time 2:00:00 --partition gpu \
     --account proj.a-1 --cpus-per-task 8 2>/dev/null) || fail "GPU dry run failed"
   bash -n <<<"$gpu" || fail "the GPU script is not valid bash"
-  for line in "--nodes=2" "--ntasks-per-node=4" "--gpus-per-task=1" "--cpus-per-task=8" "--time=2:00:00" \
+  for line in "--nodes=2" "--ntasks-per-node=4" "--gpus-per-node=4" "--cpus-per-task=8" "--time=2:00:00" \
     "--partition=gpu" "--account=proj.a-1" "--requeue" "--signal=B:USR1@120" "--open-mode=append"; do
     grep -qx -- "#SBATCH $line" <<<"$gpu" || fail "GPU script lacks #SBATCH $line"
   done
   printf '%s\n' "$gpu" >"$WORK/gpu.sh"
   run_script "$WORK/gpu.sh" >"$WORK/gpu.log" 2>&1 || fail "GPU script failed: $(tail -3 "$WORK/gpu.log")"
-  args_are --mpi=pmix --gpu-bind=single:1 "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$WORK/cwd/runs/deck" ||
+  args_are --mpi=pmix --cpu-bind=none "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$WORK/cwd/runs/deck" ||
     fail "GPU script: wrong srun arguments"
-  SPOTRUN_SRUN_MPI='' SPOTRUN_GPU_BIND=closest run_script "$WORK/gpu.sh" >/dev/null 2>&1
-  args_are --gpu-bind=closest "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$WORK/cwd/runs/deck" ||
-    fail "GPU script: SPOTRUN_SRUN_MPI/SPOTRUN_GPU_BIND not honoured"
+  SPOTRUN_SRUN_MPI='' SPOTRUN_GPU_BIND=closest SPOTRUN_SRUN_CPU_BIND=cores run_script "$WORK/gpu.sh" >/dev/null 2>&1
+  args_are --gpu-bind=closest --cpu-bind=cores "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$WORK/cwd/runs/deck" ||
+    fail "GPU script: SPOTRUN_SRUN_MPI/SPOTRUN_GPU_BIND/SPOTRUN_SRUN_CPU_BIND not honoured"
   echo "GPU variant: valid, one rank per GPU [$(elapsed)]"
 
   # 4. slurm/*.sbatch: valid bash, the same job body as spotrun submit writes, arguments passed on.
@@ -337,7 +337,7 @@ complete)
     "$SRC/slurm/spotrun-cpu.sbatch" "$WORK/missing.toml") || fail "sbatch failed"
   JOBS+=("$c")
   LOGS+=("$WORK/slurm-spotrun-$c.out")
-  # 2 ranks on 2 (stand-in) GPUs, through spotrun submit --gpus-per-node: a wrapper reports each rank's GPU.
+  # 2 ranks on 2 (stand-in) GPUs, through spotrun submit --gpus-per-node: a wrapper reports the GPUs each rank sees.
   cat >"$WORK/gpu-wrap.sh" <<WRAP
 #!/bin/bash
 echo "rank \${SLURM_PROCID:-?} CUDA_VISIBLE_DEVICES=\${CUDA_VISIBLE_DEVICES:-unset}"
@@ -360,8 +360,10 @@ WRAP
   [ -f "$WORK/b/final.h5" ] || fail "2 ranks: no final.h5"
   grep -q "MPI ranks: 2 on 1 node" "$WORK/slurm-spotrun-$b.out" || fail "2 ranks: spotrun did not run on 2 ranks"
   grep -q "MPI ranks: 2 on 1 node" "$WORK/g/slurm-$g.out" || fail "GPU job: spotrun did not run on 2 ranks"
+  # Every rank sees both GPUs of the node (srun binds none: spotrun puts each rank on the GPU of its
+  # node-local rank and binds it to cores near that GPU, docs/gpu.md).
   for r in 0 1; do
-    grep -q "^rank $r CUDA_VISIBLE_DEVICES=$r\$" "$WORK/g/slurm-$g.out" || fail "GPU job: rank $r is not bound to GPU $r"
+    grep -q "^rank $r CUDA_VISIBLE_DEVICES=0,1\$" "$WORK/g/slurm-$g.out" || fail "GPU job: rank $r does not see both GPUs of its node: $(grep "^rank " "$WORK/g/slurm-$g.out")"
   done
   grep -q "exit=0 finished" "$hostile/out 1/slurm-history.log" || fail "1 rank: no history line"
   grep -q "exit=0 finished" "$WORK/b/slurm-history.log" || fail "2 ranks: no history line"

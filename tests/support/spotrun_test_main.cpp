@@ -13,6 +13,9 @@
 //   SPOTRUN_TEST_FORCE_SLOWDOWN=N       the MD pair-force kernel runs N times per evaluation (the planted
 //                                       slowdown of bench.suite_regression; same results)
 //   SPOTRUN_TEST_DMI_DIR=DIR            the spot notices read the cloud provider from DIR, not /sys/class/dmi/id
+//   SPOTRUN_TEST_GPU_CPUS=LIST[;LIST..] the CPUs near the GPU of node-local rank r are the (r mod n)-th
+//                                       LIST (hwloc's list syntax, "0-3,8"), on any build: the CPU binding
+//                                       near GPUs (comm/cpu_binding.hpp) on a machine without one
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include <cstring>
 #include <ctime>
 #include <string>
+#include <vector>
 
 #include "comm/test_hooks.hpp"
 #include "launcher/cli.hpp"
@@ -83,6 +87,16 @@ spotrun::comm::TestHooks hooks_from_environment() {
     }
   }
   if (const char* dir = variable("SPOTRUN_TEST_DMI_DIR")) hooks.dmi_directory = [d = std::string(dir)] { return d; };
+  if (const char* lists = variable("SPOTRUN_TEST_GPU_CPUS")) {
+    std::vector<std::string> near(1);
+    for (const char* p = lists; *p; ++p) {
+      if (*p == ';')
+        near.emplace_back();
+      else
+        near.back() += *p;
+    }
+    hooks.gpu_cpus = [near](int local_rank) { return near[static_cast<std::size_t>(local_rank) % near.size()]; };
+  }
   return hooks;
 }
 
