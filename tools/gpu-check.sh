@@ -298,6 +298,7 @@ plan pre.modules preflight "ldd of Open MPI/PMIx/hwloc modules through env.sh" "
 plan pre.nccl preflight "NCCL library (libnccl.so.2)" "found if compiled in"
 plan pre.gpus preflight "GPUs visible" ">= 1"
 plan pre.mig preflight "MIG mode" "disabled"
+plan pre.cpus preflight "CPU binding near the GPU (spotrun info, rank 0)" "bound near its GPU"
 plan pre.refs preflight "CPU references in the bundle" "present"
 for c in "${MD_COLUMNS[@]}"; do
     plan "md.col.$c" md "in.lj 32k, 100 steps: $PLATFORM vs CPU reference: $c" "rel <= ${TOL[md]}"
@@ -442,6 +443,7 @@ if [[ $CPU == 1 ]]; then
     result pre.nccl "${NCCL_LINE:+$NCCL_LINE, not used on a CPU build}" "SKIPPED (cpu)"
     result pre.gpus "" "SKIPPED (cpu)"
     result pre.mig "" "SKIPPED (cpu)"
+    result pre.cpus "" "SKIPPED (cpu)"
 else
     if [[ "${VERDICT[pre.ldd]}" == SKIPPED* ]]; then
         result pre.nccl "" "${VERDICT[pre.ldd]}"
@@ -475,6 +477,15 @@ else
         result pre.mig "enabled: the run sees a MIG instance; benchmarks are of the instance, NCCL refuses two instances of one GPU" WARN
     else
         result pre.mig "${MIG:-unknown}" PASS
+    fi
+    # The cores rank 0 runs on, read back after spotrun bound it near its GPU (docs/gpu.md, "CPU binding").
+    CPUS_LINE=$(sed -n 's/^  rank 0: .*; \(CPUs .*\)$/\1/p' "$OUT/info.txt" 2>/dev/null | head -n 1)
+    if [[ "${VERDICT[pre.bundle]}" != PASS ]]; then
+        result pre.cpus "" "SKIPPED (preflight)"
+    elif [[ "$CPUS_LINE" == *"(bound near GPU"* ]]; then
+        result pre.cpus "$CPUS_LINE" PASS
+    else
+        result pre.cpus "${CPUS_LINE:-spotrun info names no CPU binding}" WARN
     fi
 fi
 if [[ -s "$REF/lj-32k.csv" && -s "$REF/tgv-64.csv" ]]; then

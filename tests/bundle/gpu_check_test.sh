@@ -51,7 +51,7 @@ d, bundle, expect = sys.argv[1], sys.argv[2], sys.argv[3:]
 j = json.load(open(os.path.join(d, "gpu-check.json")))
 ids = [c["id"] for c in j["checks"]]
 tests = sorted(n for n in os.listdir(os.path.join(bundle, "bin")) if n.startswith("test_") and n != "test_support_selftest")
-want = ["pre.bundle", "pre.driver", "pre.cuda", "pre.ldd", "pre.modules", "pre.nccl", "pre.gpus", "pre.mig", "pre.refs"]
+want = ["pre.bundle", "pre.driver", "pre.cuda", "pre.ldd", "pre.modules", "pre.nccl", "pre.gpus", "pre.mig", "pre.cpus", "pre.refs"]
 want += ["md.col." + c for c in ("time", "temp", "pe", "ke", "etotal", "press")] + ["md.repeat", "md.resume"]
 want += ["fluid.col." + c for c in ("time", "energy", "dissipation", "enstrophy", "divmax", "cfl")]
 want += ["comm.nccl", "comm.nccl_bytes", "comm.mpi2"] + ["unit." + t for t in tests]
@@ -86,7 +86,7 @@ sys.exit(1 if errors else 0)
 PY
 }
 GPU_ROWS=(pre.driver="SKIPPED (cpu)" pre.cuda="SKIPPED (cpu)" pre.nccl="SKIPPED (cpu)" pre.gpus="SKIPPED (cpu)"
-          pre.mig="SKIPPED (cpu)" comm.nccl*="SKIPPED (cpu)" bench.lj.40="SKIPPED (cpu)" bench.lj.80="SKIPPED (cpu)"
+          pre.mig="SKIPPED (cpu)" pre.cpus="SKIPPED (cpu)" comm.nccl*="SKIPPED (cpu)" bench.lj.40="SKIPPED (cpu)" bench.lj.80="SKIPPED (cpu)"
           bench.lj.160="SKIPPED (cpu)" bench.fluid*="SKIPPED (cpu)")
 
 # --- 1. the CPU bundle against its own references, from the .tar.gz ---------------------------------------
@@ -169,6 +169,7 @@ SPOTRUN_GPU_CHECK_NVIDIA_SMI="$WORK/fake-nvidia-smi" timeout 60 bash spotrun-bun
 rc=$?
 [[ $rc -eq 1 ]] || fail "GPU mode on a CPU bundle with an old driver exited $rc: $(tail -n 40 oldgpu.log)"
 check_report oldgpu pre.bundle=FAIL pre.driver=PASS pre.cuda=FAIL pre.gpus=PASS pre.mig=PASS pre.nccl=PASS pre.ldd=PASS \
+    "pre.cpus=SKIPPED (preflight)" \
     "md.*=SKIPPED (preflight: not a CUDA build)" \
     "unit.*=SKIPPED (preflight: not a CUDA build)"
 python3 -c 'import json, sys; c = {r["id"]: r for r in json.load(open(sys.argv[1]))["checks"]}
