@@ -51,6 +51,11 @@ struct BatchSpec {
   long idist2 = 0, odist2 = 0;
   // Where the batch starts in the arrays given to execute(): in + ioffset, out + ooffset (elements).
   long ioffset = 0, ooffset = 0;
+  // Several fields in one execution (DistributedFft::forward_many): everything above repeated `fields`
+  // times, field f at in + f * ifield, out + f * ofield (elements), the outermost loop. Any kind and
+  // rank. 1 / 0 / 0: one field.
+  int fields = 1;
+  long ifield = 0, ofield = 0;
   bool strided() const { return istride != 0 || idist != 0 || ostride != 0 || odist != 0; }
   bool two_loops() const { return howmany2 > 1; }
   // The native stream the transforms run on (cudaStream_t of the Kokkos execution space instance whose
@@ -62,6 +67,9 @@ struct BatchSpec {
 // Throws std::invalid_argument for strides given to anything but a rank-1 c2c batch, negative or
 // beyond int (what FFTW and cuFFT take).
 inline void check_strides(const BatchSpec& s) {
+  if (s.fields < 1) throw std::invalid_argument("BatchSpec: field count below 1");
+  if (s.fields > 1 && (s.ifield < 1 || s.ofield < 1))
+    throw std::invalid_argument("BatchSpec: the fields of a batch need distances of at least 1");
   if (!s.strided()) return;
   const bool c2c = s.kind == TransformKind::C2CForward || s.kind == TransformKind::C2CBackward;
   if (s.rank != 1 || !c2c) throw std::invalid_argument("BatchSpec: strides are for rank-1 c2c batches only");
@@ -76,13 +84,35 @@ inline void check_strides(const BatchSpec& s) {
         throw std::invalid_argument("BatchSpec: outer distance " + std::to_string(v) + " out of range");
 }
 
-// The same batch with its two loops merged into one where they are one run of equal steps
-// (idist2 = howmany * idist and odist2 = howmany * odist), so that a backend sees the simplest form.
+// Elements of one transform of a contiguous batch in its input (or output) array: prod(n), the last
+// size n/2 + 1 on the complex side of r2c / c2r.
+inline long contiguous_dist(const BatchSpec& s, bool input) {
+  const bool half = input ? s.kind == TransformKind::C2R : s.kind == TransformKind::R2C;
+  const long last = half ? s.n[s.rank - 1] / 2 + 1 : s.n[s.rank - 1];
+  return s.rank == 1 ? last : static_cast<long>(s.n[0]) * last;
+}
+
+// The same batch with its loops merged where they are one run of equal steps, so that a backend sees the
+// simplest form: the two loops into one (idist2 = howmany * idist, odist2 = howmany * odist), then the
+// fields into the outermost remaining loop (ifield = its count times its distance, both sides).
 inline BatchSpec merged_loops(BatchSpec s) {
   if (s.two_loops() && s.idist2 == s.howmany * s.idist && s.odist2 == s.howmany * s.odist) {
     s.howmany *= s.howmany2;
     s.howmany2 = 1;
     s.idist2 = s.odist2 = 0;
+  }
+  if (s.fields > 1) {
+    const long id = s.strided() ? s.idist : contiguous_dist(s, true);
+    const long od = s.strided() ? s.odist : contiguous_dist(s, false);
+    if (s.two_loops() && s.ifield == s.howmany2 * s.idist2 && s.ofield == s.howmany2 * s.odist2) {
+      s.howmany2 *= s.fields;
+    } else if (!s.two_loops() && s.ifield == s.howmany * id && s.ofield == s.howmany * od) {
+      s.howmany *= s.fields;
+    } else {
+      return s;
+    }
+    s.fields = 1;
+    s.ifield = s.ofield = 0;
   }
   return s;
 }

@@ -2,6 +2,7 @@
 
 #include "comm/exchange.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -36,12 +37,50 @@ class Timed {
   Clock::time_point m_t0;
 };
 
+// Pointers to the `count` fields of a work array at distance `dist`.
+std::vector<Complex*> fields_of(const ComplexView& v, std::size_t dist, int count) {
+  std::vector<Complex*> p(static_cast<std::size_t>(count));
+  for (int f = 0; f < count; ++f) p[f] = v.data() + static_cast<std::size_t>(f) * dist;
+  return p;
+}
+
+// Runs the plans of `set` (DistributedFft::PlanSet) on in[f] -> out[f], f < count, in the fewest
+// executions: from each field on, the plan of the most fields that lie at the set's distances, on both
+// sides.
+template <class Set, class I, class O>
+void run_plans(const Set& set, int count, I* const in[], O* const out[]) {
+  const int most = static_cast<int>(set.by_fields.size());
+  for (int f = 0; f < count;) {
+    int k = std::min(count - f, most);
+    for (; k > 1; --k) {
+      if (!set.by_fields[k - 1]) continue;
+      bool even = true;
+      for (int j = 1; j < k && even; ++j)
+        even = in[f + j] == in[f] + j * set.in_dist && out[f + j] == out[f] + j * set.out_dist;
+      if (even) break;
+    }
+    set.by_fields[k - 1]->execute(const_cast<void*>(static_cast<const void*>(in[f])), out[f]);
+    f += k;
+  }
+}
+
 }  // namespace
 
 DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communicator& comm, comm::Transport& transport,
-                               std::unique_ptr<impl::LocalBackend> backend, const std::optional<SpectralBand>& band)
-    : m_geometry(geometry), m_comm(comm), m_rank(comm.rank()), m_backend(std::move(backend)), m_band(band) {
+                               std::unique_ptr<impl::LocalBackend> backend, const std::optional<SpectralBand>& band,
+                               const FftBatching& batching)
+    : m_geometry(geometry),
+      m_comm(comm),
+      m_rank(comm.rank()),
+      m_batching(batching),
+      m_backend(std::move(backend)),
+      m_band(band) {
   if (m_band) check_band(*m_band, m_geometry.n);
+  if (m_batching.max_batch < 1)
+    throw std::invalid_argument("DistributedFft: max_batch " + std::to_string(m_batching.max_batch) + " is below 1");
+  if ((m_batching.real_distance != 0 && m_batching.real_distance < m_geometry.real[m_rank].count()) ||
+      (m_batching.complex_distance != 0 && m_batching.complex_distance < m_geometry.spectral[m_rank].count()))
+    throw std::invalid_argument("DistributedFft: a field distance is below the size of a field");
   if (m_geometry.nranks != comm.size())
     throw std::invalid_argument("DistributedFft: the geometry was made for " + std::to_string(m_geometry.nranks) +
                                 " ranks, the communicator has " + std::to_string(comm.size()));
@@ -57,11 +96,20 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
   // The gather layout of every rank: its spectral box, stored [x][ky][kz].
   std::vector<Layout3> gather = g.spectral;
   for (auto& l : gather) l.order = {0, 1, 2};
-  m_wa = ComplexView("fft::work_a", g.stage_a[m_rank].count());
-  if (pencil) m_wb = ComplexView("fft::work_b", g.stage_b[m_rank].count());
+  const int batch = m_batching.max_batch;
+  const std::size_t fields = static_cast<std::size_t>(batch);
+  m_da = padded_field(g.stage_a[m_rank].count());
+  m_db = pencil ? padded_field(g.stage_b[m_rank].count()) : 0;
+  m_dg = padded_field(gather[m_rank].count());
+  m_wa = ComplexView("fft::work_a", fields * m_da);
+  if (pencil) m_wb = ComplexView("fft::work_b", fields * m_db);
   m_a_is_g = !pencil && g.stage_a[m_rank] == gather[m_rank];  // one rank: the same box and order
-  m_wg = m_a_is_g ? m_wa : ComplexView("fft::work_g", gather[m_rank].count());
-  m_wgb = (m_band && !m_a_is_g) ? ComplexView("fft::work_g_backward", gather[m_rank].count()) : m_wg;
+  m_wg = m_a_is_g ? m_wa : ComplexView("fft::work_g", fields * m_dg);
+  m_wgb = (m_band && !m_a_is_g) ? ComplexView("fft::work_g_backward", fields * m_dg) : m_wg;
+  m_pa = fields_of(m_wa, m_da, batch);
+  if (pencil) m_pb = fields_of(m_wb, m_db, batch);
+  m_pg = fields_of(m_wg, m_dg, batch);
+  m_pgb = fields_of(m_wgb, m_dg, batch);
   // Pruned: the forward transposes carry only the kz the band keeps (the other columns of stage B and
   // of the gather array are never transformed or read); the backward ones carry everything, the zeros
   // included, which the c2r needs.
@@ -71,16 +119,16 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
     return p;
   };
   if (pencil) {
-    m_a_to_b = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_a, g.stage_b), transport, "fft::reshape_zy");
-    m_b_to_g = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_b, gather), transport, "fft::reshape_yx");
+    m_a_to_b = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_a, g.stage_b), transport, "fft::reshape_zy", batch);
+    m_b_to_g = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_b, gather), transport, "fft::reshape_yx", batch);
     m_g_to_b = std::make_unique<Reshape<Complex>>(make_reshape_plan(gather, g.stage_b, m_rank), transport,
-                                                  "fft::reshape_xy");
+                                                  "fft::reshape_xy", batch);
     m_b_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(g.stage_b, g.stage_a, m_rank), transport,
-                                                  "fft::reshape_yz");
+                                                  "fft::reshape_yz", batch);
   } else if (!m_a_is_g) {
-    m_a_to_g = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_a, gather), transport, "fft::reshape_slab");
+    m_a_to_g = std::make_unique<Reshape<Complex>>(forward_plan(g.stage_a, gather), transport, "fft::reshape_slab", batch);
     m_g_to_a = std::make_unique<Reshape<Complex>>(make_reshape_plan(gather, g.stage_a, m_rank), transport,
-                                                  "fft::reshape_slab_back");
+                                                  "fft::reshape_slab_back", batch);
   }
   // A planning failure on one rank must not leave the others waiting in the first transpose.
   std::string error;
@@ -259,89 +307,144 @@ void zero_outside_band_columns(Complex* a, const FftGeometry& g, const SpectralB
 
 }  // namespace impl
 
-std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band) {
+namespace impl {
+
+// The batch `s` over `fields` fields at in_dist and out_dist elements apart (fields 1: `s` itself).
+BatchSpec with_fields(BatchSpec s, int fields, std::size_t in_dist, std::size_t out_dist) {
+  if (fields > 1) {
+    s.fields = fields;
+    s.ifield = static_cast<long>(in_dist);
+    s.ofield = static_cast<long>(out_dist);
+  }
+  return s;
+}
+
+}  // namespace impl
+
+std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band,
+                                        int fields) {
   const impl::StageSpecs s = impl::stage_specs(g, rank, stream, band);
-  std::vector<impl::BatchSpec> specs{s.r2c, s.c2r};
-  for (const auto* v : {&s.y_forward, &s.y_backward, &s.x_forward, &s.x_backward})
-    specs.insert(specs.end(), v->begin(), v->end());
+  // Field distances as DistributedFft lays its work arrays out, the caller's rows padded the same way.
+  const std::size_t real = padded_field(g.real[rank].count()), spec = padded_field(g.spectral[rank].count());
+  const std::size_t a = padded_field(g.stage_a[rank].count());
+  const std::size_t y = g.kind == Decomposition::Pencil ? padded_field(g.stage_b[rank].count()) : a;
+  std::vector<impl::BatchSpec> specs{impl::with_fields(s.r2c, fields, real, a),
+                                     impl::with_fields(s.c2r, fields, a, real)};
+  for (const auto* v : {&s.y_forward, &s.y_backward})
+    for (const auto& b : *v) specs.push_back(impl::with_fields(b, fields, y, y));
+  for (const auto* v : {&s.x_forward, &s.x_backward})
+    for (const auto& b : *v) specs.push_back(impl::with_fields(b, fields, spec, spec));
   return specs;
 }
 
 void DistributedFft::make_plans() {
   const auto& g = m_geometry;
-  // Arrays of the shape and alignment of the caller's, for planning only (FFTW_MEASURE overwrites them).
-  RealView real_tmp("fft::plan_real", g.real[m_rank].count());
-  ComplexView spec_tmp("fft::plan_spectral", g.spectral[m_rank].count());
+  const int batch = m_batching.max_batch;
+  const std::size_t rd = m_batching.real_distance, cd = m_batching.complex_distance;
+  // Arrays of the shape and alignment of the caller's (all max_batch fields where the caller gave their
+  // distance), for planning only (FFTW_MEASURE overwrites them).
+  auto extent = [batch](std::size_t count, std::size_t dist) {
+    return dist ? static_cast<std::size_t>(batch - 1) * dist + count : count;
+  };
+  RealView real_tmp("fft::plan_real", extent(g.real[m_rank].count(), rd));
+  ComplexView spec_tmp("fft::plan_spectral", extent(g.spectral[m_rank].count(), cd));
   // Every transform on the stream of the default execution space instance: ordered with the kernels.
   const impl::StageSpecs specs =
       impl::stage_specs(g, m_rank, comm::native_stream(ExecSpace()), m_band ? &*m_band : nullptr);
-  m_r2c = m_backend->make_plan(specs.r2c, real_tmp.data(), m_wa.data());
-  m_c2r = m_backend->make_plan(specs.c2r, m_wa.data(), real_tmp.data());
+  // The plans of one transform for 1 .. max_batch fields; several only where both sides have a distance.
+  auto make_set = [&](const impl::BatchSpec& one, void* in, void* out, std::size_t in_dist, std::size_t out_dist) {
+    PlanSet set;
+    set.in_dist = in_dist;
+    set.out_dist = out_dist;
+    set.by_fields.resize(static_cast<std::size_t>(batch));
+    for (int k = 1; k <= batch; ++k)
+      if (k == 1 || (in_dist != 0 && out_dist != 0))
+        set.by_fields[k - 1] = m_backend->make_plan(impl::with_fields(one, k, in_dist, out_dist), in, out);
+    return set;
+  };
+  m_r2c = make_set(specs.r2c, real_tmp.data(), m_wa.data(), rd, m_da);
+  m_c2r = make_set(specs.c2r, m_wa.data(), real_tmp.data(), m_da, rd);
   // The y transforms run in place on stage B (pencils) or stage A (pruned slabs; one-rank slabs go
   // backward on m_wgb, which is m_wa there).
-  Complex* y_array = g.kind == Decomposition::Pencil ? m_wb.data() : m_wa.data();
-  for (const auto& y : specs.y_forward) m_y_forward = m_backend->make_plan(y, y_array, y_array);
-  for (const auto& y : specs.y_backward) m_y_backward = m_backend->make_plan(y, y_array, y_array);
-  for (const auto& x : specs.x_forward) m_x_forward.push_back(m_backend->make_plan(x, m_wg.data(), spec_tmp.data()));
-  for (const auto& x : specs.x_backward) m_x_backward.push_back(m_backend->make_plan(x, spec_tmp.data(), m_wgb.data()));
+  const bool pencil = g.kind == Decomposition::Pencil;
+  Complex* y_array = pencil ? m_wb.data() : m_wa.data();
+  const std::size_t yd = pencil ? m_db : m_da;
+  for (const auto& y : specs.y_forward) m_y_forward = make_set(y, y_array, y_array, yd, yd);
+  for (const auto& y : specs.y_backward) m_y_backward = make_set(y, y_array, y_array, yd, yd);
+  for (const auto& x : specs.x_forward) m_x_forward.push_back(make_set(x, m_wg.data(), spec_tmp.data(), m_dg, cd));
+  for (const auto& x : specs.x_backward) m_x_backward.push_back(make_set(x, spec_tmp.data(), m_wgb.data(), cd, m_dg));
   m_backend->plans_made();
 }
 
-void DistributedFft::x_forward(Complex* out) {
-  Timed t(m_times.local);
-  for (auto& p : m_x_forward) p->execute(m_wg.data(), out);
-  if (m_band) impl::zero_outside_band_kx(out, spectral_layout(), m_geometry, *m_band);
+void DistributedFft::check_count(int count, const char* call) const {
+  if (count < 1 || count > m_batching.max_batch)
+    throw std::invalid_argument(std::string("DistributedFft::") + call + ": " + std::to_string(count) +
+                                " fields; this transform takes 1 to " + std::to_string(m_batching.max_batch));
 }
 
-void DistributedFft::x_backward(const Complex* in) {
+void DistributedFft::x_forward(int count, Complex* const out[]) {
   Timed t(m_times.local);
-  if (m_band && m_a_is_g) impl::zero_outside_band_columns(m_wgb.data(), m_geometry, *m_band);
-  for (auto& p : m_x_backward) p->execute(const_cast<Complex*>(in), m_wgb.data());  // out of place: preserves in
+  for (const auto& p : m_x_forward) run_plans(p, count, m_pg.data(), out);
+  if (m_band)
+    for (int f = 0; f < count; ++f) impl::zero_outside_band_kx(out[f], spectral_layout(), m_geometry, *m_band);
 }
 
-void DistributedFft::y_transform(impl::LocalPlan* plan, Complex* data) {
-  if (!plan) return;
+void DistributedFft::x_backward(int count, const Complex* const in[]) {
   Timed t(m_times.local);
-  plan->execute(data, data);
+  if (m_band && m_a_is_g)
+    for (int f = 0; f < count; ++f) impl::zero_outside_band_columns(m_pgb[f], m_geometry, *m_band);
+  for (const auto& p : m_x_backward) run_plans(p, count, in, m_pgb.data());  // out of place: preserves in
 }
 
-void DistributedFft::reshape(Reshape<Complex>& r, const Complex* in, Complex* out) {
+void DistributedFft::y_transform(const PlanSet& plans, int count, Complex* const data[]) {
+  if (plans.empty()) return;
+  Timed t(m_times.local);
+  run_plans(plans, count, data, data);
+}
+
+void DistributedFft::reshape(Reshape<Complex>& r, int count, const Complex* const in[], Complex* const out[]) {
   Timed t(m_times.reshape);
-  r.execute(in, out);
+  r.execute_many(count, in, out);
 }
 
-void DistributedFft::forward(const double* in, Complex* out) {
-  ++m_times.transforms;
+void DistributedFft::forward(const double* in, Complex* out) { forward_many(1, &in, &out); }
+
+void DistributedFft::backward(const Complex* in, double* out) { backward_many(1, &in, &out); }
+
+void DistributedFft::forward_many(int count, const double* const in[], Complex* const out[]) {
+  check_count(count, "forward_many");
+  m_times.transforms += count;
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
   {
     Timed t(m_times.local);
-    m_r2c->execute(const_cast<double*>(in), m_wa.data());  // r2c preserves its input
+    run_plans(m_r2c, count, in, m_pa.data());  // r2c preserves its input
   }
   if (m_geometry.kind == Decomposition::Pencil) {
-    reshape(*m_a_to_b, m_wa.data(), m_wb.data());
-    y_transform(m_y_forward.get(), m_wb.data());
-    reshape(*m_b_to_g, m_wb.data(), m_wg.data());
+    reshape(*m_a_to_b, count, m_pa.data(), m_pb.data());
+    y_transform(m_y_forward, count, m_pb.data());
+    reshape(*m_b_to_g, count, m_pb.data(), m_pg.data());
   } else {
-    y_transform(m_y_forward.get(), m_wa.data());  // pruned slab
-    if (!m_a_is_g) reshape(*m_a_to_g, m_wa.data(), m_wg.data());
+    y_transform(m_y_forward, count, m_pa.data());  // pruned slab
+    if (!m_a_is_g) reshape(*m_a_to_g, count, m_pa.data(), m_pg.data());
   }
-  x_forward(out);
+  x_forward(count, out);
 }
 
-void DistributedFft::backward(const Complex* in, double* out) {
-  ++m_times.transforms;
+void DistributedFft::backward_many(int count, const Complex* const in[], double* const out[]) {
+  check_count(count, "backward_many");
+  m_times.transforms += count;
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
-  x_backward(in);
+  x_backward(count, in);
   if (m_geometry.kind == Decomposition::Pencil) {
-    reshape(*m_g_to_b, m_wgb.data(), m_wb.data());
-    y_transform(m_y_backward.get(), m_wb.data());
-    reshape(*m_b_to_a, m_wb.data(), m_wa.data());
+    reshape(*m_g_to_b, count, m_pgb.data(), m_pb.data());
+    y_transform(m_y_backward, count, m_pb.data());
+    reshape(*m_b_to_a, count, m_pb.data(), m_pa.data());
   } else {
-    if (!m_a_is_g) reshape(*m_g_to_a, m_wgb.data(), m_wa.data());
-    y_transform(m_y_backward.get(), m_wa.data());  // pruned slab
+    if (!m_a_is_g) reshape(*m_g_to_a, count, m_pgb.data(), m_pa.data());
+    y_transform(m_y_backward, count, m_pa.data());  // pruned slab
   }
   Timed t(m_times.local);
-  m_c2r->execute(m_wa.data(), out);  // destroys m_wa only
+  run_plans(m_c2r, count, m_pa.data(), out);  // destroys m_wa only
 }
 
 }  // namespace spotrun::fft

@@ -19,6 +19,21 @@
 // Results equal the unpruned transforms' to round-off (the batches differ, so FFTW's algorithms may).
 // Array arguments are this rank's blocks, in the memory space of the backend (host for FFTW), allocated
 // with the alignment of Kokkos views (64 bytes).
+//
+// Batched transforms (forward_many, backward_many; forward() and backward() are the count-1 case of the
+// same code): up to FftBatching::max_batch fields of the same grid in one call. What is batched:
+//   - every transpose: all fields' blocks for a partner rank travel in one message, one
+//     Transport::alltoallv per reshape stage for the whole call (a pencil transform: 2 per direction,
+//     a slab transform on several ranks: 1), instead of one per field;
+//   - the local transforms inside the transform (the y transforms, in place on the work arrays, whose
+//     fields lie at a fixed distance): one plan execution for all fields;
+//   - the local transforms at the ends (r2c and c2r, which read or write the caller's real arrays; the x
+//     transforms, which write or read the caller's spectral arrays): one plan execution for a run of
+//     fields that lie at the distances given in FftBatching (rows of one view), one per field otherwise.
+// Not batched: the pack / unpack kernels of a reshape (one per block and field, as before) and, pruned,
+// the zeroing kernels (one per field). FFTW runs a batch of fields as a loop around the same codelets;
+// cuFFT as one batch where the fields lie at the distance of the whole batch, else one execution per
+// field (BatchSpec::fields). The work arrays and transpose buffers are max_batch times as large.
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,22 +54,41 @@ namespace spotrun::fft {
 // for their work areas with them (solvers/fluid/fluid_memory.cpp).
 // With a band: the pruned transforms' batches (r2c and c2r along z, then the y and the x batches, each
 // direction's in at most two pieces).
+// fields > 1: the plans of a batch of that many fields (the memory estimate asks with the solver's
+// max_batch), the caller's fields at the distances padded_field(real / spectral count).
 std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream = nullptr,
-                                        const SpectralBand* band = nullptr);
+                                        const SpectralBand* band = nullptr, int fields = 1);
+
+// The distance between the fields of a work array of `count` elements: count padded to 8 elements, so
+// that every field is aligned like the first (FFTW executes plans only on arrays aligned like those it
+// planned for). Callers that keep their fields as rows of one view use the same padding.
+inline std::size_t padded_field(std::size_t count) { return (count + 7) / 8 * 8; }
+
+// How a DistributedFft batches (see the top).
+struct FftBatching {
+  // The most fields one forward_many / backward_many call transforms (>= 1).
+  int max_batch = 1;
+  // Distances in elements between consecutive fields in the caller's real and spectral arrays, where the
+  // caller keeps its fields as rows of one view (>= real_size() and complex_size(); 0: none). With them,
+  // the transforms at the ends run several fields in one plan execution when the fields lie at them.
+  std::size_t real_distance = 0, complex_distance = 0;
+};
 
 struct FftTimes {
   double local = 0;
   double reshape = 0;
-  long long transforms = 0;  // forward() + backward() calls
+  long long transforms = 0;  // fields transformed (forward and backward), a batched call counts each
 };
 
 class DistributedFft {
  public:
-  // band: prune the transforms to it (see the top); none: the whole spectrum.
+  // band: prune the transforms to it (see the top); none: the whole spectrum. batching: see the top;
+  // throws std::invalid_argument for a max_batch below 1 or a distance below the size of a field.
   template <class Backend>
   DistributedFft(const FftGeometry& geometry, const comm::Communicator& comm, comm::Transport& transport, Backend tag,
-                 PlanRigor rigor = PlanRigor::Estimate, const std::optional<SpectralBand>& band = std::nullopt)
-      : DistributedFft(geometry, comm, transport, impl::make_backend(tag, rigor), band) {}
+                 PlanRigor rigor = PlanRigor::Estimate, const std::optional<SpectralBand>& band = std::nullopt,
+                 const FftBatching& batching = {})
+      : DistributedFft(geometry, comm, transport, impl::make_backend(tag, rigor), band, batching) {}
   ~DistributedFft();
   DistributedFft(const DistributedFft&) = delete;
   DistributedFft& operator=(const DistributedFft&) = delete;
@@ -63,6 +97,13 @@ class DistributedFft {
   void forward(const double* in, Complex* out);
   // in: complex_size() values (preserved); out: real_size() values. Collective.
   void backward(const Complex* in, double* out);
+  // forward(in[f], out[f]) and backward(in[f], out[f]) for f < count, 1 <= count <= max_batch(), the
+  // same count on every rank; results equal count separate calls' to round-off (FFTW may pick other
+  // algorithms for a batch). Arrays of different fields must not overlap. Collective.
+  void forward_many(int count, const double* const in[], Complex* const out[]);
+  void backward_many(int count, const Complex* const in[], double* const out[]);
+  int max_batch() const { return m_batching.max_batch; }
+  const FftBatching& batching() const { return m_batching; }
 
   const FftGeometry& geometry() const { return m_geometry; }
   const Layout3& real_layout() const { return m_geometry.real[m_rank]; }
@@ -77,25 +118,39 @@ class DistributedFft {
   void reset_times() { m_times = FftTimes{}; }
 
  private:
+  // The plans of one local transform for 1, 2, ..., max_batch fields ([k - 1]: k fields; null where
+  // none is made: several fields only where both sides have a field distance), and those distances.
+  struct PlanSet {
+    std::vector<std::unique_ptr<impl::LocalPlan>> by_fields;
+    std::size_t in_dist = 0, out_dist = 0;
+    bool empty() const { return by_fields.empty(); }
+  };
+
   DistributedFft(const FftGeometry& geometry, const comm::Communicator& comm, comm::Transport& transport,
-                 std::unique_ptr<impl::LocalBackend> backend, const std::optional<SpectralBand>& band);
+                 std::unique_ptr<impl::LocalBackend> backend, const std::optional<SpectralBand>& band,
+                 const FftBatching& batching);
   void make_plans();
-  void x_forward(Complex* out);
-  void x_backward(const Complex* in);
-  // The y transform `plan` (none: no y stage apart) in place on `data`, timed as local work.
-  void y_transform(impl::LocalPlan* plan, Complex* data);
+  void check_count(int count, const char* call) const;
+  void x_forward(int count, Complex* const out[]);
+  void x_backward(int count, const Complex* const in[]);
+  // The y transforms `plans` (empty: no y stage apart) in place on the fields `data`, timed as local work.
+  void y_transform(const PlanSet& plans, int count, Complex* const data[]);
   // One reshape between stages, timed as such.
-  void reshape(Reshape<Complex>& r, const Complex* in, Complex* out);
+  void reshape(Reshape<Complex>& r, int count, const Complex* const in[], Complex* const out[]);
 
   FftGeometry m_geometry;
   const comm::Communicator& m_comm;
   int m_rank = 0;
+  FftBatching m_batching;
   std::unique_ptr<impl::LocalBackend> m_backend;
   // Work arrays of the stages (see geometry.hpp): m_wa stage A, m_wb stage B (pencils), m_wg the spectral
   // box stored [x][ky][kz] (gather layout: the x transforms read it with a stride and write the spectral
   // layout [ky][kz][kx], so the last transpose is part of the FFT). When stage A already is that layout
-  // (one rank, slabs), m_wg is m_wa and no reshape runs.
+  // (one rank, slabs), m_wg is m_wa and no reshape runs. Each holds max_batch fields, field f at
+  // f * padded_field(count of the stage); m_pa, m_pb, m_pg, m_pgb point at the fields.
   ComplexView m_wa, m_wb, m_wg;
+  std::vector<Complex*> m_pa, m_pb, m_pg, m_pgb;
+  std::size_t m_da = 0, m_db = 0, m_dg = 0;
   bool m_a_is_g = false;
   // Pruned: the band, and m_wgb, the gather array of backward(): the x transforms write only the band's
   // columns, so the others must hold zeros. A separate array whose other columns nothing writes (pencils,
@@ -106,8 +161,8 @@ class DistributedFft {
   // Local transforms: r2c/c2r over z (pencil, pruned slab) or (y, z) (slab); c2c over y (pencil, pruned
   // slab; in place on m_wb or m_wa; none on a rank without kept rows); c2c over x (strided; pruned: one
   // plan per run of kept ky).
-  std::unique_ptr<impl::LocalPlan> m_r2c, m_c2r, m_y_forward, m_y_backward;
-  std::vector<std::unique_ptr<impl::LocalPlan>> m_x_forward, m_x_backward;
+  PlanSet m_r2c, m_c2r, m_y_forward, m_y_backward;
+  std::vector<PlanSet> m_x_forward, m_x_backward;
   // Reshapes: pencil a->b->g and back; slab a->g and back.
   std::unique_ptr<Reshape<Complex>> m_a_to_b, m_b_to_g, m_g_to_b, m_b_to_a, m_a_to_g, m_g_to_a;
   FftTimes m_times;

@@ -1,6 +1,7 @@
 #include "reshape.hpp"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "comm/exchange.hpp"
@@ -102,8 +103,9 @@ void copy_block(const char* name, const T* src_ptr, T* dst_ptr, const impl::Bloc
 }  // namespace impl
 
 template <class T>
-Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const char* label)
-    : m_plan(plan), m_transport(transport) {
+Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const char* label, int max_batch)
+    : m_plan(plan), m_transport(transport), m_max_batch(max_batch) {
+  if (max_batch < 1) throw std::invalid_argument("Reshape: max_batch must be at least 1");
   const std::string base(label);
   // Every block travels in the storage order of the destination layouts (one order for all ranks).
   const auto& order = m_plan.out.order;
@@ -141,6 +143,23 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
       recv_room += recvs[i].box.count();
     }
   }
+  // Batched calls pack every block: max_batch times all of them.
+  if (m_max_batch > 1) {
+    std::size_t all_send = 0, all_recv = 0;
+    for (const auto& b : sends) {
+      m_pack_all.push_back({make_copy(b.box, m_plan.in, order, nullptr, 0), all_send, b.box.count()});
+      all_send += b.box.count();
+    }
+    for (const auto& b : recvs) {
+      m_unpack_all.push_back({make_unpack(b.box, 0, m_plan.out), all_recv, b.box.count()});
+      all_recv += b.box.count();
+    }
+    send_room = std::max(send_room, all_send * static_cast<std::size_t>(m_max_batch));
+    recv_room = std::max(recv_room, all_recv * static_cast<std::size_t>(m_max_batch));
+    m_many.memory = comm::memory_of<MemSpace>();
+    for (const auto& b : sends) m_many.send(b.rank, nullptr, 0);
+    for (const auto& b : recvs) m_many.recv(b.rank, nullptr, 0);
+  }
   m_send = Kokkos::View<T*, MemSpace>(base + "::send", send_room);
   m_recv = Kokkos::View<T*, MemSpace>(base + "::recv", recv_room);
   m_batch.memory = comm::memory_of<MemSpace>();
@@ -158,6 +177,41 @@ void Reshape<T>::execute(const T* in, T* out) {
   if (m_has_self) impl::copy_block("fft::reshape::copy_own", in, out, m_self);
   if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());
   for (const auto& m : m_unpack) impl::copy_block("fft::reshape::unpack", m_recv.data(), out, m);
+}
+
+template <class T>
+void Reshape<T>::execute_many(int count, const T* const in[], T* const out[]) {
+  if (count < 1 || count > m_max_batch)
+    throw std::invalid_argument("Reshape::execute_many: " + std::to_string(count) + " arrays, this reshape takes 1 to " +
+                                std::to_string(m_max_batch));
+  if (count == 1) {
+    execute(in[0], out[0]);
+    return;
+  }
+  const std::size_t c = static_cast<std::size_t>(count);
+  for (std::size_t i = 0; i < m_pack_all.size(); ++i) {
+    const Packed& p = m_pack_all[i];
+    m_many.sends[i].data = m_send.data() + c * p.offset;
+    m_many.sends[i].bytes = c * p.elements * sizeof(T);
+    for (std::size_t f = 0; f < c; ++f) {
+      impl::BlockCopy m = p.copy;
+      m.dst_base = c * p.offset + f * p.elements;
+      impl::copy_block("fft::reshape::pack", in[f], m_send.data(), m);
+    }
+  }
+  if (m_has_self)
+    for (std::size_t f = 0; f < c; ++f) impl::copy_block("fft::reshape::copy_own", in[f], out[f], m_self);
+  for (std::size_t i = 0; i < m_unpack_all.size(); ++i) {
+    m_many.recvs[i].data = m_recv.data() + c * m_unpack_all[i].offset;
+    m_many.recvs[i].bytes = c * m_unpack_all[i].elements * sizeof(T);
+  }
+  if (!m_many.sends.empty() || !m_many.recvs.empty()) comm::exchange(m_transport, m_many, ExecSpace());
+  for (const Packed& p : m_unpack_all)
+    for (std::size_t f = 0; f < c; ++f) {
+      impl::BlockCopy m = p.copy;
+      m.src_base = c * p.offset + f * p.elements;
+      impl::copy_block("fft::reshape::unpack", m_recv.data(), out[f], m);
+    }
 }
 
 template class Reshape<double>;

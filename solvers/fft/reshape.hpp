@@ -6,6 +6,11 @@
 // The rank's own block is copied directly, unless the transport routes self-messages (tests). A block
 // that is one contiguous run of its array in the order it travels in is neither packed nor unpacked: the
 // transport sends it from the input array, or receives it into the output array, where it lies.
+//
+// Batched (execute_many, up to the max_batch of the constructor): `count` arrays of the same layout move
+// in ONE transport batch, one message per partner rank holding the partner's block of every array, one
+// after the other; the packing and unpacking run one kernel per block and array, and nothing moves in
+// place (a block of one array is contiguous, the blocks of several are not). count 1 is execute().
 #include <cstddef>
 #include <vector>
 
@@ -28,15 +33,23 @@ struct BlockCopy {
 template <class T>
 class Reshape {
  public:
-  Reshape(const ReshapePlan& plan, comm::Transport& transport, const char* label = "fft::reshape");
+  Reshape(const ReshapePlan& plan, comm::Transport& transport, const char* label = "fft::reshape",
+          int max_batch = 1);
   Reshape(const Reshape&) = delete;
   Reshape& operator=(const Reshape&) = delete;
 
   // Moves `in` (plan.in layout, plan.in.count() elements) into `out` (plan.out layout). Collective.
   // in and out must not overlap.
   void execute(const T* in, T* out);
+  // Moves in[f] into out[f] for f < count (1 <= count <= max_batch(), the same count on every rank) with
+  // one exchange. Collective.
+  void execute_many(int count, const T* const in[], T* const out[]);
 
   const ReshapePlan& plan() const { return m_plan; }
+  int max_batch() const { return m_max_batch; }
+  // Elements of the send and of the receive buffer (what the memory estimate counts).
+  std::size_t send_buffer_size() const { return m_send.extent(0); }
+  std::size_t recv_buffer_size() const { return m_recv.extent(0); }
 
  private:
   ReshapePlan m_plan;
@@ -53,6 +66,15 @@ class Reshape {
   bool m_has_self = false;  // copied directly
   Kokkos::View<T*, MemSpace> m_send, m_recv;
   comm::Batch m_batch;
+  // Batched: every message packed, message i's block of array f at count * offset + f * elements in
+  // the buffers (the copies' bases are for offset, count 1); m_many's pointers and sizes are set per call.
+  int m_max_batch = 1;
+  struct Packed {
+    impl::BlockCopy copy;
+    std::size_t offset = 0, elements = 0;
+  };
+  std::vector<Packed> m_pack_all, m_unpack_all;
+  comm::Batch m_many;
 };
 
 extern template class Reshape<double>;

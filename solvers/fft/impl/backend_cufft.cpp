@@ -114,12 +114,16 @@ int half_dist(const BatchSpec& s) { return s.rank == 1 ? s.n[0] / 2 + 1 : s.n[0]
 class CufftPlan final : public LocalPlan {
  public:
   // A batch with two loops (pruned transforms) is one cufftPlanMany over the inner loop, executed once
-  // per iteration of the outer loop on shifted pointers (cufftPlanMany has one batch dimension); the
-  // caller merges the loops first where they are one run (merged_loops).
+  // per iteration of the outer loop on shifted pointers (cufftPlanMany has one batch dimension); a batch
+  // of several fields likewise once per field (and outer iteration). The caller merges the loops first
+  // where they are one run (merged_loops): fields at the distance of the whole batch are one cuFFT batch.
   explicit CufftPlan(const BatchSpec& s)
       : m_kind(s.kind),
         m_in_place(s.in_place),
         m_outer(s.howmany2),
+        m_fields(s.fields),
+        m_in_field(s.ifield * element_bytes(s.kind, true)),
+        m_out_field(s.ofield * element_bytes(s.kind, false)),
         m_in_offset(s.ioffset * element_bytes(s.kind, true)),
         m_out_offset(s.ooffset * element_bytes(s.kind, false)),
         m_in_step(s.idist2 * element_bytes(s.kind, true)),
@@ -153,9 +157,10 @@ class CufftPlan final : public LocalPlan {
       throw std::logic_error("CufftPlan::execute: an in-place plan needs in == out, an out-of-place one in != out");
     if (!m_has_work_area && m_plan.work_bytes() > 0)
       throw std::logic_error("CufftPlan::execute before the backend gave the plans their work area (plans_made)");
-    for (int j = 0; j < m_outer; ++j)
-      execute_one(static_cast<char*>(in) + m_in_offset + j * m_in_step,
-                  static_cast<char*>(out) + m_out_offset + j * m_out_step);
+    for (int f = 0; f < m_fields; ++f)
+      for (int j = 0; j < m_outer; ++j)
+        execute_one(static_cast<char*>(in) + m_in_offset + f * m_in_field + j * m_in_step,
+                    static_cast<char*>(out) + m_out_offset + f * m_out_field + j * m_out_step);
   }
 
  private:
@@ -187,6 +192,8 @@ class CufftPlan final : public LocalPlan {
   TransformKind m_kind;
   bool m_in_place;
   int m_outer = 1;
+  int m_fields = 1;
+  long m_in_field = 0, m_out_field = 0;  // bytes
   bool m_has_work_area = false;
   long m_in_offset = 0, m_out_offset = 0, m_in_step = 0, m_out_step = 0;  // bytes
   CufftPlanHandle m_plan;
@@ -226,7 +233,7 @@ class CufftBackend final : public LocalBackend {
 
 double cufft_work_area_bytes(const BatchSpec& spec) {
   check_strides(spec);
-  // One plan of the inner loop (CufftPlan).
+  // One plan of the inner loop (CufftPlan; fields it cannot merge run that plan once each).
   const BatchSpec s = merged_loops(spec);
   int n[2] = {s.n[0], s.n[1]};
   const int real_dist = impl::real_dist(s);

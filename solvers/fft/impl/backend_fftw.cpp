@@ -1,5 +1,6 @@
-// The FFTW3 backend: batched transforms with fftw_plan_many_dft(_r2c/_c2r), plans made once and executed
-// on new arrays of the same alignment (fftw_execute_dft*). Every plan is checked; fftw_execute* return
+// The FFTW3 backend: batched transforms with fftw_plan_many_dft(_r2c/_c2r) (batches of several fields
+// that are no single loop: fftw_plan_guru64_dft(_r2c/_c2r)), plans made once and executed on new arrays
+// of the same alignment (fftw_execute_dft*). Every plan is checked; fftw_execute* return
 // nothing to check.
 #include <fftw3.h>
 
@@ -82,7 +83,47 @@ class FftwPlan final : public LocalPlan {
     return real ? static_cast<long>(sizeof(double)) : static_cast<long>(sizeof(fftw_complex));
   }
 
+  // A batch of several fields that merged_loops could not fold into one loop: FFTW's guru interface
+  // (64-bit strides), the transform dimensions and up to three loops (fields, outer, inner).
+  static fftw_plan create_fields(const BatchSpec& s, void* in, void* out, unsigned flags) {
+    fftw_iodim64 dims[2];
+    if (s.strided()) {
+      dims[0] = {s.n[0], s.istride, s.ostride};
+    } else if (s.rank == 1) {
+      dims[0] = {s.n[0], 1, 1};
+    } else {
+      // Rank 2: the slow dimension steps over a row of each side (n[1], or n[1]/2 + 1 on the half side).
+      const long in_row = contiguous_dist(s, true) / s.n[0], out_row = contiguous_dist(s, false) / s.n[0];
+      dims[0] = {s.n[0], in_row, out_row};
+      dims[1] = {s.n[1], 1, 1};
+    }
+    const long id = s.strided() ? s.idist : contiguous_dist(s, true);
+    const long od = s.strided() ? s.odist : contiguous_dist(s, false);
+    fftw_iodim64 loops[3];
+    int nloops = 0;
+    loops[nloops++] = {s.fields, s.ifield, s.ofield};
+    if (s.two_loops()) loops[nloops++] = {s.howmany2, s.idist2, s.odist2};
+    loops[nloops++] = {s.howmany, id, od};
+    switch (s.kind) {
+      case TransformKind::R2C:
+        return fftw_plan_guru64_dft_r2c(s.rank, dims, nloops, loops, static_cast<double*>(in),
+                                        static_cast<fftw_complex*>(out), flags | FFTW_PRESERVE_INPUT);
+      case TransformKind::C2R:
+        return fftw_plan_guru64_dft_c2r(s.rank, dims, nloops, loops, static_cast<fftw_complex*>(in),
+                                        static_cast<double*>(out), flags | FFTW_DESTROY_INPUT);
+      case TransformKind::C2CForward:
+      case TransformKind::C2CBackward: {
+        const int sign = s.kind == TransformKind::C2CForward ? FFTW_FORWARD : FFTW_BACKWARD;
+        const unsigned keep = s.in_place ? 0u : static_cast<unsigned>(FFTW_PRESERVE_INPUT);
+        return fftw_plan_guru64_dft(s.rank, dims, nloops, loops, static_cast<fftw_complex*>(in),
+                                    static_cast<fftw_complex*>(out), sign, flags | keep);
+      }
+    }
+    return nullptr;
+  }
+
   static fftw_plan create(const BatchSpec& s, void* in, void* out, unsigned flags) {
+    if (s.fields > 1) return create_fields(s, in, out, flags);
     int n[2] = {s.n[0], s.n[1]};
     const int real_dist = s.rank == 1 ? n[0] : n[0] * n[1];
     const int half_dist = s.rank == 1 ? n[0] / 2 + 1 : n[0] * (n[1] / 2 + 1);
@@ -119,6 +160,10 @@ class FftwPlan final : public LocalPlan {
 
  public:
   static const char* call_name(const BatchSpec& s) {
+    if (s.fields > 1)
+      return s.kind == TransformKind::R2C   ? "fftw_plan_guru64_dft_r2c"
+             : s.kind == TransformKind::C2R ? "fftw_plan_guru64_dft_c2r"
+                                            : "fftw_plan_guru64_dft";
     return s.kind == TransformKind::R2C   ? "fftw_plan_many_dft_r2c"
            : s.kind == TransformKind::C2R ? "fftw_plan_many_dft_c2r"
            : s.two_loops()                ? "fftw_plan_guru_dft"
@@ -147,8 +192,8 @@ class FftwBackend final : public LocalBackend {
     try {
       return std::make_unique<FftwPlan>(merged_loops(spec), in, out, m_flags);
     } catch (const std::runtime_error& e) {
-      throw std::runtime_error(std::string(e.what()) + " (" + FftwPlan::call_name(spec) + ", batch " +
-                               std::to_string(spec.howmany) + ")");
+      throw std::runtime_error(std::string(e.what()) + " (" + FftwPlan::call_name(merged_loops(spec)) + ", batch " +
+                               std::to_string(spec.howmany) + ", fields " + std::to_string(spec.fields) + ")");
     }
   }
 
