@@ -205,8 +205,8 @@ std::vector<double> FluidSolver::energy_spectrum() {
 std::array<std::vector<double>, 3> FluidSolver::velocity() {
   std::array<std::vector<double>, 3> out;
   const std::size_t n = m_fft->real_size();
+  backward3(m_uhat, m_u);
   for (int c = 0; c < 3; ++c) {
-    m_fft->backward(row(m_uhat, c), row(m_u, c));
     auto rowv = Kokkos::subview(m_u, c, std::make_pair(std::size_t(0), n));
     Kokkos::View<double*, Kokkos::HostSpace> host("fluid::velocity_host", n);
     Kokkos::deep_copy(host, rowv);

@@ -66,12 +66,19 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   double held_host = device ? k_real * (g.nc[0] + g.nc[1] + g.nc[2]) : 0.0;
   // DistributedFft: work arrays of the stages (with the pruned transforms the solver makes, a second
   // gather array for backward transforms unless the slab is on one rank), and the transposes' send and
-  // receive buffers.
+  // receive buffers; the solver's transforms are batched (fluid_batching), so each holds
+  // k_fluid_max_batch fields (the work arrays' fields padded to 8 elements).
+  const double batch = k_fluid_max_batch;
   const bool second_gather = pencil || nranks > 1;
-  held += k_complex * (largest(g.stage_a) + (pencil ? largest(g.stage_b) : 0) + ns + (second_gather ? ns : 0));
-  double transposes = pencil ? reshape_elements(g.stage_a, g.stage_b) + reshape_elements(g.stage_b, g.spectral) +
-                                   reshape_elements(g.spectral, g.stage_b) + reshape_elements(g.stage_b, g.stage_a)
-                             : reshape_elements(g.stage_a, g.spectral) + reshape_elements(g.spectral, g.stage_a);
+  auto padded_largest = [](const std::vector<fft::Layout3>& ls) {
+    return padded(static_cast<std::size_t>(largest(ls)));
+  };
+  held += batch * k_complex *
+          (padded_largest(g.stage_a) + (pencil ? padded_largest(g.stage_b) : 0) +
+           padded_largest(g.spectral) * (second_gather ? 2 : 1));
+  double transposes = batch * (pencil ? reshape_elements(g.stage_a, g.stage_b) + reshape_elements(g.stage_b, g.spectral) +
+                                            reshape_elements(g.spectral, g.stage_b) + reshape_elements(g.stage_b, g.stage_a)
+                                      : reshape_elements(g.stage_a, g.spectral) + reshape_elements(g.spectral, g.stage_a));
   // Reshapes to and from x-plane blocks, made on first use and kept: the physical velocity (checkpoints,
   // field output), the spectral state (checkpoints) and back (restore).
   const auto planes = fft::x_block_layouts(g.n, nranks);
@@ -81,20 +88,24 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   held += k_complex * transposes + k_real * planes_real;
   if (device) held_host += k_complex * transposes + k_real * planes_real;  // host staging on devices
   // cuFFT (device builds): the plans of the transform share one work area, as large as the largest plan
-  // needs (r2c, c2r, the y transforms both ways, the x transforms both ways in up to two pieces each),
-  // sized by cuFFT for the rank with the largest blocks. Where cuFFT cannot say (no usable GPU, not
-  // compiled in), twice the complex data of the batch: an assumed bound (cuFFT's own figures, where it
-  // gives them, are below it for the sizes of these grids).
+  // needs (r2c, c2r, the y transforms both ways, the x transforms both ways in up to two pieces each; of
+  // 1 to k_fluid_max_batch fields each, DistributedFft plans them all), sized by cuFFT for the rank with
+  // the largest blocks. Where cuFFT cannot say (no usable GPU, not compiled in), twice the complex data
+  // of the batch: an assumed bound (cuFFT's own figures, where it gives them, are below it for the sizes
+  // of these grids).
   if (device) {
     double largest_rank_bytes = 0;
     const fft::SpectralBand band = kept_band(cfg);
     for (int r : {0, nranks - 1}) {
-      for (const auto& spec : fft::plan_specs(g, r, nullptr, &band)) {
-        const double asked = fft::impl::cufft_work_area_bytes(spec);
-        // One plan of the inner loop (a batch with two loops runs it once per outer iteration).
-        const fft::impl::BatchSpec one = fft::impl::merged_loops(spec);
-        const double points = static_cast<double>(one.n[0]) * (one.rank == 2 ? one.n[1] : 1) * one.howmany;
-        largest_rank_bytes = std::max(largest_rank_bytes, asked >= 0 ? asked : 2 * k_complex * points);
+      for (int fields = 1; fields <= k_fluid_max_batch; ++fields) {
+        for (const auto& spec : fft::plan_specs(g, r, nullptr, &band, fields)) {
+          const double asked = fft::impl::cufft_work_area_bytes(spec);
+          // One plan of the inner loop (a batch with two loops, or fields it cannot merge, runs it once
+          // per outer iteration).
+          const fft::impl::BatchSpec one = fft::impl::merged_loops(spec);
+          const double points = static_cast<double>(one.n[0]) * (one.rank == 2 ? one.n[1] : 1) * one.howmany;
+          largest_rank_bytes = std::max(largest_rank_bytes, asked >= 0 ? asked : 2 * k_complex * points);
+        }
       }
     }
     held += largest_rank_bytes;
@@ -114,8 +125,9 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   // from /fluid/u alone, a reshape of the physical planes as well.
   const double restore_host = 3 * k_real * xr + 6 * k_real * xc + (device ? component : 0.0);
   const double restore_space = component + k_real * planes_real;
-  // Construction: the planning copies of one real and one spectral block (DistributedFft::make_plans).
-  const double planning = k_real * nr + k_complex * ns;
+  // Construction: the planning copies of the real and the spectral blocks of k_fluid_max_batch fields
+  // (DistributedFft::make_plans, the fields at the solver's row distances).
+  const double planning = batch * (k_real * padded(static_cast<std::size_t>(nr)) + k_complex * padded(static_cast<std::size_t>(ns)));
   // FFTW (host builds): the planner's tables and the plans' twiddles, measured at about 2.6 MiB for the
   // first plans of a process, and work buffers of up to two of the largest single transforms.
   double fftw = 0;

@@ -21,8 +21,9 @@ using DefaultBackend = fft::backend::Fftw;
 constexpr double k_two_pi = 6.283185307179586476925286766559;
 
 // Rows of the (3, n) fields are padded to 8 values so that every row is aligned like the first (64 bytes
-// for doubles): FFTW executes its plans only on arrays aligned like those it planned for.
-std::size_t padded(std::size_t n) { return (n + 7) / 8 * 8; }
+// for doubles): FFTW executes its plans only on arrays aligned like those it planned for. The distances
+// the batched transforms are planned for (fluid_batching).
+std::size_t padded(std::size_t n) { return fft::padded_field(n); }
 
 int largest_prime_factor(int n) {
   int largest = 1;
@@ -77,12 +78,21 @@ fft::SpectralBand kept_band(const FluidConfig& c) {
   return band;
 }
 
+fft::FftBatching fluid_batching(const fft::FftGeometry& geometry, int rank) {
+  fft::FftBatching b;
+  b.max_batch = k_fluid_max_batch;
+  b.real_distance = padded(geometry.real[rank].count());
+  b.complex_distance = padded(geometry.spectral[rank].count());
+  return b;
+}
+
 std::unique_ptr<fft::DistributedFft> make_fluid_fft(const FluidConfig& config, const fft::FftGeometry& geometry,
                                                     const comm::Communicator& comm, comm::Transport& transport,
-                                                    bool pruned) {
+                                                    bool pruned, const fft::FftBatching& batching) {
   std::optional<fft::SpectralBand> band;
   if (pruned) band = kept_band(config);
-  return std::make_unique<fft::DistributedFft>(geometry, comm, transport, DefaultBackend{}, config.fft_plan, band);
+  return std::make_unique<fft::DistributedFft>(geometry, comm, transport, DefaultBackend{}, config.fft_plan, band,
+                                               batching);
 }
 
 void check_fresh_start(const FluidConfig& config, int nranks) {
@@ -104,7 +114,9 @@ FluidSolver::FluidSolver(const FluidConfig& config, const comm::Communicator& co
   }
   // Pruned transforms: the rows the dealiasing zeroes are not transformed (docs/fluid.md, "Pruned
   // transforms"); with fluid.dealias = "none" the band drops the Nyquist modes only.
-  m_fft = make_fluid_fft(m_cfg, geometry, comm, transport, m_cfg.prune_transforms);
+  // Batched: the components of a field (and velocity with vorticity) in one transform (docs/fluid.md).
+  m_fft = make_fluid_fft(m_cfg, geometry, comm, transport, m_cfg.prune_transforms,
+                         fluid_batching(geometry, comm.rank()));
 
   const std::size_t nr = padded(m_fft->real_size()), ns = padded(m_fft->complex_size());
   m_uhat = SpectralField3("fluid::uhat", 3, ns);
@@ -145,8 +157,20 @@ SpectralIndex FluidSolver::spectral_index() const {
   return s;
 }
 
+void FluidSolver::forward3(const Field3& in, const SpectralField3& out) {
+  const double* ins[3] = {row(in, 0), row(in, 1), row(in, 2)};
+  fft::Complex* outs[3] = {row(out, 0), row(out, 1), row(out, 2)};
+  m_fft->forward_many(3, ins, outs);
+}
+
+void FluidSolver::backward3(const SpectralField3& in, const Field3& out) {
+  const fft::Complex* ins[3] = {row(in, 0), row(in, 1), row(in, 2)};
+  double* outs[3] = {row(out, 0), row(out, 1), row(out, 2)};
+  m_fft->backward_many(3, ins, outs);
+}
+
 void FluidSolver::to_spectral(const Field3& u, SpectralField3& uhat) {
-  for (int c = 0; c < 3; ++c) m_fft->forward(row(u, c), row(uhat, c));
+  forward3(u, uhat);
   const SpectralIndex si = spectral_index();
   const double scale = m_fft->scale();
   auto v = uhat;
@@ -174,7 +198,7 @@ void FluidSolver::zero_dropped_modes(SpectralField3& uhat) {
 }
 
 double FluidSolver::velocity_max(const SpectralField3& uhat) {
-  for (int c = 0; c < 3; ++c) m_fft->backward(row(uhat, c), row(m_u, c));
+  backward3(uhat, m_u);
   const double inv_dx[3] = {m_cfg.n[0] / k_two_pi, m_cfg.n[1] / k_two_pi, m_cfg.n[2] / k_two_pi};
   const double ix = inv_dx[0], iy = inv_dx[1], iz = inv_dx[2];
   auto u = m_u;
@@ -212,8 +236,14 @@ void FluidSolver::vorticity(const SpectralField3& uhat) {
 }
 
 double FluidSolver::lamb_vector(const SpectralField3& uhat_s, bool want_umax) {
-  for (int c = 0; c < 3; ++c) m_fft->backward(row(uhat_s, c), row(m_u, c));
-  for (int c = 0; c < 3; ++c) m_fft->backward(row(m_work, c), row(m_w, c));
+  // Velocity and vorticity in one batch of 6: one transpose per stage for both (the components of each
+  // lie at a uniform distance, so the local transforms at the ends run 3 fields per execution).
+  {
+    const fft::Complex* ins[6] = {row(uhat_s, 0), row(uhat_s, 1), row(uhat_s, 2),
+                                  row(m_work, 0), row(m_work, 1), row(m_work, 2)};
+    double* outs[6] = {row(m_u, 0), row(m_u, 1), row(m_u, 2), row(m_w, 0), row(m_w, 1), row(m_w, 2)};
+    m_fft->backward_many(6, ins, outs);
+  }
 
   auto u = m_u;
   auto om = m_w;
@@ -245,7 +275,7 @@ double FluidSolver::lamb_vector(const SpectralField3& uhat_s, bool want_umax) {
           om(2, p) = u0 * w1 - u1 * w0;
         });
   }
-  for (int c = 0; c < 3; ++c) m_fft->forward(row(m_w, c), row(m_work, c));
+  forward3(m_w, m_work);
   // Unpruned transforms write the aliases outside the kept modes, where the kernels that follow do not
   // look and the next vorticity must find zeros.
   if (!m_fft->band()) zero_dropped_modes(m_work);

@@ -50,11 +50,20 @@ void check_fresh_start(const FluidConfig& config, int nranks);
 // rule, else every mode but the Nyquist modes ((n_d - 1) / 2).
 fft::SpectralBand kept_band(const FluidConfig& config);
 
+// The most fields one of the solver's transforms takes: the velocity and the vorticity go backward
+// together (6), the three components of a vector forward together (3). docs/fluid.md.
+constexpr int k_fluid_max_batch = 6;
+
+// The batching of the solver's transforms on `geometry` at `rank`: k_fluid_max_batch fields, the
+// components the rows of the (3, n) fields, fft::padded_field apart.
+fft::FftBatching fluid_batching(const fft::FftGeometry& geometry, int rank);
+
 // A distributed FFT of `geometry` as the solver makes it (its backend, config.fft_plan), pruned to
-// kept_band(config) or not (the unpruned transform is the floor the fluid benchmark measures against).
+// kept_band(config) or not (the unpruned transform is the floor the fluid benchmark measures against),
+// batched as `batching` says (the solver: fluid_batching; default: one field per call).
 std::unique_ptr<fft::DistributedFft> make_fluid_fft(const FluidConfig& config, const fft::FftGeometry& geometry,
                                                     const comm::Communicator& comm, comm::Transport& transport,
-                                                    bool pruned);
+                                                    bool pruned, const fft::FftBatching& batching = {});
 
 class FluidSolver final : public SolverBase {
  public:
@@ -134,6 +143,9 @@ class FluidSolver final : public SolverBase {
   static auto* row(const View& v, int c) {
     return v.data() + static_cast<std::size_t>(c) * v.stride(0);
   }
+  // The three components of `in` into those of `out` in one batched transform.
+  void forward3(const Field3& in, const SpectralField3& out);
+  void backward3(const SpectralField3& in, const Field3& out);
 
   FluidConfig m_cfg;
   const comm::Communicator& m_comm;

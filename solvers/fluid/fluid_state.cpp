@@ -39,8 +39,8 @@ PlaneBlock FluidSolver::velocity_planes(std::vector<double> memory) {
   b.rows = static_cast<std::uint64_t>(out.box.extent(0));
   b.values = std::move(memory);
   io::resize_for_overwrite(b.values, count * 3);
+  backward3(m_uhat, m_u);
   for (int c = 0; c < 3; ++c) {
-    m_fft->backward(row(m_uhat, c), row(m_u, c));
     m_real_to_planes->execute(row(m_u, c), buf.data());
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), buf);
     for (std::size_t p = 0; p < count; ++p) b.values[3 * p + c] = host(p);
