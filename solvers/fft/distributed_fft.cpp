@@ -96,7 +96,11 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
   // The gather layout of every rank: its spectral box, stored [x][ky][kz].
   std::vector<Layout3> gather = g.spectral;
   for (auto& l : gather) l.order = {0, 1, 2};
-  const int batch = m_batching.max_batch;
+  // A rank that exchanges nothing (one rank, unless the transport routes messages to the rank itself)
+  // gains nothing from batching on the host, and loses the cache: it runs a batch field by field through
+  // one field of the work arrays. Device builds batch anyway (fewer launches).
+  m_one_by_one = k_host_accessible && g.nranks == 1 && !transport.route_self();
+  const int batch = m_one_by_one ? 1 : m_batching.max_batch;
   const std::size_t fields = static_cast<std::size_t>(batch);
   m_da = padded_field(g.stage_a[m_rank].count());
   m_db = pencil ? padded_field(g.stage_b[m_rank].count()) : 0;
@@ -339,7 +343,7 @@ std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* st
 
 void DistributedFft::make_plans() {
   const auto& g = m_geometry;
-  const int batch = m_batching.max_batch;
+  const int batch = m_one_by_one ? 1 : m_batching.max_batch;
   const std::size_t rd = m_batching.real_distance, cd = m_batching.complex_distance;
   // Arrays of the shape and alignment of the caller's (all max_batch fields where the caller gave their
   // distance), for planning only (FFTW_MEASURE overwrites them).
@@ -415,6 +419,25 @@ void DistributedFft::forward_many(int count, const double* const in[], Complex* 
   check_count(count, "forward_many");
   m_times.transforms += count;
   if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
+  if (m_one_by_one) {
+    for (int f = 0; f < count; ++f) forward_fields(1, in + f, out + f);
+  } else {
+    forward_fields(count, in, out);
+  }
+}
+
+void DistributedFft::backward_many(int count, const Complex* const in[], double* const out[]) {
+  check_count(count, "backward_many");
+  m_times.transforms += count;
+  if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
+  if (m_one_by_one) {
+    for (int f = 0; f < count; ++f) backward_fields(1, in + f, out + f);
+  } else {
+    backward_fields(count, in, out);
+  }
+}
+
+void DistributedFft::forward_fields(int count, const double* const in[], Complex* const out[]) {
   {
     Timed t(m_times.local);
     run_plans(m_r2c, count, in, m_pa.data());  // r2c preserves its input
@@ -430,10 +453,7 @@ void DistributedFft::forward_many(int count, const double* const in[], Complex* 
   x_forward(count, out);
 }
 
-void DistributedFft::backward_many(int count, const Complex* const in[], double* const out[]) {
-  check_count(count, "backward_many");
-  m_times.transforms += count;
-  if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
+void DistributedFft::backward_fields(int count, const Complex* const in[], double* const out[]) {
   x_backward(count, in);
   if (m_geometry.kind == Decomposition::Pencil) {
     reshape(*m_g_to_b, count, m_pgb.data(), m_pb.data());

@@ -31,9 +31,12 @@
 //     transforms, which write or read the caller's spectral arrays): one plan execution for a run of
 //     fields that lie at the distances given in FftBatching (rows of one view), one per field otherwise.
 // Not batched: the pack / unpack kernels of a reshape (one per block and field, as before) and, pruned,
-// the zeroing kernels (one per field). FFTW runs a batch of fields as a loop around the same codelets;
+// the zeroing kernels (one per field). A host build on one rank (nothing to exchange; unless the
+// transport routes messages to the rank itself) runs a batch field by field through one field of the
+// work arrays, which stays in cache: batching measured slower there (docs/performance.md). FFTW runs a batch of fields as a loop around the same codelets;
 // cuFFT as one batch where the fields lie at the distance of the whole batch, else one execution per
-// field (BatchSpec::fields). The work arrays and transpose buffers are max_batch times as large.
+// field (BatchSpec::fields). The work arrays and transpose buffers are max_batch times as large (one
+// field's where a batch goes field by field).
 #include <memory>
 #include <optional>
 #include <string>
@@ -131,6 +134,10 @@ class DistributedFft {
                  const FftBatching& batching);
   void make_plans();
   void check_count(int count, const char* call) const;
+  // The stages of a forward (backward) transform of `count` fields through the work arrays' first
+  // `count` fields.
+  void forward_fields(int count, const double* const in[], Complex* const out[]);
+  void backward_fields(int count, const Complex* const in[], double* const out[]);
   void x_forward(int count, Complex* const out[]);
   void x_backward(int count, const Complex* const in[]);
   // The y transforms `plans` (empty: no y stage apart) in place on the fields `data`, timed as local work.
@@ -152,6 +159,9 @@ class DistributedFft {
   std::vector<Complex*> m_pa, m_pb, m_pg, m_pgb;
   std::size_t m_da = 0, m_db = 0, m_dg = 0;
   bool m_a_is_g = false;
+  // This rank exchanges nothing and runs on the host: a batch goes field by field (see the top); the
+  // work arrays, buffers and plans are those of one field.
+  bool m_one_by_one = false;
   // Pruned: the band, and m_wgb, the gather array of backward(): the x transforms write only the band's
   // columns, so the others must hold zeros. A separate array whose other columns nothing writes (pencils,
   // slabs on several ranks), or m_wa (one-rank slabs), whose other columns are zeroed before each

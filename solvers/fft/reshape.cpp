@@ -143,22 +143,29 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
       recv_room += recvs[i].box.count();
     }
   }
-  // Batched calls pack every block: max_batch times all of them.
+  // Batched calls: the same messages once per array, the packed blocks max_batch times in the buffers.
   if (m_max_batch > 1) {
-    std::size_t all_send = 0, all_recv = 0;
-    for (const auto& b : sends) {
-      m_pack_all.push_back({make_copy(b.box, m_plan.in, order, nullptr, 0), all_send, b.box.count()});
-      all_send += b.box.count();
+    for (std::size_t i = 0; i < sends.size(); ++i) {
+      const impl::BlockCopy m = make_copy(sends[i].box, m_plan.in, order, nullptr, send_offset[i]);
+      const bool direct = dense(m.e0, m.e1, m.e2, m.src_a, m.src_b, m.src_c);
+      m_send_slots.push_back({direct, m.src_base, send_offset[i], sends[i].box.count(), m});
     }
-    for (const auto& b : recvs) {
-      m_unpack_all.push_back({make_unpack(b.box, 0, m_plan.out), all_recv, b.box.count()});
-      all_recv += b.box.count();
+    for (std::size_t i = 0; i < recvs.size(); ++i) {
+      const impl::BlockCopy m = make_unpack(recvs[i].box, recv_offset[i], m_plan.out);
+      const bool direct = dense(m.e0, m.e1, m.e2, m.dst_a, m.dst_b, m.dst_c);
+      m_recv_slots.push_back({direct, m.dst_base, recv_offset[i], recvs[i].box.count(), m});
     }
-    send_room = std::max(send_room, all_send * static_cast<std::size_t>(m_max_batch));
-    recv_room = std::max(recv_room, all_recv * static_cast<std::size_t>(m_max_batch));
-    m_many.memory = comm::memory_of<MemSpace>();
-    for (const auto& b : sends) m_many.send(b.rank, nullptr, 0);
-    for (const auto& b : recvs) m_many.recv(b.rank, nullptr, 0);
+    send_room *= static_cast<std::size_t>(m_max_batch);
+    recv_room *= static_cast<std::size_t>(m_max_batch);
+    m_many.resize(static_cast<std::size_t>(m_max_batch) + 1);
+    for (int c = 2; c <= m_max_batch; ++c) {
+      comm::Batch& b = m_many[static_cast<std::size_t>(c)];
+      b.memory = comm::memory_of<MemSpace>();
+      for (std::size_t i = 0; i < sends.size(); ++i)
+        for (int f = 0; f < c; ++f) b.send(sends[i].rank, nullptr, sends[i].box.count() * sizeof(T));
+      for (std::size_t i = 0; i < recvs.size(); ++i)
+        for (int f = 0; f < c; ++f) b.recv(recvs[i].rank, nullptr, recvs[i].box.count() * sizeof(T));
+    }
   }
   m_send = Kokkos::View<T*, MemSpace>(base + "::send", send_room);
   m_recv = Kokkos::View<T*, MemSpace>(base + "::recv", recv_room);
@@ -189,29 +196,36 @@ void Reshape<T>::execute_many(int count, const T* const in[], T* const out[]) {
     return;
   }
   const std::size_t c = static_cast<std::size_t>(count);
-  for (std::size_t i = 0; i < m_pack_all.size(); ++i) {
-    const Packed& p = m_pack_all[i];
-    m_many.sends[i].data = m_send.data() + c * p.offset;
-    m_many.sends[i].bytes = c * p.elements * sizeof(T);
+  comm::Batch& batch = m_many[c];
+  for (std::size_t i = 0; i < m_send_slots.size(); ++i) {
+    const Slot& s = m_send_slots[i];
     for (std::size_t f = 0; f < c; ++f) {
-      impl::BlockCopy m = p.copy;
-      m.dst_base = c * p.offset + f * p.elements;
+      if (s.direct) {
+        batch.sends[i * c + f].data = const_cast<T*>(in[f]) + s.base;
+        continue;
+      }
+      impl::BlockCopy m = s.copy;
+      m.dst_base = c * s.offset + f * s.elements;
+      batch.sends[i * c + f].data = m_send.data() + m.dst_base;
       impl::copy_block("fft::reshape::pack", in[f], m_send.data(), m);
     }
   }
+  for (std::size_t i = 0; i < m_recv_slots.size(); ++i) {
+    const Slot& s = m_recv_slots[i];
+    for (std::size_t f = 0; f < c; ++f)
+      batch.recvs[i * c + f].data = s.direct ? out[f] + s.base : m_recv.data() + c * s.offset + f * s.elements;
+  }
   if (m_has_self)
     for (std::size_t f = 0; f < c; ++f) impl::copy_block("fft::reshape::copy_own", in[f], out[f], m_self);
-  for (std::size_t i = 0; i < m_unpack_all.size(); ++i) {
-    m_many.recvs[i].data = m_recv.data() + c * m_unpack_all[i].offset;
-    m_many.recvs[i].bytes = c * m_unpack_all[i].elements * sizeof(T);
-  }
-  if (!m_many.sends.empty() || !m_many.recvs.empty()) comm::exchange(m_transport, m_many, ExecSpace());
-  for (const Packed& p : m_unpack_all)
+  if (!batch.sends.empty() || !batch.recvs.empty()) comm::exchange(m_transport, batch, ExecSpace());
+  for (const Slot& s : m_recv_slots) {
+    if (s.direct) continue;
     for (std::size_t f = 0; f < c; ++f) {
-      impl::BlockCopy m = p.copy;
-      m.src_base = c * p.offset + f * p.elements;
+      impl::BlockCopy m = s.copy;
+      m.src_base = c * s.offset + f * s.elements;
       impl::copy_block("fft::reshape::unpack", m_recv.data(), out[f], m);
     }
+  }
 }
 
 template class Reshape<double>;

@@ -8,9 +8,10 @@
 // transport sends it from the input array, or receives it into the output array, where it lies.
 //
 // Batched (execute_many, up to the max_batch of the constructor): `count` arrays of the same layout move
-// in ONE transport batch, one message per partner rank holding the partner's block of every array, one
-// after the other; the packing and unpacking run one kernel per block and array, and nothing moves in
-// place (a block of one array is contiguous, the blocks of several are not). count 1 is execute().
+// in ONE transport exchange (one round of messages, all posted at once), one message per partner and
+// array. A block that is contiguous where it lies moves in place as above; the others are packed (one
+// kernel per block and array) into one send buffer, the blocks of all arrays for a partner one after
+// the other, and unpacked from one receive buffer. count 1 is execute().
 #include <cstddef>
 #include <vector>
 
@@ -66,15 +67,19 @@ class Reshape {
   bool m_has_self = false;  // copied directly
   Kokkos::View<T*, MemSpace> m_send, m_recv;
   comm::Batch m_batch;
-  // Batched: every message packed, message i's block of array f at count * offset + f * elements in
-  // the buffers (the copies' bases are for offset, count 1); m_many's pointers and sizes are set per call.
+  // Batched: per message of execute() (sends and receives in m_batch's order), whether it moves in
+  // place (base: its first element in the caller's array) or is packed (offset: where its block lies in
+  // the buffer for count 1; for `count` arrays, array f's block at count * offset + f * elements), and
+  // the copy that packs or unpacks it. m_many[count]: the messages of a call with count arrays, message
+  // (i, f) at i * count + f; their pointers are set per call.
   int m_max_batch = 1;
-  struct Packed {
+  struct Slot {
+    bool direct = false;
+    std::size_t base = 0, offset = 0, elements = 0;
     impl::BlockCopy copy;
-    std::size_t offset = 0, elements = 0;
   };
-  std::vector<Packed> m_pack_all, m_unpack_all;
-  comm::Batch m_many;
+  std::vector<Slot> m_send_slots, m_recv_slots;
+  std::vector<comm::Batch> m_many;
 };
 
 extern template class Reshape<double>;
