@@ -336,6 +336,55 @@ TEST(FluidSolver, PrunedTransformsGiveTheUnprunedResults) {
   }
 }
 
+// Batched transforms (fluid.fft_batch = "fields", the default: the components, and the velocity with its
+// vorticity, in one distributed transform) give the states and thermo rows of one transform per component
+// ("none") to round-off: slabs and pencils, odd and even sizes, pruned and unpruned.
+TEST(FluidSolver, BatchedTransformsGiveTheUnbatchedResults) {
+  int cases = 0;
+  for (const Grid& n : {Grid{16, 16, 16}, Grid{15, 12, 9}})
+    for (auto kind : {Decomposition::Slab, Decomposition::Pencil})
+      for (bool pruned : {true, false}) {
+        FluidConfig c = taylor_green(n, 0.02, 0.1, fluid::InitKind::Random);
+        c.cfl = 0.4;
+        c.decomposition = kind;
+        c.prune_transforms = pruned;
+        FluidConfig single = c;
+        single.fft_batch = false;
+        SolverRun a(test::world(), c), b(test::world(), single);
+        EXPECT_EQ(a->fft().max_batch(), fluid::k_fluid_max_batch);
+        EXPECT_EQ(b->fft().max_batch(), 1);
+        a->setup();
+        b->setup();
+        Rows ra{row_of(*a)}, rb{row_of(*b)};
+        for (int s = 0; s < 4; ++s) {
+          a->step(true);
+          b->step(true);
+          ra.push_back(row_of(*a));
+          rb.push_back(row_of(*b));
+        }
+        const std::string name = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
+                                 " " + a->fft().geometry().describe() + (pruned ? " pruned" : " unpruned");
+        std::string where;
+        const double rows = rows_diff(flatten(ra), flatten(rb), where);
+        EXPECT_LT(rows, 1e-12) << name << ": " << where;
+        const auto pa = a->spectral_planes(), pb = b->spectral_planes();
+        ASSERT_EQ(pa.values.size(), pb.values.size());
+        double largest = 0, diff = 0;
+        for (std::size_t i = 0; i < pa.values.size(); ++i) {
+          largest = std::max(largest, std::abs(pb.values[i]));
+          diff = std::max(diff, std::abs(pa.values[i] - pb.values[i]));
+        }
+        largest = test::world().max(largest);
+        diff = test::world().max(diff);
+        EXPECT_GT(largest, 0) << name;
+        EXPECT_LT(diff, 1e-12 * largest) << name << ": state differs by " << diff << " of " << largest;
+        test::report(name + ": batched vs one field per transform, thermo " + test::sci(rows) + ", state " +
+                     test::sci(diff / largest) + " (relative)");
+        ++cases;
+      }
+  EXPECT_EQ(cases, 8);
+}
+
 // E(T) - E(0) = -int_0^T dissipation dt, with the integral by Simpson's rule over the steps: the residual
 // falls with the fourth power of dt (RK4; Simpson is fourth order too).
 TEST(FluidSolver, EnergyBudgetHoldsToTheTimeSteppingOrder) {

@@ -27,6 +27,9 @@ struct FluidConfig {
   fft::Decomposition decomposition = fft::Decomposition::Auto;
   std::array<int, 2> process_grid{0, 0};  // pencil grid p1 x p2; {0, 0}: chosen (not a deck key)
   fft::PlanRigor fft_plan = fft::PlanRigor::Estimate;
+  // Batched transforms (fluid.fft_batch = "fields"): the components of a field, and the velocity with
+  // its vorticity, in one distributed transform; false ("none"): one field per transform.
+  bool fft_batch = true;
   std::uint64_t seed = 20240601;         // random initial field
   double random_peak = 4.0;              // 1 / length: wavenumber of the spectrum peak
   double random_energy = 0.5;            // length^2 / time^2: kinetic energy 1/2 <u.u> of the field

@@ -66,9 +66,11 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   double held_host = device ? k_real * (g.nc[0] + g.nc[1] + g.nc[2]) : 0.0;
   // DistributedFft: work arrays of the stages (with the pruned transforms the solver makes, a second
   // gather array for backward transforms unless the slab is on one rank), and the transposes' send and
-  // receive buffers; the solver's transforms are batched (fluid_batching), so each holds
-  // k_fluid_max_batch fields (the work arrays' fields padded to 8 elements).
-  const double batch = k_fluid_max_batch;
+  // receive buffers; with fluid.fft_batch = "fields" the solver's transforms are batched
+  // (fluid_batching), and each holds k_fluid_max_batch fields (the work arrays' fields padded to 8
+  // elements; a one-rank host run holds one field, below this bound).
+  const int max_batch = fluid_batching(cfg, g, 0).max_batch;
+  const double batch = max_batch;
   const bool second_gather = pencil || nranks > 1;
   auto padded_largest = [](const std::vector<fft::Layout3>& ls) {
     return padded(static_cast<std::size_t>(largest(ls)));
@@ -97,7 +99,7 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
     double largest_rank_bytes = 0;
     const fft::SpectralBand band = kept_band(cfg);
     for (int r : {0, nranks - 1}) {
-      for (int fields = 1; fields <= k_fluid_max_batch; ++fields) {
+      for (int fields = 1; fields <= max_batch; ++fields) {
         for (const auto& spec : fft::plan_specs(g, r, nullptr, &band, fields)) {
           const double asked = fft::impl::cufft_work_area_bytes(spec);
           // One plan of the inner loop (a batch with two loops, or fields it cannot merge, runs it once
@@ -125,7 +127,7 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   // from /fluid/u alone, a reshape of the physical planes as well.
   const double restore_host = 3 * k_real * xr + 6 * k_real * xc + (device ? component : 0.0);
   const double restore_space = component + k_real * planes_real;
-  // Construction: the planning copies of the real and the spectral blocks of k_fluid_max_batch fields
+  // Construction: the planning copies of the real and the spectral blocks of max_batch fields
   // (DistributedFft::make_plans, the fields at the solver's row distances).
   const double planning = batch * (k_real * padded(static_cast<std::size_t>(nr)) + k_complex * padded(static_cast<std::size_t>(ns)));
   // FFTW (host builds): the planner's tables and the plans' twiddles, measured at about 2.6 MiB for the

@@ -78,8 +78,9 @@ fft::SpectralBand kept_band(const FluidConfig& c) {
   return band;
 }
 
-fft::FftBatching fluid_batching(const fft::FftGeometry& geometry, int rank) {
+fft::FftBatching fluid_batching(const FluidConfig& config, const fft::FftGeometry& geometry, int rank) {
   fft::FftBatching b;
+  if (!config.fft_batch) return b;
   b.max_batch = k_fluid_max_batch;
   b.real_distance = padded(geometry.real[rank].count());
   b.complex_distance = padded(geometry.spectral[rank].count());
@@ -116,7 +117,7 @@ FluidSolver::FluidSolver(const FluidConfig& config, const comm::Communicator& co
   // transforms"); with fluid.dealias = "none" the band drops the Nyquist modes only.
   // Batched: the components of a field (and velocity with vorticity) in one transform (docs/fluid.md).
   m_fft = make_fluid_fft(m_cfg, geometry, comm, transport, m_cfg.prune_transforms,
-                         fluid_batching(geometry, comm.rank()));
+                         fluid_batching(m_cfg, geometry, comm.rank()));
 
   const std::size_t nr = padded(m_fft->real_size()), ns = padded(m_fft->complex_size());
   m_uhat = SpectralField3("fluid::uhat", 3, ns);
@@ -157,16 +158,26 @@ SpectralIndex FluidSolver::spectral_index() const {
   return s;
 }
 
+void FluidSolver::forward_fields(int count, const double* const in[], fft::Complex* const out[]) {
+  const int most = m_fft->max_batch();
+  for (int f = 0; f < count; f += most) m_fft->forward_many(std::min(most, count - f), in + f, out + f);
+}
+
+void FluidSolver::backward_fields(int count, const fft::Complex* const in[], double* const out[]) {
+  const int most = m_fft->max_batch();
+  for (int f = 0; f < count; f += most) m_fft->backward_many(std::min(most, count - f), in + f, out + f);
+}
+
 void FluidSolver::forward3(const Field3& in, const SpectralField3& out) {
   const double* ins[3] = {row(in, 0), row(in, 1), row(in, 2)};
   fft::Complex* outs[3] = {row(out, 0), row(out, 1), row(out, 2)};
-  m_fft->forward_many(3, ins, outs);
+  forward_fields(3, ins, outs);
 }
 
 void FluidSolver::backward3(const SpectralField3& in, const Field3& out) {
   const fft::Complex* ins[3] = {row(in, 0), row(in, 1), row(in, 2)};
   double* outs[3] = {row(out, 0), row(out, 1), row(out, 2)};
-  m_fft->backward_many(3, ins, outs);
+  backward_fields(3, ins, outs);
 }
 
 void FluidSolver::to_spectral(const Field3& u, SpectralField3& uhat) {
@@ -242,7 +253,7 @@ double FluidSolver::lamb_vector(const SpectralField3& uhat_s, bool want_umax) {
     const fft::Complex* ins[6] = {row(uhat_s, 0), row(uhat_s, 1), row(uhat_s, 2),
                                   row(m_work, 0), row(m_work, 1), row(m_work, 2)};
     double* outs[6] = {row(m_u, 0), row(m_u, 1), row(m_u, 2), row(m_w, 0), row(m_w, 1), row(m_w, 2)};
-    m_fft->backward_many(6, ins, outs);
+    backward_fields(6, ins, outs);
   }
 
   auto u = m_u;

@@ -54,9 +54,10 @@ fft::SpectralBand kept_band(const FluidConfig& config);
 // together (6), the three components of a vector forward together (3). docs/fluid.md.
 constexpr int k_fluid_max_batch = 6;
 
-// The batching of the solver's transforms on `geometry` at `rank`: k_fluid_max_batch fields, the
-// components the rows of the (3, n) fields, fft::padded_field apart.
-fft::FftBatching fluid_batching(const fft::FftGeometry& geometry, int rank);
+// The batching of the solver's transforms on `geometry` at `rank`: with config.fft_batch
+// k_fluid_max_batch fields, the components the rows of the (3, n) fields, fft::padded_field apart;
+// without, one field per transform.
+fft::FftBatching fluid_batching(const FluidConfig& config, const fft::FftGeometry& geometry, int rank);
 
 // A distributed FFT of `geometry` as the solver makes it (its backend, config.fft_plan), pruned to
 // kept_band(config) or not (the unpruned transform is the floor the fluid benchmark measures against),
@@ -143,7 +144,10 @@ class FluidSolver final : public SolverBase {
   static auto* row(const View& v, int c) {
     return v.data() + static_cast<std::size_t>(c) * v.stride(0);
   }
-  // The three components of `in` into those of `out` in one batched transform.
+  // Transforms of `count` fields in as few calls as the transform's max_batch allows.
+  void forward_fields(int count, const double* const in[], fft::Complex* const out[]);
+  void backward_fields(int count, const fft::Complex* const in[], double* const out[]);
+  // The three components of `in` into those of `out`.
   void forward3(const Field3& in, const SpectralField3& out);
   void backward3(const SpectralField3& in, const Field3& out);
 
