@@ -19,6 +19,9 @@
 //
 //     --samples: after each size, lines "SAMPLES {json}" with the time of every round (bench/suite.py).
 //
+//     --fft-batch fields|none: the solver's fluid.fft_batch (default fields: the components in one
+//     batched transform); the floor stays one field per transform.
+//
 //   bench_fluid --run DECK.toml [--set section.key=value ...] [--output-dir DIR]
 //     Runs a fluid deck ([run] steps, thermo_every; [fluid] ...) the way `spotrun run` will once the
 //     launcher makes the fluid solver: thermo rows to stdout and DIR/thermo.csv, spectra and fields via
@@ -99,6 +102,9 @@ struct BenchResult {
   std::vector<double> step_samples, fft_samples;  // per round: s per step, s per transform
 };
 
+// --fft-batch: the solver's fluid.fft_batch.
+bool g_fft_batch = true;
+
 BenchResult bench_size(const comm::Communicator& comm, const Grid& n, int steps, fft::Decomposition kind, fft::PlanRigor plan) {
   auto transport = comm::make_transport("mpi", comm);
   fluid::FluidConfig cfg;
@@ -107,6 +113,7 @@ BenchResult bench_size(const comm::Communicator& comm, const Grid& n, int steps,
   cfg.dt = 0.1 * 6.283185307179586 / *std::max_element(n.begin(), n.end());  // CFL about 0.2 for |u| + |v| <= 2
   cfg.decomposition = kind;
   cfg.fft_plan = plan;
+  cfg.fft_batch = g_fft_batch;
   fluid::FluidSolver solver(cfg, comm, *transport);
   solver.setup();
   solver.step(false);  // warm-up
@@ -440,6 +447,11 @@ int dispatch(int argc, char** argv, const comm::Communicator& comm) {
     else if (a == "--steps") steps = std::stoi(value());
     else if (a == "--decomposition") kind = fft::parse_decomposition(value());
     else if (a == "--fft-plan") plan = fft::parse_plan_rigor(value());
+    else if (a == "--fft-batch") {
+      const std::string v = value();
+      if (v != "fields" && v != "none") throw InputError("--fft-batch " + v + ": allowed: fields, none");
+      g_fft_batch = v == "fields";
+    }
     else if (a == "--run") deck = value();
     else if (a == "--set") sets.push_back(value());
     else if (a == "--output-dir") outdir = value();
