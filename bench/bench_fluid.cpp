@@ -19,8 +19,8 @@
 //
 //     --samples: after each size, lines "SAMPLES {json}" with the time of every round (bench/suite.py).
 //
-//     --fft-batch fields|none: the solver's fluid.fft_batch (default fields: the components in one
-//     batched transform); the floor stays one field per transform.
+//     --fft-batch auto|fields|none: the solver's fluid.fft_batch (default auto, as in a deck); the floor
+//     stays one field per transform.
 //
 //   bench_fluid --run DECK.toml [--set section.key=value ...] [--output-dir DIR]
 //     Runs a fluid deck ([run] steps, thermo_every; [fluid] ...) the way `spotrun run` will once the
@@ -103,7 +103,7 @@ struct BenchResult {
 };
 
 // --fft-batch: the solver's fluid.fft_batch.
-bool g_fft_batch = true;
+fluid::FftBatch g_fft_batch = fluid::FftBatch::Auto;
 
 BenchResult bench_size(const comm::Communicator& comm, const Grid& n, int steps, fft::Decomposition kind, fft::PlanRigor plan) {
   auto transport = comm::make_transport("mpi", comm);
@@ -447,11 +447,7 @@ int dispatch(int argc, char** argv, const comm::Communicator& comm) {
     else if (a == "--steps") steps = std::stoi(value());
     else if (a == "--decomposition") kind = fft::parse_decomposition(value());
     else if (a == "--fft-plan") plan = fft::parse_plan_rigor(value());
-    else if (a == "--fft-batch") {
-      const std::string v = value();
-      if (v != "fields" && v != "none") throw InputError("--fft-batch " + v + ": allowed: fields, none");
-      g_fft_batch = v == "fields";
-    }
+    else if (a == "--fft-batch") g_fft_batch = fluid::parse_fft_batch(value());
     else if (a == "--run") deck = value();
     else if (a == "--set") sets.push_back(value());
     else if (a == "--output-dir") outdir = value();

@@ -336,9 +336,9 @@ TEST(FluidSolver, PrunedTransformsGiveTheUnprunedResults) {
   }
 }
 
-// Batched transforms (fluid.fft_batch = "fields", the default: the components, and the velocity with its
-// vorticity, in one distributed transform) give the states and thermo rows of one transform per component
-// ("none") to round-off: slabs and pencils, odd and even sizes, pruned and unpruned.
+// Batched transforms (fluid.fft_batch = "fields": the components, and the velocity with its vorticity,
+// in one distributed transform) give the states and thermo rows of one transform per component ("none")
+// to round-off: slabs and pencils, odd and even sizes, pruned and unpruned.
 TEST(FluidSolver, BatchedTransformsGiveTheUnbatchedResults) {
   int cases = 0;
   for (const Grid& n : {Grid{16, 16, 16}, Grid{15, 12, 9}})
@@ -348,8 +348,9 @@ TEST(FluidSolver, BatchedTransformsGiveTheUnbatchedResults) {
         c.cfl = 0.4;
         c.decomposition = kind;
         c.prune_transforms = pruned;
+        c.fft_batch = fluid::FftBatch::Fields;
         FluidConfig single = c;
-        single.fft_batch = false;
+        single.fft_batch = fluid::FftBatch::None;
         SolverRun a(test::world(), c), b(test::world(), single);
         EXPECT_EQ(a->fft().max_batch(), fluid::k_fluid_max_batch);
         EXPECT_EQ(b->fft().max_batch(), 1);

@@ -23,6 +23,13 @@ Dealias parse_dealias(const std::string& name) {
   throw InputError("fluid.dealias '" + name + "' is not known; allowed: \"two-thirds\", \"none\"");
 }
 
+FftBatch parse_fft_batch(const std::string& name) {
+  if (name == "auto") return FftBatch::Auto;
+  if (name == "fields") return FftBatch::Fields;
+  if (name == "none") return FftBatch::None;
+  throw InputError("fluid.fft_batch '" + name + "' is not known; allowed: \"auto\", \"fields\", \"none\"");
+}
+
 std::string to_string(InitKind k) {
   switch (k) {
     case InitKind::TaylorGreen: return "taylor-green";

@@ -16,6 +16,8 @@ enum class InitKind { TaylorGreen, TaylorGreen2d, Random };
 enum class Forcing { None, Linear };
 enum class Dealias { TwoThirds, None };
 
+enum class FftBatch { Auto, Fields, None };
+
 struct FluidConfig {
   std::array<int, 3> n{32, 32, 32};      // grid points nx, ny, nz
   double viscosity = 0.01;               // length^2 / time
@@ -27,9 +29,10 @@ struct FluidConfig {
   fft::Decomposition decomposition = fft::Decomposition::Auto;
   std::array<int, 2> process_grid{0, 0};  // pencil grid p1 x p2; {0, 0}: chosen (not a deck key)
   fft::PlanRigor fft_plan = fft::PlanRigor::Estimate;
-  // Batched transforms (fluid.fft_batch = "fields"): the components of a field, and the velocity with
-  // its vorticity, in one distributed transform; false ("none"): one field per transform.
-  bool fft_batch = true;
+  // fluid.fft_batch: Fields, the components of a field (and the velocity with its vorticity) in one
+  // batched distributed transform; None, one field per transform; Auto, Fields on device builds and
+  // None on host builds (where batching measured slower, docs/fluid.md).
+  FftBatch fft_batch = FftBatch::Auto;
   std::uint64_t seed = 20240601;         // random initial field
   double random_peak = 4.0;              // 1 / length: wavenumber of the spectrum peak
   double random_energy = 0.5;            // length^2 / time^2: kinetic energy 1/2 <u.u> of the field
@@ -46,6 +49,7 @@ struct FluidConfig {
 };
 
 InitKind parse_init(const std::string& name);          // throws InputError
+FftBatch parse_fft_batch(const std::string& name);     // "auto" | "fields" | "none"; throws InputError
 Forcing parse_forcing(const std::string& name);        // throws InputError
 Dealias parse_dealias(const std::string& name);        // throws InputError
 std::string to_string(InitKind k);

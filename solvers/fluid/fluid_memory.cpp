@@ -66,7 +66,7 @@ solvers::MemoryNeed estimated_memory(const FluidConfig& cfg, int nranks) {
   double held_host = device ? k_real * (g.nc[0] + g.nc[1] + g.nc[2]) : 0.0;
   // DistributedFft: work arrays of the stages (with the pruned transforms the solver makes, a second
   // gather array for backward transforms unless the slab is on one rank), and the transposes' send and
-  // receive buffers; with fluid.fft_batch = "fields" the solver's transforms are batched
+  // receive buffers; where fluid.fft_batch batches the solver's transforms
   // (fluid_batching), and each holds k_fluid_max_batch fields (the work arrays' fields padded to 8
   // elements; a one-rank host run holds one field, below this bound).
   const int max_batch = fluid_batching(cfg, g, 0).max_batch;

@@ -27,7 +27,7 @@ FluidConfig config_from_deck(const Deck& d) {
   c.init = parse_init(d.get_string("fluid.init"));
   c.decomposition = fft::parse_decomposition(d.get_string("fluid.decomposition"));
   c.fft_plan = fft::parse_plan_rigor(d.get_string("fluid.fft_plan"));
-  c.fft_batch = d.get_string("fluid.fft_batch") == "fields";  // the choices are checked by the schema
+  c.fft_batch = parse_fft_batch(d.get_string("fluid.fft_batch"));
   c.dealias = parse_dealias(d.get_string("fluid.dealias"));
   c.seed = static_cast<std::uint64_t>(d.get_int("fluid.seed"));
   c.random_peak = d.get_float("fluid.random_peak");
@@ -70,10 +70,11 @@ std::vector<KeySpec> fluid_keys() {
       {"fluid.fft_plan", KeyType::String, "\"estimate\"", "-",
        "FFTW planning: estimate (same plan, same bits every run) or measure (faster, not bitwise reproducible)",
        -1e300, 1e300, false, {"estimate", "measure"}, true},
-      {"fluid.fft_batch", KeyType::String, "\"fields\"", "-",
+      {"fluid.fft_batch", KeyType::String, "\"auto\"", "-",
        "Distributed FFTs: fields (the components, and velocity with vorticity, in one transform: one "
-       "exchange per transpose for all) or none (one transform per component)",
-       -1e300, 1e300, false, {"fields", "none"}, true},
+       "exchange per transpose for all), none (one transform per component), or auto (fields on GPU "
+       "builds, none on CPU builds)",
+       -1e300, 1e300, false, {"auto", "fields", "none"}, true},
       {"fluid.dealias", KeyType::String, "\"two-thirds\"", "-",
        "Dealiasing of the nonlinear term: the 2/3 rule (keep |k_d| <= (n_d - 1) / 3) or none", -1e300, 1e300, false,
        {"two-thirds", "none"}},

@@ -80,7 +80,8 @@ fft::SpectralBand kept_band(const FluidConfig& c) {
 
 fft::FftBatching fluid_batching(const FluidConfig& config, const fft::FftGeometry& geometry, int rank) {
   fft::FftBatching b;
-  if (!config.fft_batch) return b;
+  const bool batch = config.fft_batch == FftBatch::Fields || (config.fft_batch == FftBatch::Auto && !fft::k_host_accessible);
+  if (!batch) return b;
   b.max_batch = k_fluid_max_batch;
   b.real_distance = padded(geometry.real[rank].count());
   b.complex_distance = padded(geometry.spectral[rank].count());

@@ -54,9 +54,9 @@ fft::SpectralBand kept_band(const FluidConfig& config);
 // together (6), the three components of a vector forward together (3). docs/fluid.md.
 constexpr int k_fluid_max_batch = 6;
 
-// The batching of the solver's transforms on `geometry` at `rank`: with config.fft_batch
-// k_fluid_max_batch fields, the components the rows of the (3, n) fields, fft::padded_field apart;
-// without, one field per transform.
+// The batching of the solver's transforms on `geometry` at `rank`: batched (config.fft_batch Fields, or
+// Auto on a device build) k_fluid_max_batch fields, the components the rows of the (3, n) fields,
+// fft::padded_field apart; otherwise one field per transform.
 fft::FftBatching fluid_batching(const FluidConfig& config, const fft::FftGeometry& geometry, int rank);
 
 // A distributed FFT of `geometry` as the solver makes it (its backend, config.fft_plan), pruned to
