@@ -22,9 +22,9 @@
 //
 // Batched transforms (forward_many, backward_many; forward() and backward() are the count-1 case of the
 // same code): up to FftBatching::max_batch fields of the same grid in one call. What is batched:
-//   - every transpose: all fields' blocks for a partner rank travel in one message, one
-//     Transport::alltoallv per reshape stage for the whole call (a pencil transform: 2 per direction,
-//     a slab transform on several ranks: 1), instead of one per field;
+//   - every transpose: one transport exchange (one round of messages, all posted at once) per reshape
+//     stage for the whole call, one message per partner and field (reshape.hpp); a pencil transform
+//     makes 2 per direction, a slab transform on several ranks 1, instead of that many per field;
 //   - the local transforms inside the transform (the y transforms, in place on the work arrays, whose
 //     fields lie at a fixed distance): one plan execution for all fields;
 //   - the local transforms at the ends (r2c and c2r, which read or write the caller's real arrays; the x
