@@ -13,6 +13,7 @@
 
 #include "comm/errors.hpp"
 #include "solvers/fft/distributed_fft.hpp"
+#include "support/fft_helpers.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
@@ -129,12 +130,9 @@ TEST(FftGeometry, EveryStageTilesTheGridOnUnevenSplits) {
   for (const auto& n : sizes)
     for (int P = 1; P <= 12; ++P)
       for (auto kind : {Decomposition::Slab, Decomposition::Pencil}) {
-        fft::FftGeometry g;
-        try {
-          g = fft::make_fft_geometry(n, P, kind);
-        } catch (const InputError&) {
-          continue;  // too small for P ranks: the error is tested below
-        }
+        const auto fits = test::geometry_if_fits(n, P, kind);
+        if (!fits) continue;  // too small for P ranks: the error is tested below
+        const fft::FftGeometry& g = *fits;
         const std::string what = str(n) + " over " + std::to_string(P) + " ranks, " + g.describe();
         EXPECT_EQ(g.grid[0] * g.grid[1], P) << what;
         expect_tiles(g.real, n, what + ", real");
@@ -433,12 +431,9 @@ TEST(DistributedFft, PrunedTransformsEqualUnprunedOnes) {
     }
     for (auto kind : {Decomposition::Slab, Decomposition::Pencil})
       for (const auto& band : bands) {
-        fft::FftGeometry g;
-        try {
-          g = fft::make_fft_geometry(n, P, kind);
-        } catch (const InputError&) {
-          continue;
-        }
+        const auto fits = test::geometry_if_fits(n, P, kind);
+        if (!fits) continue;
+        const fft::FftGeometry& g = *fits;
         const PrunedErrors e = check_pruned(g, band);
         const std::string what = str(n) + " " + g.describe() + " kmax " + std::to_string(band.kmax[0]) + "," +
                                  std::to_string(band.kmax[1]) + "," + std::to_string(band.kmax[2]);

@@ -282,6 +282,39 @@ TEST(FluidSolver, DiagnosticsEqualAtEveryRankCount) {
   }
 }
 
+namespace {
+
+// Sets up two runs of the same flow, steps them side by side and expects the same thermo rows (1e-12)
+// and the same final spectral state (1e-12 of its largest value); returns both differences for the report.
+std::string expect_same_run(SolverRun& a, SolverRun& b, int steps, const std::string& name) {
+  a->setup();
+  b->setup();
+  Rows ra{row_of(*a)}, rb{row_of(*b)};
+  for (int s = 0; s < steps; ++s) {
+    a->step(true);
+    b->step(true);
+    ra.push_back(row_of(*a));
+    rb.push_back(row_of(*b));
+  }
+  std::string where;
+  const double rows = rows_diff(flatten(ra), flatten(rb), where);
+  EXPECT_LT(rows, 1e-12) << name << ": " << where;
+  const auto pa = a->spectral_planes(), pb = b->spectral_planes();
+  EXPECT_EQ(pa.values.size(), pb.values.size()) << name;
+  double largest = 0, diff = 0;
+  for (std::size_t i = 0; i < std::min(pa.values.size(), pb.values.size()); ++i) {
+    largest = std::max(largest, std::abs(pb.values[i]));
+    diff = std::max(diff, std::abs(pa.values[i] - pb.values[i]));
+  }
+  largest = test::world().max(largest);
+  diff = test::world().max(diff);
+  EXPECT_GT(largest, 0) << name;
+  EXPECT_LT(diff, 1e-12 * largest) << name << ": state differs by " << diff << " of " << largest;
+  return "thermo " + test::sci(rows) + ", state " + test::sci(diff / largest) + " (relative)";
+}
+
+}  // namespace
+
 // The pruned transforms (the default: the rows the dealiasing zeroes are not transformed) give the
 // states and thermo rows of unpruned ones to round-off: slabs and pencils, odd and even sizes, the 2/3
 // rule and no dealiasing (where only the Nyquist rows are skipped).
@@ -308,31 +341,8 @@ TEST(FluidSolver, PrunedTransformsGiveTheUnprunedResults) {
     SolverRun a(test::world(), c.cfg), b(test::world(), unpruned);
     ASSERT_TRUE(a->fft().band().has_value());
     ASSERT_FALSE(b->fft().band().has_value());
-    a->setup();
-    b->setup();
-    Rows ra{row_of(*a)}, rb{row_of(*b)};
-    for (int s = 0; s < 6; ++s) {
-      a->step(true);
-      b->step(true);
-      ra.push_back(row_of(*a));
-      rb.push_back(row_of(*b));
-    }
-    std::string where;
-    const double rows = rows_diff(flatten(ra), flatten(rb), where);
-    EXPECT_LT(rows, 1e-12) << c.name << ": " << where;
-    const auto pa = a->spectral_planes(), pb = b->spectral_planes();
-    ASSERT_EQ(pa.values.size(), pb.values.size());
-    double largest = 0, diff = 0;
-    for (std::size_t i = 0; i < pa.values.size(); ++i) {
-      largest = std::max(largest, std::abs(pb.values[i]));
-      diff = std::max(diff, std::abs(pa.values[i] - pb.values[i]));
-    }
-    largest = test::world().max(largest);
-    diff = test::world().max(diff);
-    EXPECT_GT(largest, 0) << c.name;
-    EXPECT_LT(diff, 1e-12 * largest) << c.name << ": state differs by " << diff << " of " << largest;
-    test::report(c.name + " " + a->fft().geometry().describe() + ": pruned vs unpruned, thermo " +
-                 test::sci(rows) + ", state " + test::sci(diff / largest) + " (relative)");
+    const std::string same = expect_same_run(a, b, 6, c.name);
+    test::report(c.name + " " + a->fft().geometry().describe() + ": pruned vs unpruned, " + same);
   }
 }
 
@@ -354,33 +364,9 @@ TEST(FluidSolver, BatchedTransformsGiveTheUnbatchedResults) {
         SolverRun a(test::world(), c), b(test::world(), single);
         EXPECT_EQ(a->fft().max_batch(), fluid::k_fluid_max_batch);
         EXPECT_EQ(b->fft().max_batch(), 1);
-        a->setup();
-        b->setup();
-        Rows ra{row_of(*a)}, rb{row_of(*b)};
-        for (int s = 0; s < 4; ++s) {
-          a->step(true);
-          b->step(true);
-          ra.push_back(row_of(*a));
-          rb.push_back(row_of(*b));
-        }
         const std::string name = std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) +
                                  " " + a->fft().geometry().describe() + (pruned ? " pruned" : " unpruned");
-        std::string where;
-        const double rows = rows_diff(flatten(ra), flatten(rb), where);
-        EXPECT_LT(rows, 1e-12) << name << ": " << where;
-        const auto pa = a->spectral_planes(), pb = b->spectral_planes();
-        ASSERT_EQ(pa.values.size(), pb.values.size());
-        double largest = 0, diff = 0;
-        for (std::size_t i = 0; i < pa.values.size(); ++i) {
-          largest = std::max(largest, std::abs(pb.values[i]));
-          diff = std::max(diff, std::abs(pa.values[i] - pb.values[i]));
-        }
-        largest = test::world().max(largest);
-        diff = test::world().max(diff);
-        EXPECT_GT(largest, 0) << name;
-        EXPECT_LT(diff, 1e-12 * largest) << name << ": state differs by " << diff << " of " << largest;
-        test::report(name + ": batched vs one field per transform, thermo " + test::sci(rows) + ", state " +
-                     test::sci(diff / largest) + " (relative)");
+        test::report(name + ": batched vs one field per transform, " + expect_same_run(a, b, 4, name));
         ++cases;
       }
   EXPECT_EQ(cases, 8);
