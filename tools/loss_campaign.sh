@@ -57,7 +57,7 @@ for ((i = 1; i <= N; ++i)); do
     if [[ $rc -eq 0 ]]; then ok[$kind]=$((ok[$kind] + 1)); verdict=finished
     elif [[ $rc -eq 124 ]]; then hung[$kind]=$((hung[$kind] + 1)); verdict=HUNG
     elif [[ $rc -eq 77 ]]; then echo "SKIP: $(grep -m1 SKIP "$work/run$i.log")"; exit 77
-    elif grep -q "summary: finished at step 400. 1 attempt (0 restarts)" "$work/run$i"/*/launch.log 2>/dev/null; then
+    elif grep -q "summary: finished at step [0-9]*. 1 attempt (0 restarts)" "$work/run$i"/*/launch.log 2>/dev/null; then
         verdict="finished before the loss (not counted)"; runs[$kind]=$((runs[$kind] - 1)); secs[$kind]=$((secs[$kind] - dt))
     else lost[$kind]=$((lost[$kind] + 1)); verdict=LOST; fi
     if [[ $verdict == finished && -n "$started" ]]; then

@@ -228,6 +228,7 @@ netns_nodes() {
     done
     { ssh-keygen -q -t ed25519 -N '' -f "$W/key" && ssh-keygen -q -t ed25519 -N '' -f "$W/hostkey"; } || fail "ssh-keygen failed"
     cp "$W/key.pub" "$W/authorized_keys"
+    : >"$W/empty-bashrc"
     mkdir -p /run/sshd
     for n in "$@"; do
         mkdir -p "$W/tmp-$n"
@@ -243,8 +244,12 @@ netns_nodes() {
             echo "PidFile $W/sshd-$n.pid"
             echo "SetEnv OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 TMPDIR=$W/tmp-$n"
         } >"$W/sshd-$n.conf"
+        # A node starts its ssh sessions without this machine's ~/.bashrc (bash reads it for every command
+        # sshd runs): a shell set-up that starts tens of programs per session made each ssh take seconds
+        # on a busy machine, past the tests' --probe-timeout.
         init=""
-        [[ -n "${NODE_MOUNTS:-}" ]] && init="$("$NODE_MOUNTS" "$n") && "
+        [[ -f "$HOME/.bashrc" ]] && init="mount --bind '$W/empty-bashrc' '$HOME/.bashrc' && "
+        [[ -n "${NODE_MOUNTS:-}" ]] && init+="$("$NODE_MOUNTS" "$n") && "
         (ip netns exec "$NS-$n" unshare --uts --pid --fork --mount-proc sh -c "hostname node-$n && ${init}exec /usr/sbin/sshd -D -f '$W/sshd-$n.conf' -E '$W/sshd-$n.log'" &)
     done
     printf '#!/bin/sh\nexec ssh -i %s -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o BatchMode=yes -o ConnectTimeout=5 -o LogLevel=ERROR "$@"\n' \
@@ -309,22 +314,26 @@ loss_setup() {
     STALL=(--stall-timeout "${SPOTRUN_LOSS_STALL_TIMEOUT:-8}")
     [[ "${SPOTRUN_LOSS_STALL_TIMEOUT:-8}" == default ]] && STALL=() LAUNCH_LIMIT=240
 }
-# loss_launch NREF DIR ARGS...: after loss_setup, its nodes, the reference run into $W/ref (NREF ranks, 400
-# steps), then launch into DIR on $W/hosts with ARGS, 400 steps, until checkpoint 100; attempt1: its attempt.
+# loss_launch NREF DIR ARGS...: after loss_setup, its nodes, the reference run into $W/ref (NREF ranks,
+# LOSS_STEPS steps), then launch into DIR on $W/hosts with ARGS, as many steps, until checkpoint 100;
+# attempt1: its attempt. LOSS_STEPS leaves the test time to act after checkpoint 100 (find the victim's
+# rank, cut its link, stop it) before the run ends by itself, on a busy machine too: at 400 steps (0.3 s
+# of stepping after checkpoint 100) a busy machine once saw the run finish first.
+LOSS_STEPS=1500
 loss_launch() {
     local nref=$1 dir=$2
     shift 2
     netns_nodes "${NODES[@]}"
-    reference_run "$nref" "$W/ref" --set run.steps=400
-    netns_launch "$dir" --hostfile "$W/hosts" "$@" --set run.steps=400
+    reference_run "$nref" "$W/ref" --set run.steps=$LOSS_STEPS
+    netns_launch "$dir" --hostfile "$W/hosts" "$@" --set run.steps=$LOSS_STEPS
     wait_for "$dir/checkpoints/ckpt-100.h5"
     attempt1=$(attempt_id "$dir")
 }
 # expect_relaunched DIR: after loss_launch, launch relaunched once on the nodes kept (SURVIVORS), finished at
-# step 400, and no process of attempt 1 is left.
+# step LOSS_STEPS, and no process of attempt 1 is left.
 expect_relaunched() {
     expect_in "$1/launch.log" "attempt 2: start: ${#KEPT[@]} rank$([[ ${#KEPT[@]} -gt 1 ]] && echo s) on $SURVIVORS,"
-    expect_in "$1/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
+    expect_in "$1/launch.log" "summary: finished at step $LOSS_STEPS. 2 attempts (1 restart)"
     [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
     no_attempt_left "$attempt1"
 }
