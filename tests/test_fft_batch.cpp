@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "comm/errors.hpp"
 #include "solvers/fft/distributed_fft.hpp"
 #include "support/fft_helpers.hpp"
 #include "support/mpi_test.hpp"
