@@ -136,7 +136,11 @@ deadline=$((SECONDS + 240))
 while [ $SECONDS -lt $deadline ]; do grep -q "(every_steps)" "$WORK/a4.log" && break; sleep 0.05; done
 pkill -KILL -P "$pid" -x spotrun
 wait "$pid"
-E5=$((E3 + 200))
+# (On a busy machine attempt 4 may step well past its first checkpoint before the kill lands: attempt 5 ends
+# 200 steps after the newest checkpoint attempt 4 left, wherever that is.)
+P4=$(ls "$OUT/checkpoints" | sed -n 's/^ckpt-\([0-9]*\)\.h5$/\1/p' | sort -n | tail -1)
+[ -n "$P4" ] && [ "$P4" -gt "$E3" ] || fail "attempt 4 left no checkpoint after step $E3"
+E5=$((P4 + 200))
 "$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=$E5 >"$WORK/a5.log" 2>&1 ||
   fail "attempt 5 failed: $(tail -5 "$WORK/a5.log")"
 /usr/bin/python3 - "$OUT" "$E3" "$E5" <<'PY' || exit 1
@@ -168,7 +172,7 @@ grep -q "GPUs: none" "$WORK/report.txt" || fail "spotrun report: GPUs not said a
 # Attempt 6 killed while it starts up (SIGKILL as soon as its ledger record appears, mostly before it has
 # read its checkpoint): no end record, and where the run stood (the end of attempt 5), not from step 0.
 n5=$(wc -l <"$OUT/attempts.jsonl")
-"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=$((E5 + 200)) >"$WORK/a6.log" 2>&1 &
+"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=$((E5 + 100000)) >"$WORK/a6.log" 2>&1 &
 pid=$!
 deadline=$((SECONDS + 240))
 while [ $SECONDS -lt $deadline ] && [ "$(wc -l <"$OUT/attempts.jsonl")" -le "$n5" ]; do sleep 0.01; done
