@@ -9,6 +9,11 @@
 // on atoms, reactions, energy, virial) is double. In double the operations are those of a double-only loop,
 // in the same order.
 #include <Kokkos_ScatterView.hpp>
+#include <cstddef>
+#include <type_traits>
+#if defined(__AVX2__) && !defined(__CUDACC__)
+#include <immintrin.h>
+#endif
 
 #include "atoms.hpp"
 #include "neighbor.hpp"
@@ -62,6 +67,69 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, c
 // data-dependent branch, so a liquid's neighbours beyond the cutoff cost no mispredictions); scatter the
 // reactions onto the owned neighbours. OneType: one evaluator for the whole row (a run of one type).
 constexpr int k_row_chunk = 64;
+
+// Passes one and three with the positions and forces as rows of three doubles (LayoutRight, one thread: the
+// Serial backend, where the scatter view is the force array itself). With AVX2, four neighbours at a time:
+// each neighbour's row in one masked load (x, y, z; nothing read beyond it), the four separations
+// transposed into dx, dy, dz; the reactions transposed back and subtracted from each neighbour's x and y in
+// one 128-bit operation and from z alone. The same operations on the same numbers as the scalar loops
+// (xi - x_j; f_j - r), so the results are bitwise those of the scalar code.
+struct RowsOfThree {
+  static void gather(const double* x, const int* row, int n, double xi, double yi, double zi, double* dx, double* dy,
+                     double* dz) {
+    int k = 0;
+#if defined(__AVX2__) && !defined(__CUDACC__)
+    const __m256i three = _mm256_set_epi64x(0, -1, -1, -1);
+    const __m256d ri = _mm256_set_pd(0.0, zi, yi, xi);
+    for (; k + 4 <= n; k += 4) {
+      const __m256d d0 = _mm256_sub_pd(ri, _mm256_maskload_pd(x + 3 * static_cast<std::ptrdiff_t>(row[k]), three));
+      const __m256d d1 = _mm256_sub_pd(ri, _mm256_maskload_pd(x + 3 * static_cast<std::ptrdiff_t>(row[k + 1]), three));
+      const __m256d d2 = _mm256_sub_pd(ri, _mm256_maskload_pd(x + 3 * static_cast<std::ptrdiff_t>(row[k + 2]), three));
+      const __m256d d3 = _mm256_sub_pd(ri, _mm256_maskload_pd(x + 3 * static_cast<std::ptrdiff_t>(row[k + 3]), three));
+      const __m256d t0 = _mm256_unpacklo_pd(d0, d1), t1 = _mm256_unpackhi_pd(d0, d1);  // x0 x1 z0 z1, y0 y1 . .
+      const __m256d t2 = _mm256_unpacklo_pd(d2, d3), t3 = _mm256_unpackhi_pd(d2, d3);
+      _mm256_storeu_pd(dx + k, _mm256_permute2f128_pd(t0, t2, 0x20));
+      _mm256_storeu_pd(dy + k, _mm256_permute2f128_pd(t1, t3, 0x20));
+      _mm256_storeu_pd(dz + k, _mm256_permute2f128_pd(t0, t2, 0x31));
+    }
+#endif
+    for (; k < n; ++k) {
+      const double* xj = x + 3 * static_cast<std::ptrdiff_t>(row[k]);
+      dx[k] = xi - xj[0];
+      dy[k] = yi - xj[1];
+      dz[k] = zi - xj[2];
+    }
+  }
+  static void scatter(double* f, const int* row, int n, const double* rx, const double* ry, const double* rz) {
+    int k = 0;
+#if defined(__AVX2__) && !defined(__CUDACC__)
+    for (; k + 4 <= n; k += 4) {
+      const __m256d x = _mm256_loadu_pd(rx + k), y = _mm256_loadu_pd(ry + k);
+      const __m256d xy02 = _mm256_unpacklo_pd(x, y), xy13 = _mm256_unpackhi_pd(x, y);  // x0 y0 x2 y2, x1 y1 x3 y3
+      const __m128d r[4] = {_mm256_castpd256_pd128(xy02), _mm256_castpd256_pd128(xy13),
+                            _mm256_extractf128_pd(xy02, 1), _mm256_extractf128_pd(xy13, 1)};
+      for (int q = 0; q < 4; ++q) {
+        double* fj = f + 3 * static_cast<std::ptrdiff_t>(row[k + q]);
+        _mm_storeu_pd(fj, _mm_sub_pd(_mm_loadu_pd(fj), r[q]));
+        fj[2] -= rz[k + q];
+      }
+    }
+#endif
+    for (; k < n; ++k) {
+      double* fj = f + 3 * static_cast<std::ptrdiff_t>(row[k]);
+      fj[0] -= rx[k];
+      fj[1] -= ry[k];
+      fj[2] -= rz[k];
+    }
+  }
+};
+
+// Whether the host loop may use RowsOfThree: one thread, the scatter view being the force array.
+#if defined(KOKKOS_ENABLE_SERIAL)
+constexpr bool k_rows_of_three = std::is_same_v<ExecSpace, Kokkos::Serial>;
+#else
+constexpr bool k_rows_of_three = false;
+#endif
 
 // The masked evaluation of pass two over n gathered pairs, at the precision of the evaluator (Real): each
 // separation (double) is rounded to Real, the pair's force factor computed in Real and rounded to double, and
@@ -122,6 +190,7 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
   const bool newton = list.newton();
   auto f = atoms.f;
   scatter.reset_except(f);
+  double* const fraw = k_rows_of_three ? scatter.subview().data() : nullptr;  // the force array itself
   PairTally t;
   using Real = typename Pair::real_type;
   auto body = [=](int i, double& energy, double& virial) {
@@ -142,12 +211,18 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
       for (int c0 = ranges[part][0]; c0 < ranges[part][1]; c0 += k_row_chunk) {
         const int n = ranges[part][1] - c0 < k_row_chunk ? ranges[part][1] - c0 : k_row_chunk;
         const int* row = &neigh(i, c0);
-        for (int k = 0; k < n; ++k) {
-          const int j = row[k];
-          dx[k] = xi - x(j, 0);
-          dy[k] = yi - x(j, 1);
-          dz[k] = zi - x(j, 2);
-          if (!OneType) pj[k] = pairs(ti, type(j));
+        if constexpr (k_rows_of_three) {
+          RowsOfThree::gather(x.data(), row, n, xi, yi, zi, dx, dy, dz);
+          if (!OneType)
+            for (int k = 0; k < n; ++k) pj[k] = pairs(ti, type(row[k]));
+        } else {
+          for (int k = 0; k < n; ++k) {
+            const int j = row[k];
+            dx[k] = xi - x(j, 0);
+            dy[k] = yi - x(j, 1);
+            dz[k] = zi - x(j, 2);
+            if (!OneType) pj[k] = pairs(ti, type(j));
+          }
         }
         if (OneType)
           masked_pairs<EV, Real>(n, dx, dy, dz, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
@@ -155,13 +230,18 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
         else
           masked_pairs<EV, Real>(n, dx, dy, dz, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5,
                                  fxi, fyi, fzi, energy, virial);
-        if (owned)
-          for (int k = 0; k < n; ++k) {
-            const int j = row[k];
-            fa(j, 0) -= dx[k];
-            fa(j, 1) -= dy[k];
-            fa(j, 2) -= dz[k];
+        if (owned) {
+          if constexpr (k_rows_of_three) {
+            RowsOfThree::scatter(fraw, row, n, dx, dy, dz);
+          } else {
+            for (int k = 0; k < n; ++k) {
+              const int j = row[k];
+              fa(j, 0) -= dx[k];
+              fa(j, 1) -= dy[k];
+              fa(j, 2) -= dz[k];
+            }
           }
+        }
       }
     }
     fa(i, 0) += fxi;
