@@ -68,12 +68,12 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, c
 // reactions onto the owned neighbours. OneType: one evaluator for the whole row (a run of one type).
 constexpr int k_row_chunk = 64;
 
-// Passes one and three with the positions and forces as rows of three doubles (LayoutRight, one thread: the
-// Serial backend, where the scatter view is the force array itself). With AVX2, four neighbours at a time:
-// each neighbour's row in one masked load (x, y, z; nothing read beyond it), the four separations
-// transposed into dx, dy, dz; the reactions transposed back and subtracted from each neighbour's x and y in
-// one 128-bit operation and from z alone. The same operations on the same numbers as the scalar loops
-// (xi - x_j; f_j - r), so the results are bitwise those of the scalar code.
+// Passes one and three with the positions and forces as rows of three doubles (LayoutRight host arrays; the
+// scatter writes in place, so only where one thread owns the force array: k_scatter_in_place). With AVX2,
+// four neighbours at a time: each neighbour's row in one masked load (x, y, z; nothing read beyond it), the
+// four separations transposed into dx, dy, dz; the reactions transposed back and subtracted from each
+// neighbour's x and y in one 128-bit operation and from z alone. The same operations on the same numbers
+// as the scalar loops (xi - x_j; f_j - r), so the results are bitwise those of the scalar code.
 struct RowsOfThree {
   static void gather(const double* x, const int* row, int n, double xi, double yi, double zi, double* dx, double* dy,
                      double* dz) {
@@ -124,11 +124,12 @@ struct RowsOfThree {
   }
 };
 
-// Whether the host loop may use RowsOfThree: one thread, the scatter view being the force array.
+// Whether the host loop's scatter may write into the force array itself (RowsOfThree::scatter): one thread,
+// the scatter view being that array. Threaded host backends go through the scatter view's access.
 #if defined(KOKKOS_ENABLE_SERIAL)
-constexpr bool k_rows_of_three = std::is_same_v<ExecSpace, Kokkos::Serial>;
+constexpr bool k_scatter_in_place = std::is_same_v<ExecSpace, Kokkos::Serial>;
 #else
-constexpr bool k_rows_of_three = false;
+constexpr bool k_scatter_in_place = false;
 #endif
 
 // The masked evaluation of pass two over n gathered pairs, at the precision of the evaluator (Real): each
@@ -190,7 +191,7 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
   const bool newton = list.newton();
   auto f = atoms.f;
   scatter.reset_except(f);
-  double* const fraw = k_rows_of_three ? scatter.subview().data() : nullptr;  // the force array itself
+  double* const fraw = k_scatter_in_place ? scatter.subview().data() : nullptr;  // the force array itself
   PairTally t;
   using Real = typename Pair::real_type;
   auto body = [=](int i, double& energy, double& virial) {
@@ -211,19 +212,9 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
       for (int c0 = ranges[part][0]; c0 < ranges[part][1]; c0 += k_row_chunk) {
         const int n = ranges[part][1] - c0 < k_row_chunk ? ranges[part][1] - c0 : k_row_chunk;
         const int* row = &neigh(i, c0);
-        if constexpr (k_rows_of_three) {
-          RowsOfThree::gather(x.data(), row, n, xi, yi, zi, dx, dy, dz);
-          if (!OneType)
-            for (int k = 0; k < n; ++k) pj[k] = pairs(ti, type(row[k]));
-        } else {
-          for (int k = 0; k < n; ++k) {
-            const int j = row[k];
-            dx[k] = xi - x(j, 0);
-            dy[k] = yi - x(j, 1);
-            dz[k] = zi - x(j, 2);
-            if (!OneType) pj[k] = pairs(ti, type(j));
-          }
-        }
+        RowsOfThree::gather(x.data(), row, n, xi, yi, zi, dx, dy, dz);
+        if (!OneType)
+          for (int k = 0; k < n; ++k) pj[k] = pairs(ti, type(row[k]));
         if (OneType)
           masked_pairs<EV, Real>(n, dx, dy, dz, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
                                  fyi, fzi, energy, virial);
@@ -231,7 +222,7 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
           masked_pairs<EV, Real>(n, dx, dy, dz, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5,
                                  fxi, fyi, fzi, energy, virial);
         if (owned) {
-          if constexpr (k_rows_of_three) {
+          if constexpr (k_scatter_in_place) {
             RowsOfThree::scatter(fraw, row, n, dx, dy, dz);
           } else {
             for (int k = 0; k < n; ++k) {
