@@ -30,13 +30,13 @@ class GuardedRows {
   explicit GuardedRows(int rows) : m_rows(rows) {
     const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
     const std::size_t bytes = 3 * sizeof(double) * static_cast<std::size_t>(rows);
-    m_data_pages = (bytes + page - 1) / page;
-    m_length = (m_data_pages + 1) * page;
+    const std::size_t data_pages = (bytes + page - 1) / page;
+    m_length = (data_pages + 1) * page;
     void* p = mmap(nullptr, m_length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) throw std::runtime_error("mmap failed");
     m_base = static_cast<char*>(p);
-    if (mprotect(m_base + m_data_pages * page, page, PROT_NONE) != 0) throw std::runtime_error("mprotect failed");
-    m_rows_begin = reinterpret_cast<double*>(m_base + m_data_pages * page - bytes);
+    if (mprotect(m_base + data_pages * page, page, PROT_NONE) != 0) throw std::runtime_error("mprotect failed");
+    m_rows_begin = reinterpret_cast<double*>(m_base + data_pages * page - bytes);
   }
   ~GuardedRows() { munmap(m_base, m_length); }
   GuardedRows(const GuardedRows&) = delete;
@@ -46,7 +46,7 @@ class GuardedRows {
 
  private:
   int m_rows;
-  std::size_t m_data_pages = 0, m_length = 0;
+  std::size_t m_length = 0;
   char* m_base = nullptr;
   double* m_rows_begin = nullptr;
 };

@@ -52,6 +52,12 @@ attempt() {
   return $?
 }
 
+# newest_checkpoint: the step of the newest ckpt-STEP.h5 in the run's checkpoint directory (one still being
+# written ends in .tmp).
+newest_checkpoint() {
+  ls "$OUT/checkpoints" | sed -n 's/^ckpt-\([0-9]*\)\.h5$/\1/p' | sort -n | tail -1
+}
+
 # Attempt 1: SIGTERM after two periodic checkpoints.
 attempt "$WORK/a1.log" 2
 code=$?
@@ -61,7 +67,7 @@ S1=$(grep -o "Stopping at step [0-9]*" "$WORK/a1.log" | awk '{print $4}')
 grep -q "GPU sampling: no GPU" "$WORK/a1.log" || fail "attempt 1: the header does not say 'GPU sampling: no GPU'"
 # The stop checkpoint is lost: the next attempt resumes from an older one and redoes the steps since.
 rm -f "$OUT/checkpoints/ckpt-$S1.h5"
-P1=$(ls "$OUT/checkpoints" | sed -n 's/^ckpt-\([0-9]*\)\.h5$/\1/p' | sort -n | tail -1)
+P1=$(newest_checkpoint)
 [ -n "$P1" ] && [ "$P1" -lt "$S1" ] || fail "no older checkpoint than step $S1 to resume from"
 
 # Attempt 2: resumes from P1, SIGTERM after one periodic checkpoint.
@@ -138,7 +144,7 @@ pkill -KILL -P "$pid" -x spotrun
 wait "$pid"
 # (On a busy machine attempt 4 may step well past its first checkpoint before the kill lands: attempt 5 ends
 # 200 steps after the newest checkpoint attempt 4 left, wherever that is.)
-P4=$(ls "$OUT/checkpoints" | sed -n 's/^ckpt-\([0-9]*\)\.h5$/\1/p' | sort -n | tail -1)
+P4=$(newest_checkpoint)
 [ -n "$P4" ] && [ "$P4" -gt "$E3" ] || fail "attempt 4 left no checkpoint after step $E3"
 E5=$((P4 + 200))
 "$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=$E5 >"$WORK/a5.log" 2>&1 ||
