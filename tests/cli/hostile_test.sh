@@ -69,9 +69,11 @@ PY
 # forwarded to every rank as it is.
 stop_signal() { [[ $NP -eq 1 ]] && echo "$1" || echo USR1; }
 signal_number() { kill -l "$1"; }
-# signal_paused SIG: once the background run says it is pausing (SPOTRUN_TEST_PAUSE), SIG to it; waits for it.
+# signal_paused SIG: once the background run says it is pausing (SPOTRUN_TEST_PAUSE) and every rank has its
+# handlers (the first rank's message can come before another rank has started), SIG to it; waits for it.
 signal_paused() {
     wait_for "$W/bg.err" "pausing"
+    wait_handlers "$BG" "$NP"
     kill "-$1" "$BG"
     wait_bg
 }
