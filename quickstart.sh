@@ -5,39 +5,49 @@
 #   ./quickstart.sh run [DECK]   build, then run DECK (default: inputs/lj-melt.toml) afresh on one process
 #   ./quickstart.sh test         build, then run the whole test suite with ctest
 #
-# Both install the Debian packages the build needs when any is missing (apt-get, with sudo when not
-# root), configure with `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release` and build into build/.
+# `run` installs the Debian packages the build and a run need when any is missing (apt-get, with sudo
+# when not root), configures `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release` and builds the spotrun
+# program only; `test` adds the packages of the tests and builds everything.
 set -euo pipefail
 
 CALLER_DIR="$PWD"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$ROOT"
 
-PACKAGES=(
+# What the build of spotrun and a run need: the compiler and CMake, Open MPI, parallel HDF5, Kokkos, the
+# header libraries, FFTW, xxHash, hwloc, libcurl (spot notices), OpenBLAS (doctor's probe) and rclone
+# (the durable checkpoint tier).
+RUN_PACKAGES=(
     cmake g++ make pkg-config git
-    libopenmpi-dev openmpi-bin libhdf5-openmpi-dev hdf5-tools
+    libopenmpi-dev openmpi-bin libhdf5-openmpi-dev
     libtrilinos-kokkos-dev libcli11-dev libtoml11-dev nlohmann-json3-dev libspdlog-dev
-    libfftw3-dev libgtest-dev libbenchmark-dev libxxhash-dev libhwloc-dev libcurl4-openssl-dev libopenblas-dev
+    libfftw3-dev libxxhash-dev libhwloc-dev libcurl4-openssl-dev libopenblas-dev
+    rclone
+)
+# What the tests and benchmarks add: GoogleTest and Google Benchmark, the HDF5 tools, LAMMPS and its
+# reference runs, Python with numpy, h5py, matplotlib and MDAnalysis, a private Slurm, sshd for the
+# simulated nodes, JUBE.
+TEST_PACKAGES=(
+    hdf5-tools libgtest-dev libbenchmark-dev
     python3-numpy python3-scipy
     slurm-wlm munge
     libfftw3-mpi-dev lammps jube python3-matplotlib
     python3-h5py python3-mdanalysis
     openssh-server
-    rclone
 )
 # Node.js and npm (for s3rver, the stand-in S3 server of the durable-tier tests) are taken as the machine
 # has them: an image may carry another Node.js (NodeSource's bundles npm and conflicts with Debian's npm
 # package). Debian's are installed only where there is no npm at all.
 
 usage() {
-    sed -n '2,9p' "$ROOT/quickstart.sh" | sed 's/^# \{0,1\}//'
+    sed -n '2,10p' "$ROOT/quickstart.sh" | sed 's/^# \{0,1\}//'
 }
 
 log() { echo "quickstart: $*" >&2; }
 
 install_packages() {
     local missing=() p
-    for p in "${PACKAGES[@]}"; do
+    for p in "$@"; do
         if [[ "$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)" != ii* ]]; then
             missing+=("$p")
         fi
@@ -55,10 +65,23 @@ install_packages() {
     "${sudo[@]}" apt-get install -y -q "${missing[@]}"
 }
 
+# build [all|spotrun]: configures build/ (Release) and builds everything, or only the spotrun program.
+# A first configuration for `run` leaves the tests and benchmarks out (their packages may be missing);
+# `test` switches them on.
 build() {
-    log "configuring and building into build/"
-    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-    cmake --build build -j"$(nproc)"
+    local what="$1" opts=(-DCMAKE_BUILD_TYPE=Release)
+    if [[ "$what" == all ]]; then
+        opts+=(-DSPOTRUN_BUILD_TESTS=ON -DSPOTRUN_BUILD_BENCH=ON)
+    elif [[ ! -f build/CMakeCache.txt ]]; then
+        opts+=(-DSPOTRUN_BUILD_TESTS=OFF -DSPOTRUN_BUILD_BENCH=OFF)
+    fi
+    log "configuring and building into build/ (${what})"
+    cmake -S . -B build "${opts[@]}"
+    if [[ "$what" == all ]]; then
+        cmake --build build -j"$(nproc)"
+    else
+        cmake --build build -j"$(nproc)" --target spotrun
+    fi
 }
 
 mpi_env() {
@@ -79,16 +102,16 @@ case "$cmd" in
         deck="${2:-inputs/lj-melt.toml}"
         # A deck given on the command line is relative to the caller's directory.
         if [[ $# -eq 2 && "$deck" != /* ]]; then deck="$CALLER_DIR/$deck"; fi
-        install_packages
-        build
+        install_packages "${RUN_PACKAGES[@]}"
+        build spotrun
         mpi_env
         # A fresh run every time (a second run would otherwise resume from runs/<deck>/final.h5).
         exec build/launcher/spotrun run "$deck" --resume never
         ;;
     test)
         [[ $# -eq 1 ]] || { usage >&2; exit 2; }
-        install_packages
-        build
+        install_packages "${RUN_PACKAGES[@]}" "${TEST_PACKAGES[@]}"
+        build all
         mpi_env
         # The durable-tier tests run against s3rver (npm) on 127.0.0.1. Without the npm registry they
         # skip, saying so (CI sets SPOTRUN_REQUIRE_DURABLE=1: there a skip is a failure).
