@@ -301,6 +301,32 @@ def parse_samples(out, label):
     return found
 
 
+def spotrun_text(out, outdir):
+    """What spotrun run said: its terminal output, then OUTDIR/spotrun.log where the run writes one (the
+    summary lines may go there rather than to the terminal; `--verbose` brings them back, and the suite passes
+    it where `spotrun run --help` offers it). The parsers below take the last match, so the log, read last,
+    decides where both hold a line."""
+    log = os.path.join(outdir, "spotrun.log")
+    try:
+        with open(log, errors="replace") as f:
+            return out + "\n" + f.read()
+    except OSError:
+        return out
+
+
+def spotrun_progress_rate(outdir):
+    """OUTDIR/progress.json's work_per_second of a finished run (atom-steps/s for MD: the same loop time and
+    work as the summary's Performance line), or None."""
+    try:
+        with open(os.path.join(outdir, "progress.json")) as f:
+            d = json.load(f)
+        if d.get("finished") and d.get("work_unit") == "atom-steps/s" and d.get("work_per_second", 0) > 0:
+            return float(d["work_per_second"])
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return None
+
+
 def parse_spotrun_comm_share(out, label):
     """Comm time of the slowest rank over the loop time, from spotrun run's summary."""
     loop = re.findall(r"Loop time:\s*([0-9.eE+-]+)\s*s", out)
@@ -310,10 +336,14 @@ def parse_spotrun_comm_share(out, label):
     return float(comm[-1]) / float(loop[-1])
 
 
-def parse_spotrun_rate(out, label):
+def parse_spotrun_rate(out, label, progress_rate=None):
+    """The summary's Performance line; without one, OUTDIR/progress.json's rate (progress_rate)."""
     m = re.findall(r"Performance:\s*([0-9.eE+-]+)\s*atom-steps/s", out)
     if not m:
-        raise BenchFailure(f"{label}: no 'Performance: ... atom-steps/s' line")
+        if progress_rate:
+            return progress_rate
+        raise BenchFailure(f"{label}: no 'Performance: ... atom-steps/s' line (terminal, OUTDIR/spotrun.log) and no "
+                           f"finished OUTDIR/progress.json")
     return float(m[-1])
 
 
@@ -424,6 +454,10 @@ class Suite:
         self.cores = os.cpu_count() or 1
         b = args.build
         self.spotrun = args.spotrun
+        # spotrun run's summary (Loop time, Performance, Time Comm) on the terminal: --verbose where the program
+        # has it (its summary may otherwise go to OUTDIR/spotrun.log only, which spotrun_text reads as well).
+        self.spotrun_verbose = (["--verbose"] if any(kind == "lj" for kind in (args.specs[x]["kind"] for x in args.suites))
+                                and "--verbose" in capture([args.spotrun, "run", "--help"]) else [])
         self.bench_fluid = os.path.join(b, "bench", "bench_fluid")
         self.bench_checkpoint = os.path.join(b, "bench", "bench_checkpoint")
         self.bench_halo = os.path.join(b, "bench", "bench_halo")
@@ -473,10 +507,11 @@ class Suite:
                     out, spot_cmd[suffix] = self.runner.run(f"lj-spotrun{suffix}-{atoms}-np{r}-{rep}", r, [
                         self.spotrun, "run", LJ_DECK, "--set", f"md.lattice.cells=[{cells[0]},{cells[1]},{cells[2]}]",
                         "--set", f"run.steps={steps}", "--set", f"md.precision={precision}", "--output-dir", outdir,
-                        "--resume", "never"])
+                        "--resume", "never"] + self.spotrun_verbose)
+                    out, rate = spotrun_text(out, outdir), spotrun_progress_rate(outdir)
                 finally:
                     shutil.rmtree(outdir, ignore_errors=True)
-                spot[suffix].append(parse_spotrun_rate(out, f"spotrun ({precision})"))
+                spot[suffix].append(parse_spotrun_rate(out, f"spotrun ({precision})", rate))
                 if precision == "double" and r > 1:
                     share_on.append(parse_spotrun_comm_share(out, "spotrun (double)"))
                 done += 1
@@ -490,7 +525,8 @@ class Suite:
                     out, off_cmd = self.runner.run(f"lj-spotrun-no-overlap-{atoms}-np{r}-{rep}", r, [
                         self.spotrun, "run", LJ_DECK, "--set", f"md.lattice.cells=[{cells[0]},{cells[1]},{cells[2]}]",
                         "--set", f"run.steps={steps}", "--set", "md.precision=double", "--set", "md.halo_overlap=false",
-                        "--output-dir", outdir, "--resume", "never"])
+                        "--output-dir", outdir, "--resume", "never"] + self.spotrun_verbose)
+                    out = spotrun_text(out, outdir)
                 finally:
                     shutil.rmtree(outdir, ignore_errors=True)
                 share_off.append(parse_spotrun_comm_share(out, "spotrun (no halo overlap)"))
