@@ -26,12 +26,21 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
               (bench_checkpoint); the read also against a raw read into newly allocated memory; the level
               set (node files in /dev/shm) against the shared write, written synchronously and in the
               background (checkpoint.async: the loop's blocking time, and a step during the background
-              write against one after it)
+              write against one after it); where rclone is installed, the set flushed to a durable tier at
+              nice 19 (a step during the flush against one after it)
   halo        the MD halo update alone and the integrate step at 32k, 256k, 2M atoms, against their
               memory-bandwidth floors (bench_halo)
   halo-weak   the same at 32k atoms per rank
 --quick runs each deck's quick sizes, --smoke its smoke sizes (tiny: the tests). --size N replaces every
 chosen suite's sizes with N (atoms, or n for an n^3 grid; per rank for the weak suites).
+
+--quick has a budget of 10 minutes on 2 cores (ranks 1 and 2; QUICK_BUDGET_S), each suite a share (its
+deck's quick_budget); report.md gives each suite's measured duration and warns when one ran past its
+share. It keeps every peer, floor and target of the full run, and drops: lj at 256k atoms (full run only),
+and the checkpoint suite's durable flush at 2M atoms; the flush at 256k atoms keeps rclone at nice 19 and
+times the steps over at most its first QUICK_DURABLE_WINDOW_S (10) seconds, then cancels it, and the steps
+beside each background write are timed over at most its first QUICK_ASYNC_WINDOW_S (5) (bench/README.md).
+Its measured durations: docs/performance.md.
 
 Each measurement is repeated --repeat times (default 3): its median and spread (min, quartiles, max) are
 recorded. Output in --out DIR (default runs/bench/<date>-<time>): results.json (every record, rewritten
@@ -87,6 +96,8 @@ DECK_KEYS = {
 # optional deck key -> what it holds
 OPTIONAL_DECK_KEYS = {
     "targets": "a table size -> the largest ratio to the floor that meets the target (fluid), e.g. { 64 = 1.3 }",
+    "quick_budget": "seconds: the suite's share of the --quick budget (QUICK_BUDGET_S on 2 cores); report.md warns "
+                    "when a --quick run of the suite took longer",
 }
 PASSED_ENV = ("SPOTRUN_TEST_FORCE_SLOWDOWN",)
 FFTS_PER_STEP = 36
@@ -171,8 +182,12 @@ def load_suite(path):
             if not k.isdigit() or int(k) < 2 or isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
                 raise DeckError(f"{path}: targets: {k} = {v!r}: the key must be a size >= 2, the value a ratio > 0")
             targets[int(k)] = float(v)
+    budget = data.get("quick_budget")
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0):
+        raise DeckError(f"{path}: quick_budget = {budget!r}: must be a number of seconds > 0")
     return dict(name=name, path=path, title=data["title"], kind=data["program"], scaling=data["scaling"],
-                full=data["sizes"], quick=data["quick"], smoke=data["smoke"], targets=targets)
+                full=data["sizes"], quick=data["quick"], smoke=data["smoke"], targets=targets,
+                quick_budget=None if budget is None else float(budget))
 
 
 def load_suites(directory=SUITE_DIR):
@@ -370,6 +385,15 @@ LJ_TARGETS = {"lj.spotrun": 2.0, "lj.spotrun-mixed": 3.0, "lj.spotrun-mixed-vs-o
 # durable flush at most 5 % slower than right after it (checkpoint.step_durable over step_after_durable).
 BLOCKING_TARGET = 4.0
 STEP_DURABLE_TARGET = 1.05
+# --quick: the durable flush at the checkpoint suite's smallest quick size only, its steps timed for at most
+# this many seconds of the flush (rclone at nice 19 as in the full run; a flush still running is cancelled).
+QUICK_DURABLE_WINDOW_S = 10.0
+# --quick: the synthetic step timed over at most this many seconds of each background write (at nice 10 it
+# takes 0.2-4 s on an idle 2-core machine, minutes beside other work), which then finishes without steps.
+QUICK_ASYNC_WINDOW_S = 5.0
+# --quick on 2 cores (ranks 1 and 2): the whole run's budget in seconds; each deck's quick_budget is its share
+# (the shipped shares sum to at most this), and report.md warns when a suite or the run took longer.
+QUICK_BUDGET_S = 600.0
 # The Comm share of the MD loop (double) with the halo overlapped (md.halo_overlap, the default) against the
 # same run with the halo exchanged first, from two ranks: at most this ratio (strong scaling).
 COMM_SHARE_TARGET = 0.5
@@ -383,10 +407,11 @@ def lj_steps(atoms):
     return 100 if atoms <= 300000 else 40
 
 
-def predicted_cost(kind, total, ranks, repeat, peers, cores):
+def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None):
     """Seconds, a rough model of this 2-core machine; the progress line rescales it by what it measures.
     peers: the LAMMPS runs per spotrun run of an LJ measurement (0, 1 or 2); an LJ measurement runs spotrun
-    once per precision (LJ_PRECISIONS), and from two ranks once more without the halo overlap."""
+    once per precision (LJ_PRECISIONS), and from two ranks once more without the halo overlap. durable
+    (checkpoint): None for no durable flush, 0 for a whole flush, else the window of its timed steps."""
     eff = min(ranks, cores) / max(1.0, ranks / cores) if ranks > cores else ranks
     if kind == "lj":
         per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
@@ -396,7 +421,10 @@ def predicted_cost(kind, total, ranks, repeat, peers, cores):
         return 1.5 + total * 4e-7 + (repeat + 1) * 2.2 * step
     if kind == "checkpoint":
         mb = total * 128 / 1e6
-        return 1.0 + repeat * (0.3 + mb * 0.012)
+        # write, read and raw: 0.012 s/MB; a background write at nice 10 and as many steps after it: 0.03 s/MB;
+        # a durable flush at nice 19 and as many steps after it: its window twice, or 60 s + 0.5 s/MB.
+        flush = 0.0 if durable is None else 2 * durable if durable else 60 + mb * 0.5
+        return 2.0 + repeat * (0.5 + mb * 0.042) + flush
     if kind == "halo":
         return 1.5 + total * 4e-6 + repeat * 0.5
     return 10.0
@@ -416,7 +444,11 @@ def plan(args, cores, peers):
                     a, b, c = factor3(r) if spec["scaling"] == "weak" else (1, 1, 1)
                     total = size ** 3 * a * b * c
                     label = f"{suite} {size * a}x{size * b}x{size * c} np{r}"
-                cost = predicted_cost(spec["kind"], total, r, args.repeat, peers if spec["kind"] == "lj" else 0, cores)
+                durable = None
+                if spec["kind"] == "checkpoint" and (not args.quick or size == min(sizes)):
+                    durable = QUICK_DURABLE_WINDOW_S if args.quick else 0
+                cost = predicted_cost(spec["kind"], total, r, args.repeat, peers if spec["kind"] == "lj" else 0, cores,
+                                      durable)
                 tasks.append(Task(suite, spec["kind"], spec["scaling"], size, r, cost, label))
     return tasks
 
@@ -461,6 +493,11 @@ class Suite:
         self.bench_fluid = os.path.join(b, "bench", "bench_fluid")
         self.bench_checkpoint = os.path.join(b, "bench", "bench_checkpoint")
         self.bench_halo = os.path.join(b, "bench", "bench_halo")
+
+    def sizes(self, suite):
+        """The sizes this run measures of a suite (--size, or the deck's sizes of the mode)."""
+        spec = self.args.specs[suite]
+        return [self.args.size] if self.args.size else spec["smoke" if self.args.smoke else "quick" if self.args.quick else "full"]
 
     def base(self, task, load):
         d = dict(self.meta)
@@ -641,12 +678,22 @@ class Suite:
         # local backend), at checkpoint.durable_nice's default, 19. The smoke run, which checks the records and not
         # their figures, flushes at the loop's priority: at 19 beside ranks that keep every core busy, rclone's
         # starts alone take tens of seconds.
+        # --quick flushes at its smallest size only, at nice 19 still, and times the steps for at most
+        # QUICK_DURABLE_WINDOW_S of the flush (a flush still running then is cancelled): beside two busy cores a
+        # flush at nice 19 takes 40-150 s, and as many steps after it again.
         durable, durable_dir, rclone_nice = [], os.path.join(d, "durable"), 0 if self.args.smoke else 19
-        if shutil.which(os.environ.get("SPOTRUN_RCLONE") or "rclone"):
+        window = QUICK_DURABLE_WINDOW_S if self.args.quick else None
+        flush_here = not self.args.quick or task.size == min(self.sizes(task.suite))
+        if flush_here and shutil.which(os.environ.get("SPOTRUN_RCLONE") or "rclone"):
             durable = ["--durable", durable_dir, "--durable-nice", str(rclone_nice)]
+            if window:
+                durable += ["--durable-window", f"{window:g}"]
+        async_window = QUICK_ASYNC_WINDOW_S if self.args.quick else None
+        windows = ["--async-window", f"{async_window:g}"] if async_window else []
         try:
             out, cmd = self.runner.run(f"checkpoint-{atoms}-np{task.ranks}", task.ranks, [
-                self.bench_checkpoint, "--samples", "--levels", levels_dir] + durable + [d, self.args.repeat, atoms])
+                self.bench_checkpoint, "--samples", "--levels", levels_dir] + windows + durable +
+                [d, self.args.repeat, atoms])
         finally:
             shutil.rmtree(d, ignore_errors=True)
         s = parse_samples(out, "bench_checkpoint")
@@ -674,7 +721,7 @@ class Suite:
                                     samples=s["async_blocking_MBps"]["values"], reference=write, **blocking))
         if "step_background_s" in s and "step_idle_s" in s:
             steps = dict(common, metric="time", unit="s/step", better="lower",
-                         details=dict(details, levels_dir=levels_dir,
+                         details=dict(details, levels_dir=levels_dir, async_window_s=async_window,
                                       step="synthetic MD step of bench_checkpoint (20 LJ pairs per atom, an allreduce)"))
             idle = self.add(sr.make_record(base, name="checkpoint.step_idle", role="floor",
                                            samples=s["step_idle_s"]["values"], **steps))
@@ -683,9 +730,13 @@ class Suite:
         # checkpoint.step_durable: the synthetic step while the durable flush runs (rclone, no MPI) against as many
         # steps right after it (target: ratio <= 1.05, in the report's Targets).
         if "step_durable_s" in s and "step_after_durable_s" in s:
+            flush = s.get("durable_flush_s") or {}
             steps = dict(common, metric="time", unit="s/step", better="lower",
                          details=dict(details, durable=durable_dir, rclone_nice=rclone_nice,
-                                      step="synthetic MD step of bench_checkpoint (20 LJ pairs per atom, an allreduce)"))
+                                      step="synthetic MD step of bench_checkpoint (20 LJ pairs per atom, an allreduce)",
+                                      flush_seconds=(flush.get("values") or [None])[0],
+                                      flush_complete=flush.get("complete", True),
+                                      durable_window_s=window))
             steps_target = dict(steps, details=dict(steps["details"], target_ratio=STEP_DURABLE_TARGET))
             after = self.add(sr.make_record(base, name="checkpoint.step_after_durable", role="floor",
                                             samples=s["step_after_durable_s"]["values"], **steps))
@@ -739,7 +790,9 @@ def parse_args(argv):
                    help="suites to run (default: every deck in bench/suite/): a deck's name or a path to a .toml")
     p.add_argument("--ranks", help="rank counts, comma-separated (default: 1, 2, 4, ... up to the cores)")
     mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="smaller sizes (under 10 minutes on 2 cores)")
+    mode.add_argument("--quick", action="store_true",
+                      help="the decks' quick sizes; budget 10 minutes on 2 cores, each suite's share checked in "
+                           "report.md")
     mode.add_argument("--smoke", action="store_true", help="tiny sizes (the tests)")
     p.add_argument("--size", type=int, help="only this size (atoms, or n of an n^3 grid; per rank when weak)")
     p.add_argument("--repeat", type=int, default=3, help="repetitions of each measurement (default 3, at least 1)")
@@ -863,14 +916,34 @@ def main(argv):
         print("bench/suite.py: LAMMPS (lmp) not found: LJ without its peer", file=sys.stderr)
     print(f"bench/suite.py: {len(tasks)} measurements, predicted about {fmt_duration(progress.total)}; output {out}",
           file=sys.stderr)
+    # The measured duration of each suite (report.md), and in --quick the shares of the budget it is judged by.
+    suite_seconds = {s: 0.0 for s in args.suites}
+    suite_measurements = {s: 0 for s in args.suites}
+    if args.quick:
+        judged = not args.size and max(args.ranks) <= 2
+        results.set_meta(quick_budget={
+            "total_s": QUICK_BUDGET_S, "shares": {s: args.specs[s].get("quick_budget") for s in args.suites},
+            "judged": judged,
+            "not_judged_because": "" if judged else "--size or more than 2 ranks: the shares are for the decks' quick "
+                                                    "sizes at ranks 1 and 2 (2 cores)"})
     suite = Suite(args, meta, results, runner, progress, lammps, scratch)
     t0 = time.time()
     code = 0
     try:
-        for task in tasks:
+        for i, task in enumerate(tasks):
             progress.next(task)
-            suite.run_task(task)
+            ts = time.time()
+            try:
+                suite.run_task(task)
+            finally:
+                suite_seconds[task.suite] += time.time() - ts
+                suite_measurements[task.suite] += 1
+                results.set_meta(suite_seconds={k: round(v, 1) for k, v in suite_seconds.items()},
+                                 suite_measurements=dict(suite_measurements))
             progress.finish(task)
+            if i + 1 == len(tasks) or tasks[i + 1].suite != task.suite:
+                print(f"bench/suite.py: suite {task.suite} done in {fmt_duration(suite_seconds[task.suite])}",
+                      file=sys.stderr, flush=True)
         status = "complete"
     except BenchFailure as e:
         print(f"bench/suite.py: FAILED: {e}", file=sys.stderr)
@@ -891,6 +964,8 @@ def main(argv):
         if regressions and code == 0:
             code = 1
     suite_report.write_report(out, results.doc, comparison)
+    for warning in suite_report.budget_warnings(results.doc["meta"]):
+        print(f"bench/suite.py: warning: {warning}", file=sys.stderr)
     print(f"bench/suite.py: {status} in {fmt_duration(time.time() - t0)}: {len(results.records)} records in "
           f"{os.path.join(out, 'results.json')}, report {os.path.join(out, 'report.md')}", file=sys.stderr)
     return code

@@ -18,6 +18,15 @@ RATIO_MEANING = {
     "checkpoint.read": "read / raw read MB/s (1 = at the floor)",
     "checkpoint.read-vs-new": "read / raw read into newly allocated memory MB/s, the samples of checkpoint.read "
                               "(1 = at that floor)",
+    "checkpoint.async_blocking": "shared write MB/s over the MB/s of the loop's blocking time for a background set "
+                                 "(>= 4: blocked at most 25 % of the shared write)",
+    "checkpoint.step_background": "synthetic step during the background write of the level set (writer at nice 10) "
+                                  "/ the same steps after it; --quick: over at most the first details.async_window_s "
+                                  "seconds of each write",
+    "checkpoint.step_durable": "synthetic step during the durable flush (rclone at nice 19) / the same steps right "
+                               "after it; --quick: at the smallest size only, over at most the flush's first "
+                               "details.durable_window_s seconds (a flush still running then is cancelled: "
+                               "details.flush_complete false)",
     "halo.update": "update time / memory-bandwidth floor (52 bytes per ghost)",
     "md.integrate": "integrate time / memory-bandwidth floor (224 bytes per atom)",
 }
@@ -133,10 +142,97 @@ def targets_table(records):
         over = " (over)" if r.get("oversubscribed") else ""
         lines.append(f"| {r['suite']} | {r['name']} | {size_label(r)} | {r['ranks']}{over} | {r['reference']['name']} | "
                      f"{r['ratio']:.3f} ({lo:.2f} - {hi:.2f}) | {'<=' if lower else '>='} {t:g} | {verdict} |")
+    windowed = [r for r in recs if (r.get("details") or {}).get("durable_window_s")]
+    if windowed:
+        w = windowed[0]["details"]["durable_window_s"]
+        lines += ["", f"checkpoint.step_durable in --quick: the steps during at most the first {w:g} s of the durable "
+                  "flush (rclone at nice 19, as in the full run, where the whole flush is timed), against as many steps "
+                  "after it; the rows flushed at the smallest quick size only."]
     lines += ["", f"{len(recs) - missed} of {len(recs)} met (the median ratio against the target; the range: the "
               "extreme samples over the median of the reference). Where the time goes, and why a target is "
               "missed: docs/performance.md.", ""]
     return lines
+
+
+def duration(seconds):
+    s = int(round(seconds))
+    return f"{s // 60} min {s % 60:02d} s" if s >= 60 else f"{s} s"
+
+
+def budget_verdicts(meta):
+    """The --quick budget check (bench/suite.py QUICK_BUDGET_S and each deck's quick_budget): per suite run,
+    (suite, seconds, share or None, seconds over the share or 0), and the whole run's (None, seconds, total,
+    over). Empty where the run was not a --quick run judged against the shares."""
+    budget = meta.get("quick_budget") or {}
+    if meta.get("mode") != "quick" or not budget.get("judged"):
+        return []
+    seconds = meta.get("suite_seconds") or {}
+    shares = budget.get("shares") or {}
+    rows = []
+    for suite, t in seconds.items():
+        share = shares.get(suite)
+        rows.append((suite, t, share, max(0.0, t - share) if share else 0.0))
+    total, whole = sum(seconds.values()), budget.get("total_s")
+    if whole:
+        rows.append((None, total, whole, max(0.0, total - whole)))
+    return rows
+
+
+def budget_warnings(meta):
+    """One sentence per suite (and for the whole run) that ran past its share of the --quick budget."""
+    out = []
+    for suite, t, share, over in budget_verdicts(meta):
+        if over > 0:
+            what = f"suite {suite}" if suite else "the whole --quick run"
+            out.append(f"{what} took {duration(t)}, past its share of the quick budget ({duration(share)}) by "
+                       f"{duration(over)}; load average at the start {meta.get('load_start')}, at the end "
+                       f"{meta.get('load_end')} (work beside the suite slows it)")
+    return out
+
+
+def durations_table(meta):
+    """The measured duration of each suite; in a judged --quick run its share of the budget and the verdict."""
+    seconds = meta.get("suite_seconds")
+    if not seconds:
+        return []
+    counts = meta.get("suite_measurements") or {}
+    verdicts = {row[0]: row for row in budget_verdicts(meta)}
+    budget = meta.get("quick_budget") or {}
+    lines = ["## Duration per suite", ""]
+    warnings = budget_warnings(meta)
+    if warnings:
+        lines += [f"**Warning: {w}.**" for w in warnings] + [""]
+    if verdicts:
+        lines += [f"The --quick budget: {duration(budget['total_s'])} on 2 cores (bench/suite.py QUICK_BUDGET_S), "
+                  "each suite's share its deck's `quick_budget`. A suite past its share is a warning, not a "
+                  "failure: the share is for an otherwise idle machine.", ""]
+    elif meta.get("mode") == "quick":
+        lines += [f"Not judged against the --quick budget: {budget.get('not_judged_because') or 'no budget recorded'}.",
+                  ""]
+    quick = meta.get("mode") == "quick"
+    shares = budget.get("shares") or {}
+    if quick:
+        lines += ["| suite | measurements | duration | share of the quick budget | verdict |",
+                  "|-------|-------------:|---------:|--------------------------:|---------|"]
+    else:
+        lines += ["| suite | measurements | duration |", "|-------|-------------:|---------:|"]
+
+    def row(suite, n, t, share):
+        if not quick:
+            return f"| {suite} | {n} | {duration(t)} |"
+        v = verdicts.get(None if suite == "(all)" else suite)
+        if not share:
+            verdict = "no share (no quick_budget in its deck)"
+        elif v is None:
+            verdict = "not judged"
+        else:
+            verdict = f"**past its share by {duration(v[3])}**" if v[3] > 0 else "within its share"
+        return f"| {suite} | {n} | {duration(t)} | {duration(share) if share else ''} | {verdict} |"
+
+    for suite, t in seconds.items():
+        lines.append(row(suite, counts.get(suite, ""), t, shares.get(suite)))
+    lines.append(row("(all)", sum(counts.values()) if counts else "", sum(seconds.values()), budget.get("total_s")))
+    return lines + [""]
 
 
 def plots(out, records):
@@ -230,6 +326,7 @@ def write_report(out, doc, comparison):
     lines += ["Values are medians of the repetitions; ratio = value / reference value (both medians); parallel "
               "efficiency is speed(r) / speed(r0) / (r / r0) against the smallest rank count r0 of the same size "
               "(weak: the same size per rank). See bench/README.md for what each quantity measures.", ""]
+    lines += durations_table(meta)
     lines += summary_table(records)
     lines += targets_table(records)
     lines += tables(records, meta.get("suite_titles") or {})

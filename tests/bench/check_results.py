@@ -12,7 +12,8 @@ when there is any.
   shows the pair style lj/cut/opt), without LAMMPS no such record; the same for md.precision = "mixed"
   (lj.spotrun-mixed, lj.spotrun-mixed-vs-opt); lj strong records against a peer carry their target;
   from two ranks lj.comm_share against lj.comm_share_no_overlap (the halo overlap on and off);
-- report.md: a table per suite; summary.txt: one line per record; the three plots are PNG images.
+- report.md: a table per suite, and each suite's measured duration (meta.suite_seconds); summary.txt: one
+  line per record; the three plots are PNG images.
 """
 import argparse
 import json
@@ -130,6 +131,15 @@ def main():
     for suite in a.suites.split(","):
         if f"(`{suite}`)" not in report:
             problems.append(f"report.md: no table of suite {suite}")
+    # The measured duration of every suite (meta.suite_seconds), in report.md's "Duration per suite".
+    seconds = doc["meta"].get("suite_seconds") or {}
+    if "## Duration per suite" not in report:
+        problems.append("report.md: no Duration per suite section")
+    for suite in a.suites.split(","):
+        if not isinstance(seconds.get(suite), (int, float)) or seconds[suite] < 0:
+            problems.append(f"results.json: meta.suite_seconds has no duration of suite {suite}")
+        elif f"| {suite} | " not in report.split("## Duration per suite", 1)[-1]:
+            problems.append(f"report.md: no duration of suite {suite}")
     with open(os.path.join(a.dir, "summary.txt")) as f:
         lines = [l for l in f if l.startswith("RECORD ")]
     if len(lines) != len(records):

@@ -200,6 +200,47 @@ class Compare(unittest.TestCase):
             self.assertIn("REGRESSION", slow.stdout)
 
 
+class QuickBudget(unittest.TestCase):
+    """report.md's duration per suite and the --quick budget check (bench/suite_report.py), on made-up
+    durations: no benchmark runs, no timing is judged."""
+    META = {"mode": "quick", "load_start": [3.1, 2.0, 1.0], "load_end": [4.0, 3.0, 2.0],
+            "suite_seconds": {"lj": 80.0, "checkpoint": 250.0}, "suite_measurements": {"lj": 2, "checkpoint": 4},
+            "quick_budget": {"total_s": 600.0, "shares": {"lj": 90.0, "checkpoint": 195.0}, "judged": True,
+                             "not_judged_because": ""}}
+
+    def test_a_suite_past_its_share_is_warned(self):
+        import suite_report
+        warnings = suite_report.budget_warnings(self.META)
+        self.assertEqual(len(warnings), 1, warnings)
+        self.assertIn("suite checkpoint took 4 min 10 s, past its share of the quick budget (3 min 15 s) by 55 s",
+                      warnings[0])
+        table = "\n".join(suite_report.durations_table(self.META))
+        self.assertIn("| lj | 2 | 1 min 20 s | 1 min 30 s | within its share |", table)
+        self.assertIn("| checkpoint | 4 | 4 min 10 s | 3 min 15 s | **past its share by 55 s** |", table)
+        self.assertIn("| (all) | 6 | 5 min 30 s | 10 min 00 s | within its share |", table)
+        self.assertIn("**Warning: suite checkpoint took", table)
+
+    def test_the_whole_run_past_the_budget_is_warned(self):
+        import suite_report
+        meta = copy.deepcopy(self.META)
+        meta["suite_seconds"] = {"lj": 85.0, "checkpoint": 190.0, "fft": 400.0}
+        warnings = suite_report.budget_warnings(meta)
+        self.assertEqual(len(warnings), 1, warnings)  # fft has no share: only the whole run's
+        self.assertTrue(any("the whole --quick run took 11 min 15 s" in w for w in warnings), warnings)
+        self.assertIn("no share", "\n".join(suite_report.durations_table(meta)))
+
+    def test_not_judged_outside_quick(self):
+        import suite_report
+        for change, line in (({"mode": "full"}, "| checkpoint | 4 | 4 min 10 s |\n"),
+                             ({"quick_budget": dict(self.META["quick_budget"], judged=False, not_judged_because="--size")},
+                              "| checkpoint | 4 | 4 min 10 s | 3 min 15 s | not judged |")):
+            meta = dict(self.META, **change)
+            self.assertEqual(suite_report.budget_warnings(meta), [])
+            table = "\n".join(suite_report.durations_table(meta)) + "\n"
+            self.assertIn(line, table)
+            self.assertNotIn("Warning", table)
+
+
 class Decks(unittest.TestCase):
     def test_shipped_decks(self):
         suites = suite_py.load_suites()
@@ -208,6 +249,31 @@ class Decks(unittest.TestCase):
         self.assertEqual(suites["fluid"]["full"], [64, 128, 256])
         self.assertEqual(suites["checkpoint"]["full"], [256000, 2048000])
         self.assertEqual({s["scaling"] for s in suites.values()}, {"strong", "weak"})
+
+    def test_quick_keeps_every_target_within_the_budget(self):
+        # --quick: every shipped deck has a share of the budget, the shares fit in it, and every size with a
+        # target in the full run is a quick size too (the same Targets table).
+        suites = suite_py.load_suites()
+        shares = {name: s["quick_budget"] for name, s in suites.items()}
+        self.assertNotIn(None, shares.values(), shares)
+        self.assertLessEqual(sum(shares.values()), suite_py.QUICK_BUDGET_S)
+        for name, s in suites.items():
+            self.assertLessEqual(set(s["targets"]), set(s["quick"]), name)
+            self.assertLessEqual(set(s["quick"]), set(s["full"]), name)
+        self.assertIn(min(suites["checkpoint"]["quick"]), suites["checkpoint"]["full"])
+
+    def load(self, text):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "mine.toml")
+            with open(path, "w") as f:
+                f.write(text)
+            return suite_py.load_suite(path)
+
+    def test_quick_budget_key(self):
+        self.assertEqual(self.load(self.GOOD + "quick_budget = 90\n")["quick_budget"], 90.0)
+        self.assertIsNone(self.load(self.GOOD)["quick_budget"])
+        self.assertIn("quick_budget = 0", self.deck_error(self.GOOD + "quick_budget = 0\n"))
+        self.assertIn("quick_budget = 'x'", self.deck_error(self.GOOD + "quick_budget = 'x'\n"))
 
     def deck_error(self, text):
         with tempfile.TemporaryDirectory() as d:
