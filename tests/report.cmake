@@ -11,3 +11,8 @@ foreach(np 1 2 3)
   set_tests_properties(report.sigterm_twice.np${np} PROPERTIES TIMEOUT 600 PROCESSORS ${np} LABELS "cli;mpi;report"
                        PASS_REGULAR_EXPRESSION "PASS: report at np ${np}")
 endforeach()
+# --png (tests/report/png_test.sh): a PNG path that cannot be written is refused (exit 2, one line naming it);
+# the PNG of a resumed run has the thermo panels. Skipped (77) without matplotlib for /usr/bin/python3.
+add_test(NAME report.png COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/report/png_test.sh $<TARGET_FILE:spotrun>)
+set_tests_properties(report.png PROPERTIES TIMEOUT 300 LABELS "cli;report" SKIP_RETURN_CODE 77
+                     PASS_REGULAR_EXPRESSION "PASS: report png")
