@@ -1,6 +1,6 @@
 #pragma once
 // Trajectories in H5MD 1.1 (https://www.nongnu.org/h5md/), read by MDAnalysis, OVITO and VMD's plugin:
-// OUTDIR/trajectory.h5 with /h5md (version, author, creator), /particles/all/box (periodic, edges per
+// OUTDIR/trajectory.h5md with /h5md (version, author, creator), /particles/all/box (periodic, edges per
 // frame) and one time-dependent group per field (step, time, value) under /particles/all; species (the
 // atom types) is time-independent. Rows are atoms in id order, each rank writing its block collectively
 // (parallel HDF5), so the file does not depend on the rank count. The file is opened and closed around

@@ -204,18 +204,27 @@ class Parser {
 LammpsData parse_lammps_data(const std::string& text, const std::string& name) { return Parser(text, name).parse(); }
 
 
-std::string format_lammps_data(const LammpsData& d, const std::string& title) {
+std::string format_lammps_data(const LammpsData& d, const std::string& title, LammpsDataStyle style,
+                               const std::vector<std::string>& type_names) {
   std::ostringstream o;
   o << title << "\n\n" << d.natoms() << " atoms\n" << d.ntypes << " atom types\n\n";
   const char* names[3] = {"x", "y", "z"};
   for (int k = 0; k < 3; ++k) o << exact(d.lo[k]) << " " << exact(d.hi[k]) << " " << names[k] << "lo " << names[k] << "hi\n";
   o << "\nMasses\n\n";
-  for (int t = 0; t < d.ntypes; ++t) o << t + 1 << " " << exact(d.masses[t]) << "\n";
-  o << "\nAtoms # atomic\n\n";
-  for (std::size_t a = 0; a < d.natoms(); ++a)
-    o << d.id[a] << " " << d.type[a] << " " << exact(d.x[3 * a]) << " " << exact(d.x[3 * a + 1]) << " "
-      << exact(d.x[3 * a + 2]) << " " << d.image[3 * a] << " " << d.image[3 * a + 1] << " " << d.image[3 * a + 2]
-      << "\n";
+  for (int t = 0; t < d.ntypes; ++t) {
+    o << t + 1 << " " << exact(d.masses[t]);
+    if (static_cast<std::size_t>(t) < type_names.size()) o << " # " << type_names[t];
+    o << "\n";
+  }
+  const bool molecular = style == LammpsDataStyle::Molecular;
+  o << (molecular ? "\nAtoms # molecular\n\n" : "\nAtoms # atomic\n\n");
+  for (std::size_t a = 0; a < d.natoms(); ++a) {
+    o << d.id[a] << " ";
+    if (molecular) o << "0 ";  // molecule-ID 0: in no molecule
+    o << d.type[a] << " " << exact(d.x[3 * a]) << " " << exact(d.x[3 * a + 1]) << " " << exact(d.x[3 * a + 2]) << " "
+      << d.image[3 * a] << " " << d.image[3 * a + 1] << " " << d.image[3 * a + 2] << "\n";
+  }
+  if (!d.has_velocities) return o.str();
   o << "\nVelocities\n\n";
   for (std::size_t a = 0; a < d.natoms(); ++a)
     o << d.id[a] << " " << exact(d.v[3 * a]) << " " << exact(d.v[3 * a + 1]) << " " << exact(d.v[3 * a + 2]) << "\n";

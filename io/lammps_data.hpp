@@ -22,10 +22,15 @@ struct LammpsData {
   std::size_t natoms() const { return id.size(); }
 };
 
-// The text of a data file of `d` that LAMMPS read_data and read_lammps_data() read (atom_style atomic:
-// header, Masses, Atoms with image flags, Velocities), every number exact (17 significant digits);
-// title: the first line.
-std::string format_lammps_data(const LammpsData& d, const std::string& title);
+// The Atoms section's style: atomic (id type x y z ix iy iz), or molecular (id molecule type x y z ix iy iz,
+// molecule 0: in none), the layout MDAnalysis reads without being told the style (OUTDIR/topology.data).
+enum class LammpsDataStyle { Atomic, Molecular };
+// The text of a data file of `d` that LAMMPS read_data reads (header, Masses, Atoms with image flags, and
+// Velocities when d.has_velocities), every number exact (17 significant digits); read_lammps_data() reads
+// the atomic style. title: the first line; type_names: a comment after each mass ("1 1 # A"), if given.
+std::string format_lammps_data(const LammpsData& d, const std::string& title,
+                               LammpsDataStyle style = LammpsDataStyle::Atomic,
+                               const std::vector<std::string>& type_names = {});
 // Extended XYZ of `d` (one frame): the atom count, a comment line with the box (Lattice) and properties,
 // then "NAME x y z" per atom, NAME the type's name (names[type - 1]).
 std::string format_xyz(const LammpsData& d, const std::vector<std::string>& names, const std::string& comment);

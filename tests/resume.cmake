@@ -44,14 +44,23 @@ foreach(scenario bucket outage half)
                        RESOURCE_LOCK s3rver_npm)
 endforeach()
 
-# H5MD trajectories (tests/trajectory/trajectory_test.sh): metadata, last frame == final.h5, a resumed run's
-# trajectory == an uninterrupted one's, rank-count independent rows, read by h5py and MDAnalysis (Debian's
-# python3-h5py and python3-mdanalysis, for /usr/bin/python3).
+# H5MD trajectories and LAMMPS dumps (tests/trajectory/trajectory_test.sh): metadata, last frame ==
+# final.h5, a resumed run's trajectory and dump == an uninterrupted one's, rank-count independent rows,
+# other fields or columns refused, an older run's trajectory.h5 continued; read by h5py (Debian's
+# python3-h5py, for /usr/bin/python3).
 foreach(np 1 2 3 4)
   add_test(NAME trajectory.np${np}
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trajectory/trajectory_test.sh $<TARGET_FILE:spotrun> ${np})
   set_tests_properties(trajectory.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "resume;mpi"
                        PASS_REGULAR_EXPRESSION "PASS: trajectory at np ${np}")
+endforeach()
+# MDAnalysis (python3-mdanalysis) reads Universe(OUTDIR/topology.data, OUTDIR/trajectory.h5md) with the
+# atom types and the dump, of a resumed run (tests/trajectory/mdanalysis_test.sh); skipped (77) without it.
+foreach(np 1 2)
+  add_test(NAME trajectory.mdanalysis.np${np}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trajectory/mdanalysis_test.sh $<TARGET_FILE:spotrun> ${np})
+  set_tests_properties(trajectory.mdanalysis.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "resume;mpi"
+                       SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: mdanalysis at np ${np}")
 endforeach()
 
 # spotrun export (tests/export/export_test.sh): LAMMPS (Debian's lammps, `lmp`) reads the exported data file

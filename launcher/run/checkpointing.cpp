@@ -254,7 +254,8 @@ std::string CheckpointManager::archive_previous_run() const {
     const fs::path out(m_outdir);
     std::vector<fs::path> items;
     for (const char* name :
-         {"checkpoints", "final.h5", "final.levels", "thermo.csv", "attempts.jsonl", "report.json", "trajectory.h5", "progress.json"})
+         {"checkpoints", "final.h5", "final.levels", "thermo.csv", "attempts.jsonl", "report.json", "trajectory.h5", "progress.json",
+          "trajectory.h5md", "dump.lammpstrj", "topology.data"})
       if (fs::exists(out / name, ec)) items.push_back(out / name);
     const bool has_state = fs::exists(out / "checkpoints", ec) || fs::exists(out / "final.h5", ec) ||
                            fs::exists(out / "final.levels", ec);

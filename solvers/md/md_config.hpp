@@ -67,6 +67,10 @@ struct MdConfig {
   // [md.trajectory]: a frame every this many steps (0: none) with these fields (io/h5md_trajectory.hpp).
   std::int64_t trajectory_every = 0;
   std::vector<std::string> trajectory_fields{"position", "image", "species"};  // lattice starts with several types: which site gets which type
+  // [md.dump]: a frame of OUTDIR/dump.lammpstrj (LAMMPS dump custom) every this many steps (0: none) with
+  // these columns (io/lammps_dump.hpp).
+  std::int64_t dump_every = 0;
+  std::vector<std::string> dump_columns{"id", "type", "x", "y", "z", "ix", "iy", "iz"};
 };
 
 }  // namespace spotrun::md

@@ -10,6 +10,7 @@
 #include "comm/errors.hpp"
 #include "io/input_file.hpp"
 #include "io/lammps_data.hpp"
+#include "io/lammps_dump.hpp"
 #include "md_memory.hpp"
 #include "md_solver.hpp"
 #include "pair.hpp"
@@ -63,6 +64,8 @@ MdConfig config_from_deck(const Deck& d) {
   }
   c.trajectory_every = d.get_int("md.trajectory.every");
   c.trajectory_fields = d.get_strings("md.trajectory.fields");
+  c.dump_every = d.get_int("md.dump.every");
+  c.dump_columns = d.get_strings("md.dump.columns");
   if (d.has("md.lattice.type_seed")) c.type_seed = static_cast<std::uint64_t>(d.get_int("md.lattice.type_seed"));
   c.from_lattice = !d.has("md.initial.lammps_data");
   c.lattice_type = d.get_string("md.lattice.type");
@@ -150,10 +153,17 @@ std::vector<KeySpec> md_keys() {
        "Seed of the type of each lattice site (with more than one of md.types)", 1, 9.2e18},
       // [md.trajectory]
       {"md.trajectory.every", KeyType::Int, "0", "steps",
-       "Write a trajectory frame (OUTDIR/trajectory.h5, H5MD) every this many steps; 0 = none", 0, 1e15, false, {},
+       "Write a trajectory frame (OUTDIR/trajectory.h5md, H5MD) every this many steps; 0 = none", 0, 1e15, false, {},
        true},
       {"md.trajectory.fields", KeyType::Strings, "[\"position\", \"image\", \"species\"]", "-",
        "Fields of the trajectory frames", 1, 5, false, {"position", "image", "velocity", "force", "species"}, true},
+      // [md.dump]
+      {"md.dump.every", KeyType::Int, "0", "steps",
+       "Write a frame of OUTDIR/dump.lammpstrj (LAMMPS dump custom, for OVITO and VMD) every this many steps; 0 = none",
+       0, 1e15, false, {}, true},
+      {"md.dump.columns", KeyType::Strings, "[\"id\", \"type\", \"x\", \"y\", \"z\", \"ix\", \"iy\", \"iz\"]", "-",
+       "Columns of the dump frames (LAMMPS dump custom names; xu yu zu: unwrapped positions)", 1, 17, false,
+       io::k_dump_columns, true},
       // [md.initial]
       {"md.initial.lammps_data", KeyType::String, "", "path",
        "LAMMPS data file to start from (relative paths: to the deck's directory)"},

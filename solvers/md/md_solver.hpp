@@ -15,6 +15,7 @@
 #include "halo.hpp"
 #include "io/h5md_trajectory.hpp"
 #include "io/lammps_data.hpp"
+#include "io/lammps_dump.hpp"
 #include "md_config.hpp"
 #include "neighbor.hpp"
 #include "nose_hoover.hpp"
@@ -66,7 +67,8 @@ class MdSolver final : public SolverBase {
   // state() in the arrays of `spare` and in buffers this solver keeps between calls (md_state.cpp).
   io::SolverState state_reusing(io::SolverState&& spare) override;
   double work_per_step() const override { return static_cast<double>(m_natoms); }
-  // [md.trajectory]: a frame of OUTDIR/trajectory.h5 at the steps it asks for (md_trajectory.cpp).
+  // [md.trajectory], [md.dump]: frames of OUTDIR/trajectory.h5md and OUTDIR/dump.lammpstrj at the steps they
+  // ask for, and OUTDIR/topology.data at the start (md_trajectory.cpp).
   void write_outputs(const std::string& outdir, std::int64_t step) override;
   bool writes_outputs_at(std::int64_t step) const override;
 
@@ -146,6 +148,7 @@ class MdSolver final : public SolverBase {
   enum Phase { k_pair, k_neigh, k_comm, k_integrate, k_nphase };
   double m_phase_time[k_nphase] = {0, 0, 0, 0};
   std::unique_ptr<io::H5mdTrajectory> m_trajectory;  // opened at the first write_outputs()
+  std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
   NoseHooverChain m_nhc;  // md.ensemble = "nvt"
   PairTally m_tally;
   bool m_tally_valid = false;

@@ -1,40 +1,99 @@
-// The MD solver, trajectories: frames of OUTDIR/trajectory.h5 (H5MD, io/h5md_trajectory.hpp) from the
-// id-sorted blocks of state(), so that the file does not depend on the rank count.
+// The MD solver, outputs for viewers, from the id-sorted blocks of state() (the files do not depend on the
+// rank count): frames of OUTDIR/trajectory.h5md (H5MD, io/h5md_trajectory.hpp; a resumed run that began
+// before the name continues its OUTDIR/trajectory.h5) and of OUTDIR/dump.lammpstrj (LAMMPS dump custom,
+// io/lammps_dump.hpp), and OUTDIR/topology.data (a LAMMPS data file of the system, the topology MDAnalysis
+// reads the trajectory with) at the first call.
 #include <filesystem>
 
 #include "md_solver.hpp"
 
 namespace spotrun::md {
 
+namespace fs = std::filesystem;
+
 bool MdSolver::writes_outputs_at(std::int64_t step) const {
-  // The first call opens (and may cut) the file; after that only the frames' steps write.
-  return m_cfg.trajectory_every > 0 && (!m_trajectory || step % m_cfg.trajectory_every == 0);
+  // The first call opens (and may cut) the files; after that only the frames' steps write.
+  const bool trajectory = m_cfg.trajectory_every > 0 && (!m_trajectory || step % m_cfg.trajectory_every == 0);
+  const bool dump = m_cfg.dump_every > 0 && (!m_dump || step % m_cfg.dump_every == 0);
+  return trajectory || dump;
 }
 
 void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
-  if (m_cfg.trajectory_every <= 0) return;
-  if (!m_trajectory) {
-    // The first call: a fresh run (step 0) starts the file anew; a resumed run drops the frames written
-    // after the step it resumed from (the first call comes one step after it).
-    m_trajectory = std::make_unique<io::H5mdTrajectory>(
-        (std::filesystem::path(outdir) / "trajectory.h5").string(), m_cfg.trajectory_fields,
-        static_cast<std::uint64_t>(m_natoms));
-    m_trajectory->continue_after(m_comm, m_restored ? step - 1 : -1);
+  const bool first = (m_cfg.trajectory_every > 0 && !m_trajectory) || (m_cfg.dump_every > 0 && !m_dump);
+  const bool trajectory_frame = m_cfg.trajectory_every > 0 && step % m_cfg.trajectory_every == 0;
+  const bool dump_frame = m_cfg.dump_every > 0 && step % m_cfg.dump_every == 0;
+  if (!first && !trajectory_frame && !dump_frame) return;
+  // The first call: a fresh run (step 0) starts the files anew; a resumed run drops the frames written
+  // after the step it resumed from (the first call comes one step after it).
+  const std::int64_t continue_after = m_restored ? step - 1 : -1;
+  const fs::path out(outdir);
+  if (m_cfg.trajectory_every > 0 && !m_trajectory) {
+    fs::path path = out / "trajectory.h5md";
+    const bool older = m_restored && m_comm.broadcast(!fs::exists(path) && fs::exists(out / "trajectory.h5") ? "1" : "0") == "1";
+    if (older) path = out / "trajectory.h5";
+    m_trajectory = std::make_unique<io::H5mdTrajectory>(path.string(), m_cfg.trajectory_fields,
+                                                         static_cast<std::uint64_t>(m_natoms));
+    m_trajectory->continue_after(m_comm, continue_after);
   }
-  if (step % m_cfg.trajectory_every != 0) return;
+  if (m_cfg.dump_every > 0 && !m_dump) {
+    m_dump = std::make_unique<io::LammpsDump>((out / "dump.lammpstrj").string(), m_cfg.dump_columns,
+                                              static_cast<std::uint64_t>(m_natoms));
+    m_dump->continue_after(m_comm, continue_after);
+  }
   const io::SolverState st = state();  // id, x, v, f, image, x_build, type: this rank's block, by id
-  io::H5mdFrame fr;
-  fr.step = step;
-  fr.time = m_time;
-  for (int d = 0; d < 3; ++d) fr.box_edges[d] = m_box.length(d);
-  fr.first_row = st.arrays[0].first_row;
-  fr.rows = st.arrays[0].rows;
-  fr.position = st.arrays[1].f64.data();
-  fr.velocity = st.arrays[2].f64.data();
-  fr.force = st.arrays[3].f64.data();
-  fr.image = st.arrays[4].i64.data();
-  fr.species = st.arrays[6].i64.data();
-  m_trajectory->write(m_comm, fr);
+  const std::uint64_t first_row = st.arrays[0].first_row, rows = st.arrays[0].rows;
+  if (first) {
+    // topology.data: written by a fresh run (the atoms of its first frame), and by a resumed one that has
+    // none (a run begun before it existed).
+    const fs::path topology = out / "topology.data";
+    if (!m_restored || m_comm.broadcast(fs::exists(topology) ? "1" : "0") == "0") {
+      io::LammpsData header;
+      for (int d = 0; d < 3; ++d) {
+        header.lo[d] = m_box.lo[d];
+        header.hi[d] = m_box.hi[d];
+      }
+      header.ntypes = static_cast<int>(m_masses.size());
+      header.masses = m_masses;
+      std::vector<std::string> names;
+      for (const auto& t : m_cfg.types) names.push_back(t.name);
+      io::write_topology(m_comm, topology.string(), header, names,
+                         "LAMMPS data file written by spotrun run: the system at step " + std::to_string(step) +
+                             " (units lj), the topology of trajectory.h5md and dump.lammpstrj",
+                         rows, st.arrays[0].i64.data(), st.arrays[6].i64.data(), st.arrays[1].f64.data(),
+                         st.arrays[4].i64.data());
+    }
+  }
+  if (trajectory_frame) {
+    io::H5mdFrame fr;
+    fr.step = step;
+    fr.time = m_time;
+    for (int d = 0; d < 3; ++d) fr.box_edges[d] = m_box.length(d);
+    fr.first_row = first_row;
+    fr.rows = rows;
+    fr.position = st.arrays[1].f64.data();
+    fr.velocity = st.arrays[2].f64.data();
+    fr.force = st.arrays[3].f64.data();
+    fr.image = st.arrays[4].i64.data();
+    fr.species = st.arrays[6].i64.data();
+    m_trajectory->write(m_comm, fr);
+  }
+  if (dump_frame) {
+    io::DumpFrame fr;
+    fr.step = step;
+    for (int d = 0; d < 3; ++d) {
+      fr.lo[d] = m_box.lo[d];
+      fr.hi[d] = m_box.hi[d];
+    }
+    fr.first_row = first_row;
+    fr.rows = rows;
+    fr.id = st.arrays[0].i64.data();
+    fr.x = st.arrays[1].f64.data();
+    fr.v = st.arrays[2].f64.data();
+    fr.f = st.arrays[3].f64.data();
+    fr.image = st.arrays[4].i64.data();
+    fr.type = st.arrays[6].i64.data();
+    m_dump->write(m_comm, fr);
+  }
 }
 
 }  // namespace spotrun::md

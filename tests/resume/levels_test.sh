@@ -191,7 +191,7 @@ if [ "$SCENARIO" = async ]; then
   done
   grep -q "^Waited .* for checkpoint $WORK/one-true/checkpoints/ckpt-100.levels (step 100, written in the background): trajectory or field frames" "$WORK/one-true.log" ||
     { cat "$WORK/one-true.log"; fail "the trajectory frame did not wait for the set written in the background"; }
-  /usr/bin/python3 - "$WORK/one-true/trajectory.h5" "$WORK/one-false/trajectory.h5" <<'PY' || fail "trajectory.h5 differs with and without async"
+  /usr/bin/python3 - "$WORK/one-true/trajectory.h5md" "$WORK/one-false/trajectory.h5md" <<'PY' || fail "trajectory.h5md differs with and without async"
 import sys, h5py, numpy as np
 a, b = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
 names = []
