@@ -1,8 +1,10 @@
 // launcher::Deck: TOML decks validated against the schema (launcher/deck/deck_schema.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <sstream>
@@ -592,7 +594,8 @@ TEST(Deck, MessagesQuoteAtMostAboutEightyCharacters) {
   std::string key;
   seconds = seconds_of([&] { key = input_error([&] { k.validate(); }); });
   EXPECT_CONTAINS(key, "unknown key 'aaaa");
-  EXPECT_CONTAINS(key, "(1000000 characters); did you mean");
+  // Nothing is close to it: the sections a deck has instead of a guess.
+  EXPECT_CONTAINS(key, "(1000000 characters); a deck has the sections [run], [checkpoint],");
   EXPECT_LE(key.size(), most) << key.substr(0, 1000);
   EXPECT_LT(seconds, 1.0);  // "did you mean" compares at most 64 characters of the key
   Deck v = Deck::parse("", "deck.toml");
@@ -866,4 +869,215 @@ TEST(Progress, FiguresAndLine) {
   const auto h = progress_figures(0, 50, 7250, 1.0, 1.0, epoch);  // 50 steps/s, 144 s left
   EXPECT_CONTAINS(spotrun::launcher::progress_line(h, "x"), "2 min 24 s left, ends at 2026-11-30 00:02:24 UTC");
   EXPECT_CONTAINS(spotrun::launcher::progress_json(f, "atom-steps", false), "\"remaining_seconds\": 40.0");
+}
+
+// --- The order of tables ---------------------------------------------------------------------------------
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The ```toml blocks of a Markdown file.
+std::vector<std::string> toml_blocks(const std::string& markdown) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; (at = markdown.find("```toml\n", at)) != std::string::npos;) {
+    at += 8;
+    const std::size_t end = markdown.find("```", at);
+    out.push_back(markdown.substr(at, end - at));
+    at = end;
+  }
+  return out;
+}
+
+// A deck cut into its root lines and its blocks (a table header and the lines up to the next header).
+// The decks shuffled here have no multi-line strings or arrays, so a header is a line that starts with '['.
+struct Blocks {
+  std::string root;
+  std::vector<std::string> blocks, names;  // names: "md.pair", "[md.types]" for an array of tables
+};
+Blocks split_blocks(const std::string& text) {
+  Blocks b;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line[0] == '[') {
+      const bool array = line.rfind("[[", 0) == 0;
+      const std::size_t open = array ? 2 : 1, close = line.find(']');
+      b.names.push_back((array ? "[" : "") + line.substr(open, close - open) + (array ? "]" : ""));
+      b.blocks.emplace_back();
+    }
+    (b.blocks.empty() ? b.root : b.blocks.back()) += line + "\n";
+  }
+  return b;
+}
+
+// Every order of the blocks that TOML allows and that is the same document: the root lines first, and the
+// tables of one array of tables in their order (the order of an array is part of its value). (A table below
+// an array of tables would belong to the array's last table; the decks here have none.)
+std::vector<std::string> every_order(const Blocks& b) {
+  std::vector<std::size_t> perm(b.blocks.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = i;
+  std::vector<std::string> out;
+  do {
+    bool keeps_arrays = true;
+    for (std::size_t i = 0; i < perm.size() && keeps_arrays; ++i)
+      for (std::size_t j = i + 1; j < perm.size(); ++j)
+        if (b.names[perm[i]] == b.names[perm[j]] && perm[i] > perm[j]) keeps_arrays = false;
+    if (!keeps_arrays) continue;
+    std::string text = b.root;
+    for (const std::size_t i : perm) text += b.blocks[i];
+    out.push_back(text);
+  } while (std::next_permutation(perm.begin(), perm.end()));
+  return out;
+}
+
+}  // namespace
+
+// Before: toml11 3.7 refused [md.pair] after [[md.pair.coeff]] and [md] after [[md.types]] ("table
+// ("md.pair") already exists"), which TOML allows. Every example deck (inputs/), the decks of the tests
+// (tests/data/) and the decks of docs/decks.md, in every order of its tables, is the same deck.
+TEST(Deck, EveryOrderOfTablesIsTheSameDeck) {
+  std::vector<std::pair<std::string, std::string>> decks;  // name, text
+  for (const auto& e : std::filesystem::directory_iterator(std::string(SPOTRUN_SOURCE_DIR) + "/inputs"))
+    if (e.path().extension() == ".toml") decks.emplace_back(e.path().string(), read_text(e.path().string()));
+  for (const auto& e : std::filesystem::directory_iterator(SPOTRUN_TEST_DATA_DIR))
+    if (e.path().extension() == ".toml") decks.emplace_back(e.path().string(), read_text(e.path().string()));
+  const auto doc = toml_blocks(read_text(std::string(SPOTRUN_SOURCE_DIR) + "/docs/decks.md"));
+  for (std::size_t i = 0; i < doc.size(); ++i) decks.emplace_back("docs/decks.md block " + std::to_string(i), doc[i]);
+  // [md.pair] with [[md.pair.coeff]] (test AtomTypesAndPairCoefficients).
+  decks.emplace_back("types and coefficients",
+                     "[[md.types]]\nname = \"A\"\nfraction = 0.8\n[[md.types]]\nname = \"B\"\n"
+                     "mass = 2.5\nfraction = 0.2\n[md.pair]\nmix = \"arithmetic\"\n[[md.pair.coeff]]\n"
+                     "types = [\"A\", \"B\"]\nepsilon = 1.5\nsigma = 0.8\n[[md.pair.coeff]]\ntypes = [\"B\", \"B\"]\n"
+                     "epsilon = 0.5\nsigma = 0.88\n[md]\ndt = 0.002\n");
+  ASSERT_GE(decks.size(), 8u);
+  std::size_t orders = 0;
+  for (const auto& [name, text] : decks) {
+    SCOPED_TRACE(name);
+    const Blocks blocks = split_blocks(text);
+    ASSERT_EQ(blocks.root + [&] {
+      std::string all;
+      for (const auto& b : blocks.blocks) all += b;
+      return all;
+    }(), text + (text.empty() || text.back() == '\n' ? "" : "\n"));
+    const Deck original = valid(text);
+    const std::string resolved = original.resolved(), physics = original.physics();
+    bool first = true;
+    for (const std::string& shuffled : every_order(blocks)) {
+      ++orders;
+      try {
+        const Deck d = valid(shuffled);
+        // The resolved deck has every key that applies with its value, the tables of arrays in full.
+        EXPECT_EQ(d.resolved(), resolved) << shuffled;
+        EXPECT_EQ(d.physics(), physics) << shuffled;
+        if (first) expect_same_values(d, original);
+        first = false;
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << e.what() << "\nin:\n" << shuffled;
+      }
+    }
+  }
+  // lj-melt: 4! orders; ka-lattice-nvt and the types and coefficients: 6! / (2! 2!) each.
+  EXPECT_GE(orders, 24u + 180u + 180u);
+  // The two orders of the report, each refused before.
+  EXPECT_EQ(valid("[[md.pair.coeff]]\ntypes = [\"1\", \"1\"]\nepsilon = 1.0\nsigma = 1.0\n[md.pair]\nmix = \"geometric\"\n")
+                .count("md.pair.coeff"),
+            1u);
+  EXPECT_EQ(valid("[[md.types]]\nname = \"A\"\n[md]\ndt = 0.002\n").get_float("md.dt"), 0.002);
+}
+
+// Moved tables keep the line numbers of the file in every message: syntax, key names and values.
+TEST(Deck, MessagesOfMovedTablesNameTheLinesOfTheFile) {
+  const std::string head = "[[md.pair.coeff]]\ntypes = [\"1\", \"1\"]\nepsilon = 1.0\nsigma = 1.0\n";
+  EXPECT_EQ(validate_error(head + "[md.pair]\nmix = \"geometric\"\nepsilon = -1.0\n"),
+            "deck.toml:7: key 'md.pair.epsilon' = -1.0: out of range; allowed: > 0 and <= 1e+09 (epsilon)");
+  const std::string syntax = parse_error(head + "[md.pair]\nmix = = 1\n");
+  EXPECT_EQ(line_and_column(syntax), (std::pair<int, int>{6, 7})) << syntax;
+  EXPECT_CONTAINS(syntax, "\n 6 | mix = = 1\n");
+  EXPECT_CONTAINS(parse_error(head + "[md.pair]\n\"md.x\" = 1\n"), "deck.toml:6: key \"md.x\" in [md.pair]");
+  // A table defined twice is refused as before, with both lines.
+  const std::string twice = parse_error(head + "[md.pair]\nmix = \"geometric\"\n[md.pair]\nshift = true\n");
+  EXPECT_CONTAINS(twice, "already exists");
+  EXPECT_CONTAINS(twice, "\n 7 | [md.pair]");
+  EXPECT_EQ(line_and_column(twice).first, 7) << twice;
+  // Arrays of tables keep their order.
+  const Deck d = valid("[[md.types]]\nname = \"B\"\nfraction = 0.5\n[md]\ndt = 0.002\n[[md.types]]\nname = \"A\"\n"
+                       "fraction = 0.5\n");
+  EXPECT_EQ(d.get_string("md.types.0.name"), "B");
+  EXPECT_EQ(d.get_string("md.types.1.name"), "A");
+}
+
+// --- Messages that point the right way ---------------------------------------------------------------------
+
+// Before: "fluid.reynolds" -> "did you mean 'md.lattice.cells'?", [mdd] -> 'md.dt', and key errors named the
+// file without a line.
+TEST(Deck, DidYouMeanOnlyForCloseKeysSameSectionFirst) {
+  EXPECT_EQ(validate_error("[run]\nsolver = \"fluid\"\n[fluid]\nreynolds = 1600\n"),
+            "deck.toml:4: unknown key 'fluid.reynolds'; [fluid] has the keys n, viscosity, dt, cfl, cfl_limit, time_end, "
+            "init, decomposition, fft_plan, fft_batch, dealias, seed, random_peak, random_energy, forcing, "
+            "forcing_rate, forcing_kmax, spectrum_every, field_every, blowup_factor");
+  EXPECT_EQ(validate_error("[mdd]\ndt = 0.01\n"), "deck.toml:1: unknown section [mdd]; did you mean [md]?");
+  EXPECT_EQ(validate_error("[run]\nsteps = 1\n[md.latice]\ncells = [2, 2, 2]\n"),
+            "deck.toml:3: unknown section [md.latice]; did you mean [md.lattice]?");
+  EXPECT_EQ(validate_error("[run]\nsteps = 1\n\n[md]\ndtt = 0.01\n"),
+            "deck.toml:5: unknown key 'md.dtt'; did you mean 'md.dt'?");
+  // The same section first: fluid.dtt is fluid.dt, not md.dt; run.dt has no close key in [run], md.dt is the
+  // first key named dt.
+  EXPECT_EQ(validate_error("[fluid]\ndtt = 0.1\n"), "deck.toml:2: unknown key 'fluid.dtt'; did you mean 'fluid.dt'?");
+  EXPECT_EQ(validate_error("[run]\ndt = 0.1\n"), "deck.toml:2: unknown key 'run.dt'; did you mean 'md.dt'?");
+  EXPECT_EQ(validate_error("[run]\nfoo = 1\n"), "deck.toml:2: unknown key 'run.foo'; [run] has the keys solver, steps, thermo_every, output_dir, "
+            "progress_seconds, time_limit");
+  EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"), "; [md] has the keys dt, cutoff,");
+  EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"), " and the sections [md.pair], [md.lattice], ");
+  EXPECT_EQ(validate_error("x = 1\n"), "deck.toml:1: unknown key 'x'; a deck has the sections [run], [checkpoint], "
+                                        "[comm], [cloud], [report], [md], [fluid]");
+  using spotrun::launcher::closest_key;
+  EXPECT_EQ(closest_key("fluid.reynolds"), "");
+  EXPECT_EQ(closest_key("md.x"), "");  // one letter in place of another is not close
+  EXPECT_EQ(spotrun::launcher::spotrun_deck_schema()->closest_section("mdd"), "md");
+  EXPECT_EQ(spotrun::launcher::spotrun_deck_schema()->closest_section("solver"), "");
+}
+
+TEST(Deck, KeyErrorsNameTheirLineOrTheirSet) {
+  EXPECT_EQ(validate_error("[run]\nsteps = 1\n[md]\n\ndt = -0.01\n"),
+            "deck.toml:5: key 'md.dt' = -0.01: out of range; allowed: > 0 and <= 1000 (tau)");
+  EXPECT_EQ(validate_error("[md.lattice]\ncells = [\n  2,\n  0,\n  2]\n"),
+            "deck.toml:2: key 'md.lattice.cells' = [2, 0, 2]: each component must be >= 1 and <= 100000");
+  EXPECT_EQ(validate_error("[[md.types]]\nname = \"A\"\nmas = 2.0\n"),
+            "deck.toml:3: unknown key 'md.types[0].mas' in a [[md.types]] table; allowed: name, mass, fraction");
+  EXPECT_EQ(validate_error("[run]\n[[md.types]]\nmass = 2.0\n"),
+            "deck.toml:2: 'md.types[0]' has no key 'name' (Name of the type (unique))");
+  Deck d = Deck::parse("[md]\ndt = 0.01\n", "deck.toml");
+  d.apply_set("md.dt=-1");
+  EXPECT_EQ(input_error([&] { d.validate(); }),
+            "deck.toml: --set 'md.dt=-1': key 'md.dt' = -1: out of range; allowed: > 0 and <= 1000 (tau)");
+  EXPECT_EQ(d.where("md.dt"), "deck.toml: --set 'md.dt=-1'");
+  EXPECT_EQ(d.where("md.cutoff"), "deck.toml");
+  const Deck t = valid("[run]\n\n[[md.types]]\nname = \"A\"\nfraction = 0.5\n[[md.types]]\nname = \"B\"\nfraction = 0.5\n");
+  EXPECT_EQ(t.where("md.types.1.name"), "deck.toml:7");
+  EXPECT_EQ(t.where("md.types"), "deck.toml:3");
+}
+
+// Before: "md.dt" = 1 under [md] was told to write dt = ... under [md.md].
+TEST(Deck, QuotedKeyHintNamesTheRightSection) {
+  EXPECT_EQ(parse_error("[md]\n\"md.dt\" = 0.01\n"),
+            "deck.toml:2: key \"md.dt\" in [md] is quoted and contains a dot, so it is one name, not a dotted path: "
+            "write dt = ... under [md]");
+  EXPECT_EQ(parse_error("[run]\n\"md.dt\" = 0.01\n"),
+            "deck.toml:2: key \"md.dt\" in [run] is quoted and contains a dot, so it is one name, not a dotted path: "
+            "write dt = ... under [md]");
+  EXPECT_EQ(parse_error("[md]\n\"pair.epsilon\" = 2.0\n"),
+            "deck.toml:2: key \"pair.epsilon\" in [md] is quoted and contains a dot, so it is one name, not a dotted "
+            "path: write pair.epsilon = ... under [md] (or epsilon = ... under [md.pair])");
+  EXPECT_EQ(parse_error("\"md.pair.epsilon\" = 2.0\n"),
+            "deck.toml:1: key \"md.pair.epsilon\" is quoted and contains a dot, so it is one name, not a dotted "
+            "path: write md.pair.epsilon = ... (or epsilon = ... under [md.pair])");
+  EXPECT_EQ(parse_error("[md]\n[\"md.pair\"]\n"),
+            "deck.toml:2: table name \"md.pair\" is quoted and contains a dot, so it is one name, not a dotted path: "
+            "write [md.pair]");
 }

@@ -250,6 +250,9 @@ struct IntegerOutOfRange : std::invalid_argument {
 class TextScanner {
  public:
   explicit TextScanner(std::string_view text) : m_text(text) {}
+  // The offsets of the '[' that opens each table header ([table] or [[array]]), in order: known once
+  // run() found no problem.
+  const std::vector<std::size_t>& headers() const { return m_headers; }
 
   std::optional<TextProblem> run() {
     if (m_text.size() > k_deck_max_bytes)
@@ -413,6 +416,7 @@ class TextScanner {
         count_item();
         start_key();
         if (c == '[') {
+          m_headers.push_back(m_pos);
           m_in_header = true;
           ++m_pos;
           if (at(m_pos) == '[') ++m_pos;
@@ -477,9 +481,133 @@ class TextScanner {
   std::vector<Frame> m_stack;
   std::size_t m_items = 0, m_key_parts = 0;
   bool m_in_key = false, m_in_header = false;
+  std::vector<std::size_t> m_headers;
 };
 
 std::optional<TextProblem> check_text(std::string_view text) { return TextScanner(text).run(); }
+
+// --- The order of tables -----------------------------------------------------------------------------
+//
+// TOML lets a table be defined after its sub-tables: [md.pair] after [[md.pair.coeff]], [md] after
+// [[md.types]]. toml11 3.7 refuses exactly the case where the table was first made (implicitly) by an
+// array-of-tables header ("table ("md.pair") already exists"). Before toml11 sees the text, each such
+// [table] block (its header and the lines up to the next header) is moved to just before the first block
+// below it in its scope, which gives the same document in an order toml11 takes. Lines keep their
+// original numbers in every message through a map from the lines of the text toml11 reads to those of the
+// file.
+
+struct Header {
+  std::vector<std::string> path;  // the names of the table, unquoted
+  bool array = false;             // [[...]]
+};
+
+// The table header that starts at text[pos] ('['); nullopt for anything the scanner above would not
+// tell apart from a malformed header (toml11 then reports it where it is).
+std::optional<Header> parse_header(std::string_view text, std::size_t pos) {
+  Header h;
+  auto at = [&](std::size_t i) { return i < text.size() ? text[i] : '\0'; };
+  auto skip_blank = [&] {
+    while (at(pos) == ' ' || at(pos) == '\t') ++pos;
+  };
+  ++pos;
+  if (at(pos) == '[') {
+    h.array = true;
+    ++pos;
+  }
+  for (;;) {
+    skip_blank();
+    std::string name;
+    const char c = at(pos);
+    if (c == '"' || c == '\'') {
+      const std::size_t end = text.find(c, pos + 1);
+      if (end == std::string_view::npos) return std::nullopt;
+      name = std::string(text.substr(pos + 1, end - pos - 1));
+      // An escape (basic strings) would need decoding; a newline means the name is not closed on its line.
+      if (name.find_first_of(c == '"' ? "\\\n" : "\n") != std::string::npos) return std::nullopt;
+      pos = end + 1;
+    } else {
+      const std::size_t begin = pos;
+      while (is_bare_key(text.substr(pos, 1))) ++pos;
+      if (pos == begin) return std::nullopt;
+      name = std::string(text.substr(begin, pos - begin));
+    }
+    h.path.push_back(std::move(name));
+    skip_blank();
+    if (at(pos) != '.') break;
+    ++pos;
+  }
+  if (at(pos) != ']' || (h.array && at(pos + 1) != ']')) return std::nullopt;
+  return h;
+}
+
+// Whether a is a strict prefix of b (a table above b).
+bool is_above(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+  return a.size() < b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+// TOML text in an order toml11 reads (see above) and, when it had to change the order, the number in the
+// original text of each of its lines (index: line - 1).
+struct TableOrder {
+  std::string text;
+  std::vector<std::size_t> lines;  // empty: the text is the original
+};
+
+TableOrder order_tables(const std::string& text, const std::vector<std::size_t>& header_offsets) {
+  TableOrder out;
+  // Blocks: 0 is the text before the first header; block i > 0 starts at the line of header i.
+  std::vector<std::size_t> begin{0};
+  std::vector<Header> headers{Header{}};
+  for (const std::size_t off : header_offsets) {
+    auto h = parse_header(text, off);
+    if (!h) return out;
+    const std::size_t nl = text.rfind('\n', off);
+    begin.push_back(nl == std::string::npos ? 0 : nl + 1);
+    headers.push_back(std::move(*h));
+  }
+  const std::size_t n = begin.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  bool moved = false;
+  for (std::size_t i = 1; i < n; ++i) {
+    const Header& t = headers[i];
+    if (t.array) continue;
+    const std::size_t pos = static_cast<std::size_t>(std::find(order.begin(), order.end(), i) - order.begin());
+    // Its scope: after the last array-of-tables header above it (its tables belong to that array's last one).
+    std::size_t scope = 0;
+    for (std::size_t p = 1; p < pos; ++p)
+      if (headers[order[p]].array && is_above(headers[order[p]].path, t.path)) scope = p;
+    for (std::size_t p = scope + 1; p < pos; ++p) {
+      if (!is_above(t.path, headers[order[p]].path)) continue;
+      // The first block below it made the table; only an array-of-tables header does that in a way
+      // toml11 does not reopen.
+      if (headers[order[p]].array) {
+        order.erase(order.begin() + static_cast<std::ptrdiff_t>(pos));
+        order.insert(order.begin() + static_cast<std::ptrdiff_t>(p), i);
+        moved = true;
+      }
+      break;
+    }
+  }
+  if (!moved) return out;
+  std::vector<std::size_t> first_line(n, 1);
+  for (std::size_t i = 1; i < n; ++i)
+    first_line[i] = first_line[i - 1] + static_cast<std::size_t>(std::count(
+                                            text.begin() + static_cast<std::ptrdiff_t>(begin[i - 1]),
+                                            text.begin() + static_cast<std::ptrdiff_t>(begin[i]), '\n'));
+  out.text.reserve(text.size() + n);
+  for (const std::size_t b : order) {
+    const std::size_t end = b + 1 < n ? begin[b + 1] : text.size();
+    std::string_view block(text.data() + begin[b], end - begin[b]);
+    out.text.append(block);
+    std::size_t lines = static_cast<std::size_t>(std::count(block.begin(), block.end(), '\n'));
+    if (!block.empty() && block.back() != '\n') {  // the last line of the file, without its newline
+      out.text += '\n';
+      ++lines;
+    }
+    for (std::size_t k = 0; k < lines; ++k) out.lines.push_back(first_line[b] + k);
+  }
+  return out;
+}
 
 std::string located(const std::string& name, const TextProblem& p) {
   std::string at = name;
@@ -540,7 +668,8 @@ std::string source_window(std::string src, std::size_t& column) {
 
 // toml11's message for e, shortened: name:line:column, the first line of the message and the last two
 // quoted locations, each line of source cut to about k_message_quote_max characters around the marker.
-std::string toml_error_message(const toml::exception& e, const std::string& name) {
+std::string toml_error_message(const toml::exception& e, const std::string& name,
+                               const std::function<std::size_t(std::size_t)>& original_line) {
   std::vector<std::string> lines;
   {
     std::istringstream in(e.what());
@@ -567,9 +696,10 @@ std::string toml_error_message(const toml::exception& e, const std::string& name
     q.column = k + 1;
   }
   if (quotes.size() > 2) quotes.erase(quotes.begin(), quotes.end() - 2);
+  for (auto& q : quotes) q.line = original_line(q.line);
   // The error itself is the last location toml11 quotes (the first ones are where a table or an array
   // started); toml11's own location can be that of a copy of the value's text (line 1).
-  std::size_t line = e.location().line(), column = e.location().column();
+  std::size_t line = original_line(e.location().line()), column = e.location().column();
   if (!quotes.empty()) {
     line = quotes.back().line;
     column = quotes.back().column;
@@ -588,11 +718,22 @@ std::string toml_error_message(const toml::exception& e, const std::string& name
   return out;
 }
 
+// Whether a schema key is key or lies below it (key is then a section of the schema).
+bool in_schema(const DeckSchema& schema, const std::string& key) {
+  for (const auto& s : schema.keys)
+    if (s.key == key || s.key.rfind(key + ".", 0) == 0) return true;
+  return false;
+}
+
 // Refuses key and table names that are not bare TOML keys: toml11 takes "md.dt" = 1 as one key named
-// md.dt, which no lookup of md.dt would find (the schema default would run instead).
-void check_key_names(const toml::value& v, const std::string& prefix, const std::string& deck_name) {
+// md.dt, which no lookup of md.dt would find (the schema default would run instead). For a quoted dotted
+// name it says what to write: the key it names below the table it is in ("pair.epsilon" under [md]:
+// md.pair.epsilon) when the schema has that, else the key it names from the top ("md.dt" under [md]: md.dt)
+// when the schema has that, else the first.
+void check_key_names(const toml::value& v, const std::string& prefix, const std::string& deck_name,
+                     const DeckSchema& schema, const std::function<std::size_t(std::size_t)>& original_line) {
   if (v.is_array()) {
-    for (const auto& e : v.as_array()) check_key_names(e, prefix, deck_name);
+    for (const auto& e : v.as_array()) check_key_names(e, prefix, deck_name, schema, original_line);
     return;
   }
   if (!v.is_table()) return;
@@ -603,26 +744,32 @@ void check_key_names(const toml::value& v, const std::string& prefix, const std:
     const toml::value& child = v.as_table().at(name);
     if (!is_bare_key(name)) {
       const auto line = child.location().line();
-      std::string at = deck_name + (line > 0 ? ":" + std::to_string(line) : std::string()) + ": ";
+      std::string at = deck_name + (line > 0 ? ":" + std::to_string(original_line(line)) : std::string()) + ": ";
       const std::string in = prefix.empty() ? std::string() : " in [" + clip(prefix) + "]";
       const bool table = child.is_table();
       const std::string what = (table ? "table name " : "key ") + quote_for_message(name) + in;
-      const std::string full = prefix.empty() ? name : prefix + "." + name;
+      const std::string below = prefix.empty() ? name : prefix + "." + name;
       bool dotted_path = name.find('.') != std::string::npos;
       for (const auto& part : split_key(name)) dotted_path = dotted_path && is_bare_key(part);
       if (dotted_path) {
+        const std::string full = !in_schema(schema, below) && in_schema(schema, name) ? name : below;
+        const std::string quoted = " is quoted and contains a dot, so it is one name, not a dotted path: write ";
+        if (table) throw InputError(at + what + quoted + "[" + clip(full) + "]");
         const auto dot = full.rfind('.');
-        if (table)
-          throw InputError(at + what + " is quoted and contains a dot, so it is one name, not a dotted path: write [" +
-                           clip(full) + "]");
-        throw InputError(at + what + " is quoted and contains a dot, so it is one name, not a dotted path: write " +
-                         clip(name) + " = ... (or " + clip(full.substr(dot + 1)) + " = ... under [" +
-                         clip(full.substr(0, dot)) + "])");
+        const std::string section = full.substr(0, dot), last = full.substr(dot + 1);
+        // Under the table it is in (when the key lies below it), and under its own section.
+        const bool below_prefix = prefix.empty() || full.rfind(prefix + ".", 0) == 0;
+        const std::string relative = prefix.empty() || !below_prefix ? full : full.substr(prefix.size() + 1);
+        if (!below_prefix || relative == last)
+          throw InputError(at + what + quoted + clip(last) + " = ... under [" + clip(section) + "]");
+        throw InputError(at + what + quoted + clip(relative) + " = ..." +
+                         (prefix.empty() ? std::string() : " under [" + clip(prefix) + "]") + " (or " + clip(last) +
+                         " = ... under [" + clip(section) + "])");
       }
       throw InputError(at + what +
                        " is not a valid name: deck keys and tables are named with letters, digits, _ and -");
     }
-    check_key_names(child, prefix.empty() ? name : prefix + "." + name, deck_name);
+    check_key_names(child, prefix.empty() ? name : prefix + "." + name, deck_name, schema, original_line);
   }
 }
 
@@ -703,21 +850,81 @@ const KeySpec* DeckSchema::find(const std::string& key) const {
   return nullptr;
 }
 
+namespace {
+
+// The most edits for two names to count as close: a third of the length of the name the user wrote.
+std::size_t close_enough(const std::string& name) { return std::max<std::size_t>(1, name.size() / 3); }
+
+std::string section_of(const std::string& key) {
+  const auto dot = key.rfind('.');
+  return dot == std::string::npos ? std::string() : key.substr(0, dot);
+}
+std::string last_name(const std::string& key) { return key.substr(key.rfind('.') + 1); }
+
+}  // namespace
+
 std::string DeckSchema::closest(const std::string& key) const {
-  // Schema keys are short: comparing the first 64 characters finds the same key in far less time
-  // than a megabyte-long key would take.
-  const std::string k = key.substr(0, 64);
-  const std::string klast = key.substr(key.rfind('.') + 1).substr(0, 64);
+  // Schema keys are short: comparing the first 64 characters finds the same key in far less time than a
+  // megabyte-long key would take.
+  const std::string k = key.substr(0, 64), section = section_of(key), last = last_name(key).substr(0, 64);
+  std::string best;
+  std::size_t best_rank = static_cast<std::size_t>(-1);
+  for (const auto& s : keys) {
+    const KeySpec* parent = find(section_of(s.key));
+    if (parent && parent->type == KeyType::TableArray) continue;  // a field of [[...]] tables
+    const std::size_t d_last = edit_distance(last, last_name(s.key));
+    const std::size_t d_key = edit_distance(k, s.key);
+    // Ranks: the same section first, then the same last name elsewhere, then the whole key; within each,
+    // the fewest edits.
+    std::size_t rank = static_cast<std::size_t>(-1);
+    const bool close_last = d_last <= close_enough(last) && d_last < last.size();
+    if (section_of(s.key) == section && close_last) rank = d_last;
+    else if (close_last) rank = 1000 + d_last;
+    else if (d_key <= close_enough(k)) rank = 2000 + d_key;
+    if (rank < best_rank) {
+      best_rank = rank;
+      best = s.key;
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> DeckSchema::section_names() const {
+  std::vector<std::string> out{""};
+  for (const auto& s : keys) {
+    for (std::string sec = section_of(s.key); !sec.empty(); sec = section_of(sec)) {
+      const KeySpec* parent = find(section_of(sec));
+      if (find(sec) || (parent && parent->type == KeyType::TableArray)) break;  // a TableArray's fields
+      if (std::find(out.begin(), out.end(), sec) == out.end()) out.push_back(sec);
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> DeckSchema::names_in(const std::string& section) const {
+  std::vector<std::string> out;
+  const std::string prefix = section.empty() ? std::string() : section + ".";
+  for (const auto& s : keys) {
+    if (s.key.rfind(prefix, 0) != 0) continue;
+    const std::string rest = s.key.substr(prefix.size());
+    const std::string name = rest.substr(0, rest.find('.'));
+    if (name.size() < rest.size() && find(prefix + name) && find(prefix + name)->type == KeyType::TableArray)
+      continue;  // md.pair.coeff's fields
+    if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  }
+  return out;
+}
+
+std::string DeckSchema::closest_section(const std::string& section) const {
+  const std::string k = section.substr(0, 64);
   std::string best;
   std::size_t best_d = static_cast<std::size_t>(-1);
-  for (const auto& s : keys) {
-    // Compare the last component too, so that "md.dtt" and "run.dt" both find "md.dt".
-    std::size_t d = edit_distance(k, s.key);
-    auto last = s.key.substr(s.key.rfind('.') + 1);
-    d = std::min(d, edit_distance(klast, last) + 1);
-    if (d < best_d) {
+  for (const auto& s : section_names()) {
+    if (s.empty()) continue;
+    const std::size_t d = edit_distance(k, s);
+    if (d <= close_enough(k) && d < best_d) {
       best_d = d;
-      best = s.key;
+      best = s;
     }
   }
   return best;
@@ -766,16 +973,21 @@ Deck Deck::parse(const std::string& text, const std::string& name, std::shared_p
   Deck d;
   d.m_name = name;
   d.m_schema = std::move(schema);
-  std::istringstream in(text);
+  TextScanner scanner(text);
+  scanner.run();
+  TableOrder ordered = order_tables(text, scanner.headers());
+  d.m_lines = std::move(ordered.lines);
+  const auto original_line = [&d](std::size_t line) { return d.original_line(line); };
+  std::istringstream in(d.m_lines.empty() ? text : ordered.text);
   try {
     d.m_root = toml::parse(in, name);
   } catch (const toml::exception& e) {
-    throw InputError(toml_error_message(e, name));
+    throw InputError(toml_error_message(e, name, original_line));
   } catch (const std::exception& e) {
     std::string what = e.what();
     throw InputError(name + ": malformed TOML: " + cut(what.substr(0, what.find('\n')), 2 * k_message_quote_max));
   }
-  check_key_names(d.m_root, "", name);
+  check_key_names(d.m_root, "", name, *d.m_schema, original_line);
   return d;
 }
 
@@ -809,6 +1021,34 @@ void Deck::apply_set(const std::string& assignment) {
     t = &it->second;
   }
   t->as_table()[parts.back()] = value;
+  m_sets.emplace_back(key, assignment);
+}
+
+std::size_t Deck::original_line(std::size_t line) const {
+  if (m_lines.empty() || line == 0) return line;
+  if (line <= m_lines.size()) return m_lines[line - 1];
+  return m_lines.size() + (line - m_lines.size());  // past the last line (the end of the text)
+}
+
+std::string Deck::where(const std::string& key, const toml::value* v) const {
+  // The last --set of the key or of a table it lies in.
+  for (auto it = m_sets.rbegin(); it != m_sets.rend(); ++it) {
+    const std::string& k = it->first;
+    if (key == k || key.rfind(k + ".", 0) == 0 || key.rfind(k + "[", 0) == 0)
+      return m_name + ": --set " + quote_for_message(it->second, '\'');
+  }
+  if (v) {
+    const toml::source_location loc = v->location();
+    if (loc.file_name() == m_name && loc.line() > 0) return m_name + ":" + std::to_string(original_line(loc.line()));
+  }
+  return m_name;
+}
+
+std::string Deck::where(const std::string& key) const {
+  // "md.pair.coeff.1.epsilon" as messages show it: "md.pair.coeff[1].epsilon".
+  std::string shown;
+  for (const auto& p : split_key(key)) shown += all_digits(p) ? "[" + p + "]" : (shown.empty() ? "" : ".") + p;
+  return where(shown, lookup(key));
 }
 
 // The schema key of a key that may index tables of a TableArray: "md.pair.coeff.0.epsilon" ->
@@ -884,7 +1124,7 @@ double Deck::get_seconds(const std::string& key) const {
   auto v = value_or_default(key);
   if (v.is_string()) {
     if (auto s = parse_duration(v.as_string().str)) return *s;
-    throw InputError(m_name + ": key " + key_text(key) + " = " + show_short(v) + ": expected " +
+    throw InputError(where(key) + ": key " + key_text(key) + " = " + show_short(v) + ": expected " +
                      type_name(KeyType::Duration));
   }
   if (v.is_local_time()) {  // an unquoted 02:00:00 reads as a TOML time of day
@@ -902,11 +1142,11 @@ bool Deck::section_active(const std::string& key) const {
 
 // Checks one value against its key's schema entry (type, range, choices); key is the key as the message
 // shows it ("md.pair.coeff[1].epsilon"). Throws InputError.
-static void check_value(const DeckSchema& schema, const std::string& deck_name, const KeySpec& spec,
-                        const std::string& key, const toml::value& v) {
+void Deck::check_value(const KeySpec& spec, const std::string& key, const toml::value& v) const {
+  const DeckSchema& schema = *m_schema;
   const KeySpec* s = &spec;
   auto bad = [&](const std::string& why) {
-    throw InputError(deck_name + ": key " + key_text(key) + " = " + show_short(v) + ": " + why);
+    throw InputError(where(key, &v) + ": key " + key_text(key) + " = " + show_short(v) + ": " + why);
   };
   switch (s->type) {
     case KeyType::Int:
@@ -996,7 +1236,7 @@ static void check_value(const DeckSchema& schema, const std::string& deck_name, 
     for (std::size_t i = 0; i < v.as_array().size(); ++i) {
       const toml::value& e = v.as_array()[i];
       const std::string at = key + "[" + std::to_string(i) + "]";
-      if (!e.is_table()) throw InputError(deck_name + ": " + key_text(at) + ": expected a table ([[" + key + "]] block)");
+      if (!e.is_table()) throw InputError(where(at, &e) + ": " + key_text(at) + ": expected a table ([[" + key + "]] block)");
       std::vector<std::string> names;
       for (const auto& kv : e.as_table()) names.push_back(kv.first);
       std::sort(names.begin(), names.end());
@@ -1006,21 +1246,52 @@ static void check_value(const DeckSchema& schema, const std::string& deck_name, 
           std::string fields;
           for (const auto& f : schema.keys)
             if (f.key.rfind(prefix, 0) == 0) fields += (fields.empty() ? "" : ", ") + f.key.substr(prefix.size());
-          throw InputError(deck_name + ": unknown key " + key_text(at + "." + name) + " in a [[" + key +
-                           "]] table; allowed: " + fields);
+          throw InputError(where(at + "." + name, &e.as_table().at(name)) + ": unknown key " +
+                           key_text(at + "." + name) + " in a [[" + key + "]] table; allowed: " + fields);
         }
-        check_value(schema, deck_name, *field, at + "." + name, e.as_table().at(name));
+        check_value(*field, at + "." + name, e.as_table().at(name));
       }
       for (const auto& f : schema.keys)
         if (f.key.rfind(prefix, 0) == 0 && f.default_value.empty() && !f.optional &&
             !e.as_table().count(f.key.substr(prefix.size())))
-          throw InputError(deck_name + ": " + key_text(at) + " has no key '" + f.key.substr(prefix.size()) + "' (" +
-                           f.help + ")");
+          throw InputError(where(at, &e) + ": " + key_text(at) + " has no key '" + f.key.substr(prefix.size()) +
+                           "' (" + f.help + ")");
     }
     break;
   }
   }
 }
+
+namespace {
+
+// "unknown key 'md.dtt'; did you mean 'md.dt'?" for the unknown name `name` in section `section` ("" at the
+// top); a table that is not a section of the schema is an unknown section. Without a close match: the
+// names that section has.
+std::string unknown_key_message(const DeckSchema& schema, const std::string& section, const std::string& name,
+                                bool table) {
+  const std::string key = section.empty() ? name : section + "." + name;
+  // What the section has: its keys, then its sections.
+  std::string keys, sections;
+  for (const auto& n : schema.names_in(section)) {
+    const std::string full = section.empty() ? n : section + "." + n;
+    if (schema.find(full)) keys += (keys.empty() ? "" : ", ") + n;
+    else sections += (sections.empty() ? "" : ", ") + ("[" + full + "]");
+  }
+  const std::string list = (section.empty() ? std::string("a deck has ") : "[" + section + "] has ") +
+                           (keys.empty() ? "" : "the keys " + keys) + (!keys.empty() && !sections.empty() ? " and " : "") +
+                           (sections.empty() ? "" : "the sections " + sections);
+  if (table) {
+    const std::string near = schema.closest_section(key);
+    // A section: [mdd]; a table under a known section ([md.latice]) may also be a key written as one.
+    if (!near.empty()) return "unknown section [" + clip(key) + "]; did you mean [" + near + "]?";
+  }
+  const std::string near = schema.closest(key);
+  const std::string what = (table ? "unknown section [" + clip(key) + "]" : "unknown key " + key_text(key));
+  if (!near.empty()) return what + "; did you mean " + key_text(near) + "?";
+  return what + "; " + list;
+}
+
+}  // namespace
 
 void Deck::validate() const {
   if (!m_root.is_table()) throw InputError(m_name + ": the deck is not a TOML table");
@@ -1044,10 +1315,9 @@ void Deck::validate() const {
           stack.push_back({key, &v});
           continue;
         }
-        throw InputError(m_name + ": unknown key " + key_text(key) + "; did you mean " + key_text(m_schema->closest(key)) +
-                         "?");
+        throw InputError(where(key, &v) + ": " + unknown_key_message(*m_schema, prefix, name, v.is_table()));
       }
-      check_value(*m_schema, m_name, *s, key, v);
+      check_value(*s, key, v);
     }
   }
   // 2. Rules between keys, as the schema has them (spotrun's: the solver's own; run.solver is one of the

@@ -73,8 +73,17 @@ struct DeckSchema {
 
   // The key of that name, or nullptr.
   const KeySpec* find(const std::string& key) const;
-  // The key closest to an unknown key (edit distance), for "did you mean".
+  // The key closest to an unknown key, for "did you mean"; "" when none is close. Close: an edit distance
+  // of at most a third of the length of what is compared (at least 1). First a key of the same section
+  // whose last name is close to the key's last name, then one of another section with such a last name
+  // ("run.dt": md.dt), then a key close as a whole. Fields of [[...]] tables are not keys of their own.
   std::string closest(const std::string& key) const;
+  // The same for an unknown section ([mdd]: md): the closest section of the schema, or "".
+  std::string closest_section(const std::string& section) const;
+  // The sections of the schema that hold keys or sections: "" (the top), "md", "md.pair", ...
+  std::vector<std::string> section_names() const;
+  // The names directly in a section (keys and sections): "md" -> dt, cutoff, ..., pair, lattice, ...
+  std::vector<std::string> names_in(const std::string& section) const;
 };
 
 class Deck {
@@ -84,6 +93,8 @@ class Deck {
   // Parses TOML text against schema; name (the file path) is used in error messages. Throws InputError:
   // for text beyond the limits above (or with a NUL byte), malformed TOML (name:line:column), and key or
   // table names other than bare TOML names ([A-Za-z0-9_-]): a quoted "md.dt" is one name, not the key md.dt.
+  // Tables and arrays of tables may come in any order TOML allows ([md.pair] after [[md.pair.coeff]],
+  // [md] after [[md.types]]); every message keeps the line numbers of the text.
   static Deck parse(const std::string& text, const std::string& name, std::shared_ptr<const DeckSchema> schema);
   // Applies "section.key=value" overrides (value parsed as TOML, else taken as a string). Throws
   // InputError for a key that is not a dotted path of bare names.
@@ -105,6 +116,10 @@ class Deck {
   // Duration keys: seconds as a number, a TOML time of day (an unquoted 02:00:00) or a string that
   // parse_duration() accepts; returns seconds. InputError for a string it does not accept.
   double get_seconds(const std::string& key) const;
+  // Where a key's value comes from, to start a message about it: "deck.toml:12" (its line in the file),
+  // "deck.toml: --set 'md.dt=0'" (the last --set of it or of a table it is in), or "deck.toml" (not given).
+  // Keys of the tables of a TableArray key are written with an index, "md.pair.coeff.1.epsilon".
+  std::string where(const std::string& key) const;
   // The resolved deck: every applicable key with its value (given or default), as TOML.
   std::string resolved() const;
   // "key = value" lines of the applicable keys that define the physics (not resumable), sorted.
@@ -114,12 +129,20 @@ class Deck {
 
  private:
   const toml::value* lookup(const std::string& key) const;
+  // where() of a key (as messages show it: "md.pair.coeff[1].epsilon") whose value is v.
+  std::string where(const std::string& key, const toml::value* v) const;
+  // The line of the file of a line of the text toml11 read (they differ when order_tables moved tables).
+  std::size_t original_line(std::size_t line) const;
+  // Checks one value against its key's schema entry; key as messages show it. Throws InputError.
+  void check_value(const KeySpec& spec, const std::string& key, const toml::value& v) const;
   toml::value value_or_default(const std::string& key) const;
   // Whether a schema key applies to this deck, as the schema says.
   bool section_active(const std::string& key) const;
   std::string m_name;
   toml::value m_root;
   std::shared_ptr<const DeckSchema> m_schema;
+  std::vector<std::size_t> m_lines;                          // original_line(): empty when the same
+  std::vector<std::pair<std::string, std::string>> m_sets;  // key and assignment of each --set, in order
 };
 
 // A duration in seconds from "S", "MM:SS", "HH:MM:SS" or Slurm's "D-HH", "D-HH:MM", "D-HH:MM:SS": every
