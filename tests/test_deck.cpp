@@ -317,7 +317,7 @@ TEST(Deck, ParseDuration) {
 TEST(Deck, DurationKeysTakeSecondsOrHoursMinutesSeconds) {
   EXPECT_EQ(valid("[run]\ntime_limit = \"01:02:03\"\n").get_seconds("run.time_limit"), 3723.0);
   EXPECT_EQ(valid("[run]\ntime_limit = 90\n").get_seconds("run.time_limit"), 90.0);
-  EXPECT_EQ(valid("[run]\ntime_limit = 1.5\n").get_seconds("run.time_limit"), 1.5);
+  EXPECT_EQ(valid("[run]\ntime_limit = 90.5\n").get_seconds("run.time_limit"), 90.5);
   EXPECT_EQ(valid("").get_seconds("run.time_limit"), 0.0);
   EXPECT_CONTAINS(validate_error("[run]\ntime_limit = \"1:xx\"\n"), "run.time_limit");
   EXPECT_CONTAINS(validate_error("[run]\ntime_limit = -5\n"), "run.time_limit");
@@ -1080,4 +1080,23 @@ TEST(Deck, QuotedKeyHintNamesTheRightSection) {
   EXPECT_EQ(parse_error("[md]\n[\"md.pair\"]\n"),
             "deck.toml:2: table name \"md.pair\" is quoted and contains a dot, so it is one name, not a dotted path: "
             "write [md.pair]");
+}
+
+// Before: a time limit within the stop reserve was obeyed by stopping at the first step.
+TEST(Deck, TimeLimitWithinTheStopReserveIsRefused) {
+  EXPECT_EQ(validate_error("[run]\nsteps = 10\ntime_limit = 1.5\n"),
+            "deck.toml:3: key 'run.time_limit' = 1.5 s is not longer than the stop reserve, 2 s "
+            "(checkpoint.safety_factor 2 times the cost of a checkpoint, at least 1 s, plus two steps): the run "
+            "would stop at its first step; allowed: 0 (no limit) or more than 2 s");
+  EXPECT_CONTAINS(validate_error("[run]\ntime_limit = \"00:00:02\"\n"), "'run.time_limit' = 2 s is not longer");
+  // The reserve follows checkpoint.safety_factor.
+  Deck d = Deck::parse("[run]\ntime_limit = 30\n[checkpoint]\nsafety_factor = 40.0\n", "deck.toml");
+  EXPECT_CONTAINS(input_error([&] { d.validate(); }), "deck.toml:2: key 'run.time_limit' = 30 s is not longer than "
+                                                      "the stop reserve, 40 s (checkpoint.safety_factor 40 times");
+  d.apply_set("checkpoint.safety_factor=10");
+  EXPECT_NO_THROW(d.validate());
+  d.apply_set("run.time_limit=5");
+  EXPECT_CONTAINS(input_error([&] { d.validate(); }), "deck.toml: --set 'run.time_limit=5': key 'run.time_limit' = 5 s");
+  EXPECT_NO_THROW(valid("[run]\ntime_limit = 2.5\n"));
+  EXPECT_NO_THROW(valid("[run]\ntime_limit = 0\n"));
 }

@@ -1,12 +1,14 @@
 // spotrun's deck schema, assembled here: the launcher's keys ([run], [checkpoint], [comm], [cloud], [report]) below,
 // then the keys of every registered solver (solvers/registry.hpp), which also say which of their keys apply
 // and the rules between them. docs/decks.md documents the same keys (a test checks that it does).
+#include <cstdio>
 #include <set>
 #include <stdexcept>
 
 #include "launcher/cloud/metadata_endpoint.hpp"
 #include "launcher/cloud/provider.hpp"
 #include "comm/transport.hpp"
+#include "comm/errors.hpp"
 #include "launcher/deck/deck.hpp"
 #include "io/checkpoint_durable.hpp"
 #include "solvers/registry.hpp"
@@ -157,6 +159,26 @@ std::vector<KeySpec> build_schema() {
   return s;
 }
 
+// A time limit the run could not keep: it stops when the time since it started plus a reserve reaches the
+// limit (launcher/run/run.cpp), the reserve being checkpoint.safety_factor times the cost of a checkpoint,
+// at least one second before the first one is measured (CheckpointManager::reserve_seconds), plus two
+// steps. A limit within the least reserve would stop the run at its first step: refused here instead.
+void check_time_limit(const io::Deck& deck) {
+  const double limit = deck.get_seconds("run.time_limit");
+  const double factor = deck.get_float("checkpoint.safety_factor");
+  const double reserve = factor * 1.0;
+  if (limit <= 0 || limit > reserve) return;
+  auto number = [](double x) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", x);
+    return std::string(text);
+  };
+  throw InputError(deck.where("run.time_limit") + ": key 'run.time_limit' = " + number(limit) +
+                   " s is not longer than the stop reserve, " + number(reserve) + " s (checkpoint.safety_factor " +
+                   number(factor) + " times the cost of a checkpoint, at least 1 s, plus two steps): the run would "
+                   "stop at its first step; allowed: 0 (no limit) or more than " + number(reserve) + " s");
+}
+
 }  // namespace
 
 std::shared_ptr<const DeckSchema> spotrun_deck_schema() {
@@ -172,6 +194,7 @@ std::shared_ptr<const DeckSchema> spotrun_deck_schema() {
       return !solver || solver->key_active(deck, key);
     };
     s->check_rules = [](const io::Deck& deck) {
+      check_time_limit(deck);
       solvers::solver_named(deck.get_string("run.solver"), deck.name()).check_rules(deck);
     };
     schema = std::move(s);
