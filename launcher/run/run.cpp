@@ -207,8 +207,12 @@ std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Tra
 
 // Keeps the thermo rows up to `step` (a resumed run continues the file from there): rows with another
 // number of fields than the header (a row torn by a full disk) go too. The file is replaced atomically
-// (a stop signal meanwhile leaves the old one). Collective; InputError when it cannot be rewritten.
-void truncate_thermo(const comm::Communicator& comm, const std::string& path, std::int64_t step) {
+// (a stop signal meanwhile leaves the old one). Collective; InputError when it cannot be rewritten, or when
+// its columns are not `columns` (the deck's thermo columns changed since: md.thermo_style).
+void truncate_thermo(const comm::Communicator& comm, const std::string& path, std::int64_t step,
+                     const std::vector<std::string>& columns) {
+  std::string want = "step";
+  for (const auto& c : columns) want += "," + c;
   std::string error;
   std::error_code ec;
   const auto status = fs::status(path, ec);
@@ -224,6 +228,11 @@ void truncate_thermo(const comm::Communicator& comm, const std::string& path, st
         if (header.empty()) {
           header = line;
           fields = n;
+          if (header != want) {
+            error = "'" + path + "' has the columns " + header + ", the deck's thermo columns are " + want +
+                    " (changed since the checkpoint); keep the columns, or move thermo.csv away to resume here";
+            break;
+          }
           out += line + "\n";
           continue;
         }
@@ -237,7 +246,7 @@ void truncate_thermo(const comm::Communicator& comm, const std::string& path, st
       }
       in.close();
       const std::string tmp = path + ".tmp";
-      {
+      if (error.empty()) {
         std::ofstream o(tmp, std::ios::trunc | std::ios::binary);
         o << out;
         o.flush();
@@ -467,7 +476,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     for (const auto& line : level_sources)
       if (comm.is_root()) std::printf("  node file %s\n", line.c_str());  // --- checkpoint.local_dir ---
     level_nodes.reset();
-    truncate_thermo(comm, csv, solver->step_index());
+    truncate_thermo(comm, csv, solver->step_index(), solver->thermo_columns());
     thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns(), fs::exists(csv));
     comm.agree<InputError>(thermo->open_error().empty(), thermo->open_error());
     solver->setup();

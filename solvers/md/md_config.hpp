@@ -66,6 +66,8 @@ struct MdConfig {
   std::uint64_t type_seed = 4321;
   // [md.trajectory]: a frame every this many steps (0: none) with these fields (io/h5md_trajectory.hpp).
   std::int64_t trajectory_every = 0;
+  // md.thermo_style: the thermo columns (LAMMPS thermo_style custom keywords), "step" first.
+  std::vector<std::string> thermo_style{"step", "time", "temp", "pe", "ke", "etotal", "press"};
   std::vector<std::string> trajectory_fields{"position", "image", "species"};  // lattice starts with several types: which site gets which type
   // [md.dump]: a frame of OUTDIR/dump.lammpstrj (LAMMPS dump custom) every this many steps (0: none) with
   // these columns (io/lammps_dump.hpp).

@@ -1,5 +1,5 @@
-// The MD solver, diagnostics: thermo (LAMMPS thermo_style custom step time temp pe ke etotal press), the
-// instability hint and the end-of-run summary.
+// The MD solver, diagnostics: thermo (LAMMPS thermo_style custom, the columns of md.thermo_style; by default
+// step time temp pe ke etotal press), the instability hint and the end-of-run summary.
 #include <string>
 #include <vector>
 
@@ -39,11 +39,48 @@ Thermo MdSolver::compute_thermo() {
   return t;
 }
 
-std::vector<std::string> MdSolver::thermo_columns() const { return {"time", "temp", "pe", "ke", "etotal", "press"}; }
+std::vector<std::string> thermo_keywords() {
+  return {"step", "time", "temp", "pe", "ke", "etotal", "press", "vol", "density", "ecouple", "econserve"};
+}
+
+// The columns after "step" (the launcher writes the step itself).
+std::vector<std::string> MdSolver::thermo_columns() const {
+  return std::vector<std::string>(m_cfg.thermo_style.begin() + 1, m_cfg.thermo_style.end());
+}
 
 std::vector<double> MdSolver::thermo() {
   Thermo t = compute_thermo();
-  return {m_time, t.temp, t.pe, t.ke, t.etotal, t.press};
+  const double n = static_cast<double>(m_natoms);
+  // ecouple: the energy the thermostat took up (LAMMPS: the Nose-Hoover chain's energy), per atom as the
+  // other energies; 0 under nve. econserve = etotal + ecouple.
+  const double ecouple = m_cfg.ensemble == Ensemble::Nvt ? m_nhc.energy() / n : 0.0;
+  std::vector<double> values;
+  for (auto c = m_cfg.thermo_style.begin() + 1; c != m_cfg.thermo_style.end(); ++c) {
+    const std::string& k = *c;
+    if (k == "time") values.push_back(m_time);
+    else if (k == "temp") values.push_back(t.temp);
+    else if (k == "pe") values.push_back(t.pe);
+    else if (k == "ke") values.push_back(t.ke);
+    else if (k == "etotal") values.push_back(t.etotal);
+    else if (k == "press") values.push_back(t.press);
+    else if (k == "vol") values.push_back(m_box.volume());
+    else if (k == "density") values.push_back(total_mass() / m_box.volume());  // mass per volume, as LAMMPS
+    else if (k == "ecouple") values.push_back(ecouple);
+    else if (k == "econserve") values.push_back(t.etotal + ecouple);
+    else throw std::logic_error("md.thermo_style: unknown column " + k);
+  }
+  return values;
+}
+
+double MdSolver::total_mass() {
+  if (m_total_mass >= 0) return m_total_mass;
+  auto type = m_atoms.type;
+  auto mass = m_atoms.mass_by_type;
+  double local = 0;
+  Kokkos::parallel_reduce(
+      "md::total_mass", Policy(0, m_atoms.nlocal), KOKKOS_LAMBDA(int i, double& s) { s += mass(type(i)); }, local);
+  m_total_mass = m_comm.sum(local);
+  return m_total_mass;
 }
 
 std::string MdSolver::instability_hint() const {

@@ -66,6 +66,7 @@ MdConfig config_from_deck(const Deck& d) {
   c.trajectory_fields = d.get_strings("md.trajectory.fields");
   c.dump_every = d.get_int("md.dump.every");
   c.dump_columns = d.get_strings("md.dump.columns");
+  c.thermo_style = d.get_strings("md.thermo_style");
   if (d.has("md.lattice.type_seed")) c.type_seed = static_cast<std::uint64_t>(d.get_int("md.lattice.type_seed"));
   c.from_lattice = !d.has("md.initial.lammps_data");
   c.lattice_type = d.get_string("md.lattice.type");
@@ -111,6 +112,11 @@ std::vector<KeySpec> md_keys() {
        "Arithmetic of the pair forces: double, or mixed (each pair's distance, force and energy in float from a "
        "double separation; sums over pairs, positions, velocities and integration in double); may change on resume",
        -1e300, 1e300, false, {"double", "mixed"}, true},
+      {"md.thermo_style", KeyType::Strings, "[\"step\", \"time\", \"temp\", \"pe\", \"ke\", \"etotal\", \"press\"]",
+       "-",
+       "Thermo columns (LAMMPS thermo_style custom keywords; energies per atom), \"step\" first; ecouple and "
+       "econserve: nve or nvt; may change on resume only with OUTDIR/thermo.csv moved away",
+       1, 11, false, thermo_keywords(), true},
       // [[md.types]]
       {"md.types", KeyType::TableArray, "", "-",
        "Atom types in type order (type 1 first): [[md.types]] blocks with name, mass, fraction; default: one type "
@@ -215,6 +221,20 @@ struct MdDefinition {
       if (std::abs(sum - 1.0) > 1e-9)
         throw InputError(d.name() + ": the md.types fractions add up to " + std::to_string(sum) +
                          "; a lattice start with several types needs shares that add up to 1");
+    }
+    // md.thermo_style: "step" first (OUTDIR/thermo.csv rows start with it), each column once, and a
+    // conserved energy only where the integrator keeps one.
+    if (c.thermo_style.front() != "step")
+      throw InputError(d.name() + ": md.thermo_style starts with \"" + c.thermo_style.front() +
+                       "\"; the first column must be \"step\"");
+    for (std::size_t i = 1; i < c.thermo_style.size(); ++i) {
+      for (std::size_t j = 0; j < i; ++j)
+        if (c.thermo_style[i] == c.thermo_style[j])
+          throw InputError(d.name() + ": md.thermo_style names \"" + c.thermo_style[i] + "\" twice");
+      if ((c.thermo_style[i] == "ecouple" || c.thermo_style[i] == "econserve") && c.ensemble == Ensemble::Langevin)
+        throw InputError(d.name() + ": md.thermo_style column \"" + c.thermo_style[i] +
+                         "\" needs md.ensemble = \"nve\" or \"nvt\" (the Langevin thermostat's energy is not "
+                         "tallied)");
     }
     if (d.has("md.initial") && d.has("md.lattice"))
       throw InputError(d.name() + ": give either [md.lattice] or [md.initial], not both");

@@ -55,6 +55,10 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
 // and plan_domain(). `spotrun validate` (and run, before it makes the solver) call it. InputError.
 void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nranks);
 
+// The thermo keywords md.thermo_style may list (LAMMPS thermo_style custom): step time temp pe ke etotal press
+// vol density ecouple econserve.
+std::vector<std::string> thermo_keywords();
+
 class MdSolver final : public SolverBase {
  public:
   // data: atoms read from a LAMMPS data file (same on every rank; each keeps the ones in its sub-box),
@@ -102,6 +106,8 @@ class MdSolver final : public SolverBase {
   // Sum of m v^2 over this rank's owned atoms (for the thermo's kinetic energy and the thermostat's
   // temperature; public for the same reason).
   double local_mv2() const;
+  // The mass of every atom (collective; summed once), for the thermo's density (public for the same reason).
+  double total_mass();
   void scale_velocities(double factor);
   const NoseHooverChain& thermostat() const { return m_nhc; }
 
@@ -133,6 +139,7 @@ class MdSolver final : public SolverBase {
   AnyPair m_pair;       // the evaluators of every type pair, where the kernels run
   ForceScatter m_scatter;
   std::int64_t m_natoms = 0;
+  double m_total_mass = -1;  // of every atom, for the thermo's density; < 0: not summed yet
   // m_step, m_time (SolverBase): m_time is always step * md.dt (restore() checks a checkpoint's time against it).
   int m_since_build = 0;
   bool m_moved_too_far = false;  // an atom moved > skin/2 while the current list was in use

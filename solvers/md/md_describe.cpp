@@ -1,0 +1,39 @@
+// The MD solver as `spotrun inspect` describes a checkpoint: the atoms and their types, the box, the
+// ensemble and its targets (from the restored state and the checkpoint's deck).
+#include "comm/number_text.hpp"
+#include "md_solver.hpp"
+
+namespace spotrun::md {
+
+std::vector<std::string> MdSolver::describe() const {
+  std::vector<std::string> lines;
+  std::string types;
+  for (std::size_t t = 0; t < m_masses.size(); ++t) {
+    types += (t > 0 ? ", " : "") + std::to_string(t + 1);
+    if (t < m_cfg.types.size()) types += " \"" + m_cfg.types[t].name + "\"";
+    types += " mass " + significant(m_masses[t], 10);
+  }
+  lines.push_back("atoms: " + std::to_string(m_natoms) + " of " + std::to_string(m_masses.size()) + " type(s) (" +
+                  types + ")");
+  lines.push_back("box: " + significant(m_box.length(0), 10) + " x " + significant(m_box.length(1), 10) + " x " +
+                  significant(m_box.length(2), 10) + " sigma from (" + significant(m_box.lo[0], 10) + ", " +
+                  significant(m_box.lo[1], 10) + ", " + significant(m_box.lo[2], 10) + "), periodic; " +
+                  significant(static_cast<double>(m_natoms) / m_box.volume(), 6) + " atoms/sigma^3");
+  const std::string targets = "temperature " + significant(m_cfg.temperature, 10) + " epsilon/k_B, damp " +
+                              significant(m_cfg.damp, 10) + " tau";
+  switch (m_cfg.ensemble) {
+    case Ensemble::Nve:
+      lines.push_back("ensemble: nve (velocity Verlet), no thermostat");
+      break;
+    case Ensemble::Langevin:
+      lines.push_back("ensemble: langevin (Langevin thermostat), " + targets + ", seed " + std::to_string(m_cfg.seed));
+      break;
+    case Ensemble::Nvt:
+      lines.push_back("ensemble: nvt (Nose-Hoover chain of " + std::to_string(m_cfg.tchain) + "), " + targets);
+      break;
+  }
+  lines.push_back("time step: " + significant(m_cfg.dt, 10) + " tau; pair style " + m_cfg.pair_style);
+  return lines;
+}
+
+}  // namespace spotrun::md
