@@ -32,6 +32,12 @@ class Solver {
   virtual std::vector<std::string> summary() = 0;
   // True when the solver's own end condition is reached (e.g. fluid.time_end) before run.steps.
   virtual bool finished() const { return false; }
+  // How far the solver is towards its own end (the one finished() reports), from 0 to 1: e.g. the simulated
+  // time over fluid.time_end. 0 when it has none; the launcher then measures progress by run.steps (and
+  // uses whichever of the two is further along). progress_measure(): the same in words for progress
+  // lines ("time 2.5 of 10"), "" when there is none.
+  virtual double progress_fraction() const { return 0; }
+  virtual std::string progress_measure() const { return ""; }
   // Periodic outputs besides thermo (fields, spectra), written through io/; called after setup() and
   // after every step with the step index. Collective.
   virtual void write_outputs(const std::string& outdir, std::int64_t step) {}

@@ -1,5 +1,6 @@
 #include "launcher/run/progress.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -43,33 +44,46 @@ double now_epoch() {
 }  // namespace
 
 ProgressFigures progress_figures(std::int64_t first_step, std::int64_t step, std::int64_t steps, double elapsed,
-                                 double work_per_step, double now) {
+                                 double work_per_step, double now, double first_fraction, double fraction,
+                                 const std::string& measure) {
   ProgressFigures f;
   f.step = step;
   f.steps = steps;
-  f.percent = steps > 0 ? 100.0 * static_cast<double>(step) / static_cast<double>(steps) : 100.0;
+  const double by_steps = steps > 0 ? static_cast<double>(step) / static_cast<double>(steps) : 1.0;
+  // The solver's own measure where it is ahead of the steps: the run ends on whichever comes first.
+  const bool own = fraction > by_steps;
+  f.percent = 100.0 * (own ? std::min(fraction, 1.0) : by_steps);
+  if (own) f.measure = measure;
   f.elapsed = elapsed;
   const auto done = static_cast<double>(step - first_step);
   if (done > 0 && elapsed > 0) {
     f.steps_per_second = done / elapsed;
     f.work_per_second = f.steps_per_second * work_per_step;
-    f.remaining = static_cast<double>(steps - step) / f.steps_per_second;
-    f.eta_utc = utc_text(now + f.remaining, "%Y-%m-%dT%H:%M:%SZ");
+    if (!own)
+      f.remaining = static_cast<double>(steps - step) / f.steps_per_second;
+    else if (fraction > first_fraction)
+      f.remaining = std::max(0.0, elapsed * (1.0 - fraction) / (fraction - first_fraction));
+    if (f.remaining >= 0) f.eta_utc = utc_text(now + f.remaining, "%Y-%m-%dT%H:%M:%SZ");
   }
   return f;
 }
 
 std::string progress_line(const ProgressFigures& f, const std::string& work_unit) {
   char buf[512];
+  // "step 1200 of 5000", or with the solver's own measure "step 83, time 2.5 of 10"
+  char where[256];
+  if (f.measure.empty())
+    std::snprintf(where, sizeof where, "step %lld of %lld", static_cast<long long>(f.step), static_cast<long long>(f.steps));
+  else
+    std::snprintf(where, sizeof where, "step %lld, %s", static_cast<long long>(f.step), f.measure.c_str());
   if (f.remaining < 0) {
-    std::snprintf(buf, sizeof buf, "Progress: step %lld of %lld (%.1f%%), no step done yet", static_cast<long long>(f.step),
-                  static_cast<long long>(f.steps), f.percent);
+    std::snprintf(buf, sizeof buf, "Progress: %s (%.1f%%), no step done yet", where, f.percent);
     return buf;
   }
   std::string eta = f.eta_utc;  // 2026-11-30T17:40:12Z -> 2026-11-30 17:40:12 UTC
   if (eta.size() == 20) eta = eta.substr(0, 10) + " " + eta.substr(11, 8) + " UTC";
-  std::snprintf(buf, sizeof buf, "Progress: step %lld of %lld (%.1f%%), %.4g steps/s (%.4g %s/s), %s left, ends at %s",
-                static_cast<long long>(f.step), static_cast<long long>(f.steps), f.percent, f.steps_per_second,
+  std::snprintf(buf, sizeof buf, "Progress: %s (%.1f%%), %.4g steps/s (%.4g %s/s), %s left, ends at %s", where,
+                f.percent, f.steps_per_second,
                 f.work_per_second, work_unit.c_str(), duration_text(f.remaining).c_str(), eta.c_str());
   return buf;
 }
@@ -79,6 +93,7 @@ std::string progress_json(const ProgressFigures& f, const std::string& work_unit
   j["step"] = f.step;
   j["steps"] = f.steps;
   j["percent"] = f.percent;
+  j["measure"] = f.measure.empty() ? nlohmann::json("steps") : nlohmann::json(f.measure);
   j["steps_per_second"] = f.steps_per_second;
   j["work_per_second"] = f.work_per_second;
   j["work_unit"] = work_unit + "/s";
@@ -91,26 +106,42 @@ std::string progress_json(const ProgressFigures& f, const std::string& work_unit
 }
 
 ProgressReporter::ProgressReporter(bool root, std::string outdir, double interval, std::int64_t first_step,
-                                   std::int64_t steps, double loop_start, std::string work_unit)
+                                   std::int64_t steps, double loop_start, std::string work_unit,
+                                   double first_fraction)
     : m_root(root), m_outdir(std::move(outdir)), m_interval(interval), m_first_step(first_step), m_steps(steps),
-      m_loop_start(loop_start), m_last(loop_start), m_work_unit(std::move(work_unit)) {}
+      m_loop_start(loop_start), m_last(loop_start), m_work_unit(std::move(work_unit)),
+      m_first_fraction(first_fraction) {}
 
-void ProgressReporter::after_step(std::int64_t step, double now, double work_per_step) {
+void ProgressReporter::after_step(std::int64_t step, double now, double work_per_step, double fraction,
+                                  const std::string& measure) {
   if (!m_root || m_interval <= 0 || now - m_last < m_interval) return;
   m_last = now;
-  report(step, now, work_per_step, false, true);
+  report(step, now, work_per_step, false, true, fraction, measure);
 }
 
-void ProgressReporter::at_end(std::int64_t step, double now, double work_per_step, bool finished) {
+void ProgressReporter::at_end(std::int64_t step, double now, double work_per_step, bool finished, double fraction,
+                              const std::string& measure) {
   if (!m_root || m_interval <= 0) return;
-  report(step, now, work_per_step, finished, false);
+  report(step, now, work_per_step, finished, false, fraction, measure);
 }
 
-void ProgressReporter::report(std::int64_t step, double now, double work_per_step, bool finished, bool print) {
-  const ProgressFigures f = progress_figures(m_first_step, step, m_steps, now - m_loop_start, work_per_step, now_epoch());
+void ProgressReporter::report(std::int64_t step, double now, double work_per_step, bool finished, bool print,
+                              double fraction, const std::string& measure) {
+  ProgressFigures f = progress_figures(m_first_step, step, m_steps, now - m_loop_start, work_per_step, now_epoch(),
+                                       m_first_fraction, fraction, measure);
+  if (finished) {  // the run reached its end, whichever measure ended it
+    f.percent = 100;
+    f.remaining = 0;
+    f.eta_utc = utc_text(now_epoch(), "%Y-%m-%dT%H:%M:%SZ");
+  }
   if (print) {
-    std::fprintf(stderr, "%s\n", progress_line(f, m_work_unit).c_str());
-    std::fflush(stderr);
+    const std::string line = progress_line(f, m_work_unit);
+    if (m_print) {
+      m_print(line);
+    } else {
+      std::fprintf(stderr, "%s\n", line.c_str());
+      std::fflush(stderr);
+    }
   }
   // progress.json through a temporary file and a rename; a failure costs the report, never the run.
   const std::filesystem::path path = std::filesystem::path(m_outdir) / "progress.json";

@@ -512,7 +512,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     if (!events.empty()) status.levels(checkpoints.levels_json());
   };
   ProgressReporter progress(comm.is_root(), outdir, deck.get_float("run.progress_seconds"), first, steps, t0,
-                            solver->work_unit());
+                            solver->work_unit(), solver->progress_fraction());
   while (solver->step_index() < steps && !solver->finished()) {
     const double ts = MPI_Wtime();
     run_report.step_begin();  // --- run report ---
@@ -537,7 +537,8 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     const double now = MPI_Wtime();
     max_step_time = std::max(max_step_time, now - ts);
     run_report.step_end(now - ts);  // --- run report: compute (less the transport's time) ---
-    progress.after_step(solver->step_index(), now, solver->work_per_step());
+    progress.after_step(solver->step_index(), now, solver->work_per_step(), solver->progress_fraction(),
+                        solver->progress_measure());
     heartbeat.step_done(solver->step_index(), now - ts);  // --- stalls ---
     record_levels(checkpoints.poll_tiers());  // --- checkpoint levels: a durable flush in the background ---
     int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
@@ -569,7 +570,8 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   Kokkos::fence();
   const double loop = MPI_Wtime() - t0;
   progress.at_end(solver->step_index(), MPI_Wtime(), solver->work_per_step(),
-                  solver->step_index() >= steps || solver->finished());
+                  solver->step_index() >= steps || solver->finished(), solver->progress_fraction(),
+                  solver->progress_measure());
   const std::int64_t done = solver->step_index() - first;
   // Data that left the solver's memory space in the loop (the slowest rank's): copies between memory
   // spaces, and exchanges staged through host memory.

@@ -1,5 +1,6 @@
 #include "fluid_solver.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -408,6 +409,16 @@ std::string FluidSolver::instability_hint() const {
 
 bool FluidSolver::finished() const {
   return m_cfg.time_end > 0 && m_cfg.time_end - m_time <= 1e-9 * m_cfg.dt;
+}
+
+double FluidSolver::progress_fraction() const {
+  if (m_cfg.time_end <= 0) return 0;
+  return finished() ? 1.0 : std::min(1.0, std::max(0.0, m_time / m_cfg.time_end));
+}
+
+std::string FluidSolver::progress_measure() const {
+  if (m_cfg.time_end <= 0) return "";
+  return "time " + significant(m_time, 4) + " of " + significant(m_cfg.time_end, 6);
 }
 
 void FluidSolver::step(bool /*want_thermo*/) {

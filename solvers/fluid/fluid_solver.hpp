@@ -87,6 +87,11 @@ class FluidSolver final : public SolverBase {
   bool writes_outputs_at(std::int64_t step) const override;
   // True once fluid.time_end (> 0) is reached: the launcher stops the run there.
   bool finished() const override;
+  // grid and box, viscosity, forcing, time step and end (fluid_describe.cpp).
+  std::vector<std::string> describe() const override;
+  // With fluid.time_end > 0: the simulated time over it ("time 2.5 of 10"); else 0 (run.steps measures).
+  double progress_fraction() const override;
+  std::string progress_measure() const override;
   // Notes about the configuration worth printing once (e.g. sizes FFTW transforms slowly).
   const std::vector<std::string>& warnings() const { return m_warnings; }
 
