@@ -32,6 +32,9 @@ class Solver {
   virtual std::vector<std::string> summary() = 0;
   // True when the solver's own end condition is reached (e.g. fluid.time_end) before run.steps.
   virtual bool finished() const { return false; }
+  // What the run simulates, as "name: value" lines for `spotrun inspect` (atoms or grid, box, ensemble and
+  // its targets); the solver as restored or set up. Not collective.
+  virtual std::vector<std::string> describe() const { return {}; }
   // How far the solver is towards its own end (the one finished() reports), from 0 to 1: e.g. the simulated
   // time over fluid.time_end. 0 when it has none; the launcher then measures progress by run.steps (and
   // uses whichever of the two is further along). progress_measure(): the same in words for progress

@@ -29,6 +29,10 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* k_deck = "[run]\nsteps = 20\nthermo_every = 10\n[md.lattice]\ncells = [6, 6, 6]\n";
+// An NVT mixture of two named types (the second twice as heavy) on 4^3 cells: 256 atoms.
+constexpr const char* k_nvt_deck =
+    "[run]\nsteps = 20\n[md]\nensemble = \"nvt\"\ntemperature = 0.8\ndamp = 0.25\n[[md.types]]\nname = \"A\"\n"
+    "fraction = 0.5\n[[md.types]]\nname = \"B\"\nmass = 2.0\nfraction = 0.5\n[md.lattice]\ncells = [4, 4, 4]\n";
 constexpr const char* k_fluid_deck = "[run]\nsolver = \"fluid\"\nsteps = 6\nthermo_every = 2\n[fluid]\nn = [8, 8, 8]\n";
 // The MD deck with a lattice of 100000^3 cells (4e15 atoms): no node holds its memory estimate.
 constexpr const char* k_huge_deck = "[run]\nsteps = 20\nthermo_every = 10\n[md.lattice]\ncells = [100000, 100000, 100000]\n";
@@ -43,6 +47,7 @@ class Inspect : public ::testing::Test {
       fs::create_directories(name);
       std::ofstream(name + "/deck.toml") << k_deck;
       std::ofstream(name + "/fluid.toml") << k_fluid_deck;
+      std::ofstream(name + "/nvt.toml") << k_nvt_deck;
       std::ofstream(name + "/huge.toml") << k_huge_deck;
     }
     m_dir = test::world().broadcast(name);
@@ -122,6 +127,34 @@ TEST_F(Inspect, ASoundCheckpointIsOkAndResumes) {
     EXPECT_HAS(report, "OK: every byte and checksum verified, the state restores");
   }
   EXPECT_EQ(resume_error(p), "");
+}
+
+// Besides solver, step and time, inspect says what the checkpoint simulates (Solver::describe()): the atoms
+// and their types, the box, the ensemble and its targets.
+TEST_F(Inspect, SaysTheAtomsBoxAndEnsemble) {
+  std::string report;
+  ASSERT_EQ(inspect(write("nve.h5", m_state), report), 0) << report;
+  if (test::is_root()) {
+    EXPECT_HAS(report, "\n  solver: md\n  step: 10\n  time: 0.05");
+    EXPECT_HAS(report, "\n  atoms: 864 of 1 type(s) (1 mass 1)\n");
+    EXPECT_HAS(report, "\n  box: 10.07757715 x 10.07757715 x 10.07757715 sigma from (0, 0, 0), periodic; 0.8442 atoms/sigma^3\n");
+    EXPECT_HAS(report, "\n  ensemble: nve (velocity Verlet), no thermostat\n");
+    EXPECT_HAS(report, "\n  time step: 0.005 tau; pair style lj/cut\n");
+  }
+  const launcher::Deck d = deck("nvt.toml");
+  auto transport = comm::make_transport(d.get_string("comm.transport"), test::world());
+  md::MdSolver solver(md::config_from_deck(d), test::world(), *transport, nullptr, false);
+  solver.setup();
+  io::CheckpointMeta meta = m_meta;
+  meta.step = solver.step_index();
+  meta.time = solver.time();
+  meta.deck = d.resolved();
+  meta.physics = d.physics();
+  ASSERT_EQ(inspect(write("nvt.h5", solver.state(), meta), report), 0) << report;
+  if (test::is_root()) {
+    EXPECT_HAS(report, "\n  atoms: 256 of 2 type(s) (1 \"A\" mass 1, 2 \"B\" mass 2)\n");
+    EXPECT_HAS(report, "\n  ensemble: nvt (Nose-Hoover chain of 3), temperature 0.8 epsilon/k_B, damp 0.25 tau\n");
+  }
 }
 
 TEST_F(Inspect, ANegativeAtomIdWithRightChecksumsIsRefusedLikeAResume) {
@@ -234,6 +267,12 @@ TEST_F(Inspect, AFluidVelocityThatIsNotTheTransformOfItsSpectrumIsRefusedLikeARe
   const std::string good = write("fluid-good.h5", state, meta);
   std::string report;
   EXPECT_EQ(inspect(good, report), 0) << report;
+  if (test::is_root()) {  // what it simulates (Solver::describe())
+    EXPECT_HAS(report, "\n  solver: fluid\n  step: 2\n");
+    EXPECT_HAS(report, "\n  grid: 8 x 8 x 8 points (512) of the periodic box [0, 2pi)^3; dealiasing ");
+    EXPECT_HAS(report, "\n  viscosity: ");
+    EXPECT_HAS(report, "\n  forcing: none (decaying)\n");
+  }
   EXPECT_EQ(resume_error(good, "fluid.toml"), "");
 
   io::StateArray& u = state.arrays[0];

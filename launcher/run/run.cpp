@@ -296,13 +296,14 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
     io::CheckpointMeta meta;
     std::string damaged;
     bool restorable = true;
+    std::vector<std::string> described;  // what the restored solver simulates (Solver::describe())
     // What a resume would do with it: restore it into the solver of the deck it holds.
     auto check_restore = [&](auto& reader) {
       std::string restore;
       try {
         const Deck deck = checkpoint_deck(reader.meta(), path);
         auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
-        restore_solver(comm, *transport, deck, path, reader);
+        described = restore_solver(comm, *transport, deck, path, reader)->describe();
       } catch (const InputError& e) {
         restore = e.what();
       }
@@ -343,6 +344,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
         std::printf("  solver: %s\n  step: %lld\n  time: %.17g\n  units: %s\n  written by: spotrun %s (git %s) on %d ranks\n",
                     meta.solver.c_str(), static_cast<long long>(meta.step), meta.time, meta.units.c_str(),
                     meta.version.c_str(), meta.git_hash.c_str(), meta.nranks);
+        for (const auto& l : described) std::printf("  %s\n", l.c_str());
         for (const auto& l : report.lines) std::printf("  %s\n", l.c_str());
         std::printf("%s\n", report.ok ? (meta.level.empty() ? "OK: every byte and checksum verified, the state restores"
                                                              : "OK: every byte and checksum of the node file verified")

@@ -16,6 +16,7 @@
 #include "io/h5md_trajectory.hpp"
 #include "io/lammps_data.hpp"
 #include "io/lammps_dump.hpp"
+#include "io/lammps_dump.hpp"
 #include "md_config.hpp"
 #include "neighbor.hpp"
 #include "nose_hoover.hpp"
@@ -75,6 +76,8 @@ class MdSolver final : public SolverBase {
   // ask for, and OUTDIR/topology.data at the start (md_trajectory.cpp).
   void write_outputs(const std::string& outdir, std::int64_t step) override;
   bool writes_outputs_at(std::int64_t step) const override;
+  // atoms and types, box, ensemble and its targets (md_describe.cpp).
+  std::vector<std::string> describe() const override;
 
   // For tests and diagnostics.
   Thermo compute_thermo();
@@ -155,6 +158,7 @@ class MdSolver final : public SolverBase {
   enum Phase { k_pair, k_neigh, k_comm, k_integrate, k_nphase };
   double m_phase_time[k_nphase] = {0, 0, 0, 0};
   std::unique_ptr<io::H5mdTrajectory> m_trajectory;  // opened at the first write_outputs()
+  std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
   std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
   NoseHooverChain m_nhc;  // md.ensemble = "nvt"
   PairTally m_tally;
