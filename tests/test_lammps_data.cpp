@@ -359,3 +359,27 @@ TEST(LammpsData, WrittenDataReadsBackExactly) {
   EXPECT_NE(xyz.find("\nA 0.10000000000000001 0.14285714285714285 0.20000000000000001\n"), std::string::npos) << xyz;
   EXPECT_NE(xyz.find("\nB 0.5 3.25 1\n"), std::string::npos) << xyz;
 }
+
+// The molecular layout of OUTDIR/topology.data: "id molecule type x y z ix iy iz" with molecule 0, each
+// mass followed by the type's name, and no Velocities section for a state without velocities.
+TEST(LammpsData, TopologyLayoutIsMolecularWithTypeNames) {
+  spotrun::io::LammpsData d;
+  d.hi = {2.0, 3.0, 4.0};
+  d.ntypes = 2;
+  d.masses = {1.0, 2.5};
+  d.id = {1, 2};
+  d.type = {2, 1};
+  d.x = {0.5, 1.0 / 3.0, 0.0, 1.5, 2.0, 3.75};
+  d.image = {0, -1, 2, 1, 0, 0};
+  const std::string text =
+      spotrun::io::format_lammps_data(d, "topology", spotrun::io::LammpsDataStyle::Molecular, {"A", "B"});
+  EXPECT_NE(text.find("\nMasses\n\n1 1 # A\n2 2.5 # B\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nAtoms # molecular\n\n1 0 2 0.5 0.33333333333333331 0 0 -1 2\n2 0 1 1.5 2 3.75 1 0 0\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("Velocities"), std::string::npos) << text;
+  // The atomic layout (spotrun export) is unchanged: "id type x y z ix iy iz".
+  const std::string atomic = spotrun::io::format_lammps_data(d, "export");
+  EXPECT_NE(atomic.find("\nAtoms # atomic\n\n1 2 0.5 0.33333333333333331 0 0 -1 2\n"), std::string::npos) << atomic;
+  EXPECT_NE(atomic.find("\nMasses\n\n1 1\n2 2.5\n"), std::string::npos) << atomic;
+}

@@ -27,7 +27,9 @@ DECK
 # First to step 50, then resumed to step 100 (the frames continue across the resume).
 [ "$(run_deck "$NP" "$WORK/out" --set run.steps=50)" = 0 ] || fail "first run failed: $(tail -5 "$WORK/out.log")"
 [ "$(run_deck "$NP" "$WORK/out")" = 0 ] || fail "resumed run failed: $(tail -5 "$WORK/out.log")"
-grep -q "Resuming from .* at step 50" "$WORK/out.log" || fail "the second run did not resume at step 50"
+# (Said on the terminal or, where the terminal is kept short, in OUTDIR/spotrun.log.)
+cat "$WORK/out.log" "$WORK/out/spotrun.log" 2>/dev/null | grep -q "Resuming from .* at step 50" ||
+  fail "the second run did not resume at step 50"
 head -1 "$WORK/out/topology.data" | grep -q "the system at step 0 " || fail "topology.data is not of step 0: $(head -1 "$WORK/out/topology.data")"
 "$PY" "$HERE/check_mdanalysis.py" "$WORK/out" 11 10 || fail "check_mdanalysis.py"
 echo "PASS: mdanalysis at np $NP"
