@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -45,16 +46,29 @@ ThermoWriter::~ThermoWriter() {
 
 std::string ThermoWriter::write(long long step, const std::vector<double>& values) {
   if (!m_root) return {};
+  auto print = [this](const std::string& line) {
+    if (m_print) {
+      m_print(line);
+    } else {
+      std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    }
+  };
+  char field[64];
   if (!m_header_printed) {
-    std::printf("%10s", "Step");
-    for (const auto& c : m_columns) std::printf(" %16s", c.c_str());
-    std::printf("\n");
+    std::snprintf(field, sizeof field, "%10s", "Step");
+    std::string line = field;
+    for (const auto& c : m_columns) line += " " + std::string(std::max<std::size_t>(16, c.size()) - c.size(), ' ') + c;
+    print(line);
     m_header_printed = true;
   }
-  std::printf("%10lld", step);
-  for (double v : values) std::printf(" %16.10g", v);
-  std::printf("\n");
-  std::fflush(stdout);
+  std::snprintf(field, sizeof field, "%10lld", step);
+  std::string line = field;
+  for (double v : values) {
+    std::snprintf(field, sizeof field, " %16.10g", v);
+    line += field;
+  }
+  print(line);
   if (!m_csv) return {};
   // One row in one buffered write; a failed write (a full disk) is reported, and the stream is reset so
   // that the next row is tried again.

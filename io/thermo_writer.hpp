@@ -1,7 +1,8 @@
 #pragma once
-// Thermo output: an aligned table on stdout and OUTDIR/thermo.csv, written by the root rank only. Errors
+// Thermo output: an aligned table on stdout (or where set_printer() says) and OUTDIR/thermo.csv, written by the root rank only. Errors
 // are returned, not thrown, so that the caller can agree on them with every rank.
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,8 @@ class ThermoWriter {
   const std::string& open_error() const { return m_open_error; }
   // Prints a row and appends it to the CSV; returns "" or why the CSV row could not be written (root).
   std::string write(long long step, const std::vector<double>& values);
+  // Where the table's lines go, one line without its newline each (default: stdout).
+  void set_printer(std::function<void(const std::string&)> print) { m_print = std::move(print); }
 
  private:
   bool m_root;
@@ -27,6 +30,7 @@ class ThermoWriter {
   std::vector<std::string> m_columns;
   bool m_header_printed = false;
   std::string m_open_error;
+  std::function<void(const std::string&)> m_print;
 };
 
 }  // namespace spotrun::io

@@ -64,6 +64,16 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
                   "auto: resume from the newest valid checkpoint in the output directory (default); never: start "
                   "fresh; or a checkpoint FILE")
       ->default_str("auto");
+  // What the terminal shows (launcher/run/console.hpp); OUTDIR/spotrun.log has every line either way.
+  bool run_verbose = false, run_quiet = false;
+  auto* verbose_flag = run->add_flag("--verbose", run_verbose,
+                                     "Also print the resolved deck, timings, memory traffic and advice (all in OUTDIR/spotrun.log)");
+  run->add_flag("--quiet", run_quiet, "Print only errors and the final status line")->excludes(verbose_flag);
+  run->callback([&] {
+    run_opt.verbosity = run_verbose ? launcher::Verbosity::verbose
+                        : run_quiet ? launcher::Verbosity::quiet
+                                    : launcher::Verbosity::normal;
+  });
 
   std::vector<std::string> inspect_paths;
   auto* inspect = app.add_subcommand(

@@ -1,5 +1,7 @@
 #include "launcher/run/checkpointing.hpp"
 
+#include "launcher/run/console.hpp"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -255,7 +257,7 @@ std::string CheckpointManager::archive_previous_run() const {
     std::vector<fs::path> items;
     for (const char* name :
          {"checkpoints", "final.h5", "final.levels", "thermo.csv", "attempts.jsonl", "report.json", "trajectory.h5", "progress.json",
-          "trajectory.h5md", "dump.lammpstrj", "topology.data"})
+          "spotrun.log", "trajectory.h5md", "dump.lammpstrj", "topology.data"})
       if (fs::exists(out / name, ec)) items.push_back(out / name);
     const bool has_state = fs::exists(out / "checkpoints", ec) || fs::exists(out / "final.h5", ec) ||
                            fs::exists(out / "final.levels", ec);
@@ -491,8 +493,12 @@ void CheckpointManager::write_final(Solver& solver) {
     if (m_settings.partner) m_partner_step = m_local_step;
     m_events.push_back({m_local_step, m_settings.partner ? "local+partner" : "local", ""});
   }
-  if (m_comm.is_root()) std::printf("Final state %s at step %lld: %.3g s\n", path.c_str(),
-                                    static_cast<long long>(solver.step_index()), cost);
+  if (m_comm.is_root()) {  // a summary line on the terminal (console.hpp); other checkpoint lines are log lines
+    char line[4200];
+    std::snprintf(line, sizeof line, "Final state %s at step %lld: %.3g s", path.c_str(),
+                  static_cast<long long>(solver.step_index()), cost);
+    say(Show::normal, line);
+  }
 }
 
 void CheckpointManager::apply_keep_policy() const {

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <ctime>
+#include <type_traits>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,6 +16,7 @@
 #include <sstream>
 
 #include "launcher/run/checkpointing.hpp"
+#include "launcher/run/console.hpp"
 #include "launcher/run/checkpoint_levels.hpp"  // --- checkpoint.local_dir: level sets ---
 #include "launcher/run/memory_check.hpp"
 #include "launcher/run/output_lock.hpp"
@@ -47,25 +50,39 @@ Deck load_deck(const comm::Communicator& comm, const std::string& path, const st
 }
 
 void print_header(const comm::Communicator& comm, const comm::Transport* transport) {
-  // Every rank's device, gathered (collective), then printed by rank 0 with the warnings about them.
+  // Every rank's device, gathered (collective), then printed by rank 0 with the warnings about them. In a
+  // run (a transport given) the lines that say nothing on this build are left out (the GPU parts of a
+  // build without a device backend), and the build and transport details are log lines (console.hpp).
   const auto devices = comm::gather_devices(comm);
   if (!comm.is_root()) return;
-  std::printf("spotrun %s (git %s, %s build, SIMD %s)\n", k_version, k_git_hash, k_build_type, k_simd);
-  std::printf("Kokkos %d.%d.%d, execution space %s (%s)\n", KOKKOS_VERSION / 10000, (KOKKOS_VERSION / 100) % 100,
-              KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name(), k_kokkos_source);
-  std::printf("MPI ranks: %d on %d node(s)\n", comm.size(), comm.node_count());
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "spotrun %s (git %s, %s build, SIMD %s)", k_version, k_git_hash, k_build_type, k_simd);
+  say(Show::normal, buf);
+  std::snprintf(buf, sizeof buf, "Kokkos %d.%d.%d, execution space %s (%s)", KOKKOS_VERSION / 10000,
+                (KOKKOS_VERSION / 100) % 100, KOKKOS_VERSION % 100, Kokkos::DefaultExecutionSpace::name(),
+                k_kokkos_source);
+  say(Show::detail, buf);
+  say(Show::normal, "MPI ranks: " + std::to_string(comm.size()) + " on " + std::to_string(comm.node_count()) + " node(s)");
   auto yes = [](bool b) { return b ? "yes" : "no"; };
-  std::printf("GPU parts compiled in: Kokkos CUDA %s, cuFFT %s, cuBLAS %s, NCCL %s\n", yes(k_kokkos_cuda),
-              yes(k_have_cufft), yes(k_have_cublas), yes(k_have_nccl));
-  std::printf("Devices (GPU binding, docs/gpu.md):\n");
-  for (const auto& line : comm::device_lines(devices)) std::printf("  %s\n", line.c_str());
-  for (const auto& warning : comm::analyse_devices(devices).warnings) std::printf("%s\n", warning.c_str());
-  if (transport) std::printf("Transport: %s (%s)\n", transport->name().c_str(), transport->description().c_str());
+  if (!transport || k_kokkos_cuda) {
+    std::snprintf(buf, sizeof buf, "GPU parts compiled in: Kokkos CUDA %s, cuFFT %s, cuBLAS %s, NCCL %s",
+                  yes(k_kokkos_cuda), yes(k_have_cufft), yes(k_have_cublas), yes(k_have_nccl));
+    say(Show::detail, buf);
+  }
+  // One line per rank: on the terminal up to 4 ranks, in the log always.
+  const auto lines = comm::device_lines(devices);
+  const Show device_level = lines.size() <= 4 ? Show::normal : Show::detail;
+  if (device_level == Show::detail)
+    say(Show::normal, "Devices: " + std::to_string(lines.size()) + " ranks, one line each in the log (docs/gpu.md)");
+  say(device_level, "Devices (GPU binding, docs/gpu.md):");
+  for (const auto& line : lines) say(device_level, "  " + line);
+  for (const auto& warning : comm::analyse_devices(devices).warnings) say(Show::normal, warning);
+  if (transport) say(Show::detail, "Transport: " + transport->name() + " (" + transport->description() + ")");
   // spotrun info: whether NCCL, loaded at run time, is there (a run says so in its transport line).
   if (!transport && k_have_nccl) {
     const comm::NcclLibrary& nccl = comm::nccl_library();
-    std::printf("NCCL library: %s\n", nccl.loaded ? (std::string(comm::k_nccl_library) + ", NCCL " + nccl.version).c_str()
-                                                   : ("not loaded: " + nccl.error).c_str());
+    say(Show::detail, "NCCL library: " + (nccl.loaded ? std::string(comm::k_nccl_library) + ", NCCL " + nccl.version
+                                                       : "not loaded: " + nccl.error));
   }
 }
 
@@ -281,8 +298,7 @@ void write_thermo(const comm::Communicator& comm, io::ThermoWriter& thermo, Solv
   if (error.empty()) return;
   if (abort_on_error) throw RunError(error + " (checkpoint.on_error = \"abort\")");
   if (!warned && comm.is_root())
-    std::fprintf(stderr, "WARNING: %s; the run goes on (checkpoint.on_error = \"warn\"), thermo rows may be missing\n",
-                 error.c_str());
+    say_error("WARNING: " + error + "; the run goes on (checkpoint.on_error = \"warn\"), thermo rows may be missing");
   warned = true;
 }
 
@@ -362,6 +378,34 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
 
 namespace {
 
+// The heading of an attempt in OUTDIR/spotrun.log.
+std::string attempt_heading(const RunOptions& opt, int ranks) {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  std::string command = "spotrun run " + opt.deck_path;
+  for (const auto& set : opt.sets) command += " --set " + set;
+  if (!opt.output_dir.empty()) command += " --output-dir " + opt.output_dir;
+  if (opt.resume != "auto") command += " --resume " + opt.resume;
+  return "===== attempt started " + std::string(when) + " on " + std::to_string(ranks) + " rank(s), spotrun " +
+         k_version + " (git " + k_git_hash + "): " + command + " =====";
+}
+
+// "Performance: 5.78e+06 atom-steps/s, 1446 timesteps/s, 6.245e+05 tau/day": the solver's work, the steps
+// and the simulated time (time0: at the loop's start) per wall-clock time; in LJ units the time is tau.
+std::string performance_line(const Solver& solver, const std::string& units, std::int64_t done, double loop,
+                             double time0) {
+  const double steps_per_second = static_cast<double>(done) / loop;
+  const double time_per_day = (solver.time() - time0) / loop * 86400.0;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "Performance: %.6g %s/s, %.6g timesteps/s, %.6g %s/day",
+                solver.work_per_step() * steps_per_second, solver.work_unit().c_str(), steps_per_second, time_per_day,
+                units == "lj" ? "tau" : "time units");
+  return buf;
+}
+
 // The run; `lock` and `status` belong to run() (below), so that a failure is recorded in
 // OUTDIR/status.json while the lock is still held.
 int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optional<OutputDirectoryLock>& lock,
@@ -381,9 +425,12 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   // --- spot notices: polled from here on (a notice in the start-up stops the run at its first agreed step) ---
   SpotNotices notices(comm, deck);
   print_header(comm, transport.get());
-  if (comm.is_root()) std::printf("Deck: %s\nOutput directory: %s\n--- resolved deck ---\n%s---\n", opt.deck_path.c_str(),
-                                  outdir.c_str(), deck.resolved().c_str());
-  if (comm.is_root()) std::printf("%s\n", notices.header().c_str());  // --- spot notices ---
+  if (comm.is_root()) {
+    say(Show::normal, "Deck: " + opt.deck_path);
+    say(Show::normal, "Output directory: " + outdir + " (everything printed here and more: spotrun.log)");
+    say(Show::detail, "--- resolved deck ---\n" + deck.resolved() + "---");
+    say(Show::detail, notices.header());  // --- spot notices ---
+  }
   std::fflush(stdout);
   set_signal_mode(SignalMode::start_up, "preparing the output directory");
   std::string error = check_output_dir_length(outdir);
@@ -428,11 +475,15 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   // anything in the output directory changes; from here on one ends the process at once.
   set_resumable_on_signal(!candidates.empty());
   if (const int code = end_start_up(comm, "preparing the output directory")) return code;
+  bool fresh_said = false;  // the header says what resumes (or that nothing does) once
   if (opt.resume == "never") {
     const std::string moved = checkpoints.archive_previous_run();
+    fresh_said = !moved.empty();
     if (comm.is_root() && !moved.empty())
-      std::printf("Starting fresh: the earlier run's checkpoints, final.h5, thermo.csv and run report moved to %s\n", moved.c_str());
+      say(Show::normal, "Starting fresh: the earlier run's checkpoints, final.h5, thermo.csv and run report moved to " + moved);
   }
+  // OUTDIR/spotrun.log: this attempt's lines after those of the attempts before it (console.hpp).
+  if (comm.is_root()) open_run_log((fs::path(outdir) / "spotrun.log").string(), attempt_heading(opt, comm.size()));
   std::string resumed_from;
   std::unique_ptr<io::NodeGroups> level_nodes;  // --- checkpoint.local_dir ---
   std::vector<std::string> level_sources;
@@ -447,7 +498,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
         solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
         level_sources = reader.sources();
         for (const auto& line : reader.skipped())
-          if (comm.is_root()) std::fprintf(stderr, "WARNING: checkpoint %s: %s\n", c.path.c_str(), line.c_str());
+          if (comm.is_root()) say_error("WARNING: checkpoint " + c.path + ": " + line);
       } else {
         io::CheckpointReader reader(comm, c.path);
         solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
@@ -457,7 +508,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     } catch (const InputError& e) {
       if (opt.resume != "auto") throw InputError("cannot resume from " + c.path + ": " + e.what());
       if (comm.is_root())
-        std::fprintf(stderr, "WARNING: skipping checkpoint %s: %s\n", c.path.c_str(), e.what());
+        say_error("WARNING: skipping checkpoint " + c.path + ": " + e.what());
     }
   }
   if (!solver && !candidates.empty())
@@ -465,7 +516,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
                      " damaged, see above); nothing was changed. Use --resume=never to start a new run there.");
   // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (launcher/report/recorder.hpp) ---
   report::RunRecorder run_report(comm, deck, outdir, opt.start_wtime, *transport);
-  if (comm.is_root()) std::printf("%s\n", run_report.header().c_str());
+  if (comm.is_root()) say(Show::detail, run_report.header());
 
   set_signal_mode(SignalMode::exit_now, "setting up the run");
   const bool abort_on_error = checkpoints.settings().abort_on_error;
@@ -473,18 +524,23 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   const std::string csv = (fs::path(outdir) / "thermo.csv").string();
   std::unique_ptr<io::ThermoWriter> thermo;
   if (solver) {
-    if (comm.is_root()) std::printf("Resuming from %s at step %lld\n", resumed_from.c_str(),
-                                    static_cast<long long>(solver->step_index()));
+    if (comm.is_root())
+      say(Show::normal, "Resuming from " + resumed_from + " at step " + std::to_string(solver->step_index()));
     for (const auto& line : level_sources)
-      if (comm.is_root()) std::printf("  node file %s\n", line.c_str());  // --- checkpoint.local_dir ---
+      if (comm.is_root()) say(Show::detail, "  node file " + line);  // --- checkpoint.local_dir ---
     level_nodes.reset();
     truncate_thermo(comm, csv, solver->step_index(), solver->thermo_columns());
     thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns(), fs::exists(csv));
+    thermo->set_printer([](const std::string& line) { say(Show::normal, line); });
     comm.agree<InputError>(thermo->open_error().empty(), thermo->open_error());
     solver->setup();
   } else {
+    if (comm.is_root() && !fresh_said)
+      say(Show::normal, opt.resume == "never" ? "Starting fresh (--resume never)"
+                                              : "Starting fresh: no checkpoint to resume from in " + outdir);
     solver = make_solver(comm, *transport, deck, opt.deck_path, false);
     thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns());
+    thermo->set_printer([](const std::string& line) { say(Show::normal, line); });
     comm.agree<InputError>(thermo->open_error().empty(), thermo->open_error());
     solver->setup();
     write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
@@ -502,6 +558,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   const double t0 = MPI_Wtime();
   checkpoints.mark_started(t0);
   const std::int64_t first = solver->step_index();
+  const double time0 = solver->time();
   run_report.loop_started(t0, first, resumed_from);  // --- run report: set-up ends here ---
   heartbeat.loop_started(first);  // --- stalls: the watchdog arms ---
   StopAgreement agreement(comm.mpi());
@@ -515,6 +572,10 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   };
   ProgressReporter progress(comm.is_root(), outdir, deck.get_float("run.progress_seconds"), first, steps, t0,
                             solver->work_unit(), solver->progress_fraction());
+  // Progress lines on stderr (stdout keeps the thermo) and in the log; with --quiet in the log only.
+  progress.set_printer([quiet = opt.verbosity == Verbosity::quiet](const std::string& line) {
+    if (quiet) log_only(line); else say_error(line);
+  });
   while (solver->step_index() < steps && !solver->finished()) {
     const double ts = MPI_Wtime();
     run_report.step_begin();  // --- run report ---
@@ -591,11 +652,10 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
     noticed_hosts = std::string(stop_reason) == "spot notice" ? notices.noticed_hosts(comm) : std::vector<std::string>{};
     if (comm.is_root() && !notice.empty())
-      std::printf("Stopping at step %lld: spot notice (%s)\n", static_cast<long long>(solver->step_index()),
-                  notice.c_str());
+      say(Show::normal, "Stopping at step " + std::to_string(solver->step_index()) + ": spot notice (" + notice + ")");
     else if (comm.is_root())
-      std::printf("Stopping at step %lld: %s%s%s\n", static_cast<long long>(solver->step_index()), stop_reason,
-                  sig ? " " : "", sig ? signal_name(sig) : "");
+      say(Show::normal, "Stopping at step " + std::to_string(solver->step_index()) + ": " + stop_reason +
+                            (sig ? std::string(" ") + signal_name(sig) : std::string()));
     // A checkpoint of this very step may just have been written.
     const bool ok = checkpoints.last_step() == solver->step_index() ||
                     run_report.checkpoint(solver->step_index(), stop_reason, [&] {
@@ -613,10 +673,9 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
       record_levels(checkpoints.poll_tiers());
     }
     if (!ok && comm.is_root())
-      std::fprintf(stderr, "ERROR: the stop checkpoint failed: %s\n",
-                   code == k_exit_resume_me
-                       ? "the run resumes from its previous checkpoint (the steps since it are lost)"
-                       : "there is no earlier checkpoint, the steps of this run are lost");
+      say_error(std::string("ERROR: the stop checkpoint failed: ") +
+                (code == k_exit_resume_me ? "the run resumes from its previous checkpoint (the steps since it are lost)"
+                                          : "there is no earlier checkpoint, the steps of this run are lost"));
   } else {
     set_signal_mode(SignalMode::stopping, "writing the final state");
     run_report.checkpoint(solver->step_index(), "final", [&] {
@@ -645,21 +704,36 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   }
   auto lines = solver->summary();
   if (comm.is_root()) {
-    std::printf("Loop time: %.6g s on %d ranks for %lld steps\n", loop, comm.size(), static_cast<long long>(done));
-    if (loop > 0 && done > 0)
-      std::printf("Performance: %.6g %s/s\n", solver->work_per_step() * static_cast<double>(done) / loop,
-                  solver->work_unit().c_str());
-    for (const auto& l : lines) std::printf("%s\n", l.c_str());
-    if (done > 0)
-      std::printf("Memory traffic per step: %.6g bytes of arrays between memory spaces (%.3g scalar reads), "
-                  "%.6g bytes staged through host memory by the transport (slowest rank)%s\n",
-                  copied / static_cast<double>(done), scalars / static_cast<double>(done),
-                  staged / static_cast<double>(done),
-                  comm::counting_copies() ? "" : " (copies not counted: a Kokkos tool owns the callbacks)");
+    // The summary (console.hpp): on the terminal the loop's time and speed, the checkpoints and the final
+    // status line; the solver's statistics and the memory traffic in the log (and with --verbose).
+    char buf[1024];
+    std::snprintf(buf, sizeof buf, "Loop time: %.6g s on %d ranks for %lld steps", loop, comm.size(),
+                  static_cast<long long>(done));
+    say(Show::normal, buf);
+    if (loop > 0 && done > 0) say(Show::normal, performance_line(*solver, registration.units, done, loop, time0));
+    for (const auto& l : lines) say(Show::detail, l);
+    // Memory traffic between memory spaces: only where the solver's memory is not the host's.
+    if (done > 0 && !std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
+      std::snprintf(buf, sizeof buf,
+                    "Memory traffic per step: %.6g bytes of arrays between memory spaces (%.3g scalar reads), "
+                    "%.6g bytes staged through host memory by the transport (slowest rank)%s",
+                    copied / static_cast<double>(done), scalars / static_cast<double>(done),
+                    staged / static_cast<double>(done),
+                    comm::counting_copies() ? "" : " (copies not counted: a Kokkos tool owns the callbacks)");
+      say(Show::detail, buf);
+    }
     const double wall = MPI_Wtime() - opt.start_wtime;
-    std::printf("Checkpoints: %d written, %d failed, %.3g s in total (%.2g%% of %.3g s)\n", checkpoints.written(),
-                checkpoints.failed(), checkpoints.total_seconds(), 100.0 * checkpoints.total_seconds() / wall, wall);
-    if (code == k_exit_resume_me) std::printf("Exit 75: stopped early with a valid checkpoint; run the same command to resume\n");
+    std::snprintf(buf, sizeof buf, "Checkpoints: %d written, %d failed, %.3g s in total (%.2g%% of %.3g s)",
+                  checkpoints.written(), checkpoints.failed(), checkpoints.total_seconds(),
+                  100.0 * checkpoints.total_seconds() / wall, wall);
+    say(Show::normal, buf);
+    if (code == k_exit_resume_me)
+      say(Show::always, "Exit 75: stopped early with a valid checkpoint; run the same command to resume");
+    else if (code == k_exit_finished)
+      say(Show::always, "Finished at step " + std::to_string(solver->step_index()) + ": everything in " + outdir +
+                            " (this output and more in spotrun.log)");
+    else
+      say(Show::always, "Failed: the stop checkpoint failed and there is no earlier checkpoint");
     std::fflush(stdout);
   }
   // --- run report: how this attempt ended; the summary of every attempt ---
@@ -674,14 +748,19 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
 }  // namespace
 
 int run(const comm::Communicator& comm, const RunOptions& opt) {
+  // The terminal and OUTDIR/spotrun.log (console.hpp); the error that ends a run goes to the log here and
+  // to stderr from main().
+  Console console(comm.is_root(), opt.verbosity);
   std::optional<OutputDirectoryLock> lock;
   RunStatus status(comm);
   try {
     return run_locked(comm, opt, lock, status);
   } catch (const CollectiveError& e) {
+    if (comm.is_root()) log_only(std::string("ERROR: ") + e.what());
     status.failed(e.exit_code(), e.what());
     throw;
   } catch (const std::exception& e) {
+    if (comm.is_root()) log_only(std::string("ERROR: ") + e.what());
     status.failed(k_exit_failure, e.what());  // on rank 0, before the job is aborted
     throw;
   }

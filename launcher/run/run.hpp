@@ -6,6 +6,7 @@
 #include "comm/communicator.hpp"
 #include "comm/transport.hpp"
 #include "launcher/deck/deck.hpp"
+#include "launcher/run/console.hpp"
 #include "io/checkpoint.hpp"
 #include "solvers/solver.hpp"
 
@@ -17,6 +18,7 @@ struct RunOptions {
   std::string output_dir;  // empty: from the deck or runs/<stem>
   std::string resume = "auto";  // "auto" (newest valid checkpoint), "never", or a checkpoint file
   double start_wtime = 0;       // MPI_Wtime() at program start (time limits count from it)
+  Verbosity verbosity = Verbosity::normal;  // --quiet, --verbose: what the terminal shows (console.hpp)
 };
 
 // Reads the deck on the root rank, broadcasts it, applies --set overrides and validates it on every

@@ -142,14 +142,15 @@ good_run)
     good_deck good.toml
     run "$NP" run good.toml --output-dir "$W/out"
     expect_exit 0
-    # The header names the transport of comm.transport (default "auto").
-    expect_count "$OUT" "Transport: " 1
-    expect_in "$OUT" "transport = \"auto\""
+    # The header in OUTDIR/spotrun.log names the transport of comm.transport (default "auto").
+    LOG="$W/out/spotrun.log"
+    expect_count "$LOG" "Transport: " 1
+    expect_in "$LOG" "transport = \"auto\""
     # auto: at one rank every halo is a local copy (never NCCL); from two ranks the build decides.
     if [[ $NP -eq 1 ]]; then
-        expect_in "$OUT" "one rank: every halo is a local copy"
+        expect_in "$LOG" "one rank: every halo is a local copy"
     else
-        if grep -q "one rank:" "$OUT"; then fail "at $NP ranks the transport says 'one rank': $(grep Transport "$OUT")"; fi
+        if grep -q "one rank:" "$LOG"; then fail "at $NP ranks the transport says 'one rank': $(grep Transport "$LOG")"; fi
     fi
     if [[ ! -f "$W/out/thermo.csv" ]]; then
         fail "no OUTDIR/thermo.csv"
@@ -171,7 +172,7 @@ good_run)
     [[ "$steps" == "0 15 30 " ]] || fail "with --set: thermo.csv steps '$steps', expected '0 15 30 '"
     # Every kind of comm.transport runs; another is refused with the kinds allowed.
     for kind in mpi mpi-host; do
-        run "$NP" run good.toml --output-dir "$W/out-$kind" --set comm.transport=$kind
+        run "$NP" run good.toml --output-dir "$W/out-$kind" --set comm.transport=$kind --verbose
         expect_exit 0
         expect_count "$OUT" "Transport: " 1
     done

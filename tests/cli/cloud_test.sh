@@ -91,7 +91,7 @@ notice_stops_the_run)
     collect_run
     ended=$(date +%s.%N)
     expect_exit 75
-    expect_in "$OUT" "Spot notices: aws on 1 node(s) (cloud.provider = \"aws\"); node-local rank 0 polls $URL every 0.2 s"
+    expect_in "$W/out/spotrun.log" "Spot notices: aws on 1 node(s) (cloud.provider = \"aws\"); node-local rank 0 polls $URL every 0.2 s"
     expect_in "$OUT" ": spot notice (aws: terminate at $deadline, "
     expect_in "$OUT" " s from now)"
     expect_in "$OUT" "Exit 75: stopped early with a valid checkpoint"
@@ -128,7 +128,7 @@ notice_stops_the_run)
         --set cloud.poll_seconds=0.2
     unset SPOTRUN_TEST_DMI_DIR
     expect_exit 75
-    expect_in "$OUT" "Spot notices: aws on 1 node(s) (auto: sys_vendor \"Amazon EC2\") (cloud.provider = \"auto\")"
+    expect_in "$W/out-auto/spotrun.log" "Spot notices: aws on 1 node(s) (auto: sys_vendor \"Amazon EC2\") (cloud.provider = \"auto\")"
     expect_in "$OUT" ": spot notice (aws: stop at $deadline, "
     ls "$W"/out-auto/checkpoints/ckpt-*.h5 >/dev/null 2>&1 || fail "no checkpoint after a start-up notice"
     ;;
@@ -145,11 +145,11 @@ hung_service_undisturbed)
     run "$NP" run good.toml --output-dir "$W/out-auto" --set cloud.provider=auto --set "cloud.metadata_url=$URL"
     unset SPOTRUN_TEST_DMI_DIR
     expect_exit 0
-    expect_in "$OUT" "Spot notices: off on 1 node(s) (auto: no cloud provider in DMI: sys_vendor \"QEMU\") (cloud.provider = \"auto\")"
+    expect_in "$W/out-auto/spotrun.log" "Spot notices: off on 1 node(s) (auto: no cloud provider in DMI: sys_vendor \"QEMU\") (cloud.provider = \"auto\")"
     [[ ! -s "$W/requests.log" ]] || fail "auto without a cloud polled: $(cat "$W/requests.log")"
     run "$NP" run good.toml --output-dir "$W/out-none"
     expect_exit 0
-    expect_in "$OUT" "Spot notices: off (cloud.provider = \"none\")"
+    expect_in "$W/out-none/spotrun.log" "Spot notices: off (cloud.provider = \"none\")"
     # The run with the hung service must step long enough for a poll to time out (2 s each): about 5 s of
     # stepping, scaled from the loop time of the 2000-step run without notices (its own "Loop time", so that
     # start-up is not counted; a 400-step sample of 0.1 s once overestimated a busy machine's rate 50 times).

@@ -349,7 +349,7 @@ second_signal_during_stop)
     long_deck long.toml
     sig=$(stop_signal TERM)
     export SPOTRUN_TEST_PAUSE="writing the stop checkpoint=30"
-    start_bg "$NP" run long.toml --output-dir "$W/out"
+    start_bg "$NP" run long.toml --output-dir "$W/out" --verbose
     wait_for "$W/bg.out" "Checkpoint $W/out/checkpoints/ckpt-400.h5"
     kill "-$sig" "$BG"
     signal_paused "$sig"

@@ -787,7 +787,7 @@ ckpt_loss)
     wait_launch 0
     grep "attempt 2: start: 1 rank on 10.77.0.2:1," "$W/C/launch.log" | grep -q "newest checkpoint: step 100" ||
         fail "attempt 2 does not start on node a alone from checkpoint 100"
-    expect_in "$W/C.out" "Removing incomplete checkpoint $W/C/checkpoints/ckpt-200.h5.tmp"
+    expect_in "$W/C/spotrun.log" "Removing incomplete checkpoint $W/C/checkpoints/ckpt-200.h5.tmp"
     expect_in "$W/C.out" "Resuming from $W/C/checkpoints/ckpt-100.h5 at step 100"
     expect_in "$W/C/launch.log" "summary: finished at step 400. 2 attempts (1 restart)"
     [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
@@ -838,11 +838,11 @@ levels)
     step=$(grep -o "attempt 2: start: 2 ranks on 10.77.0.2:1 10.77.0.4:1, .*newest checkpoint: step [0-9]*" "$W/L/launch.log" | grep -o "[0-9]*$")
     [[ -n "$step" ]] || fail "attempt 2 did not start on nodes a and c from a checkpoint: $(grep "attempt 2: start" "$W/L/launch.log")"
     step=${step:-0}
-    grep "^Resuming from \|^  node file " "$W/L.out"
+    grep "^Resuming from \|^  node file " "$W/L/spotrun.log"
     expect_in "$W/L.out" "Resuming from $W/L/checkpoints/ckpt-$step.levels at step $step"
-    expect_in "$W/L.out" "node file ckpt-$step.node-a.h5 (node 0 of 3, host node-a): own copy on host node-a,"
-    expect_in "$W/L.out" "node file ckpt-$step.node-b.h5 (node 1 of 3, host node-b): partner copy on host node-c, $W/local/"
-    expect_in "$W/L.out" "node file ckpt-$step.node-c.h5 (node 2 of 3, host node-c): own copy on host node-c,"
+    expect_in "$W/L/spotrun.log" "node file ckpt-$step.node-a.h5 (node 0 of 3, host node-a): own copy on host node-a,"
+    expect_in "$W/L/spotrun.log" "node file ckpt-$step.node-b.h5 (node 1 of 3, host node-b): partner copy on host node-c, $W/local/"
+    expect_in "$W/L/spotrun.log" "node file ckpt-$step.node-c.h5 (node 2 of 3, host node-c): own copy on host node-c,"
     [[ -n "$attempt1" ]] || fail "no attempt id in status.json"
     no_attempt_left "$attempt1"
     thermo_in_order "$W/L"

@@ -39,7 +39,7 @@ DECK
 attempt() {
   local log=$1 want=$2 pid code n0
   n0=$(grep -c "(every_steps)" "$log" 2>/dev/null)
-  "$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" >>"$log" 2>&1 &
+  "$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --verbose >>"$log" 2>&1 &
   pid=$!
   # (A bound on a hang, not on speed: 3 ranks on a busy 2-core machine can take half a minute to start.)
   local deadline=$((SECONDS + 240))
@@ -81,7 +81,7 @@ S2=$(grep -o "Stopping at step [0-9]*" "$WORK/a2.log" | awk '{print $4}')
 head -c 100 "$OUT/report.json" >"$OUT/report.json.part" && mv "$OUT/report.json.part" "$OUT/report.json"
 # Attempt 3: to the end (60 steps more).
 E3=$((S2 + 60))
-"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=$E3 >"$WORK/a3.log" 2>&1
+"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --verbose --set run.steps=$E3 >"$WORK/a3.log" 2>&1
 code=$?
 [ "$code" = 0 ] || fail "attempt 3 exited $code: $(tail -5 "$WORK/a3.log")"
 grep -q "WARNING: run report: .*report.json is damaged (.*): rebuilt from .*attempts.jsonl and the checkpoint files" \
@@ -136,7 +136,7 @@ PY
 
 # Attempt 4 killed (SIGKILL) after a periodic checkpoint: it records no end and becomes "lost" when attempt 5
 # starts; attempt 5 finishes.
-"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=100000 >"$WORK/a4.log" 2>&1 &
+"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --verbose --set run.steps=100000 >"$WORK/a4.log" 2>&1 &
 pid=$!
 deadline=$((SECONDS + 240))
 while [ $SECONDS -lt $deadline ]; do grep -q "(every_steps)" "$WORK/a4.log" && break; sleep 0.05; done
@@ -147,7 +147,7 @@ wait "$pid"
 P4=$(newest_checkpoint)
 [ -n "$P4" ] && [ "$P4" -gt "$E3" ] || fail "attempt 4 left no checkpoint after step $E3"
 E5=$((P4 + 200))
-"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=$E5 >"$WORK/a5.log" 2>&1 ||
+"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --verbose --set run.steps=$E5 >"$WORK/a5.log" 2>&1 ||
   fail "attempt 5 failed: $(tail -5 "$WORK/a5.log")"
 /usr/bin/python3 - "$OUT" "$E3" "$E5" <<'PY' || exit 1
 import json, sys
@@ -178,7 +178,7 @@ grep -q "GPUs: none" "$WORK/report.txt" || fail "spotrun report: GPUs not said a
 # Attempt 6 killed while it starts up (SIGKILL as soon as its ledger record appears, mostly before it has
 # read its checkpoint): no end record, and where the run stood (the end of attempt 5), not from step 0.
 n5=$(wc -l <"$OUT/attempts.jsonl")
-"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --set run.steps=$((E5 + 100000)) >"$WORK/a6.log" 2>&1 &
+"$MPIEXEC" -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$OUT" --verbose --set run.steps=$((E5 + 100000)) >"$WORK/a6.log" 2>&1 &
 pid=$!
 deadline=$((SECONDS + 240))
 while [ $SECONDS -lt $deadline ] && [ "$(wc -l <"$OUT/attempts.jsonl")" -le "$n5" ]; do sleep 0.01; done

@@ -55,11 +55,12 @@ ka_deck() {
 # --- runs --------------------------------------------------------------------------------------------------
 
 # run_deck NP OUTDIR [ARGS...]: spotrun run $WORK/deck.toml --output-dir OUTDIR ARGS on NP ranks under mpirun
-# (at most 300 s), its output appended to OUTDIR.log; prints the exit code. Needs SPOTRUN and WORK.
+# (at most 300 s), its output appended to OUTDIR.log; prints the exit code. Needs SPOTRUN and WORK. With
+# --verbose: the tests read the checkpoint lines and the rest that a run prints beside thermo and summary.
 run_deck() {
     local np=$1 out=$2
     shift 2
-    timeout 300 mpirun -np "$np" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" "$@" >>"$out.log" 2>&1
+    timeout 300 mpirun -np "$np" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$out" --verbose "$@" >>"$out.log" 2>&1
     echo $?
 }
 
@@ -67,10 +68,12 @@ run_deck() {
 # own folder $WORK/nodes/HOST bound at $LOCAL (the checkpoint.local_dir every node sees), as on nodes that
 # share no file system; $WORK/HOST.pid holds its PID. Needs SPOTRUN, WORK and LOCAL; NODES_TIMEOUT (default
 # 300 s) limits one on_nodes.
-# sim_node HOST ARGS...: the mpirun app context of one rank of spotrun ARGS on simulated node HOST.
+# sim_node HOST ARGS...: the mpirun app context of one rank of spotrun ARGS on simulated node HOST (a run
+# with --verbose, as run_deck).
 sim_node() {
     local host=$1
     shift
+    [[ "$1" == run ]] && set -- "$@" --verbose
     mkdir -p "$WORK/nodes/$host"
     printf -- "-np 1 unshare --uts --mount sh -c 'hostname %s && mount --bind %s %s && echo \$\$ > %s && exec %s %s' " \
         "$host" "$WORK/nodes/$host" "$LOCAL" "$WORK/$host.pid" "$SPOTRUN" "$*"
