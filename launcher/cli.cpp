@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <Kokkos_Core.hpp>
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -119,6 +120,22 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
   report_cmd->add_flag("--json", report_json, "Print report.json instead of the summary");
   report_cmd->add_option("--png", report_png, "Draw the timeline of the attempts into this PNG file (python3-matplotlib)");
 
+  // An unknown command ("spotrun runn"): CLI11 would say "A subcommand is required"; name the nearest one.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> commands;
+    for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+      commands.push_back(sub->get_name());
+    if (std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+      std::string list;
+      for (const auto& c : commands) list += (list.empty() ? "" : ", ") + c;
+      const std::string near = io::closest_name(argv[1], commands);
+      if (world_rank == 0)
+        std::fprintf(stderr, "ERROR: unknown command %s; %s (spotrun --help)\n",
+                     io::quote_for_message(argv[1], '\'').c_str(),
+                     (near.empty() ? "the commands are " + list : "did you mean '" + near + "'?").c_str());
+      return k_exit_bad_input;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -889,6 +889,20 @@ std::string DeckSchema::closest(const std::string& key) const {
   return best;
 }
 
+std::string closest_name(const std::string& name, const std::vector<std::string>& names) {
+  const std::string k = name.substr(0, 64);
+  std::string best;
+  std::size_t best_d = static_cast<std::size_t>(-1);
+  for (const auto& n : names) {
+    const std::size_t d = edit_distance(k, n);
+    if (d <= close_enough(k) && d < k.size() && d < best_d) {
+      best_d = d;
+      best = n;
+    }
+  }
+  return best;
+}
+
 std::vector<std::string> DeckSchema::section_names() const {
   std::vector<std::string> out{""};
   for (const auto& s : keys) {

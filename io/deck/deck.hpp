@@ -145,6 +145,11 @@ class Deck {
   std::vector<std::pair<std::string, std::string>> m_sets;  // key and assignment of each --set, in order
 };
 
+// The name of `names` closest to `name` by the rule of DeckSchema::closest (at most a third of the letters
+// of name differ, at least one, and not all of them), the first of those with the fewest edits; "" when none
+// is close. For "did you mean" outside decks (spotrun's commands).
+std::string closest_name(const std::string& name, const std::vector<std::string>& names);
+
 // A duration in seconds from "S", "MM:SS", "HH:MM:SS" or Slurm's "D-HH", "D-HH:MM", "D-HH:MM:SS": every
 // component digits (the seconds may have a decimal fraction "S.F"), minutes and seconds < 60 and hours < 24
 // when a larger unit precedes them; nullopt for anything else (signs, spaces, units, empty components).

@@ -27,8 +27,16 @@ unknown_key)
     printf '[md]\ndtt = 0.01\n' >typo.toml
     run "$NP" run typo.toml
     expect_input_error
-    expect_in "$ERR" "'md.dtt'"
-    expect_in "$ERR" "did you mean 'md.dt'"
+    expect_in "$ERR" "ERROR: typo.toml:2: unknown key 'md.dtt'; did you mean 'md.dt'?"
+    # Nothing close: no guess, what the section has instead; an unknown section by its nearest.
+    printf '[run]\nsolver = "fluid"\n[fluid]\nreynolds = 1600\n' >far.toml
+    run "$NP" run far.toml
+    expect_input_error
+    expect_in "$ERR" "ERROR: far.toml:4: unknown key 'fluid.reynolds'; [fluid] has the keys n, viscosity, dt, "
+    printf '[mdd]\ndt = 0.01\n' >section.toml
+    run "$NP" validate section.toml
+    expect_input_error
+    expect_in "$ERR" "ERROR: section.toml:1: unknown section [mdd]; did you mean [md]?"
     run_direct "$NP" run typo.toml
     [[ $RC -eq 2 ]] || fail "mpiexec exit code $RC, expected 2"
     ;;
@@ -89,7 +97,14 @@ too_many_ranks)
     ;;
 bad_cli)
     run "$NP" frobnicate
-    expect_exit 2
+    expect_input_error
+    expect_in "$ERR" "ERROR: unknown command 'frobnicate'; the commands are run, inspect, export, validate, info, submit, launch, doctor, report (spotrun --help)"
+    # A near miss gets the nearest command (it used to be "A subcommand is required").
+    run "$NP" runn good.toml
+    expect_input_error
+    expect_in "$ERR" "ERROR: unknown command 'runn'; did you mean 'run'? (spotrun --help)"
+    run "$NP" validat good.toml
+    expect_in "$ERR" "did you mean 'validate'?"
     run "$NP" run
     expect_exit 2
     ;;
