@@ -261,9 +261,13 @@ struct MdDefinition {
     if (cfg.from_lattice) return {};
     std::filesystem::path p = ctx.deck.get_string("md.initial.lammps_data");
     if (p.is_relative()) p = std::filesystem::path(ctx.deck_path).parent_path() / p;
-    const std::uint64_t bytes = io::input_file_size(ctx.comm, p.string(), "LAMMPS data file");
+    // A file that cannot be read is named by its key, the key's line and the path it resolved to.
+    std::error_code ec;
+    if (const auto absolute = std::filesystem::absolute(p, ec); !ec) p = absolute.lexically_normal();
+    const std::string what = ctx.deck.where("md.initial.lammps_data") + ": key 'md.initial.lammps_data': LAMMPS data file";
+    const std::uint64_t bytes = io::input_file_size(ctx.comm, p.string(), what);
     ctx.check_memory(2.0 * static_cast<double>(bytes), "reading LAMMPS data file '" + p.string() + "'");
-    std::string text = io::read_input_file(ctx.comm, p.string(), "LAMMPS data file", bytes);
+    std::string text = io::read_input_file(ctx.comm, p.string(), what, bytes);
     auto data = std::make_shared<const io::LammpsData>(io::parse_lammps_data(text, p.string()));
     text.clear();
     solvers::SolverInputs in;

@@ -70,6 +70,17 @@ bad_data_file)
     expect_input_error
     expect_in "$ERR" "bad.data:$line:"
     expect_in "$ERR" "4 columns"
+    # A file the deck names that is not there: its key, the key's line and the path it resolved to (from
+    # the deck's directory).
+    mkdir -p decks
+    printf '[run]\nsteps = 1\n[md.initial]\nlammps_data = "../missing.data"\n' >decks/deck.toml
+    run "$NP" run decks/deck.toml --output-dir "$W/out"
+    expect_input_error
+    expect_in "$ERR" "ERROR: decks/deck.toml:4: key 'md.initial.lammps_data': LAMMPS data file '$(pwd -P)/missing.data' does not exist"
+    run "$NP" run decks/deck.toml --output-dir "$W/out" --set md.initial.lammps_data=bad.data
+    expect_input_error
+    expect_in "$ERR" "$(pwd -P)/decks/bad.data"
+    expect_in "$ERR" "ERROR: decks/deck.toml: --set 'md.initial.lammps_data=bad.data': key 'md.initial.lammps_data': LAMMPS data file"
     ;;
 overlapping_atoms)
     { data_header 3; printf '3 1 8.0 8.0 8.0\n7 1 1.0 1.0 1.0\n12 1 1.1 1.05 1.0\n'; } >overlap.data
@@ -121,6 +132,12 @@ validate)
     run "$NP" validate typo.toml
     expect_input_error
     expect_in "$ERR" "md.dtt"
+    # Tables in any order TOML allows: [md] after [[md.types]], [md.pair] after [[md.pair.coeff]].
+    printf '[[md.types]]\nname = "A"\n[[md.pair.coeff]]\ntypes = ["A", "A"]\nepsilon = 1.0\nsigma = 1.0\n[md.pair]\nmix = "geometric"\n[md]\ndt = 0.002\n[md.lattice]\ncells = [6, 4, 4]\n[run]\nsteps = 1\n' >order.toml
+    run "$NP" validate order.toml
+    expect_exit 0
+    expect_count "$OUT" "order.toml: valid" 1
+    expect_in "$OUT" "dt = 0.002"
     ;;
 version)
     run "$NP" --version
