@@ -148,7 +148,7 @@ TEST(MetadataUrl, DeckValidationRefusesOtherAddresses) {
     return {};
   };
   const std::string e = error("[cloud]\nprovider = \"aws\"\nmetadata_url = \"http://10.1.2.3:80\"\n");
-  EXPECT_NE(e.find("deck.toml: key 'cloud.metadata_url' = \"http://10.1.2.3:80\": 10.1.2.3 is neither loopback nor "
+  EXPECT_NE(e.find("deck.toml:3: key 'cloud.metadata_url' = \"http://10.1.2.3:80\": 10.1.2.3 is neither loopback nor "
                    "link-local; spotrun polls only a loopback (127.0.0.0/8, [::1]) or link-local"),
             std::string::npos)
       << e;

@@ -278,7 +278,7 @@ TEST(Registry, UnknownSolverIsRefusedListingTheRegisteredOnes) {
   std::string all;
   for (const auto& n : solvers::solver_names()) all += (all.empty() ? "\"" : ", \"") + n + "\"";
   const std::string e = input_error([] { valid("[run]\nsolver = \"lammps\"\n"); });
-  EXPECT_CONTAINS(e, "deck.toml: key 'run.solver' = \"lammps\"");
+  EXPECT_CONTAINS(e, "deck.toml:2: key 'run.solver' = \"lammps\"");
   EXPECT_CONTAINS(e, "allowed: one of " + all);
   const std::string n = input_error([] { solvers::solver_named("lammps", "deck.toml"); });
   EXPECT_CONTAINS(n, "deck.toml: run.solver \"lammps\" is not a solver of this spotrun; registered solvers: " + all);
