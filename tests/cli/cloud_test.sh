@@ -99,7 +99,7 @@ notice_stops_the_run)
     expect_count "$OUT" "Stopping at step" 1
     step=$(sed -n 's/^Stopping at step \([0-9]*\): spot notice.*/\1/p' "$OUT")
     [[ -n "$step" && -f "$W/out/checkpoints/ckpt-$step.h5" ]] || fail "no checkpoint of the stop step '$step'"
-    expect_in "$OUT" "(spot notice)"
+    expect_in "$W/out/spotrun.log" "(spot notice)"  # the stop checkpoint's line
     took=$(calc "$ended - $noticed")
     holds "$ended < $deadline_epoch" || fail "the run ended after the notice's deadline"
     holds "$took < 30" || fail "the run took $took s after the notice to stop"

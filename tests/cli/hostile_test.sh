@@ -379,7 +379,7 @@ stop_checkpoint_fails)
     expect_in "$W/bg.err" "ERROR: the stop checkpoint failed: there is no earlier checkpoint"
     if grep -q "retrying" "$W/bg.err"; then fail "a stop checkpoint that failed promises a retry: $(cat "$W/bg.err")"; fi
     rm -f "$W/out/checkpoints"
-    start_bg "$NP" run long.toml --output-dir "$W/out"
+    start_bg "$NP" run long.toml --output-dir "$W/out" --verbose
     wait_for "$W/bg.out" "ckpt-200.h5"
     # The checkpoint directory becomes a file in one step: a periodic checkpoint between a move and a
     # create would make a new directory there, and the stop checkpoint would succeed.
