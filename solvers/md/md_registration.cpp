@@ -213,13 +213,13 @@ struct MdDefinition {
     for (std::size_t i = 0; i < c.types.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
         if (c.types[i].name == c.types[j].name)
-          throw InputError(d.name() + ": md.types[" + std::to_string(i) + "].name = \"" + c.types[i].name +
+          throw InputError(d.where("md.types." + std::to_string(i) + ".name") + ": md.types[" + std::to_string(i) + "].name = \"" + c.types[i].name +
                            "\" is also the name of md.types[" + std::to_string(j) + "]; type names must be unique");
     if (c.from_lattice && c.types.size() > 1) {
       double sum = 0;
       for (const auto& t : c.types) sum += t.fraction;
       if (std::abs(sum - 1.0) > 1e-9)
-        throw InputError(d.name() + ": the md.types fractions add up to " + std::to_string(sum) +
+        throw InputError(d.where("md.types") + ": the md.types fractions add up to " + std::to_string(sum) +
                          "; a lattice start with several types needs shares that add up to 1");
     }
     // md.thermo_style: "step" first (OUTDIR/thermo.csv rows start with it), each column once, and a
@@ -237,9 +237,9 @@ struct MdDefinition {
                          "tallied)");
     }
     if (d.has("md.initial") && d.has("md.lattice"))
-      throw InputError(d.name() + ": give either [md.lattice] or [md.initial], not both");
+      throw InputError(d.where("md.initial") + ": give either [md.lattice] or [md.initial], not both");
     if (d.has("md.initial") && !d.has("md.initial.lammps_data"))
-      throw InputError(d.name() + ": [md.initial] needs key 'lammps_data'");
+      throw InputError(d.where("md.initial") + ": [md.initial] needs key 'lammps_data'");
   }
 
   static solvers::MemoryEstimate memory(const MdConfig& cfg, double natoms, int nranks) {
