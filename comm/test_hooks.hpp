@@ -32,6 +32,12 @@ struct TestHooks {
   // comm::bind_cpus(): the CPU list (hwloc's "0-3,8") that stands for the CPUs near the GPU of the rank of
   // this node-local rank, on any build (a CPU build has no GPU to ask); "" for none.
   std::function<std::string(int local_rank)> gpu_cpus;
+  // comm::device_rules(): true makes a host build choose transports and FFT backends by the rules of a
+  // device (CUDA) build: "auto" picks what a device build with this MPI and NCCL would pick, "mpi" is
+  // refused where MPI is not GPU-aware, and the FFTW backend named outright is refused (the build's default
+  // backend is not). The test programs install it (SPOTRUN_TEST_DEVICE_RULES=1), so that a CPU run finds
+  // the tests that would fail on a GPU for their choice of transport or backend alone.
+  std::function<bool()> device_rules;
 };
 
 // Installs `hooks` in this process, replacing those installed before. Call it before the code that asks

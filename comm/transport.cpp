@@ -163,16 +163,24 @@ TransportChoice choose_transport(const std::string& kind, int ranks, const Trans
   return {"mpi-host", not_nccl + "; MPI is not GPU-aware"};
 }
 
-std::unique_ptr<Transport> make_transport(const TransportOptions& options, const Communicator& comm) {
+bool device_rules() {
   constexpr bool device_build =
       !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  if (device_build) return true;
+  const auto& hook = test_hooks().device_rules;
+  return hook && hook();
+}
+
+std::unique_ptr<Transport> make_transport(const TransportOptions& options, const Communicator& comm) {
+  // The same answer on every rank: a constant, or a hook every rank of a test program installs alike.
+  const bool device_build = device_rules();
   TransportBuild build{device_build, impl::nccl_compiled(), impl::mpi_is_gpu_aware(), {}};
   // Whether libnccl.so.2 loads on every rank, where NCCL may be chosen (the same condition on every rank:
   // a collective). A rank without it is named.
   if (build.nccl_compiled && (options.kind == "nccl" || (options.kind == "auto" && device_build && comm.size() > 1))) {
     build.nccl_missing = nccl_missing_on_any_rank(comm);
   }
-  // Every rank's GPU, gathered (collective on every rank alike: device_build is a constant, the kind the
+  // Every rank's GPU, gathered (collective on every rank alike: device_build is the same everywhere, the kind the
   // same deck value everywhere), so that every rank reaches the same choice.
   const TransportRegistration* asked = options.kind == "auto" ? nullptr : find_transport(options.kind);
   std::vector<DeviceInfo> devices;

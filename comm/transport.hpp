@@ -138,9 +138,16 @@ struct TransportOptions {
   double nccl_timeout_s = 0;
 };
 
+// Whether transports and FFT backends are chosen by the rules of a device build: on a device (CUDA) build,
+// and on a host build where a test program installed TestHooks::device_rules (test_hooks.hpp). spotrun
+// itself never installs it.
+bool device_rules();
+
 // The kinds make_transport() knows, for messages and the deck schema (comm.transport's choices).
 const std::vector<std::string>& transport_kinds();
-// Makes the transport of `options.kind`. Collective. "auto" picks the best the build and the run allow:
+// Makes the transport of `options.kind`. Collective. A host build under device_rules() decides as a device
+// build would (device_build in TransportBuild), and so moves its host data with the transport that build
+// would choose. "auto" picks the best the build and the run allow:
 // at one rank, where every halo is a local copy, MPI (given device memory only when MPI is GPU-aware)
 // and never NCCL; on a host build MPI on the data where it lies; on a CUDA build NCCL when it is compiled
 // in and every rank has a GPU of its own (device.hpp), else MPI given device memory when MPI is

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "comm/device.hpp"
+#include "comm/errors.hpp"
 #include "comm/test_hooks.hpp"
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
@@ -25,10 +26,18 @@ using namespace spotrun;
 
 namespace {
 
-// Installs hooks for one test and removes them at its end, whatever the test did.
+// Installs hooks for one test and removes them at its end, whatever the test did. The device rules of the
+// test program (SPOTRUN_TEST_DEVICE_RULES) stay as they were.
 struct Installed {
-  explicit Installed(comm::TestHooks hooks) { comm::set_test_hooks(std::move(hooks)); }
-  ~Installed() { comm::set_test_hooks({}); }
+  explicit Installed(comm::TestHooks hooks) {
+    hooks.device_rules = comm::test_hooks().device_rules;
+    comm::set_test_hooks(std::move(hooks));
+  }
+  ~Installed() {
+    comm::TestHooks kept;
+    kept.device_rules = comm::test_hooks().device_rules;
+    comm::set_test_hooks(std::move(kept));
+  }
 };
 
 // Hooks with one member set: with(&comm::TestHooks::host_name, f).
@@ -53,7 +62,7 @@ TEST(TestHooks, NoneInstalledByDefault) {
   EXPECT_FALSE(h.host_name || h.route_self || h.phase_entered || h.checkpoint_half_written || h.force_passes ||
                h.dmi_directory);
   EXPECT_EQ(comm::host_name(), mpi_processor_name());
-  EXPECT_FALSE(comm::make_transport("mpi", test::world())->route_self());
+  EXPECT_FALSE(comm::make_transport("auto", test::world())->route_self());
 }
 
 TEST(TestHooks, HostNameReplacesTheProcessorsNameUnlessEmpty) {
@@ -69,13 +78,40 @@ TEST(TestHooks, HostNameReplacesTheProcessorsNameUnlessEmpty) {
 }
 
 TEST(TestHooks, RouteSelfReachesTheTransportOfARun) {
-  for (const char* kind : {"mpi", "mpi-host"}) {
+  for (const char* kind : {"auto", "mpi-host"}) {
     bool asked = false;
     Installed hooks(with(&comm::TestHooks::route_self, [&] { return asked = true; }));
     EXPECT_TRUE(comm::make_transport(kind, test::world())->route_self()) << kind;
     EXPECT_TRUE(asked) << kind;
   }
   EXPECT_FALSE(comm::make_transport("mpi-host", test::world())->route_self());
+}
+
+// device_rules: a host build chooses its transport as a device build would (this MPI is not GPU-aware and
+// NCCL needs a GPU per rank: "mpi-host", and "mpi" refused), and back to the host rules without the hook.
+TEST(TestHooks, DeviceRulesChooseTheTransportOfADeviceBuild) {
+  constexpr bool device_build =
+      !Kokkos::SpaceAccessibility<Kokkos::HostSpace, Kokkos::DefaultExecutionSpace::memory_space>::accessible;
+  if (device_build) GTEST_SKIP() << "a device build applies the device rules without the hook";
+  const comm::TestHooks before = comm::test_hooks();
+  {
+    comm::TestHooks off = before;
+    off.device_rules = nullptr;
+    comm::set_test_hooks(off);
+    EXPECT_FALSE(comm::device_rules());
+    EXPECT_EQ(comm::make_transport("auto", test::world())->name(), "mpi");
+    EXPECT_EQ(comm::make_transport("mpi", test::world())->name(), "mpi");
+  }
+  bool asked = false;
+  comm::TestHooks on = before;
+  on.device_rules = [&] { return asked = true; };
+  comm::set_test_hooks(on);
+  EXPECT_TRUE(comm::device_rules());
+  EXPECT_TRUE(asked);
+  const auto chosen = comm::make_transport("auto", test::world());
+  EXPECT_EQ(chosen->name(), "mpi-host") << chosen->description();
+  EXPECT_THROW(comm::make_transport("mpi", test::world()), InputError);
+  comm::set_test_hooks(before);
 }
 
 TEST(TestHooks, PhaseEnteredNamesEachPhaseAsItStarts) {

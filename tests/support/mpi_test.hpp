@@ -40,6 +40,12 @@ const std::vector<int>& supported_ranks();
 // True on every rank when ok is true on every rank.
 bool all_ranks(bool ok);
 
+// Installs comm::TestHooks::device_rules when SPOTRUN_TEST_DEVICE_RULES=1 (test_main.cpp, first thing):
+// transports and FFT backends chosen by a device build's rules on a host build. Keeps the other hooks.
+void install_device_rules_from_environment();
+// Whether this run applies the device build's rules (comm::device_rules()).
+bool device_rules();
+
 // Prints a line on rank 0 only (measured values worth seeing in the ctest log).
 void report(const std::string& line);
 // A number in %.3e notation, for report().

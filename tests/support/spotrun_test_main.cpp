@@ -16,6 +16,8 @@
 //   SPOTRUN_TEST_GPU_CPUS=LIST[;LIST..] the CPUs near the GPU of node-local rank r are the (r mod n)-th
 //                                       LIST (hwloc's list syntax, "0-3,8"), on any build: the CPU binding
 //                                       near GPUs (comm/cpu_binding.hpp) on a machine without one
+//   SPOTRUN_TEST_DEVICE_RULES=1         transports and FFT backends chosen by a device build's rules
+//                                       (comm::device_rules()) on a host build
 #include <unistd.h>
 
 #include <algorithm>
@@ -97,6 +99,8 @@ spotrun::comm::TestHooks hooks_from_environment() {
     }
     hooks.gpu_cpus = [near](int local_rank) { return near[static_cast<std::size_t>(local_rank) % near.size()]; };
   }
+  if (const char* rules = variable("SPOTRUN_TEST_DEVICE_RULES"); rules && std::string(rules) == "1")
+    hooks.device_rules = [] { return true; };
   return hooks;
 }
 

@@ -1,5 +1,7 @@
 // main() of every spotrun test executable: MPI and Kokkos around GoogleTest, output on rank 0 only,
-// failures and exit codes agreed by all ranks.
+// failures and exit codes agreed by all ranks. SPOTRUN_TEST_DEVICE_RULES=1 installs the test hook
+// comm::TestHooks::device_rules: a host build chooses transports and FFT backends as a device build would
+// (comm::device_rules()), so that a CPU run finds the tests that only a GPU would fail for their choice.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -11,9 +13,12 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/device.hpp"
+#include "comm/test_hooks.hpp"
+#include "comm/transport.hpp"
 #include "support/mpi_test.hpp"
 
 namespace spotrun::test {
@@ -93,6 +98,16 @@ const char* source_dir() {
   return env && *env ? env : SPOTRUN_SOURCE_DIR_BUILT;
 }
 
+bool device_rules() { return comm::device_rules(); }
+
+void install_device_rules_from_environment() {
+  const char* v = std::getenv("SPOTRUN_TEST_DEVICE_RULES");
+  if (!v || std::string(v) != "1") return;
+  comm::TestHooks hooks = comm::test_hooks();
+  hooks.device_rules = [] { return true; };
+  comm::set_test_hooks(std::move(hooks));
+}
+
 std::string sci(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3e", v);
@@ -106,6 +121,7 @@ int main(int argc, char** argv) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  spotrun::test::install_device_rules_from_environment();
   ::testing::InitGoogleTest(&argc, argv);
   // The GPU binding of spotrun's main() (comm/device.hpp): each rank on the GPU of its node-local rank.
   std::vector<char*> kokkos_argv(argv, argv + argc);
@@ -136,6 +152,10 @@ int main(int argc, char** argv) {
   {
     spotrun::comm::Communicator world(MPI_COMM_WORLD);
     spotrun::test::g_world = &world;
+    if (rank == 0 && spotrun::comm::device_rules() && !gpu_build)
+      std::printf("[ DEVICE RULES ] transports and FFT backends chosen as on a device build "
+                  "(SPOTRUN_TEST_DEVICE_RULES=1); Kokkos %s, %d threads\n",
+                  Kokkos::DefaultExecutionSpace::name(), Kokkos::DefaultExecutionSpace().concurrency());
     const auto& counts = spotrun::test::supported_ranks();
     if (counts.empty() || std::find(counts.begin(), counts.end(), size) == counts.end()) {
       if (rank == 0) {
