@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "comm/errors.hpp"
+#include "comm/test_hooks.hpp"
+#include "comm/transport.hpp"
 #include "solvers/fft/distributed_fft.hpp"
 #include "support/fft_helpers.hpp"
 #include "support/mpi_test.hpp"
@@ -80,8 +82,8 @@ struct Errors {
 
 // Runs the distributed transform of value_at on world and compares it with `ref`.
 Errors check_transform(const fft::FftGeometry& g, const std::vector<std::complex<double>>& ref) {
-  auto transport = comm::make_transport("mpi", test::world());
-  fft::DistributedFft f(g, test::world(), *transport, fft::backend::Fftw{});
+  auto transport = comm::make_transport("auto", test::world());
+  fft::DistributedFft f(g, test::world(), *transport, fft::backend::Default{});
   const fft::Layout3& rl = f.real_layout();
   const fft::Layout3& sl = f.spectral_layout();
   fft::RealView x("x", f.real_size()), y("y", f.real_size());
@@ -186,7 +188,7 @@ TEST(FftGeometry, GridsTooSmallForTheRankCountAreInputErrors) {
 TEST(Reshape, MovesEveryElementBetweenLayoutsExactly) {
   const Grid n = {13, 7, 6};
   const int P = test::nranks(), r = test::rank();
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   const auto g = fft::make_fft_geometry(n, P, Decomposition::Pencil);
   const auto planes = fft::x_block_layouts(n, P);
   fft::Reshape<double> there(fft::make_reshape_plan(g.real, planes, r), *transport);
@@ -285,9 +287,9 @@ void count_allocation(const Kokkos::Tools::SpaceHandle, const char*, const void*
 
 // Plans, work arrays and buffers are made once: forward() and backward() allocate no Kokkos memory.
 TEST(DistributedFft, TransformsAllocateNothing) {
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   const auto g = fft::make_fft_geometry({12, 10, 9}, test::nranks(), Decomposition::Pencil);
-  fft::DistributedFft f(g, test::world(), *transport, fft::backend::Fftw{});
+  fft::DistributedFft f(g, test::world(), *transport, fft::backend::Default{});
   fft::RealView x("x", f.real_size());
   fft::ComplexView X("X", f.complex_size());
   Kokkos::Tools::Experimental::set_allocate_data_callback(count_allocation);
@@ -308,12 +310,12 @@ TEST(DistributedFft, TransformsAllocateNothing) {
 
 // The same for pruned transforms, on pencils and slabs (one rank: the zeroing of the gather array).
 TEST(DistributedFft, PrunedTransformsAllocateNothing) {
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   const fft::SpectralBand band{{3, 3, 2}};
   std::vector<std::unique_ptr<fft::DistributedFft>> fs;
   for (auto kind : {Decomposition::Pencil, Decomposition::Slab})
     fs.push_back(std::make_unique<fft::DistributedFft>(fft::make_fft_geometry({12, 10, 9}, test::nranks(), kind),
-                                                       test::world(), *transport, fft::backend::Fftw{},
+                                                       test::world(), *transport, fft::backend::Default{},
                                                        fft::PlanRigor::Estimate, band));
   std::vector<fft::RealView> xs;
   std::vector<fft::ComplexView> Xs;
@@ -351,9 +353,9 @@ struct PrunedErrors {
 // elsewhere), backward of the band-limited spectrum. Each pruned transform runs twice, alternating, so
 // that what one direction leaves in the work arrays is seen by the other.
 PrunedErrors check_pruned(const fft::FftGeometry& g, const fft::SpectralBand& band) {
-  auto transport = comm::make_transport("mpi", test::world());
-  fft::DistributedFft full(g, test::world(), *transport, fft::backend::Fftw{});
-  fft::DistributedFft pruned(g, test::world(), *transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate, band);
+  auto transport = comm::make_transport("auto", test::world());
+  fft::DistributedFft full(g, test::world(), *transport, fft::backend::Default{});
+  fft::DistributedFft pruned(g, test::world(), *transport, fft::backend::Default{}, fft::PlanRigor::Estimate, band);
   const fft::Layout3& rl = full.real_layout();
   const fft::Layout3& sl = full.spectral_layout();
   fft::RealView x("x", full.real_size()), y("y", full.real_size()), yp("yp", full.real_size());
@@ -449,11 +451,11 @@ TEST(DistributedFft, PrunedTransformsEqualUnprunedOnes) {
 }
 
 TEST(DistributedFft, BandOutsideTheGridIsRefused) {
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   const auto g = fft::make_fft_geometry({8, 8, 8}, test::nranks(), Decomposition::Auto);
   fft::SpectralBand band;
   band.kmax = {2, 4, 2};  // 4 > (8 - 1) / 2: would keep the Nyquist index
-  EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate, band),
+  EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Default{}, fft::PlanRigor::Estimate, band),
                std::invalid_argument);
   const auto runs = fft::kept_runs(fft::SpectralBand{{2, 2, 2}}, {8, 8, 8}, 1, 1, 6);
   EXPECT_EQ(runs[0].first, 0);  // global 1..2
@@ -462,10 +464,36 @@ TEST(DistributedFft, BandOutsideTheGridIsRefused) {
   EXPECT_EQ(runs[1].count, 1);
 }
 
+// The build's default backend is the one its memory needs (FFTW on a host build, cuFFT on a device build),
+// and FFTW named outright is refused under the device build's rules (comm::device_rules(): on a device
+// build by the memory check, on a host build by the test hook) while the default backend is not.
+TEST(DistributedFft, DeviceRulesRefuseFftwNamedOutrightNotTheDefault) {
+  auto transport = comm::make_transport("auto", test::world());
+  const auto g = fft::make_fft_geometry({8, 8, 8}, test::nranks(), Decomposition::Auto);
+  fft::DistributedFft chosen(g, test::world(), *transport, fft::backend::Default{});
+  EXPECT_EQ(chosen.backend_name(), fft::k_host_accessible ? "fftw" : "cufft");
+  const comm::TestHooks before = comm::test_hooks();
+  for (const bool rules : {false, true}) {
+    comm::TestHooks h = before;
+    if (rules)
+      h.device_rules = [] { return true; };
+    else
+      h.device_rules = nullptr;
+    comm::set_test_hooks(h);
+    const bool refused = rules || !fft::k_host_accessible;
+    if (refused)
+      EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Fftw{}), InputError) << rules;
+    else
+      EXPECT_NO_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Fftw{}));
+    EXPECT_NO_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Default{})) << rules;
+  }
+  comm::set_test_hooks(before);
+}
+
 // The cuFFT backend: in this build either not compiled in or (host memory space) refused with an
 // InputError on every rank. SPOTRUN_REQUIRE_GPU=1 turns the missing GPU path into a failure.
 TEST(DistributedFft, CufftBackendIsRefusedCleanlyWithoutADevice) {
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   const auto g = fft::make_fft_geometry({8, 8, 8}, test::nranks(), Decomposition::Auto);
   if (fft::k_host_accessible) {
     EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Cufft{}), InputError);

@@ -13,6 +13,10 @@ namespace spotrun::fft {
 namespace backend {
 struct Fftw {};
 struct Cufft {};
+// The build's backend: cuFFT where Kokkos' memory is device memory (a CUDA build), FFTW where it is host
+// memory. The fluid solver, the tests and the benchmarks take this one. Fftw named outright is refused
+// under the device build's rules (comm::device_rules(), as a device build refuses it); Default is not.
+struct Default {};
 }  // namespace backend
 
 // How much effort FFTW spends choosing an algorithm when a plan is made (once, at setup):
@@ -143,7 +147,10 @@ class LocalBackend {
 // say (no usable GPU).
 double cufft_work_area_bytes(const BatchSpec& spec);
 
+// Throws InputError under comm::device_rules() on a host build (a device build refuses FFTW in
+// DistributedFft, its memory not being host memory).
 std::unique_ptr<LocalBackend> make_backend(backend::Fftw, PlanRigor rigor);
+std::unique_ptr<LocalBackend> make_backend(backend::Default, PlanRigor rigor);
 // Throws InputError when spotrun was built without the CUDA toolkit.
 std::unique_ptr<LocalBackend> make_backend(backend::Cufft, PlanRigor rigor);
 

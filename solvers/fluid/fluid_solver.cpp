@@ -13,11 +13,8 @@
 namespace spotrun::fluid {
 namespace {
 
-#if defined(SPOTRUN_HAVE_CUFFT) && defined(KOKKOS_ENABLE_CUDA)
-using DefaultBackend = fft::backend::Cufft;
-#else
-using DefaultBackend = fft::backend::Fftw;
-#endif
+// cuFFT on a CUDA build, FFTW on a host build (fft::backend::Default).
+using DefaultBackend = fft::backend::Default;
 
 constexpr double k_two_pi = 6.283185307179586476925286766559;
 

@@ -8,7 +8,9 @@
 #include <string>
 
 #include "comm/errors.hpp"
+#include "comm/transport.hpp"
 #include "solvers/fft/backend.hpp"
+#include "solvers/fft/types.hpp"
 
 namespace spotrun::fft {
 
@@ -204,7 +206,17 @@ class FftwBackend final : public LocalBackend {
 }  // namespace
 
 std::unique_ptr<LocalBackend> make_backend(backend::Fftw, PlanRigor rigor) {
+  if (k_host_accessible && comm::device_rules())
+    throw InputError("the fftw FFT backend, named outright, is refused under the device build's rules (a device "
+                     "build's memory is not host memory): use the build's default backend");
   return std::make_unique<FftwBackend>(rigor);
+}
+
+std::unique_ptr<LocalBackend> make_backend(backend::Default, PlanRigor rigor) {
+  if constexpr (k_host_accessible)
+    return std::make_unique<FftwBackend>(rigor);
+  else
+    return make_backend(backend::Cufft{}, rigor);
 }
 
 }  // namespace impl
