@@ -106,7 +106,7 @@ struct BenchResult {
 fluid::FftBatch g_fft_batch = fluid::FftBatch::Auto;
 
 BenchResult bench_size(const comm::Communicator& comm, const Grid& n, int steps, fft::Decomposition kind, fft::PlanRigor plan) {
-  auto transport = comm::make_transport("mpi", comm);
+  auto transport = comm::make_transport("auto", comm);
   fluid::FluidConfig cfg;
   cfg.n = n;
   cfg.viscosity = 1.0 / 1600;
@@ -274,7 +274,7 @@ int bench_fft_only(const comm::Communicator& comm, const std::vector<Grid>& size
                 "roundtrip", "raw rt");
   }
   for (const Grid& n : sizes) {
-    auto transport = comm::make_transport("mpi", comm);
+    auto transport = comm::make_transport("auto", comm);
     fluid::FluidConfig cfg;
     cfg.n = n;
     cfg.decomposition = kind;
@@ -380,7 +380,7 @@ int run_deck(const comm::Communicator& comm, const std::string& path, const std:
   }
   comm.agree<InputError>(error.empty(), error);
 
-  auto transport = comm::make_transport("mpi", comm);
+  auto transport = comm::make_transport("auto", comm);
   fluid::FluidSolver solver(cfg, comm, *transport);
   if (comm.is_root())
     for (const auto& w : solver.warnings()) std::printf("Warning: %s\n", w.c_str());

@@ -197,7 +197,7 @@ int bench(const comm::Communicator& comm, const Options& o) {
   cfg.cells = o.cells;
   cfg.lattice_temperature = 1.44;
   cfg.lattice_seed = 87287;
-  auto transport = comm::make_transport("mpi", comm);
+  auto transport = comm::make_transport("auto", comm);
   md::MdSolver solver(cfg, comm, *transport, nullptr);
   solver.setup();
   const md::AtomStore& solver_atoms = solver.atoms();

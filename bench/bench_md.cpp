@@ -138,7 +138,7 @@ struct Problem {
     cfg.lattice_seed = 87287;
     pair = md::single_type_table(md::PairLJCut(cfg.epsilon, cfg.sigma, cfg.cutoff, cfg.shift));
     pair_mixed = md::single_type_table(md::PairLJCutMixed(cfg.epsilon, cfg.sigma, cfg.cutoff, cfg.shift));
-    transport = comm::make_transport("mpi", comm);
+    transport = comm::make_transport("auto", comm);
     solver = std::make_unique<md::MdSolver>(cfg, comm, *transport, nullptr);
     solver->setup();
     const auto& atoms = solver->atoms();

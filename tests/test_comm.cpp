@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -30,6 +31,28 @@ SPOTRUN_TEST_RANKS(1, 2, 3, 4);
 using namespace spotrun;
 
 namespace {
+
+// Whether this build, under its rules (comm::device_rules()), provides the transport `kind`: "mpi" on a
+// device build needs a GPU-aware MPI. The tests of one transport run it where it is provided and check
+// that it is refused where not (a CPU run under SPOTRUN_TEST_DEVICE_RULES=1 with a plain MPI).
+bool provided(const std::string& kind) {
+  if (kind == "mpi") return !comm::device_rules() || comm::impl::mpi_is_gpu_aware();
+  return true;
+}
+
+// The kinds of `kinds` this build provides; reports each left out, and checks that it is refused.
+std::vector<std::string> provided_kinds(std::initializer_list<const char*> kinds) {
+  std::vector<std::string> out;
+  for (const char* k : kinds) {
+    if (provided(k)) {
+      out.emplace_back(k);
+      continue;
+    }
+    EXPECT_THROW(comm::make_transport(k, test::world()), InputError) << k;
+    test::report(std::string("transport \"") + k + "\" skipped: refused under the device build's rules (MPI not GPU-aware)");
+  }
+  return out;
+}
 
 comm::TransportOptions options(const std::string& kind, bool route_self = false, bool force_staging = false) {
   comm::TransportOptions o;
@@ -72,7 +95,7 @@ void check_all_to_all(comm::Transport& t, bool posted = false) {
 }
 
 TEST(Transport, EveryKindMovesEveryMessageOfABatch) {
-  for (const char* kind : {"auto", "mpi", "mpi-host"}) {
+  for (const std::string& kind : provided_kinds({"auto", "mpi", "mpi-host"})) {
     auto t = comm::make_transport(kind, test::world());
     check_all_to_all(*t);
     EXPECT_EQ(t->staged_bytes(), 0u) << kind << ": host buffers on a host build need no staging";
@@ -82,12 +105,13 @@ TEST(Transport, EveryKindMovesEveryMessageOfABatch) {
 
 TEST(Transport, PostedExchangesMoveEveryMessageToo) {
   for (const auto& o : {options("mpi"), options("mpi-host"), options("mpi", true), options("mpi-host", false, true)}) {
+    if (!provided(o.kind)) continue;  // checked refused in EveryKindMovesEveryMessageOfABatch
     auto t = comm::make_transport(o, test::world());
     check_all_to_all(*t, true);
     check_all_to_all(*t);  // and an exchange after it
   }
   // One posted batch at a time: MPI refuses a second post() before complete().
-  auto t = comm::make_transport("mpi", test::world());
+  auto t = comm::make_transport("auto", test::world());
   std::vector<char> out(4000, 'x'), in(4000);
   comm::Batch batch;
   batch.send(test::rank(), out.data(), out.size());
@@ -256,7 +280,7 @@ int brute_force_owner(const Scatter& s, const std::array<double, 3>& u) {
 }
 
 TEST(MigrationPlan, EveryAtomEndsOnTheRankABruteForceComputationNames) {
-  for (const std::string kind : {"mpi", "mpi-host"}) {
+  for (const std::string& kind : provided_kinds({"mpi", "mpi-host"})) {
     auto s = scatter(2.8, 17);
     auto t = comm::make_transport(options(kind, true, kind == "mpi-host"), test::world());
     md::Halo halo(test::world(), *s->grid, *t, 2.8);
@@ -297,7 +321,7 @@ TEST(MigrationPlan, EveryAtomEndsOnTheRankABruteForceComputationNames) {
 TEST(GhostPlan, GhostsAreExactlyTheImagesNearTheSubBox) {
   const double cut = 2.8;
   auto s = scatter(cut, 29);
-  auto t = comm::make_transport("mpi", test::world());
+  auto t = comm::make_transport("auto", test::world());
   md::Halo halo(test::world(), *s->grid, *t, cut);
   halo.migrate(s->atoms);
   halo.build(s->atoms);
@@ -376,8 +400,8 @@ std::vector<test::ThermoRow> md_rows(const comm::TransportOptions& o) {
 }
 
 TEST(Movers, SelfMessagesAndStagingThroughTheTransportChangeNothing) {
-  const auto plain = md_rows(options("mpi"));
-  for (const auto& o : {options("mpi", true), options("mpi-host", true, true), options("mpi-host", false, true)}) {
+  const auto plain = md_rows(options("auto"));
+  for (const auto& o : {options("auto", true), options("mpi-host", true, true), options("mpi-host", false, true)}) {
     const auto rows = md_rows(o);
     ASSERT_EQ(rows.size(), plain.size());
     for (std::size_t r = 0; r < rows.size(); ++r)
@@ -392,7 +416,7 @@ TEST(Movers, FftTransposesWithTheOwnBlockThroughTheTransportChangeNothing) {
   std::vector<std::vector<double>> results;
   for (bool route : {false, true}) {
     auto t = comm::make_transport(options("mpi-host", route, route), test::world());
-    fft::DistributedFft f(g, test::world(), *t, fft::backend::Fftw{});
+    fft::DistributedFft f(g, test::world(), *t, fft::backend::Default{});
     fft::RealView x("x", f.real_size());
     fft::ComplexView X("X", f.complex_size());
     auto hx = Kokkos::create_mirror_view(x);
@@ -446,7 +470,7 @@ TEST(HostCopies, AFluidStepCopiesNothingBetweenSpaces) {
   cfg.n = {16, 12, 10};
   cfg.cfl = 0.4;  // an adaptive step: the integrating factor changes every step
   cfg.viscosity = 0.05;
-  auto t = comm::make_transport("mpi", test::world());
+  auto t = comm::make_transport("auto", test::world());
   fluid::FluidSolver s(cfg, test::world(), *t, false);
   s.setup();
   s.step(false);

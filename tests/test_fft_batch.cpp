@@ -135,8 +135,8 @@ struct BatchErrors {
 
 BatchErrors check_batch(const fft::FftGeometry& g, const std::optional<fft::SpectralBand>& band, int count,
                         Placement placement, bool route_self) {
-  CountingTransport transport(comm::make_transport("mpi", test::world()), route_self);
-  fft::DistributedFft single(g, test::world(), transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate, band);
+  CountingTransport transport(comm::make_transport("auto", test::world()), route_self);
+  fft::DistributedFft single(g, test::world(), transport, fft::backend::Default{}, fft::PlanRigor::Estimate, band);
   fft::FftBatching batching;
   batching.max_batch = 6;
   const std::size_t nr = single.real_size(), ns = single.complex_size();
@@ -144,7 +144,7 @@ BatchErrors check_batch(const fft::FftGeometry& g, const std::optional<fft::Spec
     batching.real_distance = fft::padded_field(nr);
     batching.complex_distance = fft::padded_field(ns);
   }
-  fft::DistributedFft batched(g, test::world(), transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate, band,
+  fft::DistributedFft batched(g, test::world(), transport, fft::backend::Default{}, fft::PlanRigor::Estimate, band,
                               batching);
   const fft::Layout3& rl = single.real_layout();
 
@@ -259,7 +259,7 @@ void count_allocation(const Kokkos::Tools::SpaceHandle, const char*, const void*
 // Plans, work arrays and buffers of every batch size are made once: batched calls allocate no Kokkos
 // memory, pruned or not, with the fields batched at the ends or not.
 TEST(BatchedFft, TransformsAllocateNothing) {
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   std::vector<std::unique_ptr<fft::DistributedFft>> fs;
   for (auto kind : {Decomposition::Pencil, Decomposition::Slab})
     for (bool pruned : {false, true}) {
@@ -270,7 +270,7 @@ TEST(BatchedFft, TransformsAllocateNothing) {
       b.complex_distance = fft::padded_field(g.spectral[test::rank()].count());
       std::optional<fft::SpectralBand> band;
       if (pruned) band = fft::SpectralBand{{3, 3, 2}};
-      fs.push_back(std::make_unique<fft::DistributedFft>(g, test::world(), *transport, fft::backend::Fftw{},
+      fs.push_back(std::make_unique<fft::DistributedFft>(g, test::world(), *transport, fft::backend::Default{},
                                                          fft::PlanRigor::Estimate, band, b));
     }
   std::vector<Fields<double>> xs;
@@ -300,11 +300,11 @@ TEST(BatchedFft, TransformsAllocateNothing) {
 
 // A count outside 1 .. max_batch, or a field distance below a field's size, is refused.
 TEST(BatchedFft, BadCountsAndDistancesAreRefused) {
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   const auto g = fft::make_fft_geometry({8, 8, 8}, test::nranks(), Decomposition::Auto);
   fft::FftBatching b;
   b.max_batch = 3;
-  fft::DistributedFft f(g, test::world(), *transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate, std::nullopt, b);
+  fft::DistributedFft f(g, test::world(), *transport, fft::backend::Default{}, fft::PlanRigor::Estimate, std::nullopt, b);
   EXPECT_EQ(f.max_batch(), 3);
   Fields<double> x(Placement::Separate, 4, f.real_size());
   Fields<fft::Complex> X(Placement::Separate, 4, f.complex_size());
@@ -312,12 +312,12 @@ TEST(BatchedFft, BadCountsAndDistancesAreRefused) {
   EXPECT_THROW(f.forward_many(4, in.data(), X.all()), std::invalid_argument);
   EXPECT_THROW(f.forward_many(0, in.data(), X.all()), std::invalid_argument);
   b.max_batch = 0;
-  EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate,
+  EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Default{}, fft::PlanRigor::Estimate,
                                    std::nullopt, b),
                std::invalid_argument);
   b.max_batch = 2;
   b.real_distance = g.real[test::rank()].count() - 1;
-  EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Fftw{}, fft::PlanRigor::Estimate,
+  EXPECT_THROW(fft::DistributedFft(g, test::world(), *transport, fft::backend::Default{}, fft::PlanRigor::Estimate,
                                    std::nullopt, b),
                std::invalid_argument);
 }

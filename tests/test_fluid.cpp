@@ -47,7 +47,7 @@ struct SolverRun {
   std::unique_ptr<comm::Transport> transport;
   std::unique_ptr<FluidSolver> solver;
   SolverRun(const comm::Communicator& c, const FluidConfig& cfg, bool restoring = false)
-      : transport(comm::make_transport("mpi", c)), solver(std::make_unique<FluidSolver>(cfg, c, *transport, restoring)) {}
+      : transport(comm::make_transport("auto", c)), solver(std::make_unique<FluidSolver>(cfg, c, *transport, restoring)) {}
   FluidSolver& operator*() { return *solver; }
   FluidSolver* operator->() { return solver.get(); }
 };

@@ -53,7 +53,7 @@ class Inspect : public ::testing::Test {
     m_dir = test::world().broadcast(name);
     m_deck = launcher::load_deck(test::world(), m_dir + "/deck.toml", {});
     // A state after 10 steps of the deck's system, and the metadata a run would write with it.
-    auto transport = comm::make_transport("mpi", test::world());
+    auto transport = comm::make_transport("auto", test::world());
     md::MdSolver solver(md::config_from_deck(m_deck), test::world(), *transport, nullptr, false);
     solver.setup();
     for (int s = 0; s < 10; ++s) solver.step(false);
@@ -252,7 +252,7 @@ TEST_F(Inspect, AHugeSystemIsRefusedLikeAResume) {
 // transform. A /fluid/u that is not that transform is refused by restore(), so by inspect and a resume.
 TEST_F(Inspect, AFluidVelocityThatIsNotTheTransformOfItsSpectrumIsRefusedLikeAResume) {
   const launcher::Deck d = deck("fluid.toml");
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   fluid::FluidSolver solver(fluid::config_from_deck(d), test::world(), *transport, false);
   solver.setup();
   for (int s = 0; s < 2; ++s) solver.step(false);

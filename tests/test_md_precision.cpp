@@ -205,7 +205,7 @@ Legs run_legs(md::MdConfig cfg, md::Precision resumed_precision) {
   for (int n = 1; n <= 53; ++n) first->step(n == 53);
   const io::SolverState st = first->state();
   cfg.precision = resumed_precision;
-  auto transport = comm::make_transport("mpi", test::world());
+  auto transport = comm::make_transport("auto", test::world());
   md::MdSolver second(cfg, test::world(), *transport, nullptr, true);
   second.restore(st);
   second.setup();

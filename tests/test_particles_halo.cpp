@@ -139,7 +139,7 @@ void check_halo(bool route_self) {
   }
 
   comm::TransportOptions o;
-  o.kind = "mpi";
+  o.kind = "auto";  // the build's transport
   o.route_self = route_self;
   auto transport = comm::make_transport(o, world);
   particles::Halo halo(world, grid, *transport, k_cut);

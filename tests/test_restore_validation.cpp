@@ -38,7 +38,7 @@ struct Md {
   std::unique_ptr<comm::Transport> transport;
   std::unique_ptr<md::MdSolver> solver;
   Md(const md::MdConfig& cfg, bool restoring)
-      : transport(comm::make_transport("mpi", test::world())),
+      : transport(comm::make_transport("auto", test::world())),
         solver(std::make_unique<md::MdSolver>(cfg, test::world(), *transport, nullptr, restoring)) {}
   md::MdSolver* operator->() { return solver.get(); }
 };
@@ -47,7 +47,7 @@ struct Fluid {
   std::unique_ptr<comm::Transport> transport;
   std::unique_ptr<fluid::FluidSolver> solver;
   Fluid(const fluid::FluidConfig& cfg, bool restoring)
-      : transport(comm::make_transport("mpi", test::world())),
+      : transport(comm::make_transport("auto", test::world())),
         solver(std::make_unique<fluid::FluidSolver>(cfg, test::world(), *transport, restoring)) {}
   fluid::FluidSolver* operator->() { return solver.get(); }
 };

@@ -20,10 +20,10 @@
 
 namespace spotrun::test {
 
-// A solver with its transport (the solver keeps a reference to it).
+// A solver with its transport, the build's choice ("auto"; the solver keeps a reference to it).
 struct MdRun {
   MdRun(const md::MdConfig& cfg, const comm::Communicator& comm, const io::LammpsData* data = nullptr)
-      : transport(comm::make_transport("mpi", comm)), solver(std::make_unique<md::MdSolver>(cfg, comm, *transport, data)) {}
+      : transport(comm::make_transport("auto", comm)), solver(std::make_unique<md::MdSolver>(cfg, comm, *transport, data)) {}
   std::unique_ptr<comm::Transport> transport;
   std::unique_ptr<md::MdSolver> solver;
   md::MdSolver* operator->() { return solver.get(); }
