@@ -256,6 +256,10 @@ void NeighborList::build_host(const AtomStore& atoms) {
 void NeighborList::build_device(const AtomStore& atoms) {
   const int nlocal = atoms.nlocal, nall = atoms.nall();
   const int nbins = static_cast<int>(m_bincount.extent(0));
+  // setup() sizes the bins of a device build; a host build runs this build only in tests
+  // (tests/test_neighbor_paths.cpp, on the threads of the threaded check), and sizes them here.
+  if (m_bin_owned.extent(0) != static_cast<std::size_t>(nbins)) m_bin_owned = IntView("md::bin_owned", nbins);
+  if (m_bins.extent(0) != static_cast<std::size_t>(nbins)) m_bins = Int2DView("md::bins", nbins, 8);
   if (m_atom_bin.extent(0) < static_cast<std::size_t>(nall)) m_atom_bin = IntView("md::atom_bin", nall + nall / 4);
   auto x = atoms.x;
   auto atom_bin = m_atom_bin;
