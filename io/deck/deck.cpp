@@ -983,12 +983,11 @@ Deck::Deck() {
 
 Deck Deck::parse(const std::string& text, const std::string& name, std::shared_ptr<const DeckSchema> schema) {
   if (!schema) throw std::logic_error("Deck::parse: no schema");
-  if (auto problem = check_text(text)) throw InputError(located(name, *problem));
+  TextScanner scanner(text);
+  if (auto problem = scanner.run()) throw InputError(located(name, *problem));
   Deck d;
   d.m_name = name;
   d.m_schema = std::move(schema);
-  TextScanner scanner(text);
-  scanner.run();
   TableOrder ordered = order_tables(text, scanner.headers());
   d.m_lines = std::move(ordered.lines);
   const auto original_line = [&d](std::size_t line) { return d.original_line(line); };
