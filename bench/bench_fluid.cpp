@@ -6,8 +6,10 @@
 //     measured in the same run: 36 distributed FFTs per step (4 stages x (6 inverse + 3 forward)) times
 //     the time of one unpruned distributed FFTW transform (r2c or c2r, with its transposes, of the whole
 //     spectrum; the solver's own transforms are pruned to the dealiased band) of the same size on the
-//     same ranks. Prints their ratio (target <= 1.3) and checks the transform's round-trip error
-//     (ERROR and exit 1 when above 1e-12). A size is n (an n^3 grid) or NXxNYxNZ (64x64x128).
+//     same ranks. Prints their ratio (target <= 1.3), the local FFT launches of one step (the cuFFT calls
+//     its plans make, fft::FftTimes::launches, counted on any backend: the pruned transforms' grouping,
+//     fft::PlanGrouping) and checks the transform's round-trip error (ERROR and exit 1 when above 1e-12).
+//     A size is n (an n^3 grid) or NXxNYxNZ (64x64x128).
 //
 //     --fft-only: no fluid step; times spotrun's distributed transform alone (the fluid solver's
 //     fft::DistributedFft: local FFTW transforms and spotrun's transposes) beside raw FFTW of the same
@@ -99,6 +101,7 @@ struct BenchResult {
   double fft_in_step = 0;  // s per step inside the solver's FFTs
   double step_median = 0, fft_median = 0;
   double round_trip = 0;
+  long long launches = 0;  // local FFT launches (cuFFT calls) of one solver step, the most of any rank
   std::vector<double> step_samples, fft_samples;  // per round: s per step, s per transform
 };
 
@@ -139,12 +142,14 @@ BenchResult bench_size(const comm::Communicator& comm, const Grid& n, int steps,
   std::vector<double> step_times, fft_times, fft_in_step;
   for (int round = 0; round < steps; ++round) {
     const double fft_before = fs.times().local + fs.times().reshape;
+    const long long launches_before = fs.times().launches;
     comm.barrier();
     auto t0 = Clock::now();
     solver.step(false);
     Kokkos::fence();
     step_times.push_back(comm.max(seconds(t0)));
     fft_in_step.push_back(comm.max(fs.times().local + fs.times().reshape - fft_before));
+    r.launches = comm.max(static_cast<std::int64_t>(fs.times().launches - launches_before));
     comm.barrier();
     t0 = Clock::now();
     for (int i = 0; i < k_ffts_per_step / 2; ++i) {
@@ -175,8 +180,8 @@ int bench(const comm::Communicator& comm, const std::vector<Grid>& sizes, int st
     std::printf("fluid step vs FFT floor (%d FFTs per step), %d ranks, Kokkos %s, FFTW plans: %s\n", k_ffts_per_step,
                 comm.size(), Kokkos::DefaultExecutionSpace::name(), fft::to_string(plan).c_str());
     std::printf("minimum over %d rounds (median in parentheses)\n", steps);
-    std::printf("%6s %-16s %12s %12s %12s %12s %7s %8s %10s\n", "n", "decomposition", "step [s]", "FFT [s]",
-                "floor [s]", "FFT in step", "ratio", "(median)", "roundtrip");
+    std::printf("%6s %-16s %12s %12s %12s %12s %7s %8s %9s %10s\n", "n", "decomposition", "step [s]", "FFT [s]",
+                "floor [s]", "FFT in step", "ratio", "(median)", "launches", "roundtrip");
   }
   for (const Grid& n : sizes) {
     const BenchResult r = bench_size(comm, n, steps, kind, plan);
@@ -184,9 +189,10 @@ int bench(const comm::Communicator& comm, const std::vector<Grid>& sizes, int st
     const bool good = r.round_trip < 1e-12;
     ok = ok && good;
     if (comm.is_root()) {
-      std::printf("%6s %-16s %12.5g %12.5g %12.5g %12.5g %7.3f %8.3f %10.3g%s\n", grid_name(n).c_str(), r.decomposition.c_str(), r.step,
-                  r.fft, floor, r.fft_in_step, r.step / floor, r.step_median / (k_ffts_per_step * r.fft_median),
-                  r.round_trip, good ? "" : "  ERROR: round trip");
+      std::printf("%6s %-16s %12.5g %12.5g %12.5g %12.5g %7.3f %8.3f %9lld %10.3g%s\n", grid_name(n).c_str(),
+                  r.decomposition.c_str(), r.step, r.fft, floor, r.fft_in_step, r.step / floor,
+                  r.step_median / (k_ffts_per_step * r.fft_median), r.launches, r.round_trip,
+                  good ? "" : "  ERROR: round trip");
       std::fflush(stdout);
     }
     if (samples) {

@@ -142,7 +142,7 @@ class LocalBackend {
   virtual void plans_made() {}
 };
 
-// The bytes of device memory a cuFFT plan of this batch needs as its work area (cufftEstimateMany; the
+// The bytes of device memory a cuFFT plan of this batch needs as its work area (cufftGetSizeMany64; the
 // plans of a backend share one area, the largest of theirs); -1 when cuFFT is not compiled in or cannot
 // say (no usable GPU).
 double cufft_work_area_bytes(const BatchSpec& spec);

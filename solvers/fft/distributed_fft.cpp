@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <sstream>
 
 #include "comm/errors.hpp"
@@ -46,9 +47,9 @@ std::vector<Complex*> fields_of(const ComplexView& v, std::size_t dist, int coun
 
 // Runs the plans of `set` (DistributedFft::PlanSet) on in[f] -> out[f], f < count, in the fewest
 // executions: from each field on, the plan of the most fields that lie at the set's distances, on both
-// sides.
+// sides. Adds the cuFFT calls of those executions to `launches`.
 template <class Set, class I, class O>
-void run_plans(const Set& set, int count, I* const in[], O* const out[]) {
+void run_plans(const Set& set, int count, I* const in[], O* const out[], long long& launches) {
   const int most = static_cast<int>(set.by_fields.size());
   for (int f = 0; f < count;) {
     int k = std::min(count - f, most);
@@ -60,6 +61,7 @@ void run_plans(const Set& set, int count, I* const in[], O* const out[]) {
       if (even) break;
     }
     set.by_fields[k - 1]->execute(const_cast<void*>(static_cast<const void*>(in[f])), out[f]);
+    launches += set.launches[k - 1];
     f += k;
   }
 }
@@ -108,6 +110,8 @@ DistributedFft::DistributedFft(const FftGeometry& geometry, const comm::Communic
   m_wa = ComplexView("fft::work_a", fields * m_da);
   if (pencil) m_wb = ComplexView("fft::work_b", fields * m_db);
   m_a_is_g = !pencil && g.stage_a[m_rank] == gather[m_rank];  // one rank: the same box and order
+  m_grouping = resolved(m_batching.grouping);
+  m_zero_before_x = m_band && m_a_is_g && m_grouping == PlanGrouping::FewLaunches;
   m_wg = m_a_is_g ? m_wa : ComplexView("fft::work_g", fields * m_dg);
   m_wgb = (m_band && !m_a_is_g) ? ComplexView("fft::work_g_backward", fields * m_dg) : m_wg;
   m_pa = fields_of(m_wa, m_da, batch);
@@ -179,14 +183,16 @@ BatchSpec c2c_spec(int n, bool in_place, void* stream) {
   return s;
 }
 
-StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band) {
+// few: PlanGrouping::FewLaunches (with a band; see distributed_fft.hpp).
+StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band, bool few) {
   StageSpecs out;
   const Layout3& real = g.real[rank];
   const Layout3& spec = g.spectral[rank];
   const bool pencil = g.kind == Decomposition::Pencil;
+  few = few && band;
   BatchSpec s;
   s.stream = stream;
-  if (pencil || band) {
+  if (pencil || (band && !few)) {
     // r2c along z over every (x, y) row; a pruned slab does its y transforms apart (below).
     s.rank = 1;
     s.n[0] = g.n[2];
@@ -213,7 +219,11 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
       out.y_forward.push_back(y);
     } else {
       const IndexRun kz = kept_runs(*band, g.n, 2, b.box.lo[2], b.box.hi[2])[0];
-      if (kz.count > 0) {
+      if (few && kz.count > 0) {
+        // every kz row of the pencil: one contiguous batch (the dropped rows are never carried on)
+        y.howmany = b.box.extent(0) * b.box.extent(2);
+        out.y_forward.push_back(y);
+      } else if (kz.count > 0) {
         y.istride = y.ostride = 1;
         y.idist = y.odist = g.n[1];
         y.howmany = kz.count;
@@ -223,9 +233,9 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
         out.y_forward.push_back(y);
       }
     }
-  } else if (band) {
+  } else if (band && !few) {
     // Pruned slab: stage A [x][ky][kz] after the r2c along z; c2c along y (stride nz/2 + 1) on the
-    // kept kz of every x-plane.
+    // kept kz of every x-plane. (FewLaunches: the 2D r2c / c2r above does them, on every kz.)
     const Layout3& a = g.stage_a[rank];
     const IndexRun kz = kept_runs(*band, g.n, 2, 0, nzc - 1)[0];
     BatchSpec y = c2c_spec(g.n[1], true, stream);
@@ -259,6 +269,15 @@ StageSpecs stage_specs(const FftGeometry& g, int rank, void* stream, const Spect
     const IndexRun kz = kept_runs(*band, g.n, 2, spec.box.lo[2], spec.box.hi[2])[0];
     for (const IndexRun& ky : kept_runs(*band, g.n, 1, spec.box.lo[1], spec.box.hi[1])) {
       if (ky.count == 0 || kz.count == 0) continue;
+      if (few) {
+        // every kz of the run's ky: one contiguous batch of columns
+        BatchSpec p = x;
+        p.howmany = ky.count * ekz;
+        p.ioffset = static_cast<long>(ky.first) * ekz;
+        p.ooffset = p.ioffset * g.n[0];
+        out.x_forward.push_back(p);
+        continue;
+      }
       BatchSpec p = x;
       p.howmany = kz.count;
       p.howmany2 = ky.count;
@@ -286,9 +305,9 @@ void zero_outside_band_kx(Complex* out, const Layout3& spec, const FftGeometry& 
     if (ky.count == 0) continue;
     const int kzc = kz.count, kzf = kz.first, kyf = ky.first;
     Kokkos::parallel_for(
-        "fft::zero_outside_band_kx", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(0, ky.count * kzc),
-        KOKKOS_LAMBDA(int r) {
-          const int j = kyf + r / kzc, k = kzf + r % kzc;
+        "fft::zero_outside_band_kx", Policy(0, static_cast<std::int64_t>(ky.count) * kzc),
+        KOKKOS_LAMBDA(std::int64_t r) {
+          const int j = kyf + static_cast<int>(r / kzc), k = kzf + static_cast<int>(r % kzc);
           const std::size_t base = (static_cast<std::size_t>(j) * ekz + k) * nx + first;
           for (int i = 0; i < count; ++i) v(base + i) = Complex(0, 0);
         });
@@ -300,9 +319,9 @@ void zero_outside_band_columns(Complex* a, const FftGeometry& g, const SpectralB
   const int ny = g.n[1], nzc = g.nc[2], ky = band.kmax[1], kzk = band.kmax[2];
   Unmanaged<Complex> v(a, static_cast<std::size_t>(g.n[0]) * ny * nzc);
   Kokkos::parallel_for(
-      "fft::zero_outside_band_columns", Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<int>>(0, g.n[0] * ny),
-      KOKKOS_LAMBDA(int r) {
-        const int j = r % ny;
+      "fft::zero_outside_band_columns", Policy(0, static_cast<std::int64_t>(g.n[0]) * ny),
+      KOKKOS_LAMBDA(std::int64_t r) {
+        const int j = static_cast<int>(r % ny);
         const bool kept = j <= ky || j >= ny - ky;
         const std::size_t base = static_cast<std::size_t>(r) * nzc;
         for (int k = kept ? kzk + 1 : 0; k < nzc; ++k) v(base + k) = Complex(0, 0);
@@ -326,8 +345,9 @@ BatchSpec with_fields(BatchSpec s, int fields, std::size_t in_dist, std::size_t 
 }  // namespace impl
 
 std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream, const SpectralBand* band,
-                                        int fields) {
-  const impl::StageSpecs s = impl::stage_specs(g, rank, stream, band);
+                                        int fields, PlanGrouping grouping) {
+  const impl::StageSpecs s =
+      impl::stage_specs(g, rank, stream, band, resolved(grouping) == PlanGrouping::FewLaunches);
   // Field distances as DistributedFft lays its work arrays out, the caller's rows padded the same way.
   const std::size_t real = padded_field(g.real[rank].count()), spec = padded_field(g.spectral[rank].count());
   const std::size_t a = padded_field(g.stage_a[rank].count());
@@ -353,17 +373,22 @@ void DistributedFft::make_plans() {
   RealView real_tmp("fft::plan_real", extent(g.real[m_rank].count(), rd));
   ComplexView spec_tmp("fft::plan_spectral", extent(g.spectral[m_rank].count(), cd));
   // Every transform on the stream of the default execution space instance: ordered with the kernels.
-  const impl::StageSpecs specs =
-      impl::stage_specs(g, m_rank, comm::native_stream(ExecSpace()), m_band ? &*m_band : nullptr);
+  const impl::StageSpecs specs = impl::stage_specs(g, m_rank, comm::native_stream(ExecSpace()),
+                                                   m_band ? &*m_band : nullptr,
+                                                   m_grouping == PlanGrouping::FewLaunches);
   // The plans of one transform for 1 .. max_batch fields; several only where both sides have a distance.
   auto make_set = [&](const impl::BatchSpec& one, void* in, void* out, std::size_t in_dist, std::size_t out_dist) {
     PlanSet set;
     set.in_dist = in_dist;
     set.out_dist = out_dist;
     set.by_fields.resize(static_cast<std::size_t>(batch));
+    set.launches.assign(static_cast<std::size_t>(batch), 0);
     for (int k = 1; k <= batch; ++k)
-      if (k == 1 || (in_dist != 0 && out_dist != 0))
-        set.by_fields[k - 1] = m_backend->make_plan(impl::with_fields(one, k, in_dist, out_dist), in, out);
+      if (k == 1 || (in_dist != 0 && out_dist != 0)) {
+        const impl::BatchSpec spec = impl::with_fields(one, k, in_dist, out_dist);
+        set.by_fields[k - 1] = m_backend->make_plan(spec, in, out);
+        set.launches[k - 1] = impl::cufft_launches(spec);
+      }
     return set;
   };
   m_r2c = make_set(specs.r2c, real_tmp.data(), m_wa.data(), rd, m_da);
@@ -388,7 +413,9 @@ void DistributedFft::check_count(int count, const char* call) const {
 
 void DistributedFft::x_forward(int count, Complex* const out[]) {
   Timed t(m_times.local);
-  for (const auto& p : m_x_forward) run_plans(p, count, m_pg.data(), out);
+  if (m_zero_before_x)
+    for (int f = 0; f < count; ++f) impl::zero_outside_band_columns(m_pg[f], m_geometry, *m_band);
+  for (const auto& p : m_x_forward) run_plans(p, count, m_pg.data(), out, m_times.launches);
   if (m_band)
     for (int f = 0; f < count; ++f) impl::zero_outside_band_kx(out[f], spectral_layout(), m_geometry, *m_band);
 }
@@ -397,13 +424,13 @@ void DistributedFft::x_backward(int count, const Complex* const in[]) {
   Timed t(m_times.local);
   if (m_band && m_a_is_g)
     for (int f = 0; f < count; ++f) impl::zero_outside_band_columns(m_pgb[f], m_geometry, *m_band);
-  for (const auto& p : m_x_backward) run_plans(p, count, in, m_pgb.data());  // out of place: preserves in
+  for (const auto& p : m_x_backward) run_plans(p, count, in, m_pgb.data(), m_times.launches);  // out of place: preserves in
 }
 
 void DistributedFft::y_transform(const PlanSet& plans, int count, Complex* const data[]) {
   if (plans.empty()) return;
   Timed t(m_times.local);
-  run_plans(plans, count, data, data);
+  run_plans(plans, count, data, data, m_times.launches);
 }
 
 void DistributedFft::reshape(Reshape<Complex>& r, int count, const Complex* const in[], Complex* const out[]) {
@@ -440,7 +467,7 @@ void DistributedFft::backward_many(int count, const Complex* const in[], double*
 void DistributedFft::forward_fields(int count, const double* const in[], Complex* const out[]) {
   {
     Timed t(m_times.local);
-    run_plans(m_r2c, count, in, m_pa.data());  // r2c preserves its input
+    run_plans(m_r2c, count, in, m_pa.data(), m_times.launches);  // r2c preserves its input
   }
   if (m_geometry.kind == Decomposition::Pencil) {
     reshape(*m_a_to_b, count, m_pa.data(), m_pb.data());
@@ -464,7 +491,7 @@ void DistributedFft::backward_fields(int count, const Complex* const in[], doubl
     y_transform(m_y_backward, count, m_pa.data());  // pruned slab
   }
   Timed t(m_times.local);
-  run_plans(m_c2r, count, m_pa.data(), out);  // destroys m_wa only
+  run_plans(m_c2r, count, m_pa.data(), out, m_times.launches);  // destroys m_wa only
 }
 
 }  // namespace spotrun::fft

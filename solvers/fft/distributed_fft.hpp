@@ -17,6 +17,10 @@
 //             written: they keep what the caller put there (zero them once: Kokkos views start zeroed).
 //   backward: in must be zero outside the band (a band-limited field); the result is the unpruned one.
 // Results equal the unpruned transforms' to round-off (the batches differ, so FFTW's algorithms may).
+// How the kept rows are grouped into plans (PlanGrouping, below): exactly the kept rows, two loops deep
+// (the host), or a few contiguous batches that take some dropped rows along (a device: cuFFT runs a
+// two-loop batch as one call per outer iteration); with FewLaunches the forward also writes zeros into
+// the columns of a kept ky whose kz is outside the band.
 // Array arguments are this rank's blocks, in the memory space of the backend (host for FFTW), allocated
 // with the alignment of Kokkos views (64 bytes).
 //
@@ -51,6 +55,25 @@
 
 namespace spotrun::fft {
 
+// How the rows of a pruned transform (with a band) are grouped into local plans.
+//   Exact: only the kept rows are transformed. The y batch (kept kz of every x plane) and the x batches
+//     (kept kz of every kept ky) are two loops deep: FFTW runs each as one plan, cuFFT, whose batches
+//     have one dimension, as one call per outer iteration (about 850 calls per field and direction at
+//     512^3 on one rank: a step of launches).
+//   FewLaunches: every stage one batch of contiguous rows: the y transforms over every kz of the stage
+//     (pencils), or together with the r2c / c2r as one 2D transform (slabs), the x transforms over every
+//     kz of each run of kept ky (at most 2). About 1.5x the arithmetic of Exact on those stages, and 3
+//     to 4 calls per field and direction. The dropped rows the x transforms take along are zero on the
+//     gather side (the forward zeroes them where stage A holds them: one-rank slabs).
+//   Auto: FewLaunches where Kokkos' memory is device memory (cuFFT), Exact on the host.
+// Without a band there is one grouping: whole stages.
+enum class PlanGrouping { Auto, Exact, FewLaunches };
+// Auto resolved for this build.
+inline PlanGrouping resolved(PlanGrouping g) {
+  if (g != PlanGrouping::Auto) return g;
+  return k_host_accessible ? PlanGrouping::Exact : PlanGrouping::FewLaunches;
+}
+
 // Wall time spent in local transforms and in reshapes (pack, exchange, unpack), seconds, fenced.
 // The local transforms a DistributedFft of this geometry plans on `rank`, in this order: r2c, c2r,
 // (pencils: y forward, y backward,) x forward, x backward; on `stream`. The memory estimate asks cuFFT
@@ -59,8 +82,10 @@ namespace spotrun::fft {
 // direction's in at most two pieces).
 // fields > 1: the plans of a batch of that many fields (the memory estimate asks with the solver's
 // max_batch), the caller's fields at the distances padded_field(real / spectral count).
+// grouping: that of the transform (Auto: the build's).
 std::vector<impl::BatchSpec> plan_specs(const FftGeometry& g, int rank, void* stream = nullptr,
-                                        const SpectralBand* band = nullptr, int fields = 1);
+                                        const SpectralBand* band = nullptr, int fields = 1,
+                                        PlanGrouping grouping = PlanGrouping::Auto);
 
 // The distance between the fields of a work array of `count` elements: count padded to 8 elements, so
 // that every field is aligned like the first (FFTW executes plans only on arrays aligned like those it
@@ -75,13 +100,27 @@ struct FftBatching {
   // caller keeps its fields as rows of one view (>= real_size() and complex_size(); 0: none). With them,
   // the transforms at the ends run several fields in one plan execution when the fields lie at them.
   std::size_t real_distance = 0, complex_distance = 0;
+  // How a pruned transform groups its rows into plans (above).
+  PlanGrouping grouping = PlanGrouping::Auto;
 };
 
 struct FftTimes {
   double local = 0;
   double reshape = 0;
   long long transforms = 0;  // fields transformed (forward and backward), a batched call counts each
+  // Local FFT launches: the library calls the cuFFT backend makes for these plans (impl::cufft_launches
+  // of each execution), counted on every backend, so that a host build shows a device build's count.
+  long long launches = 0;
 };
+
+namespace impl {
+// The cuFFT calls (cufftExec*) one execution of `spec` makes: one per field and iteration of the outer
+// loop that merged_loops leaves (cufftPlanMany has one batch dimension; CufftPlan, backend_cufft.cpp).
+inline long long cufft_launches(const BatchSpec& spec) {
+  const BatchSpec s = merged_loops(spec);
+  return static_cast<long long>(s.fields) * s.howmany2;
+}
+}  // namespace impl
 
 class DistributedFft {
  public:
@@ -125,6 +164,7 @@ class DistributedFft {
   // none is made: several fields only where both sides have a field distance), and those distances.
   struct PlanSet {
     std::vector<std::unique_ptr<impl::LocalPlan>> by_fields;
+    std::vector<long long> launches;  // [k - 1]: impl::cufft_launches of by_fields[k - 1]
     std::size_t in_dist = 0, out_dist = 0;
     bool empty() const { return by_fields.empty(); }
   };
@@ -170,7 +210,11 @@ class DistributedFft {
   ComplexView m_wgb;
   // Local transforms: r2c/c2r over z (pencil, pruned slab) or (y, z) (slab); c2c over y (pencil, pruned
   // slab; in place on m_wb or m_wa; none on a rank without kept rows); c2c over x (strided; pruned: one
-  // plan per run of kept ky).
+  // plan per run of kept ky). m_grouping: Auto resolved; m_zero_before_x: the forward zeroes the gather
+  // array's columns outside the band before the x transforms (FewLaunches on one-rank slabs, whose stage A
+  // holds every kz there).
+  PlanGrouping m_grouping = PlanGrouping::Exact;
+  bool m_zero_before_x = false;
   PlanSet m_r2c, m_c2r, m_y_forward, m_y_backward;
   std::vector<PlanSet> m_x_forward, m_x_backward;
   // Reshapes: pencil a->b->g and back; slab a->g and back.

@@ -3,11 +3,14 @@
 // out as two doubles (re, im) like fftw_complex and cufftDoubleComplex.
 #include <Kokkos_Core.hpp>
 
+#include <cstdint>
+
 namespace spotrun::fft {
 
 using ExecSpace = Kokkos::DefaultExecutionSpace;
 using MemSpace = ExecSpace::memory_space;
-using Policy = Kokkos::RangePolicy<ExecSpace>;
+// 64-bit indices: a rank's points can exceed 2^31 (the default index type of Kokkos' Cuda is 32-bit).
+using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
 using Complex = Kokkos::complex<double>;
 
 using RealView = Kokkos::View<double*, MemSpace>;

@@ -117,6 +117,8 @@ class CufftPlan final : public LocalPlan {
   // per iteration of the outer loop on shifted pointers (cufftPlanMany has one batch dimension); a batch
   // of several fields likewise once per field (and outer iteration). The caller merges the loops first
   // where they are one run (merged_loops): fields at the distance of the whole batch are one cuFFT batch.
+  // So one execute() makes impl::cufft_launches(spec) calls (distributed_fft.hpp, which counts them);
+  // DistributedFft's FewLaunches grouping gives the pruned transforms batches of one loop.
   explicit CufftPlan(const BatchSpec& s)
       : m_kind(s.kind),
         m_in_place(s.in_place),
@@ -235,30 +237,34 @@ double cufft_work_area_bytes(const BatchSpec& spec) {
   check_strides(spec);
   // One plan of the inner loop (CufftPlan; fields it cannot merge run that plan once each).
   const BatchSpec s = merged_loops(spec);
-  int n[2] = {s.n[0], s.n[1]};
-  const int real_dist = impl::real_dist(s);
-  const int half_dist = impl::half_dist(s);
+  long long n[2] = {s.n[0], s.rank == 2 ? s.n[1] : 1};
+  const long long real_dist = impl::real_dist(s);
+  const long long half_dist = impl::half_dist(s);
+  const long long batch = s.howmany;
+  // The 64-bit size query of a plan handle that is never made (cufftGetSizeMany64: cufftEstimateMany
+  // takes int sizes and batches), with the layouts CufftPlan gives cufftMakePlanMany64.
+  cufftHandle h = 0;
+  if (cufftCreate(&h) != CUFFT_SUCCESS) return -1.0;
   std::size_t bytes = 0;
   cufftResult r = CUFFT_SUCCESS;
-  // The same layouts CufftPlan gives cufftPlanMany.
   switch (s.kind) {
     case TransformKind::R2C:
-      r = cufftEstimateMany(s.rank, n, nullptr, 1, real_dist, nullptr, 1, half_dist, CUFFT_D2Z, s.howmany, &bytes);
+      r = cufftGetSizeMany64(h, s.rank, n, nullptr, 1, real_dist, nullptr, 1, half_dist, CUFFT_D2Z, batch, &bytes);
       break;
     case TransformKind::C2R:
-      r = cufftEstimateMany(s.rank, n, nullptr, 1, half_dist, nullptr, 1, real_dist, CUFFT_Z2D, s.howmany, &bytes);
+      r = cufftGetSizeMany64(h, s.rank, n, nullptr, 1, half_dist, nullptr, 1, real_dist, CUFFT_Z2D, batch, &bytes);
       break;
     case TransformKind::C2CForward:
     case TransformKind::C2CBackward:
       if (s.strided()) {
-        int embed[1] = {n[0]};
-        r = cufftEstimateMany(1, n, embed, static_cast<int>(s.istride), static_cast<int>(s.idist), embed,
-                              static_cast<int>(s.ostride), static_cast<int>(s.odist), CUFFT_Z2Z, s.howmany, &bytes);
+        long long embed[1] = {n[0]};
+        r = cufftGetSizeMany64(h, 1, n, embed, s.istride, s.idist, embed, s.ostride, s.odist, CUFFT_Z2Z, batch, &bytes);
       } else {
-        r = cufftEstimateMany(s.rank, n, nullptr, 1, real_dist, nullptr, 1, real_dist, CUFFT_Z2Z, s.howmany, &bytes);
+        r = cufftGetSizeMany64(h, s.rank, n, nullptr, 1, real_dist, nullptr, 1, real_dist, CUFFT_Z2Z, batch, &bytes);
       }
       break;
   }
+  cufftDestroy(h);
   return r == CUFFT_SUCCESS ? static_cast<double>(bytes) : -1.0;
 }
 
