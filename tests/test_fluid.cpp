@@ -657,7 +657,7 @@ TEST(FluidDeck, BadValuesAreInputErrors) {
     deck.validate();
     ADD_FAILURE() << "fluid.cfl > fluid.cfl_limit is valid";
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.toml: fluid.cfl = 2.000000 exceeds fluid.cfl_limit = 1.000000"),
+    EXPECT_NE(std::string(e.what()).find("bad.toml:4: fluid.cfl = 2.000000 exceeds fluid.cfl_limit = 1.000000"),
               std::string::npos)
         << e.what();
   }

@@ -108,7 +108,7 @@ struct FluidDefinition {
 
   static void check_rules(const Deck& d, const FluidConfig& c) {
     if (c.cfl > c.cfl_limit)
-      throw InputError(d.name() + ": fluid.cfl = " + std::to_string(c.cfl) + " exceeds fluid.cfl_limit = " +
+      throw InputError(d.where("fluid.cfl") + ": fluid.cfl = " + std::to_string(c.cfl) + " exceeds fluid.cfl_limit = " +
                        std::to_string(c.cfl_limit));
   }
 
