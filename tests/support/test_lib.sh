@@ -73,10 +73,11 @@ run_deck() {
 sim_node() {
     local host=$1
     shift
-    [[ "$1" == run ]] && set -- "$@" --verbose
+    local args="$*"
+    [[ "$args" == "run "* ]] && args+=" --verbose"
     mkdir -p "$WORK/nodes/$host"
     printf -- "-np 1 unshare --uts --mount sh -c 'hostname %s && mount --bind %s %s && echo \$\$ > %s && exec %s %s' " \
-        "$host" "$WORK/nodes/$host" "$LOCAL" "$WORK/$host.pid" "$SPOTRUN" "$*"
+        "$host" "$WORK/nodes/$host" "$LOCAL" "$WORK/$host.pid" "$SPOTRUN" "$args"
 }
 # on_nodes LOG "HOST ARGS" ...: one mpirun over the simulated nodes, output appended to LOG; prints the exit code.
 on_nodes() {
