@@ -363,9 +363,10 @@ cat >"$B/env.sh" <<'ENV'
 #                    folders in this order: SPOTRUN_CUDA_LIBS (folders separated by ':'), $CUDA_HOME/lib64,
 #                    $CUDA_HOME/lib, /usr/local/cuda/lib64, /usr/local/cuda/lib; then the LD_LIBRARY_PATH it
 #                    was given. The system's linker paths (ld.so.conf: the driver's libcuda) come after all
-#                    of these. When a library the program needs from the node is in none of them, the lib
-#                    folders of NVIDIA's Python wheels (site-packages/nvidia/*/lib of python3) are added
-#                    last; when it is still missing, a warning says where it was looked for.
+#                    of these. When a library the program needs from the node, or one the bundle's programs
+#                    load at run time (SPOTRUN_BUNDLE_DLOPENS: NCCL), is in none of them, the lib folders of
+#                    NVIDIA's Python wheels (site-packages/nvidia/*/lib of python3) are added last; when a
+#                    needed one is still missing, a warning says where it was looked for.
 #   OPAL_*, PMIX_*, HWLOC_PLUGINS_PATH  Open MPI's, PMIx's and hwloc's folders inside the bundle
 SPOTRUN_BUNDLE="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")"
 export SPOTRUN_BUNDLE
@@ -405,13 +406,19 @@ _sb_find() {
     return 1
 }
 _sb_missing=""
+_sb_optional=""
 _sb_stub=""
 unset SPOTRUN_BUNDLE_MISSING
 for _sb_lib in ${SPOTRUN_BUNDLE_NEEDS:-}; do
     _sb_find "$_sb_lib" "$_sb_cuda:$SPOTRUN_BUNDLE_BASE_LD_LIBRARY_PATH" || _sb_missing+=" $_sb_lib"
 done
+# Loaded at run time (not needed to start): looked for in the same places and in the wheels; where it is
+# in none, the program says so itself when it would use it.
+for _sb_lib in ${SPOTRUN_BUNDLE_DLOPENS:-}; do
+    _sb_find "$_sb_lib" "$_sb_cuda:$SPOTRUN_BUNDLE_BASE_LD_LIBRARY_PATH" || _sb_optional+=" $_sb_lib"
+done
 _sb_wheels=""
-if [[ -n "$_sb_missing" ]]; then
+if [[ -n "$_sb_missing$_sb_optional" ]]; then
     for _sb_py in "$(command -v python3 2>/dev/null)" /usr/bin/python3; do
         [[ -n "$_sb_py" && -x "$_sb_py" ]] || continue
         while IFS= read -r _sb_d; do
@@ -428,13 +435,23 @@ for p in sys.path:
     # No NVIDIA driver at all: the toolkit's stub libcuda.so.1 (lib/driver-stub, shipped when a program
     # needs the driver) lets the program start; it answers --version, --help and info, and the commands
     # that start Kokkos' device backend exit 2 saying that no usable GPU or driver is there.
+    # Where the driver's kernel module is loaded but its libcuda.so.1 was not found, the stub still lets
+    # the program start, but that is a fault of the environment, not a node without a GPU: said so, with
+    # the fix (gpu-check.sh's preflight fails on it).
     if [[ " $_sb_still " == *" libcuda.so.1 "* && -e "$SPOTRUN_BUNDLE/lib/driver-stub/libcuda.so.1" ]]; then
         _sb_stub="$SPOTRUN_BUNDLE/lib/driver-stub"
         _sb_still="$(echo " $_sb_still " | sed 's/ libcuda\.so\.1 / /; s/^ *//; s/ *$//')"
         _sb_still="${_sb_still:+ $_sb_still}"
-        echo "spotrun bundle: no NVIDIA driver on this node (libcuda.so.1 not found): ${SPOTRUN_BUNDLE_PROGRAM:-this program}" \
-             "starts with the CUDA toolkit's stub driver; what needs the GPU exits 2. This bundle needs" \
-             "${SPOTRUN_BUNDLE_DRIVER_NEED:-an NVIDIA driver}." >&2
+        if [[ -e /proc/driver/nvidia/version ]]; then
+            echo "spotrun bundle: the NVIDIA driver is loaded (/proc/driver/nvidia/version) but its libcuda.so.1 is in" \
+                 "none of the folders searched: ${SPOTRUN_BUNDLE_PROGRAM:-this program} starts with the CUDA toolkit's" \
+                 "stub driver and what needs the GPU exits 2. Set SPOTRUN_CUDA_LIBS to the folder of the driver's" \
+                 "libcuda.so.1 (find / -name 'libcuda.so.1*')." >&2
+        else
+            echo "spotrun bundle: no NVIDIA driver on this node (libcuda.so.1 not found): ${SPOTRUN_BUNDLE_PROGRAM:-this program}" \
+                 "starts with the CUDA toolkit's stub driver; what needs the GPU exits 2. This bundle needs" \
+                 "${SPOTRUN_BUNDLE_DRIVER_NEED:-an NVIDIA driver}." >&2
+        fi
     fi
     if [[ -n "$_sb_still" ]]; then
         echo "spotrun bundle: ${SPOTRUN_BUNDLE_PROGRAM:-this program} needs$_sb_still from the node, found in none of:" \
@@ -469,7 +486,7 @@ export HWLOC_PLUGINS_PATH="$SPOTRUN_BUNDLE/lib/hwloc"
 # The tests' data and the source files they read, shipped in share/spotrun/source.
 export SPOTRUN_TEST_DATA_DIR="$SPOTRUN_BUNDLE/share/spotrun/source/tests/data" \
        SPOTRUN_SOURCE_DIR="$SPOTRUN_BUNDLE/share/spotrun/source"
-unset _sb_dirs _sb_user _sb_d _sb_cuda _sb_stub _sb_missing _sb_wheels _sb_py _sb_still _sb_lib _sb_ld _sb_list _sb_ldcache
+unset _sb_dirs _sb_user _sb_d _sb_cuda _sb_stub _sb_missing _sb_optional _sb_wheels _sb_py _sb_still _sb_lib _sb_ld _sb_list _sb_ldcache
 unset -f _sb_find
 ENV
 
@@ -502,6 +519,13 @@ if [[ -n "$CUDART_PATH" ]]; then
     CUDA_LINE="CUDA runtime: $CUDA_RT (from $CUDART_PATH): the node needs CUDA ${CUDA_RT%%.*} libraries and a driver that supports CUDA ${CUDA_RT%%.*} (Linux driver >= $min_driver)"
     # What env.sh names when something is missing on the node.
     sed -i "s|^export SPOTRUN_BUNDLE\$|&\nexport SPOTRUN_BUNDLE_DRIVER_NEED=\"CUDA ${CUDA_RT%%.*} libraries and a Linux driver >= $min_driver\"|" "$B/env.sh"
+fi
+# Libraries the programs load at run time rather than link (NCCL: comm/nccl_library.hpp): env.sh looks for
+# them too (the wheels included), so that a node whose NCCL is in a Python wheel gets it.
+DLOPENS=""
+if grep -rqa --include='*.so*' 'libnccl\.so\.2' "$B/lib" 2>/dev/null || grep -rqa 'libnccl\.so\.2' "$B/libexec" 2>/dev/null; then
+    DLOPENS="libnccl.so.2"
+    sed -i "s|^export SPOTRUN_BUNDLE\$|&\nSPOTRUN_BUNDLE_DLOPENS=\"$DLOPENS\"|" "$B/env.sh"
 fi
 # The toolkit's stub driver, for a node without the NVIDIA driver (env.sh): spotrun then answers --version,
 # --help and info, and exits 2 on what needs the GPU, instead of the loader's exit 127.
