@@ -295,7 +295,8 @@ step_verdict() {
 finish() {  # finish HOW: marks the rows left, writes the table and the JSON, exits
     local how=$1 id fails=0 skipped=0 v
     trap - TERM INT HUP USR1
-    [[ -n "$STEP_PID" ]] && { kill -TERM -- "-$STEP_PID" 2>/dev/null || kill -TERM "$STEP_PID" 2>/dev/null; }
+    # The step ends (timeout's -k 5 at the latest) before its scratch folder is packed and removed.
+    [[ -n "$STEP_PID" ]] && { kill -TERM -- "-$STEP_PID" 2>/dev/null || kill -TERM "$STEP_PID" 2>/dev/null; wait "$STEP_PID" 2>/dev/null; }
     [[ -n "$WATCHDOG" ]] && kill "$WATCHDOG" 2>/dev/null
     case $how in
         finished) v="SKIPPED (not run)" ;;
@@ -354,7 +355,7 @@ GPU_PARTS="" SPOTRUN_VERSION="" DRIVER="" DRIVER_CUDA=""
 # The unit programs: the device-relevant ones first (kernels, FFT, transports, checkpoints of device
 # data), then any other, then the host-only ones (deck parsing, cloud metadata, launch plans, job
 # scripts, reports: nothing of theirs runs on a GPU), which a GPU check skips and --cpu lists.
-DEVICE_FIRST=(test_device test_fft test_fft_batch test_fft_grouping test_fluid test_comm test_particles_halo
+DEVICE_FIRST=(test_device test_fft test_fft_batch test_fft_grouping test_fluid test_comm test_particles_halo test_neighbor_paths
               test_pair_lj test_pair_styles test_force_rows test_md_physics test_md_precision test_md_energy
               test_md_types test_md_overlap test_checkpoint test_restore_validation test_hooks test_inspect
               test_doctor)
