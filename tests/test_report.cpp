@@ -215,3 +215,36 @@ TEST(Report, SamplerReadsEveryGpuThroughNvml) {
     EXPECT_GT(g.sm_clock_sum_mhz, 0);
   }
 }
+
+TEST(Report, ExpectedRunLoss) {
+  // W = 36000 s, C = 10 s, M = 7200 s: 5 interruptions expected.
+  EXPECT_DOUBLE_EQ(expected_run_loss(900, 10, 7200, 36000), 40 * 10 + 5 * (900 + 10) / 2.0);
+  // No periodic checkpoint: an interruption loses half the run so far.
+  EXPECT_DOUBLE_EQ(expected_run_loss(std::numeric_limits<double>::infinity(), 10, 7200, 36000), 5 * (36000 + 10) / 2.0);
+  // An interval longer than the run: no write, the interval capped at the run.
+  EXPECT_DOUBLE_EQ(expected_run_loss(900, 0.5, 7200, 60), 60 / 7200.0 * (60 + 0.5) / 2);
+}
+
+TEST(Report, AdviceOnlyWhenFollowingItSavesANoticeableShare) {
+  // A 10-hour run with every_seconds = 900, C = 10 s, M = checkpoint.mtbf = 7200 s: the optimum (373 s) saves 2 %.
+  std::vector<Attempt> a{attempt(1, 0, 100, 36000, 0)};
+  a[0].checkpoints.push_back({50, 100, 10, "interval", true});
+  auto adv = derive(a, {}, "out").at("checkpoint_advice");
+  const double opt = daly_interval(10, 7200);
+  const double saved = expected_run_loss(900, 10, 7200, 36000) - expected_run_loss(opt, 10, 7200, 36000);
+  ASSERT_GT(saved / 36000, k_advice_noticeable_share);
+  EXPECT_TRUE(adv.at("advice_changes_setting").get<bool>());
+  EXPECT_EQ(adv.at("advice").get<std::string>(),
+            "checkpoints too rarely: set checkpoint.every_seconds = 373 (and checkpoint.every_steps = 0)");
+  EXPECT_DOUBLE_EQ(adv.at("expected_loss_seconds_at_setting").get<double>(), 2675);
+
+  // The quick-start melt: 1.5 s of wall, the same setting 29.7 x the optimum, and nothing to gain.
+  a = {attempt(1, 0, 250, 1.5, 0)};
+  a[0].checkpoints.push_back({250, 1.4, 0.064, "final", true});
+  adv = derive(a, {}, "out").at("checkpoint_advice");
+  EXPECT_GT(adv.at("setting_over_optimal").get<double>(), 25);
+  EXPECT_FALSE(adv.at("advice_changes_setting").get<bool>());
+  EXPECT_EQ(adv.at("advice").get<std::string>(),
+            "following the optimum would save 0 % of this run's 1.5 s (under 1 %): no change needed");
+  EXPECT_EQ(summary_text(derive(a, {}, "out")).find("too rarely"), std::string::npos);
+}

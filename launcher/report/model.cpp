@@ -173,6 +173,13 @@ double expected_waste(double interval, double cost, double mtbi) {
   return cost / interval + (interval + cost) / (2 * mtbi);
 }
 
+double expected_run_loss(double interval, double cost, double mtbi, double run_wall) {
+  if (!(run_wall > 0) || !(mtbi > 0)) return 0;
+  const double t = std::min(interval, run_wall);
+  const double writes = std::isfinite(interval) && interval > 0 ? std::floor(run_wall / interval) : 0;
+  return writes * cost + run_wall / mtbi * (t + cost) / 2;
+}
+
 namespace {
 
 bool interrupted(const Attempt& a) { return a.exit_code == 75 || a.state == "lost"; }
@@ -326,18 +333,33 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
       setting = static_cast<double>(last->every_steps) * mean_step;
       how = "checkpoint.every_steps = " + std::to_string(last->every_steps) + " at " + significant(mean_step, 4) + " s a step";
     }
+    // Whether following the advice would change this run's expected loss by a noticeable share of it.
+    const double saved = expected_run_loss(setting, c, m, wall) - expected_run_loss(opt, c, m, wall);
+    const double saved_share = wall > 0 ? saved / wall : 0;
+    adv["run_wall_seconds"] = wall;
+    adv["expected_loss_seconds_at_setting"] = expected_run_loss(setting, c, m, wall);
+    adv["expected_loss_seconds_at_optimum"] = expected_run_loss(opt, c, m, wall);
+    const bool noticeable = saved_share >= k_advice_noticeable_share;
+    const std::string not_worth = "following the optimum would save " + significant(100 * saved_share, 2) +
+                                  " % of this run's " + significant(wall, 4) + " s (under " +
+                                  significant(100 * k_advice_noticeable_share, 2) + " %): no change needed";
     if (std::isfinite(setting)) {
       const double ratio = opt > 0 ? setting / opt : 0;
       adv["setting_interval_seconds"] = setting;
       adv["setting"] = how;
       adv["setting_over_optimal"] = ratio;
       adv["expected_waste_percent_at_setting"] = 100 * expected_waste(setting, c, m);
-      adv["advice"] = ratio > 0.8 && ratio < 1.25 ? "the setting is within 25 % of the optimum"
+      const bool near = ratio > 0.8 && ratio < 1.25;
+      adv["advice_changes_setting"] = !near && noticeable;
+      adv["advice"] = near ? "the setting is within 25 % of the optimum"
+                      : !noticeable ? not_worth
                       : std::string(ratio < 1 ? "checkpoints too often" : "checkpoints too rarely") +
                             ": set checkpoint.every_seconds = " + significant(opt, 3) + " (and checkpoint.every_steps = 0)";
     } else {
       adv["setting"] = "no periodic checkpoint";
-      adv["advice"] = "no periodic checkpoint: set checkpoint.every_seconds = " + significant(opt, 3);
+      adv["advice_changes_setting"] = noticeable;
+      adv["advice"] = noticeable ? "no periodic checkpoint: set checkpoint.every_seconds = " + significant(opt, 3)
+                                 : "no periodic checkpoint; " + not_worth;
     }
   }
   r["checkpoint_advice"] = adv;

@@ -92,6 +92,14 @@ double daly_interval(double cost, double mtbi);
 // Expected fraction of the time lost with interval T (first order): C / T for writing checkpoints plus
 // (T + C) / 2M redone after each interruption.
 double expected_waste(double interval, double cost, double mtbi);
+// Expected seconds lost over a run of W seconds of wall time with interval T: floor(W / T) checkpoints of
+// C seconds, plus, for each of the W / M interruptions expected, half an interval and a checkpoint redone,
+// the interval capped at W (a run shorter than its interval writes no periodic checkpoint and loses at most
+// what it has done). T may be infinite (no periodic checkpoint).
+double expected_run_loss(double interval, double cost, double mtbi, double run_wall);
+// Checkpoint advice changes the setting only when following it would save at least this share of the
+// run's wall time (expected_run_loss at the setting less that at the optimum).
+inline constexpr double k_advice_noticeable_share = 0.01;
 
 // The checkpoint files of an output directory, for the report (steps from their names).
 struct CheckpointFileInfo {
