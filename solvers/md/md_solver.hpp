@@ -140,6 +140,9 @@ class MdSolver final : public SolverBase {
   AtomSorter m_sorter;  // sort_owned_atoms(): canonical order after each rebuild
   PairCoeffs m_coeffs;  // by type pair (host), for set-up and messages
   AnyPair m_pair;       // the evaluators of every type pair, where the kernels run
+  // The force array m_scatter was made for: the scatter is made anew when the array is reallocated. (A
+  // duplicating scatter view, OpenMP's, holds copies of its own, so its subview() is no such array.)
+  Vec3View m_scatter_of{"md::scatter_of", 0};
   ForceScatter m_scatter;
   std::int64_t m_natoms = 0;
   double m_total_mass = -1;  // of every atom, for the thermo's density; < 0: not summed yet

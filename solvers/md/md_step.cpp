@@ -75,8 +75,10 @@ void MdSolver::rebuild() {
   sort_owned_atoms();
   m_halo->build(m_atoms);
   m_neighbor.build(m_atoms, overlap_windows(m_atoms.nlocal, m_halo->plan().remote()));
-  if (m_atoms.f.extent(0) != m_scatter.subview().extent(0) || m_atoms.f.data() != m_scatter.subview().data())
+  if (m_atoms.f.extent(0) != m_scatter_of.extent(0) || m_atoms.f.data() != m_scatter_of.data()) {
     m_scatter = ForceScatter(m_atoms.f);
+    m_scatter_of = m_atoms.f;
+  }
   Kokkos::deep_copy(Kokkos::subview(m_atoms.x_build, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL),
                     Kokkos::subview(m_atoms.x, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL));
   m_since_build = 0;
