@@ -89,8 +89,6 @@ class FluidSolver final : public SolverBase {
   bool finished() const override;
   // grid and box, viscosity, forcing, time step and end (fluid_describe.cpp).
   std::vector<std::string> describe() const override;
-  // grid and box, viscosity, forcing, time step and end (fluid_describe.cpp).
-  std::vector<std::string> describe() const override;
   // With fluid.time_end > 0: the simulated time over it ("time 2.5 of 10"); else 0 (run.steps measures).
   double progress_fraction() const override;
   std::string progress_measure() const override;

@@ -16,7 +16,6 @@
 #include "io/h5md_trajectory.hpp"
 #include "io/lammps_data.hpp"
 #include "io/lammps_dump.hpp"
-#include "io/lammps_dump.hpp"
 #include "md_config.hpp"
 #include "neighbor.hpp"
 #include "nose_hoover.hpp"
@@ -140,10 +139,10 @@ class MdSolver final : public SolverBase {
   AtomSorter m_sorter;  // sort_owned_atoms(): canonical order after each rebuild
   PairCoeffs m_coeffs;  // by type pair (host), for set-up and messages
   AnyPair m_pair;       // the evaluators of every type pair, where the kernels run
+  ForceScatter m_scatter;
   // The force array m_scatter was made for: the scatter is made anew when the array is reallocated. (A
   // duplicating scatter view, OpenMP's, holds copies of its own, so its subview() is no such array.)
   Vec3View m_scatter_of{"md::scatter_of", 0};
-  ForceScatter m_scatter;
   std::int64_t m_natoms = 0;
   double m_total_mass = -1;  // of every atom, for the thermo's density; < 0: not summed yet
   // m_step, m_time (SolverBase): m_time is always step * md.dt (restore() checks a checkpoint's time against it).
@@ -161,7 +160,6 @@ class MdSolver final : public SolverBase {
   enum Phase { k_pair, k_neigh, k_comm, k_integrate, k_nphase };
   double m_phase_time[k_nphase] = {0, 0, 0, 0};
   std::unique_ptr<io::H5mdTrajectory> m_trajectory;  // opened at the first write_outputs()
-  std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
   std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
   NoseHooverChain m_nhc;  // md.ensemble = "nvt"
   PairTally m_tally;
