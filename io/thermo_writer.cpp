@@ -44,8 +44,8 @@ ThermoWriter::~ThermoWriter() {
   if (m_csv) std::fclose(m_csv);
 }
 
-std::string ThermoWriter::write(long long step, const std::vector<double>& values) {
-  if (!m_root) return {};
+void ThermoWriter::print_row(long long step, const std::vector<double>& values) {
+  if (!m_root) return;
   auto print = [this](const std::string& line) {
     if (m_print) {
       m_print(line);
@@ -69,6 +69,12 @@ std::string ThermoWriter::write(long long step, const std::vector<double>& value
     line += field;
   }
   print(line);
+}
+
+std::string ThermoWriter::write(long long step, const std::vector<double>& values) {
+  m_last_step = step;
+  if (!m_root) return {};
+  print_row(step, values);
   if (!m_csv) return {};
   // One row in one buffered write; a failed write (a full disk) is reported, and the stream is reset so
   // that the next row is tried again.

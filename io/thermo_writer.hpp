@@ -20,6 +20,10 @@ class ThermoWriter {
   const std::string& open_error() const { return m_open_error; }
   // Prints a row and appends it to the CSV; returns "" or why the CSV row could not be written (root).
   std::string write(long long step, const std::vector<double>& values);
+  // Prints a row on the table (root) without adding it to the CSV.
+  void print_row(long long step, const std::vector<double>& values);
+  // The step of the last row written (on every rank), -1 before the first.
+  long long last_step() const { return m_last_step; }
   // Where the table's lines go, one line without its newline each (default: stdout).
   void set_printer(std::function<void(const std::string&)> print) { m_print = std::move(print); }
 
@@ -29,6 +33,7 @@ class ThermoWriter {
   std::FILE* m_csv = nullptr;
   std::vector<std::string> m_columns;
   bool m_header_printed = false;
+  long long m_last_step = -1;
   std::string m_open_error;
   std::function<void(const std::string&)> m_print;
 };

@@ -703,6 +703,15 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
     status.failed(code, "the stop checkpoint failed and there is no earlier checkpoint");
   }
   auto lines = solver->summary();
+  // The stop step's thermo row, printed once (LAMMPS ends every run with its last step's row) on the
+  // terminal and in spotrun.log: a stop between thermo steps computes it from the state just checkpointed
+  // (set up again: the step ran without energies). thermo.csv keeps the thermo steps only, so that a run
+  // stopped and resumed has the thermo.csv of one that ran through.
+  if (code == k_exit_resume_me && thermo->last_step() != solver->step_index() &&
+      checkpoints.last_step() == solver->step_index()) {
+    solver->setup();
+    thermo->print_row(solver->step_index(), solver->thermo());
+  }
   if (comm.is_root()) {
     // The summary (console.hpp): on the terminal the loop's time and speed, the checkpoints and the final
     // status line; the solver's statistics and the memory traffic in the log (and with --verbose).

@@ -8,6 +8,9 @@
 #   melt           the quickstart melt prints at most 40 lines, every thermo row among them
 #   thermo_style   chosen columns against the default run's values and the box; nvt's econserve; refusals
 #   time_end       a fluid run that ends on fluid.time_end: progress in time, progress.json at 100 %
+#   stop_row       a run stopped by SIGUSR1 between thermo steps prints the stop step's row once, with the
+#                  values of a run that ends there; thermo.csv keeps the thermo steps only; a resume does
+#                  not print it again
 SRC="$7"
 # shellcheck source=cli_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
@@ -98,6 +101,41 @@ terminal)
     expect_exit 2
     expect_in "$ERR" "has the columns step,time,temp,pe,ke,etotal,press, the deck's thermo columns are step,temp"
     expect_in "$LOG" "ERROR: '$W/out/thermo.csv' has the columns step,time,temp,pe,ke,etotal,press"
+    ;;
+stop_row)
+    good_deck good.toml
+    "$MPIEXEC" --oversubscribe "$NPFLAG" "$NP" "$SPOTRUN" run good.toml --output-dir "$W/s" \
+        --set run.steps=100000000 --set run.thermo_every=1000 >"$W/s.out" 2>"$W/s.err" &
+    pid=$!
+    for ((k = 0; k < 1200; ++k)); do grep -q '^1000,' "$W/s/thermo.csv" 2>/dev/null && break; sleep 0.05; done
+    kill -USR1 "$pid"
+    wait "$pid"
+    rc=$?
+    OUT="$W/s.out" ERR="$W/s.err"
+    [[ $rc -eq 75 ]] || fail "the stopped run exited $rc, expected 75"
+    S=$(sed -n 's/^Stopping at step \([0-9]*\): signal SIGUSR1$/\1/p' "$OUT")
+    [[ -n "$S" ]] || fail "no 'Stopping at step S: signal SIGUSR1' line"
+    S=${S:-0}
+    row=$(grep -A1 "^Stopping at step $S:" "$OUT" | tail -n 1)
+    [[ "$row" =~ ^\ +$S\  ]] || fail "the line after the stop is '$row', not the row of step $S"
+    expect_count "$OUT" "Stopping at step $S:" 1
+    if ((S % 1000 != 0)) && grep -q "^$S," "$W/s/thermo.csv"; then fail "thermo.csv has the stop row $S"; fi
+    # The row's values are those of a run that ends at step S, to the 10 digits printed.
+    run "$NP" run good.toml --output-dir "$W/ref" --set run.steps="$S" --set run.thermo_every=1000
+    expect_exit 0
+    awk -v row="$row" -F, 'END { n = split(row, p, " +"); k = 0
+            for (i = 1; i <= n; ++i) if (p[i] != "") q[++k] = p[i]
+            for (i = 1; i <= NF; ++i) { d = q[i] - $i; if (d < 0) d = -d; a = $i < 0 ? -$i : $i
+                if (d > 1e-9 * a + 1e-12) { print "column " i ": printed " q[i] ", run to the step " $i; bad = 1 } }
+            exit bad }' "$W/ref/thermo.csv" || fail "the stop row differs from the row of a run that ends at step $S"
+    # The resume goes on after S and does not print S again; thermo.csv has no repeated step.
+    run "$NP" run good.toml --output-dir "$W/s" --set run.steps=$(((S / 1000 + 2) * 1000)) --set run.thermo_every=1000
+    expect_exit 0
+    expect_in "$OUT" "at step $S"
+    if grep -qE "^ +$S " "$OUT"; then fail "the resume printed the stop row again"; fi
+    expect_count "$W/s/spotrun.log" "Stopping at step $S:" 1
+    [[ $(grep -cE "^ +$S " "$W/s/spotrun.log") -eq 1 ]] || fail "spotrun.log has the row of step $S $(grep -cE "^ +$S " "$W/s/spotrun.log") times"
+    [[ $(cut -d, -f1 "$W/s/thermo.csv" | sort | uniq -d | wc -l) -eq 0 ]] || fail "thermo.csv has repeated steps"
     ;;
 melt)
     # The quickstart's command, in a fresh working directory (OUTDIR runs/lj-melt).
