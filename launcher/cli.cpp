@@ -118,7 +118,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
                                                   "GPU-hours, cost, work redone, checkpoint advice)");
   report_cmd->add_option("outdir", report_dir, "Output directory of spotrun run")->required();
   report_cmd->add_flag("--json", report_json, "Print report.json instead of the summary");
-  report_cmd->add_option("--png", report_png, "Draw the timeline of the attempts into this PNG file (python3-matplotlib)");
+  report_cmd->add_option("--png", report_png, "Draw the timeline of the attempts and the thermo (energies, temperature, pressure against step) into this PNG file (python3-matplotlib)");
 
   // An unknown command ("spotrun runn"): CLI11 would say "A subcommand is required"; name the nearest one.
   if (argc > 1 && argv[1][0] != '-') {
