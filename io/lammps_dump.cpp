@@ -39,24 +39,40 @@ void append_real(std::string& out, double v) {
   out.append(buf, r.ptr);
 }
 
-// Every rank's text on the root rank, in rank order (the root's own first); "" elsewhere.
-std::string gather_text(const comm::Communicator& comm, const std::string& mine) {
-  if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw std::runtime_error("a rank's part of the file exceeds 2 GiB");
-  int n = static_cast<int>(mine.size());
-  std::vector<int> counts(comm.size()), displs(comm.size());
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.mpi());
+// The counts and displacements of a gather of every rank's `mine` items to the root, in rank order, and
+// their total, agreed by every rank. Throws `too_many_here` when this rank's items, or `too_many` when
+// the total, exceed what MPI's int counts address.
+struct GatherLayout {
+  int mine = 0;
+  std::vector<int> counts, displs;
+  std::size_t total = 0;
+};
+GatherLayout gather_layout(const comm::Communicator& comm, std::size_t mine, const char* too_many_here,
+                           const char* too_many) {
+  if (mine > static_cast<std::size_t>(std::numeric_limits<int>::max())) throw std::runtime_error(too_many_here);
+  GatherLayout g;
+  g.mine = static_cast<int>(mine);
+  g.counts.resize(comm.size());
+  g.displs.resize(comm.size());
+  MPI_Gather(&g.mine, 1, MPI_INT, g.counts.data(), 1, MPI_INT, 0, comm.mpi());
   long long total = 0;
   for (int r = 0; r < comm.size(); ++r) {
-    displs[r] = static_cast<int>(std::min<long long>(total, std::numeric_limits<int>::max()));
-    total += counts[r];
+    g.displs[r] = static_cast<int>(std::min<long long>(total, std::numeric_limits<int>::max()));
+    total += g.counts[r];
   }
-  if (comm.is_root() && total > std::numeric_limits<int>::max()) total = -1;  // told to every rank below
-  long long agreed = total;
+  long long agreed = comm.is_root() && total > std::numeric_limits<int>::max() ? -1 : total;
   MPI_Bcast(&agreed, 1, MPI_LONG_LONG, 0, comm.mpi());
-  if (agreed < 0) throw std::runtime_error("a frame's text exceeds 2 GiB (use the H5MD trajectory)");
-  std::string all(comm.is_root() ? static_cast<std::size_t>(agreed) : 0, '\0');
-  MPI_Gatherv(mine.data(), n, MPI_CHAR, all.data(), counts.data(), displs.data(), MPI_CHAR, 0, comm.mpi());
+  if (agreed < 0) throw std::runtime_error(too_many);
+  g.total = comm.is_root() ? static_cast<std::size_t>(agreed) : 0;
+  return g;
+}
+
+// Every rank's text on the root rank, in rank order (the root's own first); "" elsewhere.
+std::string gather_text(const comm::Communicator& comm, const std::string& mine) {
+  const GatherLayout g = gather_layout(comm, mine.size(), "a rank's part of the file exceeds 2 GiB",
+                                       "a frame's text exceeds 2 GiB (use the H5MD trajectory)");
+  std::string all(g.total, '\0');
+  MPI_Gatherv(mine.data(), g.mine, MPI_CHAR, all.data(), g.counts.data(), g.displs.data(), MPI_CHAR, 0, comm.mpi());
   return all;
 }
 
@@ -65,21 +81,10 @@ template <class T>
 std::vector<T> gather_rows(const comm::Communicator& comm, const std::vector<T>& mine) {
   const MPI_Datatype type = std::is_integral_v<T> ? MPI_INT64_T : MPI_DOUBLE;
   static_assert(sizeof(T) == 8, "rows of 8-byte numbers");
-  if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw std::runtime_error("a rank holds too many rows to gather");
-  int n = static_cast<int>(mine.size());
-  std::vector<int> counts(comm.size()), displs(comm.size());
-  MPI_Gather(&n, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm.mpi());
-  long long total = 0;
-  for (int r = 0; r < comm.size(); ++r) {
-    displs[r] = static_cast<int>(std::min<long long>(total, std::numeric_limits<int>::max()));
-    total += counts[r];
-  }
-  long long agreed = comm.is_root() && total > std::numeric_limits<int>::max() ? -1 : total;
-  MPI_Bcast(&agreed, 1, MPI_LONG_LONG, 0, comm.mpi());
-  if (agreed < 0) throw std::runtime_error("too many rows to gather on one rank");
-  std::vector<T> all(comm.is_root() ? static_cast<std::size_t>(agreed) : 0);
-  MPI_Gatherv(mine.data(), n, type, all.data(), counts.data(), displs.data(), type, 0, comm.mpi());
+  const GatherLayout g =
+      gather_layout(comm, mine.size(), "a rank holds too many rows to gather", "too many rows to gather on one rank");
+  std::vector<T> all(g.total);
+  MPI_Gatherv(mine.data(), g.mine, type, all.data(), g.counts.data(), g.displs.data(), type, 0, comm.mpi());
   return all;
 }
 
