@@ -1,5 +1,5 @@
 #pragma once
-// What `spotrun run` prints on the root rank, and OUTDIR/spotrun.log (docs/output.md#the-terminal-and-spotrunlog).
+// What `spotrun run` prints on the root rank, and OUTDIR/spotrun.log (README.md#output).
 // While a Console is alive on the root rank, the process's stdout goes through a pipe to a thread that
 // appends every line to OUTDIR/spotrun.log (lines printed before the output directory is known are kept
 // and written when the log opens) and passes to the terminal the lines of the level the verbosity shows:
