@@ -20,6 +20,10 @@ class Solver {
   // Advances one time step. want_thermo: the launcher will ask for thermo() after this step, so the
   // solver computes the energy terms it otherwise skips. Collective.
   virtual void step(bool want_thermo) = 0;
+  // Makes thermo() valid for the state as it is after a step computed without energies: the launcher's
+  // row of a stop step, asked for only once the stop checkpoint is written (the solver may redo work and
+  // change what it keeps between steps). Collective. Default: thermo() needs nothing more.
+  virtual void prepare_thermo() {}
   virtual std::int64_t step_index() const = 0;
   virtual double time() const = 0;
   // Thermo column names (without "step") and the values of the current step. thermo() is collective.

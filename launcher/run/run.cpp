@@ -705,11 +705,11 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   auto lines = solver->summary();
   // The stop step's thermo row, printed once (LAMMPS ends every run with its last step's row) on the
   // terminal and in spotrun.log: a stop between thermo steps computes it from the state just checkpointed
-  // (set up again: the step ran without energies). thermo.csv keeps the thermo steps only, so that a run
+  // (Solver::prepare_thermo: the step ran without energies). thermo.csv keeps the thermo steps only, so that a run
   // stopped and resumed has the thermo.csv of one that ran through.
   if (code == k_exit_resume_me && thermo->last_step() != solver->step_index() &&
       checkpoints.last_step() == solver->step_index()) {
-    solver->setup();
+    solver->prepare_thermo();
     thermo->print_row(solver->step_index(), solver->thermo());
   }
   if (comm.is_root()) {

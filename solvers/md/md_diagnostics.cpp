@@ -48,6 +48,12 @@ std::vector<std::string> MdSolver::thermo_columns() const {
   return std::vector<std::string>(m_cfg.thermo_style.begin() + 1, m_cfg.thermo_style.end());
 }
 
+void MdSolver::prepare_thermo() {
+  if (m_tally_valid) return;
+  rebuild();
+  compute_forces(true);
+}
+
 std::vector<double> MdSolver::thermo() {
   Thermo t = compute_thermo();
   const double n = static_cast<double>(m_natoms);

@@ -77,6 +77,8 @@ class MdSolver final : public SolverBase {
   bool writes_outputs_at(std::int64_t step) const override;
   // atoms and types, box, ensemble and its targets (md_describe.cpp).
   std::vector<std::string> describe() const override;
+  // The energies of the current positions when the last step ran without them (rebuilds the lists).
+  void prepare_thermo() override;
 
   // For tests and diagnostics.
   Thermo compute_thermo();

@@ -9,8 +9,8 @@
 #   thermo_style   chosen columns against the default run's values and the box; nvt's econserve; refusals
 #   time_end       a fluid run that ends on fluid.time_end: progress in time, progress.json at 100 %
 #   stop_row       a run stopped by SIGUSR1 between thermo steps prints the stop step's row once, with the
-#                  values of a run that ends there; thermo.csv keeps the thermo steps only; a resume does
-#                  not print it again
+#                  values of a run that ends there; thermo.csv keeps the thermo steps only; a resumed
+#                  attempt stopped the same way prints its row too; a resume does not print it again
 SRC="$7"
 # shellcheck source=cli_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/cli_lib.sh"
@@ -128,6 +128,20 @@ stop_row)
             for (i = 1; i <= NF; ++i) { d = q[i] - $i; if (d < 0) d = -d; a = $i < 0 ? -$i : $i
                 if (d > 1e-9 * a + 1e-12) { print "column " i ": printed " q[i] ", run to the step " $i; bad = 1 } }
             exit bad }' "$W/ref/thermo.csv" || fail "the stop row differs from the row of a run that ends at step $S"
+    # A resumed attempt stopped the same way prints its stop row too (its solver was restored, not set up).
+    "$MPIEXEC" --oversubscribe "$NPFLAG" "$NP" "$SPOTRUN" run good.toml --output-dir "$W/s" \
+        --set run.steps=100000000 --set run.thermo_every=1000 >"$W/s2.out" 2>"$W/s2.err" &
+    pid=$!
+    next=$(((S / 1000 + 1) * 1000))
+    for ((k = 0; k < 1200; ++k)); do grep -q "^$next," "$W/s/thermo.csv" 2>/dev/null && break; sleep 0.05; done
+    kill -USR1 "$pid"
+    wait "$pid"
+    rc=$?
+    [[ $rc -eq 75 ]] || fail "the resumed run stopped by SIGUSR1 exited $rc, expected 75: $(cat "$W/s2.err")"
+    S2=$(sed -n 's/^Stopping at step \([0-9]*\): signal SIGUSR1$/\1/p' "$W/s2.out")
+    row2=$(grep -A1 "^Stopping at step ${S2:-x}:" "$W/s2.out" | tail -n 1)
+    [[ -n "$S2" && "$row2" =~ ^\ +$S2\  ]] || fail "the resumed attempt's stop: '$row2' after 'Stopping at step $S2'"
+    S=$S2
     # The resume goes on after S and does not print S again; thermo.csv has no repeated step.
     run "$NP" run good.toml --output-dir "$W/s" --set run.steps=$(((S / 1000 + 2) * 1000)) --set run.thermo_every=1000
     expect_exit 0
