@@ -473,7 +473,7 @@ time_limit)
   done
   grep -q "Stopping at step ${stopped[sig]}: signal SIGUSR1" "$WORK/sig/slurm-$sig.out" ||
     fail "the --signal job did not stop on SIGUSR1"
-  grep -q "Slurm job $own ends in" "$WORK/own/slurm-$own.out" || fail "spotrun did not read the job's end time"
+  grep -q "Slurm job $own ends in" "$WORK/own/spotrun.log" || fail "spotrun did not read the job's end time (spotrun.log)"
   grep -q "Stopping at step ${stopped[own]}: time limit" "$WORK/own/slurm-$own.out" ||
     fail "the job without a signal did not stop on its time limit"
   echo "time_limit: SIGUSR1 before the limit and the end time from squeue both checkpoint, requeue, finish [$(elapsed)]"
