@@ -88,6 +88,13 @@ log "Kokkos: $((t1 - t0)) s"
 
 # ---- 2. spotrun against it -----------------------------------------------------------------------------
 BUILD="$WORK/spotrun-build"
+# A build of another checkout (the work folder outlives it: the default one is shared by every clone on
+# the machine) is made anew; CMake refuses a cache of another source folder.
+if [[ -f "$BUILD/CMakeCache.txt" ]] &&
+   [[ "$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt")" != "$ROOT" ]]; then
+    log "spotrun: $BUILD was built from another checkout; building anew"
+    rm -rf "$BUILD"
+fi
 # --bind-to none: each rank's two OpenMP threads may use both cores (Open MPI binds one core per rank at
 # two ranks or fewer).
 if ! { cmake -S "$ROOT" -B "$BUILD" "${generator[@]}" "${launcher[@]}" -DCMAKE_BUILD_TYPE=Release \
