@@ -41,7 +41,8 @@ and the checkpoint suite's durable flush at 2M atoms; the flush at 256k atoms ke
 times the steps over at most its first QUICK_DURABLE_WINDOW_S (10) seconds, then cancels it, and the steps
 beside each background write are timed over at most its first QUICK_ASYNC_WINDOW_S (5) (bench/README.md).
 Measured 2026-12-04 (git 12d21f1): 10 min 52 s for the whole --quick run on a 2-core machine with other
-builds and tests running beside it (load average 8-13; docs/performance.md); not yet on an idle one.
+builds and tests running beside it (load average 8-13; docs/performance.md); on the idle machine twice
+(git 9135b6f): 4 min 14 s and 4 min 09 s, every suite within its share.
 
 Each measurement is repeated --repeat times (default 3): its median and spread (min, quartiles, max) are
 recorded. Output in --out DIR (default runs/bench/<date>-<time>): results.json (every record, rewritten
@@ -793,7 +794,7 @@ def parse_args(argv):
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true",
                       help="the decks' quick sizes; budget 10 minutes on 2 cores, each suite's share checked in "
-                           "report.md (measured 2026-12-04: 10 min 52 s beside other work, load 8-13)")
+                           "report.md (measured 2026-12-04: 4 min 14 s and 4 min 09 s idle, 10 min 52 s beside other work)")
     mode.add_argument("--smoke", action="store_true", help="tiny sizes (the tests)")
     p.add_argument("--size", type=int, help="only this size (atoms, or n of an n^3 grid; per rank when weak)")
     p.add_argument("--repeat", type=int, default=3, help="repetitions of each measurement (default 3, at least 1)")
