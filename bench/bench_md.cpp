@@ -136,8 +136,9 @@ struct Problem {
     cfg.cells = {20, 20, 20};
     cfg.lattice_temperature = 1.44;
     cfg.lattice_seed = 87287;
-    pair = md::single_type_table(md::PairLJCut(cfg.epsilon, cfg.sigma, cfg.cutoff, cfg.shift));
-    pair_mixed = md::single_type_table(md::PairLJCutMixed(cfg.epsilon, cfg.sigma, cfg.cutoff, cfg.shift));
+    // LAMMPS in.lj: epsilon = sigma = 1 (MdConfig's lj/cut defaults).
+    pair = md::single_type_table(md::PairLJCut(1.0, 1.0, cfg.cutoff, cfg.shift));
+    pair_mixed = md::single_type_table(md::PairLJCutMixed(1.0, 1.0, cfg.cutoff, cfg.shift));
     transport = comm::make_transport("auto", comm);
     solver = std::make_unique<md::MdSolver>(cfg, comm, *transport, nullptr);
     solver->setup();

@@ -104,8 +104,7 @@ TEST(Deck, SchemaDefaultsMatchMdConfigDefaults) {
   EXPECT_EQ(c.damp, d.damp);
   EXPECT_EQ(c.seed, d.seed);
   EXPECT_EQ(c.pair_style, d.pair_style);
-  EXPECT_EQ(c.epsilon, d.epsilon);
-  EXPECT_EQ(c.sigma, d.sigma);
+  EXPECT_EQ(c.pair_defaults, d.pair_defaults);
   EXPECT_EQ(c.shift, d.shift);
   EXPECT_EQ(c.from_lattice, d.from_lattice);
   EXPECT_EQ(c.lattice_type, d.lattice_type);
@@ -124,8 +123,7 @@ TEST(Deck, CustomValuesReachMdConfig) {
   EXPECT_EQ(c.ensemble, spotrun::md::Ensemble::Langevin);
   EXPECT_EQ(c.damp, 1e-5);
   EXPECT_EQ(c.seed, 9000000000000000000ull);
-  EXPECT_EQ(c.epsilon, 2.0);
-  EXPECT_EQ(c.sigma, 1.3);
+  EXPECT_EQ(c.pair_defaults, (std::vector<std::pair<std::string, double>>{{"epsilon", 2.0}, {"sigma", 1.3}}));
   EXPECT_TRUE(c.shift);
   EXPECT_EQ(c.cells, (std::array<int, 3>{6, 4, 5}));
   EXPECT_EQ(c.lattice_temperature, 3.0);

@@ -77,39 +77,39 @@ TEST(MdTypes, NoseHooverNvtAgreesWithLammps) {
 TEST(MdTypes, PairCoefficientsFollowTheMixingRules) {
   md::MdConfig c;
   c.cutoff = 3.0;
-  c.epsilon = 2.0;  // type "3" is not given: md.pair.epsilon/sigma and md.cutoff
-  c.sigma = 1.2;
-  c.pair_coeffs = {{"1", "1", 1.0, 1.0, 2.5}, {"2", "2", 0.5, 0.8, 0.0}, {"2", "1", 1.5, 0.9, 2.25}};
+  c.pair_defaults = {{"epsilon", 2.0}, {"sigma", 1.2}};  // type "3" is not given: md.pair.epsilon/sigma, md.cutoff
+  c.pair_coeffs = {test::lj_pair("1", "1", 1.0, 1.0, 2.5), test::lj_pair("2", "2", 0.5, 0.8, 0.0),
+                   test::lj_pair("2", "1", 1.5, 0.9, 2.25)};
   const std::vector<std::string> names{"1", "2", "3"};
   for (const auto mix : {md::PairMix::Geometric, md::PairMix::Arithmetic}) {
     c.mix = mix;
     const auto p = md::resolve_pair_coeffs(c, names);
     const bool geo = mix == md::PairMix::Geometric;
     // given: 1-2 (either order), 2-2 with the default cutoff md.cutoff
-    EXPECT_EQ(p.at(p.epsilon, 1, 2), 1.5);
-    EXPECT_EQ(p.at(p.sigma, 2, 1), 0.9);
+    EXPECT_EQ(p.value(0, 1, 2), 1.5);
+    EXPECT_EQ(p.value(1, 2, 1), 0.9);
     EXPECT_EQ(p.at(p.cutoff, 1, 2), 2.25);
     EXPECT_EQ(p.at(p.cutoff, 2, 2), 3.0);
-    EXPECT_EQ(p.at(p.epsilon, 3, 3), 2.0);
+    EXPECT_EQ(p.value(0, 3, 3), 2.0);
     // mixed: 1-3 and 2-3
-    EXPECT_DOUBLE_EQ(p.at(p.epsilon, 1, 3), std::sqrt(2.0));
-    EXPECT_DOUBLE_EQ(p.at(p.epsilon, 3, 2), 1.0);
-    EXPECT_DOUBLE_EQ(p.at(p.sigma, 1, 3), geo ? std::sqrt(1.2) : 1.1);
-    EXPECT_DOUBLE_EQ(p.at(p.sigma, 2, 3), geo ? std::sqrt(0.96) : 1.0);
+    EXPECT_DOUBLE_EQ(p.value(0, 1, 3), std::sqrt(2.0));
+    EXPECT_DOUBLE_EQ(p.value(0, 3, 2), 1.0);
+    EXPECT_DOUBLE_EQ(p.value(1, 1, 3), geo ? std::sqrt(1.2) : 1.1);
+    EXPECT_DOUBLE_EQ(p.value(1, 2, 3), geo ? std::sqrt(0.96) : 1.0);
     EXPECT_DOUBLE_EQ(p.at(p.cutoff, 3, 1), geo ? std::sqrt(7.5) : 2.75);
     EXPECT_DOUBLE_EQ(p.at(p.cutoff, 2, 3), 3.0);
     EXPECT_DOUBLE_EQ(p.max_cutoff(), 3.0);
-    EXPECT_DOUBLE_EQ(p.min_sigma(), 0.8);
+    EXPECT_DOUBLE_EQ(p.min_contact(), 0.8);
   }
 }
 
 TEST(MdTypes, BadPairCoefficientsNameTheEntry) {
   md::MdConfig c;
-  c.pair_coeffs = {{"A", "A", 1.0, 1.0, 2.5}, {"A", "C", 1.0, 1.0, 2.5}};
+  c.pair_coeffs = {test::lj_pair("A", "A", 1.0, 1.0, 2.5), test::lj_pair("A", "C", 1.0, 1.0, 2.5)};
   const std::vector<std::string> names{"A", "B"};
   std::string e = input_error([&] { md::resolve_pair_coeffs(c, names); });
   EXPECT_NE(e.find("md.pair.coeff[1].types: no atom type named \"C\"; the types are \"A\", \"B\""), std::string::npos) << e;
-  c.pair_coeffs = {{"A", "B", 1.0, 1.0, 2.5}, {"B", "A", 1.0, 1.0, 2.5}};
+  c.pair_coeffs = {test::lj_pair("A", "B", 1.0, 1.0, 2.5), test::lj_pair("B", "A", 1.0, 1.0, 2.5)};
   e = input_error([&] { md::resolve_pair_coeffs(c, names); });
   EXPECT_NE(e.find("md.pair.coeff[1]: the pair \"B\" \"A\" is given twice"), std::string::npos) << e;
   // md.types must name as many types as the data file has.

@@ -122,12 +122,11 @@ TEST(PairLJCut, ForceIsMinusTheEnergyDerivative) {
 
 TEST(PairLJCut, RegistryBuildsLjCutAndRejectsUnknownStyles) {
   spotrun::md::MdConfig c;
-  c.epsilon = 2.0;
-  c.sigma = 1.3;
+  c.pair_defaults = {{"epsilon", 2.0}, {"sigma", 1.3}};
   c.cutoff = 3.0;
   c.shift = true;
   // Two types: the first's own pair from [md.pair], the second's given, the unlike pair mixed (geometric).
-  c.pair_coeffs = {{"2", "2", 0.5, 0.88, 2.2}};
+  c.pair_coeffs = {{"2", "2", {{"epsilon", 0.5}, {"sigma", 0.88}}, 2.2}};
   const auto coeffs = spotrun::md::resolve_pair_coeffs(c, {"1", "2"});
   auto any = spotrun::md::make_pair(c, coeffs);
   const auto table = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(),

@@ -121,9 +121,10 @@ TEST(PairStyles, UnknownStyleErrorListsExactlyTheRegisteredNames) {
   EXPECT_EQ(allowed_in(deck_error), md::pair_style_names()) << deck_error;
 
   md::MdConfig c;
-  c.pair_style = k_unknown;
   const auto coeffs = md::resolve_pair_coeffs(c, {"1"});
-  for (const auto& f : std::vector<std::function<void()>>{[&] { md::check_pair_style(c, coeffs); },
+  c.pair_style = k_unknown;
+  for (const auto& f : std::vector<std::function<void()>>{[&] { md::resolve_pair_coeffs(c, {"1"}); },
+                                                           [&] { md::check_pair_style(c, coeffs); },
                                                            [&] { md::make_pair(c, coeffs); }}) {
     const std::string e = input_error(f);
     EXPECT_NE(e.find("md.pair.style"), std::string::npos) << e;
@@ -159,16 +160,19 @@ int g_soft_checks = 0;
 
 struct Soft {
   static constexpr const char* name = "soft";
+  static constexpr md::PairParam params[] = {
+      {"epsilon", "epsilon", "Soft repulsion strength", 0, 1e9, "1.0", md::PairParamMix::Geometric}};
+  static constexpr const char* contact = "epsilon";
   template <class Real>
   using Evaluator = PairSoftT<Real>;
   template <class Real>
   static Evaluator<Real> evaluator(const md::PairCoeffs& c, int ti, int tj, const md::MdConfig&) {
-    return Evaluator<Real>(c.at(c.epsilon, ti, tj), c.at(c.cutoff, ti, tj));
+    return Evaluator<Real>(c.value(0, ti, tj), c.at(c.cutoff, ti, tj));
   }
   static void check_coeffs(const md::PairCoeffs& c, const md::MdConfig&) {
     ++g_soft_checks;
     for (int i = 1; i <= c.ntypes; ++i)
-      if (c.at(c.epsilon, i, i) > 10)
+      if (c.value(0, i, i) > 10)
         throw InputError("soft: type \"" + c.names[i - 1] + "\" has epsilon > 10");
   }
 };
@@ -184,9 +188,9 @@ TEST(PairStyles, ListOfTwoStyles) {
   EXPECT_EQ(std::variant_size_v<md::AnyPair>, 2 * md::pair_style_names().size());
 
   md::MdConfig c;
-  c.epsilon = 2.0;
+  c.pair_defaults = {{"epsilon", 2.0}, {"sigma", 1.0}};
   c.cutoff = 1.5;
-  c.pair_coeffs = {{"2", "2", 0.5, 1.0, 1.2}};
+  c.pair_coeffs = {{"2", "2", {{"epsilon", 0.5}, {"sigma", 1.0}}, 1.2}};
   const auto coeffs = md::resolve_pair_coeffs(c, {"1", "2"});
 
   // lj/cut: no coefficient check of its own; the same table as the registry's.
@@ -209,8 +213,9 @@ TEST(PairStyles, ListOfTwoStyles) {
   EXPECT_EQ(table(2, 1).rc, float(std::sqrt(1.5 * 1.2)));
 
   // The style's own check runs in check() (validate) and in make() (run).
-  c.epsilon = 20;
-  const auto strong = md::resolve_pair_coeffs(c, {"1", "2"});
+  c.pair_defaults = {{"epsilon", 20.0}};
+  c.pair_coeffs = {{"2", "2", {{"epsilon", 0.5}}, 1.2}};
+  const auto strong = TwoStyles::resolve(c, {"1", "2"});
   EXPECT_EQ(input_error([&] { TwoStyles::check(c, strong); }), "soft: type \"1\" has epsilon > 10");
   EXPECT_EQ(input_error([&] { TwoStyles::make(c, strong); }), "soft: type \"1\" has epsilon > 10");
 

@@ -128,3 +128,23 @@ for c in "${KA_CASES[@]}"; do
         compare_np "$csv" "$plog"
     fi
 done
+
+# 4. Morse thermo references (pair morse, every pair given): name shift
+MORSE_CASES=(
+    "lammps-ka-small-morse-nve.csv        no"
+    "lammps-ka-small-morse-nve-shift.csv  yes"
+)
+for c in "${MORSE_CASES[@]}"; do
+    read -r csv shift <<<"$c"
+    log="$TMP/log.${csv%.csv}"
+    (cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.morse-ref" -var data "$DATA/ka-small.data" -var shift "$shift")
+    log_to_csv "$log" > "$DATA/$csv"
+    rows=$(( $(wc -l < "$DATA/$csv") - 1 ))
+    [[ $rows -eq 11 ]] || { echo "error: $csv has $rows rows, expected 11" >&2; exit 1; }
+    echo "wrote tests/data/$csv"
+    if [[ -n "$CHECK_NP" ]]; then
+        plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
+        (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.morse-ref" -var data "$DATA/ka-small.data" -var shift "$shift")
+        compare_np "$csv" "$plog"
+    fi
+done

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "precision.hpp"
@@ -21,11 +22,10 @@ struct AtomTypeSpec {
   bool mass_given = false;  // the deck gave the mass (a data file's Masses must then agree)
 };
 
-// One [[md.pair.coeff]] entry.
+// One [[md.pair.coeff]] entry: the coefficients of the pair style (pair_params.hpp) by name, as given.
 struct PairCoeffSpec {
   std::string type_a, type_b;
-  double epsilon = 1.0;  // epsilon
-  double sigma = 1.0;    // sigma
+  std::vector<std::pair<std::string, double>> values;  // e.g. {"epsilon", 1.5}, {"sigma", 0.8}
   double cutoff = 0.0;   // sigma; 0: md.cutoff
 };
 // Neighbour list kind (neighbor.hpp): by default a full list where kernels run on a GPU (no atomics,
@@ -50,8 +50,9 @@ struct MdConfig {
 
   Precision precision = Precision::Double;  // md.precision: of the pair forces (precision.hpp)
   std::string pair_style = "lj/cut";
-  double epsilon = 1.0;          // epsilon
-  double sigma = 1.0;            // sigma
+  // [md.pair] defaults of the style's coefficients for a type's own pair not in [[md.pair.coeff]]
+  // (pair_params.hpp's type_default; lj/cut: epsilon and sigma).
+  std::vector<std::pair<std::string, double>> pair_defaults{{"epsilon", 1.0}, {"sigma", 1.0}};
   bool shift = false;            // shift the pair energy to 0 at the cutoff
   PairMix mix = PairMix::Geometric;
   std::vector<AtomTypeSpec> types;        // empty: one type of mass 1 (lattice), the data file's types

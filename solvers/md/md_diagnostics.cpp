@@ -5,6 +5,7 @@
 
 #include "md_impl.hpp"
 #include "md_solver.hpp"
+#include "pair.hpp"
 
 namespace spotrun::md {
 
@@ -90,8 +91,17 @@ double MdSolver::total_mass() {
 }
 
 std::string MdSolver::instability_hint() const {
+  // The style's coefficients as the deck gives them: "md.pair.epsilon/sigma", "[[md.pair.coeff]] d0/alpha/r0".
+  // The configuration's style: a solver made for a restore has no coefficients before restore().
+  std::string coeffs = "the pair coefficients";
+  for (const auto& style : pair_style_infos()) {
+    if (style.name != m_cfg.pair_style) continue;
+    std::string names;
+    for (const auto& p : style.params) names += (names.empty() ? "" : "/") + std::string(p.name);
+    coeffs = (style.has_type_defaults() ? "md.pair." : "[[md.pair.coeff]] ") + names;
+  }
   return "the time step md.dt = " + significant(m_cfg.dt, 6) +
-         " is too large for this system, or atoms overlap (check the initial configuration, md.pair.epsilon/sigma)";
+         " is too large for this system, or atoms overlap (check the initial configuration, " + coeffs + ")";
 }
 
 std::vector<std::string> MdSolver::summary() {

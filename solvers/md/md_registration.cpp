@@ -3,6 +3,7 @@
 // checkpoint sizes, the LAMMPS data file it may start from, and its factory.
 #include "md_registration.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -22,6 +23,62 @@ using io::Deck;
 using io::KeySpec;
 using io::KeyType;
 
+namespace {
+
+// The registered style called name, or nullptr (the deck's own check names the allowed ones).
+const PairStyleInfo* style_info(const std::string& name) {
+  static const std::vector<PairStyleInfo> infos = pair_style_infos();
+  for (const auto& i : infos)
+    if (i.name == name) return &i;
+  return nullptr;
+}
+
+// The coefficient a key of [md.pair] or [[md.pair.coeff]] gives ("md.pair.coeff.3.d0", "md.pair.coeff.d0",
+// "md.pair.epsilon": its name), or "" for another key.
+std::string pair_param_key(const std::string& key) {
+  static const char* pair = "md.pair.";
+  if (key.rfind(pair, 0) != 0) return "";
+  std::string rest = key.substr(std::char_traits<char>::length(pair));
+  const std::string coeff = "coeff.";
+  const bool field = rest.rfind(coeff, 0) == 0;
+  if (field) {
+    rest = rest.substr(coeff.size());
+    if (const auto dot = rest.find('.'); dot != std::string::npos) rest = rest.substr(dot + 1);  // "3.d0"
+  }
+  for (const auto& info : pair_style_infos())
+    for (const auto& p : info.params)
+      if (rest == p.name && (field || p.type_default)) return rest;
+  return "";
+}
+
+// The coefficients of each [[md.pair.coeff]] table and the [md.pair] defaults against md.pair.style's:
+// InputError at the first key of another style's, or the first table without one of the style's.
+void check_pair_coeff_keys(const Deck& d) {
+  const PairStyleInfo* style = style_info(d.get_string("md.pair.style"));
+  if (!style) return;  // the deck's own check of md.pair.style names the styles
+  const std::string of = "pair style \"" + style->name + "\" (md.pair.style)";
+  auto refuse_other = [&](const std::string& key, const std::string& shown, const std::string& name) {
+    if (d.has(key) && style->index(name) < 0)
+      throw InputError(d.where(key) + ": " + shown + ": not a coefficient of " + of + "; its coefficients: " +
+                       style->names(true));
+  };
+  for (const auto& info : pair_style_infos())
+    for (const auto& p : info.params)
+      if (p.type_default) refuse_other(std::string("md.pair.") + p.name, std::string("md.pair.") + p.name, p.name);
+  for (std::size_t k = 0; k < d.count("md.pair.coeff"); ++k) {
+    const std::string at = "md.pair.coeff." + std::to_string(k);
+    const std::string shown = "md.pair.coeff[" + std::to_string(k) + "]";
+    for (const auto& info : pair_style_infos())
+      for (const auto& p : info.params) refuse_other(at + "." + p.name, shown + "." + p.name, p.name);
+    for (const auto& p : style->params)
+      if (!d.has(at + "." + p.name))
+        throw InputError(d.where(at) + ": '" + shown + "' has no key '" + p.name + "' (" + p.help + " of the pair; " +
+                         of + ")");
+  }
+}
+
+}  // namespace
+
 MdConfig config_from_deck(const Deck& d) {
   MdConfig c;
   c.dt = d.get_float("md.dt");
@@ -38,8 +95,11 @@ MdConfig config_from_deck(const Deck& d) {
   c.seed = static_cast<std::uint64_t>(d.get_int("md.seed"));
   c.precision = d.get_string("md.precision") == "mixed" ? Precision::Mixed : Precision::Double;
   c.pair_style = d.get_string("md.pair.style");
-  c.epsilon = d.get_float("md.pair.epsilon");
-  c.sigma = d.get_float("md.pair.sigma");
+  const PairStyleInfo* style = style_info(c.pair_style);
+  c.pair_defaults.clear();
+  if (style)
+    for (const auto& p : style->params)
+      if (p.type_default) c.pair_defaults.emplace_back(p.name, d.get_float(std::string("md.pair.") + p.name));
   c.shift = d.get_bool("md.pair.shift");
   c.mix = d.has("md.pair.mix") && d.get_string("md.pair.mix") == "arithmetic" ? PairMix::Arithmetic : PairMix::Geometric;
   for (std::size_t k = 0; k < d.count("md.types"); ++k) {
@@ -57,8 +117,12 @@ MdConfig config_from_deck(const Deck& d) {
     const auto names = d.get_strings(at + "types");
     p.type_a = names.at(0);
     p.type_b = names.at(1);
-    p.epsilon = d.get_float(at + "epsilon");
-    p.sigma = d.get_float(at + "sigma");
+    // The coefficients given, by name: resolve_pair_coeffs() checks them against the style's.
+    for (const auto& info : pair_style_infos())
+      for (const auto& param : info.params)
+        if (d.has(at + param.name) && std::none_of(p.values.begin(), p.values.end(),
+                                                     [&](const auto& v) { return v.first == param.name; }))
+          p.values.emplace_back(param.name, d.get_float(at + param.name));
     p.cutoff = d.has(at + "cutoff") ? d.get_float(at + "cutoff") : 0.0;
     c.pair_coeffs.push_back(p);
   }
@@ -81,6 +145,36 @@ namespace {
 
 // resumable: keys that may change between a checkpoint and its resume (neighbour list tuning); every
 // other key defines the physics and must not change.
+// The keys of the registered pair styles' coefficients (pair_params.hpp), each name once: md.pair.NAME (the
+// default of a type's own pair, for coefficients that have one) after md.pair.style, md.pair.coeff.NAME
+// before md.pair.coeff.cutoff. A coefficient field is optional in the schema: which are required depends on
+// md.pair.style (MdDefinition::check_rules, resolve_pair_coeffs).
+void insert_pair_style_keys(std::vector<KeySpec>& keys) {
+  std::vector<KeySpec> defaults, fields;
+  auto listed = [](const std::vector<KeySpec>& v, const std::string& key) {
+    return std::any_of(v.begin(), v.end(), [&](const KeySpec& k) { return k.key == key; });
+  };
+  for (const auto& style : pair_style_infos())
+    for (const auto& p : style.params) {
+      const std::string of = " (pair style " + style.name + ")";
+      if (p.type_default && !listed(defaults, std::string("md.pair.") + p.name))
+        defaults.push_back({std::string("md.pair.") + p.name, KeyType::Float, p.type_default, p.unit,
+                            std::string(p.help) + " of a type's own pair not in [[md.pair.coeff]]" + of, p.min, p.max,
+                            true});
+      if (!listed(fields, std::string("md.pair.coeff.") + p.name)) {
+        KeySpec f{std::string("md.pair.coeff.") + p.name, KeyType::Float, "", p.unit,
+                  std::string(p.help) + " of the pair" + of, p.min, p.max, true};
+        f.optional = true;
+        fields.push_back(f);
+      }
+    }
+  auto at = [&](const char* key) {
+    return std::find_if(keys.begin(), keys.end(), [&](const KeySpec& k) { return k.key == key; });
+  };
+  keys.insert(at("md.pair.coeff.cutoff"), fields.begin(), fields.end());
+  keys.insert(at("md.pair.shift"), defaults.begin(), defaults.end());
+}
+
 std::vector<KeySpec> md_keys() {
   std::vector<KeySpec> keys = {
       // [md]
@@ -132,8 +226,6 @@ std::vector<KeySpec> md_keys() {
       // The choices: the registered pair styles (pair.hpp).
       {"md.pair.style", KeyType::String, "\"lj/cut\"", "-", "Pair potential", -1e300, 1e300, false,
        pair_style_names()},
-      {"md.pair.epsilon", KeyType::Float, "1.0", "epsilon", "LJ well depth", 0, 1e9, true},
-      {"md.pair.sigma", KeyType::Float, "1.0", "sigma", "LJ zero-crossing distance", 0, 1e9, true},
       {"md.pair.shift", KeyType::Bool, "false", "-", "Shift the pair energy to zero at the cutoff (pair_modify shift yes)"},
       {"md.pair.mix", KeyType::String, "\"geometric\"", "-",
        "Coefficients of unlike type pairs not given in [[md.pair.coeff]] (LAMMPS pair_modify mix): epsilon = "
@@ -145,8 +237,6 @@ std::vector<KeySpec> md_keys() {
        0, 5050},
       {"md.pair.coeff.types", KeyType::Strings, "", "-", "The two type names of the pair (md.types; numbers \"1\", "
        "\"2\", ... without md.types)", 2, 2},
-      {"md.pair.coeff.epsilon", KeyType::Float, "", "epsilon", "LJ well depth of the pair", 0, 1e9, true},
-      {"md.pair.coeff.sigma", KeyType::Float, "", "sigma", "LJ zero-crossing distance of the pair", 0, 1e9, true},
       {"md.pair.coeff.cutoff", KeyType::Float, "", "sigma", "Cutoff of the pair; default md.cutoff", 0, 1e3, true},
       // [md.lattice]
       {"md.lattice.type", KeyType::String, "\"fcc\"", "-", "Lattice type", -1e300, 1e300, false, {"fcc"}},
@@ -176,6 +266,7 @@ std::vector<KeySpec> md_keys() {
   };
   for (auto& k : keys)
     if (k.key == "md.pair.coeff.cutoff") k.optional = true;
+  insert_pair_style_keys(keys);
   return keys;
 }
 
@@ -196,6 +287,11 @@ struct MdDefinition {
   // decks; decks of solvers registered since do not get them.
   static bool key_active(const Deck& d, const std::string& key) {
     const std::string solver = d.get_string("run.solver");
+    // The coefficient keys apply to the decks of a style that has them.
+    if (const std::string param = pair_param_key(key); !param.empty()) {
+      const PairStyleInfo* style = style_info(d.get_string("md.pair.style"));
+      return solver == "md" && style && style->index(param) >= 0;
+    }
     const bool source_keys = solver == "md" || solver == "fluid";
     const bool from_data = d.has("md.initial.lammps_data");
     // Keys of several atom types: active when the deck has types or pair coefficients, so that the physics of a
@@ -210,6 +306,7 @@ struct MdDefinition {
   }
 
   static void check_rules(const Deck& d, const MdConfig& c) {
+    check_pair_coeff_keys(d);
     for (std::size_t i = 0; i < c.types.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
         if (c.types[i].name == c.types[j].name)

@@ -362,13 +362,14 @@ ClosePairs find_close_pairs(const AtomStore& atoms, const NeighborList& list, do
 }  // namespace
 
 void MdSolver::check_close_atoms() {
-  // Atoms closer than 0.5 sigma: almost always a broken input (overlapping atoms blow up at step 1).
-  // A reduction over the neighbour list where it lives: nothing of the list is copied to the host.
-  const double limit = 0.5 * m_coeffs.min_sigma();
+  // Atoms closer than half the style's contact distance (lj/cut: sigma; morse: r0): almost always a broken
+  // input (overlapping atoms blow up at step 1). A reduction over the neighbour list where it lives:
+  // nothing of the list is copied to the host.
+  const double limit = 0.5 * m_coeffs.min_contact();
   const ClosePairs p = find_close_pairs(m_atoms, m_neighbor, limit);
   std::ostringstream msg;
   msg << "atoms " << p.id_i << " and " << p.id_j << " are " << significant(p.closest, 6) << " sigma apart, closer than the allowed "
-      << significant(limit, 6) << " sigma (half the smallest pair sigma)";
+      << significant(limit, 6) << " sigma (half the smallest pair " << m_coeffs.style.contact << ")";
   if (p.count > 1) msg << " (" << p.count << " such pairs on rank " << m_comm.rank() << ")";
   msg << "; check the initial configuration";
   m_comm.agree<InputError>(p.count == 0, msg.str());

@@ -11,17 +11,21 @@
 #include "md_config.hpp"
 #include "pair_coeffs.hpp"
 #include "pair_lj_cut.hpp"
+#include "pair_morse.hpp"
 #include "pair_style.hpp"
 
 namespace spotrun::md {
 
-using PairStyles = PairStyleList<LjCut>;
+using PairStyles = PairStyleList<LjCut, Morse>;
 
 // The evaluator tables of every (style, precision): the kernels' pair argument, visited once per force call.
 using AnyPair = PairStyles::AnyPair;
 
 // The registered style names, in the order of PairStyles.
 inline std::vector<std::string> pair_style_names() { return PairStyles::names(); }
+
+// The coefficients of every registered style (the deck keys of [md.pair] and [[md.pair.coeff]]).
+inline std::vector<PairStyleInfo> pair_style_infos() { return PairStyles::infos(); }
 
 // InputError when the configuration's style is not registered (naming every registered style) or the style
 // refuses the coefficients.

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "comm/errors.hpp"
+#include "pair.hpp"
 
 namespace spotrun::md {
 
@@ -14,10 +16,11 @@ double PairCoeffs::max_cutoff() const {
   return m;
 }
 
-double PairCoeffs::min_sigma() const {
-  double m = at(sigma, 1, 1);
+double PairCoeffs::min_contact() const {
+  const int k = style.index(style.contact);
+  double m = value(k, 1, 1);
   for (int i = 1; i <= ntypes; ++i)
-    for (int j = 1; j <= ntypes; ++j) m = std::min(m, at(sigma, i, j));
+    for (int j = 1; j <= ntypes; ++j) m = std::min(m, value(k, i, j));
   return m;
 }
 
@@ -35,23 +38,58 @@ std::vector<std::string> type_names(const MdConfig& cfg, int ntypes, const std::
   return names;
 }
 
-PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::string>& names) {
+namespace {
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string s;
+  for (const auto& n : names) s += (s.empty() ? "\"" : ", \"") + n + "\"";
+  return s;
+}
+
+// The values of one [[md.pair.coeff]] entry in the style's order; InputError for a coefficient missing or
+// not the style's.
+std::vector<double> entry_values(const PairCoeffSpec& c, std::size_t k, const PairStyleInfo& style) {
+  const std::string at = "md.pair.coeff[" + std::to_string(k) + "]";
+  for (const auto& [name, value] : c.values)
+    if (style.index(name) < 0)
+      throw InputError(at + "." + name + ": not a coefficient of pair style \"" + style.name +
+                       "\" (md.pair.style); its coefficients: " + style.names(true));
+  std::vector<double> v;
+  for (const auto& p : style.params) {
+    const auto it = std::find_if(c.values.begin(), c.values.end(), [&](const auto& nv) { return nv.first == p.name; });
+    if (it == c.values.end())
+      throw InputError("'" + at + "' has no key '" + p.name + "' (" + p.help + " of the pair; pair style \"" +
+                       style.name + "\")");
+    v.push_back(it->second);
+  }
+  return v;
+}
+
+// The [md.pair] default of coefficient p for a type's own pair.
+double type_default(const MdConfig& cfg, const PairParam& p) {
+  for (const auto& [name, value] : cfg.pair_defaults)
+    if (name == p.name) return value;
+  return std::strtod(p.type_default, nullptr);
+}
+
+}  // namespace
+
+PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::string>& names, const PairStyleInfo& style) {
   PairCoeffs p;
   p.ntypes = static_cast<int>(names.size());
   p.names = names;
+  p.style = style;
   const int n1 = p.ntypes + 1;
-  p.epsilon.assign(static_cast<std::size_t>(n1 * n1), 0.0);
-  p.sigma = p.epsilon;
-  p.cutoff = p.epsilon;
+  const std::size_t nparams = style.params.size();
+  p.values.assign(nparams, std::vector<double>(static_cast<std::size_t>(n1 * n1), 0.0));
+  p.cutoff.assign(static_cast<std::size_t>(n1 * n1), 0.0);
   std::vector<char> given(static_cast<std::size_t>(n1 * n1), 0);
   auto type_of = [&](const std::string& name, std::size_t k) {
     const auto it = std::find(names.begin(), names.end(), name);
-    if (it == names.end()) {
-      std::string known;
-      for (const auto& n : names) known += (known.empty() ? "\"" : ", \"") + n + "\"";
+    if (it == names.end())
       throw InputError("md.pair.coeff[" + std::to_string(k) + "].types: no atom type named \"" + name +
-                       "\"; the types are " + known + (cfg.types.empty() ? " (numbered: the deck has no md.types)" : ""));
-    }
+                       "\"; the types are " + quoted_list(names) +
+                       (cfg.types.empty() ? " (numbered: the deck has no md.types)" : ""));
     return static_cast<int>(it - names.begin()) + 1;
   };
   for (std::size_t k = 0; k < cfg.pair_coeffs.size(); ++k) {
@@ -60,29 +98,45 @@ PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::strin
     if (given[i * n1 + j])
       throw InputError("md.pair.coeff[" + std::to_string(k) + "]: the pair \"" + c.type_a + "\" \"" + c.type_b +
                        "\" is given twice");
+    const std::vector<double> v = entry_values(c, k, style);
     for (const auto ij : {i * n1 + j, j * n1 + i}) {
-      p.epsilon[ij] = c.epsilon;
-      p.sigma[ij] = c.sigma;
+      for (std::size_t q = 0; q < nparams; ++q) p.values[q][ij] = v[q];
       p.cutoff[ij] = c.cutoff > 0 ? c.cutoff : cfg.cutoff;
       given[ij] = 1;
     }
   }
-  for (int i = 1; i <= p.ntypes; ++i)
-    if (!given[i * n1 + i]) {
-      p.epsilon[i * n1 + i] = cfg.epsilon;
-      p.sigma[i * n1 + i] = cfg.sigma;
-      p.cutoff[i * n1 + i] = cfg.cutoff;
-    }
+  // A type's own pair not given: the [md.pair] defaults, where the style has them.
+  for (int i = 1; i <= p.ntypes; ++i) {
+    if (given[i * n1 + i]) continue;
+    if (!style.has_type_defaults())
+      throw InputError("md.pair.coeff: pair style \"" + style.name + "\" has no defaults for a type's own pair; give "
+                       "[[md.pair.coeff]] types = [\"" + names[i - 1] + "\", \"" + names[i - 1] + "\"] with " +
+                       style.names(false) + " (LAMMPS: All pair coeffs are not set)");
+    for (std::size_t q = 0; q < nparams; ++q) p.values[q][i * n1 + i] = type_default(cfg, style.params[q]);
+    p.cutoff[i * n1 + i] = cfg.cutoff;
+  }
+  // Unlike pairs not given: mixed from the two types' own pairs, where the style mixes.
   const bool geometric = cfg.mix == PairMix::Geometric;
   auto mix_distance = [&](double a, double b) { return geometric ? std::sqrt(a * b) : 0.5 * (a + b); };
   for (int i = 1; i <= p.ntypes; ++i)
     for (int j = 1; j <= p.ntypes; ++j) {
       if (i == j || given[i * n1 + j]) continue;
-      p.epsilon[i * n1 + j] = std::sqrt(p.at(p.epsilon, i, i) * p.at(p.epsilon, j, j));
-      p.sigma[i * n1 + j] = mix_distance(p.at(p.sigma, i, i), p.at(p.sigma, j, j));
+      if (!style.mixes())
+        throw InputError("md.pair.coeff: pair style \"" + style.name + "\" does not mix the coefficients of unlike "
+                         "types; give [[md.pair.coeff]] types = [\"" + names[std::min(i, j) - 1] + "\", \"" +
+                         names[std::max(i, j) - 1] + "\"] with " + style.names(false) +
+                         " (LAMMPS: All pair coeffs are not set)");
+      for (std::size_t q = 0; q < nparams; ++q) {
+        const double a = p.value(q, i, i), b = p.value(q, j, j);
+        p.values[q][i * n1 + j] = style.params[q].mix == PairParamMix::Geometric ? std::sqrt(a * b) : mix_distance(a, b);
+      }
       p.cutoff[i * n1 + j] = mix_distance(p.at(p.cutoff, i, i), p.at(p.cutoff, j, j));
     }
   return p;
+}
+
+PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::string>& names) {
+  return PairStyles::resolve(cfg, names);
 }
 
 double max_configured_cutoff(const MdConfig& cfg) {

@@ -1,31 +1,43 @@
 #pragma once
-// Per-pair Lennard-Jones coefficients of the atom types of a run, resolved as LAMMPS resolves them:
-// pairs given in [[md.pair.coeff]], a type's own pair defaulting to [md.pair] epsilon/sigma and md.cutoff,
-// every other pair mixed from the two types' own pairs (pair_modify mix geometric|arithmetic; the cutoff
-// is mixed like sigma, as LAMMPS lj/cut does).
+// Per-pair coefficients of the atom types of a run, for the run's pair style, resolved as LAMMPS resolves
+// them: pairs given in [[md.pair.coeff]]; a type's own pair not given takes the [md.pair] defaults of the
+// style's coefficients (md.pair.epsilon, md.pair.sigma of lj/cut) and md.cutoff, or is an error where the
+// style has none; every other pair is mixed from the two types' own pairs as each coefficient says
+// (pair_params.hpp; pair_modify mix geometric|arithmetic; the cutoff is mixed like sigma, as LAMMPS lj/cut
+// does), or is an error where the style does not mix (LAMMPS pair morse).
 #include <string>
 #include <vector>
 
 #include "md_config.hpp"
+#include "pair_params.hpp"
 
 namespace spotrun::md {
 
 struct PairCoeffs {
   int ntypes = 0;
   std::vector<std::string> names;            // names[type - 1]
-  // Indexed [ti * (ntypes + 1) + tj] with types 1..ntypes (row and column 0 unused), symmetric.
-  std::vector<double> epsilon, sigma, cutoff;
+  PairStyleInfo style;                       // the style whose coefficients these are
+  // Tables indexed [ti * (ntypes + 1) + tj] with types 1..ntypes (row and column 0 unused), symmetric:
+  // values[k] of the style's coefficient k, cutoff of the pair's cutoff.
+  std::vector<std::vector<double>> values;
+  std::vector<double> cutoff;
   double at(const std::vector<double>& table, int ti, int tj) const { return table[ti * (ntypes + 1) + tj]; }
+  // The style's coefficient k (its index in style.params) of the pair (ti, tj).
+  double value(std::size_t k, int ti, int tj) const { return at(values[k], ti, tj); }
   double max_cutoff() const;
-  double min_sigma() const;
+  // The smallest value of the style's contact coefficient over all pairs (lj/cut: sigma; morse: r0).
+  double min_contact() const;
 };
 
 // The type names of a run of ntypes types: md.types' names, or "1".."ntypes" when the deck has no md.types.
 // Throws InputError when md.types gives another number of types (naming `source`, e.g. the data file).
 std::vector<std::string> type_names(const MdConfig& cfg, int ntypes, const std::string& source);
 
-// Resolves the coefficients of every pair; throws InputError naming the [[md.pair.coeff]] entry at fault
-// (unknown type, a pair given twice).
+// Resolves the coefficients of every pair for `style`; throws InputError naming the [[md.pair.coeff]]
+// entry at fault (unknown type, a pair given twice, a coefficient missing or not one of the style's) or
+// the pair that is needed and not given (a style without defaults or mixing).
+PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::string>& names, const PairStyleInfo& style);
+// The same for the registered style md.pair.style names (pair.hpp); InputError when none is registered.
 PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::string>& names);
 
 // The largest pair cutoff the configuration can give, before the types are known: md.cutoff or a larger

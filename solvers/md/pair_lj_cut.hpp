@@ -8,6 +8,7 @@
 
 #include "md_config.hpp"
 #include "pair_coeffs.hpp"
+#include "pair_params.hpp"
 
 namespace spotrun::md {
 
@@ -46,14 +47,21 @@ struct PairLJCutT {
 using PairLJCut = PairLJCutT<double>;       // md.precision = "double"
 using PairLJCutMixed = PairLJCutT<float>;   // md.precision = "mixed"
 
-// md.pair.style = "lj/cut": each type pair's epsilon, sigma and cutoff (pair_coeffs.hpp), md.pair.shift.
+// md.pair.style = "lj/cut": each type pair's epsilon, sigma (LAMMPS pair_coeff order) and cutoff
+// (pair_coeffs.hpp), md.pair.shift. A type's own pair not given: md.pair.epsilon, md.pair.sigma; an unlike
+// pair: epsilon geometric, sigma by md.pair.mix.
 struct LjCut {
   static constexpr const char* name = "lj/cut";
+  static constexpr PairParam params[] = {
+      {"epsilon", "epsilon", "LJ well depth", 0, 1e9, "1.0", PairParamMix::Geometric},
+      {"sigma", "sigma", "LJ zero-crossing distance", 0, 1e9, "1.0", PairParamMix::ByRule},
+  };
+  static constexpr const char* contact = "sigma";
   template <class Real>
   using Evaluator = PairLJCutT<Real>;
   template <class Real>
   static Evaluator<Real> evaluator(const PairCoeffs& c, int ti, int tj, const MdConfig& cfg) {
-    return Evaluator<Real>(c.at(c.epsilon, ti, tj), c.at(c.sigma, ti, tj), c.at(c.cutoff, ti, tj), cfg.shift);
+    return Evaluator<Real>(c.value(0, ti, tj), c.value(1, ti, tj), c.at(c.cutoff, ti, tj), cfg.shift);
   }
 };
 

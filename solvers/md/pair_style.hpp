@@ -1,21 +1,28 @@
 #pragma once
 // The machinery of the pair style registry; the list of styles is pair.hpp's PairStyles. A pair style is a
-// struct (pair_lj_cut.hpp's LjCut) with
+// struct (pair_lj_cut.hpp's LjCut, pair_morse.hpp's Morse) with
 //   static constexpr const char* name;     its value of md.pair.style
+//   static constexpr PairParam params[];    its coefficients (below), in LAMMPS pair_coeff order: their
+//                                           [[md.pair.coeff]] keys, units, ranges, defaults and mixing
+//   static constexpr const char* contact;  the coefficient (a distance) whose half is the closest two
+//                                           atoms may start (the close-atoms check of set-up)
 //   template <class Real> using Evaluator;  its evaluator at the arithmetic Real (precision.hpp): a small
 //                                           copyable struct with real_type, cutsq, compute() and
 //                                           compute_force() (force.hpp uses them) and a default
 //                                           constructor (the unused entries of a table)
 //   template <class Real> static Evaluator<Real> evaluator(const PairCoeffs&, int ti, int tj, const MdConfig&);
 //                                           the evaluator of the type pair (ti, tj) from the resolved
-//                                           coefficients (pair_coeffs.hpp) and the configuration
+//                                           coefficients (pair_coeffs.hpp: c.value(k, ti, tj) is params[k])
 // and, optionally,
 //   static void check_coeffs(const PairCoeffs&, const MdConfig&);
 //                                           InputError for coefficients the style cannot take
+// Every pair also has a cutoff (the optional key `cutoff` of [[md.pair.coeff]], default md.cutoff; mixed
+// like a ByRule distance where the style mixes).
 // PairStyleList<Styles...> gives, from the list alone: AnyPair, a std::variant of the evaluator tables of
 // every style at every precision (the force loop is compiled once per alternative; one std::visit per force
-// call picks it, no virtual call per pair), the style names (the choices of md.pair.style), the check of a
-// configuration's style and coefficients (validate and run alike), and the tables of a run.
+// call picks it, no virtual call per pair), the style names (the choices of md.pair.style), the coefficients
+// of each style (the deck keys and their checks), the check of a configuration's style and coefficients
+// (validate and run alike), and the tables of a run.
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -25,6 +32,7 @@
 #include "comm/errors.hpp"
 #include "md_config.hpp"
 #include "pair_coeffs.hpp"
+#include "pair_params.hpp"
 #include "precision.hpp"
 #include "types.hpp"
 
@@ -90,6 +98,23 @@ struct PairStyleList {
     return s;
   }
 
+  // The coefficients of the style called name; InputError naming md.pair.style and every registered style
+  // when none is.
+  static PairStyleInfo info(const std::string& name) {
+    std::optional<PairStyleInfo> found;
+    (void)((name == Styles::name ? (found.emplace(info_of<Styles>()), true) : false) || ...);
+    if (!found) throw InputError("md.pair.style: pair style '" + name + "' is not known; allowed: " + quoted_names());
+    return *found;
+  }
+
+  // Every style's coefficients, in the order of the list.
+  static std::vector<PairStyleInfo> infos() { return {info_of<Styles>()...}; }
+
+  // The coefficients of every type pair of the named types for the configuration's style (pair_coeffs.hpp).
+  static PairCoeffs resolve(const MdConfig& c, const std::vector<std::string>& names) {
+    return resolve_pair_coeffs(c, names, info(c.pair_style));
+  }
+
   // InputError naming md.pair.style and every registered style when the configuration names another style;
   // then the style's own check of the coefficients, if it has one. validate and run call it (plan_domain).
   static void check(const MdConfig& c, const PairCoeffs& coeffs) {
@@ -108,6 +133,14 @@ struct PairStyleList {
   }
 
  private:
+  template <class Style>
+  static PairStyleInfo info_of() {
+    PairStyleInfo i;
+    i.name = Style::name;
+    i.contact = Style::contact;
+    for (const PairParam& p : Style::params) i.params.push_back(p);
+    return i;
+  }
   template <class Style>
   static void check_style(const MdConfig& c, const PairCoeffs& coeffs) {
     if constexpr (impl::HasCheckCoeffs<Style>::value) Style::check_coeffs(coeffs, c);

@@ -211,6 +211,12 @@ inline std::string list_name(md::NeighborListKind k) {
 // The Kob-Andersen 80:20 mixture's types and pairs (A = type 1, B = type 2), atoms from a data file:
 // A-A (1, 1, cutoff 2.5), B-B (0.5, 0.88, 2.2), and B-A given explicitly (1.5, 0.8, 2.0) when
 // explicit_ab, else from pair_modify mix arithmetic.
+// A [[md.pair.coeff]] entry of pair style lj/cut (cutoff 0: md.cutoff).
+inline md::PairCoeffSpec lj_pair(const std::string& a, const std::string& b, double epsilon, double sigma,
+                                 double cutoff) {
+  return {a, b, {{"epsilon", epsilon}, {"sigma", sigma}}, cutoff};
+}
+
 inline md::MdConfig ka_config(bool explicit_ab) {
   md::MdConfig c;
   c.from_lattice = false;
@@ -218,9 +224,9 @@ inline md::MdConfig ka_config(bool explicit_ab) {
   c.skin = 0.3;
   c.dt = 0.005;
   c.types = {{"A", 1.0, 0.0, false}, {"B", 1.0, 0.0, false}};
-  c.pair_coeffs = {{"A", "A", 1.0, 1.0, 2.5}, {"B", "B", 0.5, 0.88, 2.2}};
+  c.pair_coeffs = {lj_pair("A", "A", 1.0, 1.0, 2.5), lj_pair("B", "B", 0.5, 0.88, 2.2)};
   if (explicit_ab)
-    c.pair_coeffs.push_back({"B", "A", 1.5, 0.8, 2.0});
+    c.pair_coeffs.push_back(lj_pair("B", "A", 1.5, 0.8, 2.0));
   else
     c.mix = md::PairMix::Arithmetic;
   return c;
