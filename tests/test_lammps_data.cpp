@@ -383,3 +383,196 @@ TEST(LammpsData, TopologyLayoutIsMolecularWithTypeNames) {
   EXPECT_NE(atomic.find("\nAtoms # atomic\n\n1 2 0.5 0.33333333333333331 0 0 -1 2\n"), std::string::npos) << atomic;
   EXPECT_NE(atomic.find("\nMasses\n\n1 1\n2 2.5\n"), std::string::npos) << atomic;
 }
+
+// --- molecular files: atom styles, topology, Coeffs ------------------------------------------------------
+
+namespace {
+
+// Five atoms of atom_style full in two molecules: a chain 1-2-3-4 (3 bonds, 2 angles, 1 dihedral, 1
+// improper) and a single atom 5, with every Coeffs section.
+Lines full_lines() {
+  return {"molecular test file",
+          "",
+          "5 atoms",
+          "2 atom types",
+          "3 bonds",
+          "2 bond types",
+          "2 angles",
+          "1 angle types",
+          "1 dihedrals",
+          "1 dihedral types",
+          "1 impropers",
+          "1 improper types",
+          "2 extra bond per atom",
+          "",
+          "0.0 10.0 xlo xhi",
+          "0.0 10.0 ylo yhi",
+          "0.0 10.0 zlo zhi",
+          "",
+          "Masses",
+          "",
+          "1 1.0",
+          "2 2.0",
+          "",
+          "Pair Coeffs # lj/cut",
+          "",
+          "1 1.0 1.0",
+          "2 0.5 1.2",
+          "",
+          "Bond Coeffs # fene",
+          "",
+          "1 30.0 1.5 1.0 1.0",
+          "2 30.0 1.5 1.0 1.0",
+          "",
+          "Angle Coeffs # harmonic",
+          "",
+          "1 5.0 109.5",
+          "",
+          "Dihedral Coeffs # opls",
+          "",
+          "1 1.0 0.5 0.25 0.0",
+          "",
+          "Improper Coeffs # harmonic",
+          "",
+          "1 10.0 0.0",
+          "",
+          "Atoms # full",
+          "",
+          "1 7 1 -0.5 1.0 1.0 1.0 0 0 0",
+          "2 7 2 0.5 2.0 1.0 1.0 0 0 0",
+          "3 7 1 0.0 3.0 1.0 1.0 0 0 0",
+          "4 7 1 0.0 3.0 2.0 1.0 0 0 0",
+          "5 8 2 0.0 9.5 9.0 9.0 0 0 1",
+          "",
+          "Bonds",
+          "",
+          "1 1 1 2",
+          "2 2 2 3",
+          "3 1 3 4",
+          "",
+          "Angles",
+          "",
+          "1 1 1 2 3",
+          "2 1 2 3 4",
+          "",
+          "Dihedrals",
+          "",
+          "1 1 1 2 3 4",
+          "",
+          "Impropers",
+          "",
+          "1 1 2 1 3 4"};
+}
+
+void replace_line(Lines& lines, const std::string& from, const std::string& to) {
+  lines[static_cast<std::size_t>(line_of(lines, from) - 1)] = to;
+}
+
+}  // namespace
+
+TEST(LammpsData, FullStyleWithTopologyAndCoeffs) {
+  const LammpsData d = parse_lammps_data(join(full_lines()), "t.data");
+  EXPECT_EQ(d.atom_style, spotrun::io::AtomStyle::Full);
+  ASSERT_EQ(d.natoms(), 5u);
+  EXPECT_EQ(d.molecule, (std::vector<std::int64_t>{7, 7, 7, 7, 8}));
+  EXPECT_EQ(d.q, (std::vector<double>{-0.5, 0.5, 0.0, 0.0, 0.0}));
+  EXPECT_EQ(d.type[1], 2);
+  EXPECT_EQ(d.x[3 * 4 + 2], 9.0);
+  EXPECT_EQ(d.image[3 * 4 + 2], 1);
+  EXPECT_EQ(d.bonds.ntypes, 2);
+  EXPECT_EQ(d.bonds.type, (std::vector<int>{1, 2, 1}));
+  EXPECT_EQ(d.bonds.atoms, (std::vector<std::int64_t>{1, 2, 2, 3, 3, 4}));
+  EXPECT_EQ(d.angles.atoms, (std::vector<std::int64_t>{1, 2, 3, 2, 3, 4}));
+  EXPECT_EQ(d.dihedrals.atoms, (std::vector<std::int64_t>{1, 2, 3, 4}));
+  EXPECT_EQ(d.impropers.atoms, (std::vector<std::int64_t>{2, 1, 3, 4}));
+  EXPECT_TRUE(d.has_topology());
+  EXPECT_EQ(d.bond_coeffs.style, "fene");
+  EXPECT_EQ(d.bond_coeffs.rows[1], (std::vector<double>{30.0, 1.5, 1.0, 1.0}));
+  EXPECT_EQ(d.angle_coeffs.rows[0], (std::vector<double>{5.0, 109.5}));
+  EXPECT_EQ(d.dihedral_coeffs.style, "opls");
+  EXPECT_EQ(d.improper_coeffs.rows[0], (std::vector<double>{10.0, 0.0}));
+  EXPECT_EQ(d.pair_coeffs.style, "lj/cut");
+  EXPECT_EQ(d.pair_coeffs.rows[1], (std::vector<double>{0.5, 1.2}));
+  EXPECT_FALSE(d.pair_ij_coeffs.present);
+}
+
+// The other styles' columns; the style from the deck where the file does not name it.
+TEST(LammpsData, AtomStylesAndTheirColumns) {
+  using spotrun::io::AtomStyle;
+  const Lines base{"t", "", "2 atoms", "1 atom types", "0 10 xlo xhi", "0 10 ylo yhi", "0 10 zlo zhi", "",
+                   "Masses", "", "1 1.0", ""};
+  auto with = [&](const std::string& header, const Lines& rows) {
+    Lines l = base;
+    l.push_back(header);
+    l.push_back("");
+    l.insert(l.end(), rows.begin(), rows.end());
+    return l;
+  };
+  LammpsData c = parse_lammps_data(join(with("Atoms # charge", {"1 1 -1.0 1 1 1", "2 1 1.0 2 2 2 0 1 0"})), "t.data");
+  EXPECT_EQ(c.q, (std::vector<double>{-1.0, 1.0}));
+  EXPECT_EQ(c.image[4], 1);
+  LammpsData m = parse_lammps_data(join(with("Atoms # molecular", {"1 3 1 1 1 1", "2 4 1 2 2 2"})), "t.data");
+  EXPECT_EQ(m.molecule, (std::vector<std::int64_t>{3, 4}));
+  // No comment: the declared style; none declared: atomic, and the message says how to name another.
+  const Lines bare = with("Atoms", {"1 3 1 1 1 1", "2 4 1 2 2 2"});
+  LammpsData b = parse_lammps_data(join(bare), "t.data", AtomStyle::Bond);
+  EXPECT_EQ(b.atom_style, AtomStyle::Bond);
+  EXPECT_EQ(b.molecule[1], 4);
+  EXPECT_CONTAINS(parse_error(bare), "atom_style atomic), got 6 columns; a file of another atom style names it after "
+                                     "'Atoms #' or in md.initial.atom_style");
+  // The comment and the deck disagree.
+  const std::string e = [&] {
+    try {
+      parse_lammps_data(join(with("Atoms # molecular", {"1 3 1 1 1 1", "2 4 1 2 2 2"})), "t.data", AtomStyle::Full);
+    } catch (const InputError& x) {
+      return std::string(x.what());
+    }
+    return std::string();
+  }();
+  EXPECT_EQ(e, "t.data:13: the Atoms section is 'molecular' but md.initial.atom_style is 'full'; make them agree");
+  EXPECT_CONTAINS(parse_error(with("Atoms # sphere", {"1 1 1 1 1", "2 1 2 2 2"})),
+                  "t.data:13: Atoms section style 'sphere' is not supported; allowed: atomic, bond, angle, molecular, "
+                  "charge, full");
+}
+
+TEST(LammpsData, TopologyErrorsNameTheLine) {
+  Lines unknown = full_lines();
+  replace_line(unknown, "2 2 2 3", "2 2 2 9");
+  EXPECT_ERROR_AT(unknown, "2 2 2 9", "Bonds line names atom id 9, which the Atoms section has not");
+  Lines twice = full_lines();
+  replace_line(twice, "1 1 1 2 3", "1 1 1 2 1");
+  EXPECT_ERROR_AT(twice, "1 1 1 2 1", "Angles line names atom id 1 twice");
+  Lines type = full_lines();
+  replace_line(type, "3 1 3 4", "3 3 3 4");
+  EXPECT_ERROR_AT(type, "3 3 3 4", "bond type 3 out of range 1..2");
+  Lines cols = full_lines();
+  replace_line(cols, "1 1 1 2 3 4", "1 1 1 2 3 4 5");
+  EXPECT_ERROR_AT(cols, "1 1 1 2 3 4 5", "Dihedrals line needs 'id type' and 4 atom ids, got 7 columns");
+  Lines missing = full_lines();
+  missing.erase(missing.end() - 4, missing.end());  // the Impropers section
+  EXPECT_ERROR_AT(missing, "1 impropers", "the header says 1 impropers but the file has no Impropers section");
+  Lines atomic = full_lines();
+  replace_line(atomic, "Atoms # full", "Atoms # bond");
+  // Without the charge column: atom_style bond.
+  replace_line(atomic, "1 7 1 -0.5 1.0 1.0 1.0 0 0 0", "1 7 1 1.0 1.0 1.0 0 0 0");
+  replace_line(atomic, "2 7 2 0.5 2.0 1.0 1.0 0 0 0", "2 7 2 2.0 1.0 1.0 0 0 0");
+  replace_line(atomic, "3 7 1 0.0 3.0 1.0 1.0 0 0 0", "3 7 1 3.0 1.0 1.0 0 0 0");
+  replace_line(atomic, "4 7 1 0.0 3.0 2.0 1.0 0 0 0", "4 7 1 3.0 2.0 1.0 0 0 0");
+  replace_line(atomic, "5 8 2 0.0 9.5 9.0 9.0 0 0 1", "5 8 2 9.5 9.0 9.0 0 0 1");
+  EXPECT_ERROR_AT(atomic, "2 angles", "atom_style bond holds no angles (atom styles angle, molecular or full do)");
+  Lines before = full_lines();
+  const auto bonds_at = before.begin() + line_of(before, "Bonds") - 1;
+  Lines bonds(bonds_at, bonds_at + 6);
+  before.erase(bonds_at, bonds_at + 6);
+  before.insert(before.begin() + line_of(before, "Atoms # full") - 1, bonds.begin(), bonds.end());
+  EXPECT_ERROR_AT(before, "Bonds", "Bonds section before the Atoms section");
+  Lines coeff = full_lines();
+  replace_line(coeff, "2 30.0 1.5 1.0 1.0", "1 31.0 1.5 1.0 1.0");
+  EXPECT_ERROR_AT(coeff, "1 31.0 1.5 1.0 1.0", "Bond Coeffs: type 1 given twice");
+  Lines cross = full_lines();
+  replace_line(cross, "Improper Coeffs # harmonic", "BondBond Coeffs");
+  EXPECT_ERROR_AT(cross, "BondBond Coeffs", "class2 cross terms are not supported");
+  Lines dup = full_lines();
+  replace_line(dup, "5 8 2 0.0 9.5 9.0 9.0 0 0 1", "4 8 2 0.0 9.5 9.0 9.0 0 0 1");
+  EXPECT_ERROR_AT(dup, "4 8 2 0.0 9.5 9.0 9.0 0 0 1", "duplicate atom id 4");
+}

@@ -234,3 +234,26 @@ TEST(MdTypes, CloseAtomsAreRefusedNamingTheClosestPair) {
     }
   }
 }
+
+// A data file with bonded topology or charges is read, then refused by the MD on every rank: it does not
+// simulate them yet, and a run without them would be another system.
+TEST(MdTypes, TopologyAndChargesAreRefusedUntilSimulated) {
+  const std::string head = "t\n\n2 atoms\n1 atom types\n";
+  const std::string box = "\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1.0\n\n";
+  const auto bonded = io::parse_lammps_data(
+      head + "1 bonds\n1 bond types\n" + box + "Atoms # bond\n\n1 1 1 1 1 1\n2 1 1 2 1 1\n\nBonds\n\n1 1 1 2\n", "b.data");
+  md::MdConfig c;
+  c.from_lattice = false;
+  std::string e = input_error([&] { MdRun run(c, test::world(), &bonded); });
+  EXPECT_EQ(e, "md.initial.lammps_data: the data file (atom_style bond) has 1 bonds; spotrun's MD does not simulate "
+               "bonded interactions yet (README, \"What spotrun does not do yet\"); only the pair style acts between atoms");
+  const auto charged =
+      io::parse_lammps_data(head + box + "Atoms # charge\n\n1 1 0.5 1 1 1\n2 1 -0.5 2 1 1\n", "q.data");
+  e = input_error([&] { MdRun run(c, test::world(), &charged); });
+  EXPECT_NE(e.find("gives atoms non-zero charges; spotrun's MD does not simulate electrostatics yet"), std::string::npos)
+      << e;
+  // Zero charges are no charges: the run starts.
+  const auto neutral = io::parse_lammps_data(head + box + "Atoms # full\n\n1 1 1 0 1 1 1\n2 1 1 0 2.5 1 1\n", "n.data");
+  MdRun run(c, test::world(), &neutral);
+  EXPECT_EQ(run->natoms(), 2);
+}

@@ -263,6 +263,10 @@ std::vector<KeySpec> md_keys() {
       // [md.initial]
       {"md.initial.lammps_data", KeyType::String, "", "path",
        "LAMMPS data file to start from (relative paths: to the deck's directory)"},
+      {"md.initial.atom_style", KeyType::String, "", "-",
+       "LAMMPS atom style of the data file's Atoms section, for a file that does not name it ('Atoms # full'); "
+       "default: the file's comment, else atomic",
+       -1e300, 1e300, false, io::atom_style_names()},
   };
   for (auto& k : keys)
     if (k.key == "md.pair.coeff.cutoff") k.optional = true;
@@ -365,7 +369,10 @@ struct MdDefinition {
     const std::uint64_t bytes = io::input_file_size(ctx.comm, p.string(), what);
     ctx.check_memory(2.0 * static_cast<double>(bytes), "reading LAMMPS data file '" + p.string() + "'");
     std::string text = io::read_input_file(ctx.comm, p.string(), what, bytes);
-    auto data = std::make_shared<const io::LammpsData>(io::parse_lammps_data(text, p.string()));
+    std::optional<io::AtomStyle> declared;
+    if (ctx.deck.has("md.initial.atom_style"))
+      declared = io::atom_style_from_name(ctx.deck.get_string("md.initial.atom_style"));
+    auto data = std::make_shared<const io::LammpsData>(io::parse_lammps_data(text, p.string(), declared));
     text.clear();
     solvers::SolverInputs in;
     in.work_units = static_cast<double>(data->natoms());

@@ -15,6 +15,29 @@
 
 namespace spotrun::md {
 
+namespace {
+
+// A data file with bonded topology or charges: read (io/lammps_data.hpp checks it), but the MD does not
+// simulate bonded or Coulomb interactions yet, and a run without them would be another system.
+void refuse_what_md_cannot_hold(const io::LammpsData& d) {
+  const std::pair<const char*, std::size_t> kinds[4] = {
+      {"bonds", d.bonds.count()}, {"angles", d.angles.count()}, {"dihedrals", d.dihedrals.count()},
+      {"impropers", d.impropers.count()}};
+  std::string held;
+  for (const auto& [name, n] : kinds)
+    if (n > 0) held += (held.empty() ? "" : ", ") + std::to_string(n) + " " + name;
+  if (!held.empty())
+    throw InputError("md.initial.lammps_data: the data file (atom_style " + std::string(io::atom_style_name(d.atom_style)) +
+                     ") has " + held + "; spotrun's MD does not simulate bonded interactions yet (README, \"What "
+                     "spotrun does not do yet\"); only the pair style acts between atoms");
+  for (const double q : d.q)
+    if (q != 0)
+      throw InputError("md.initial.lammps_data: the data file (atom_style " + std::string(io::atom_style_name(d.atom_style)) +
+                       ") gives atoms non-zero charges; spotrun's MD does not simulate electrostatics yet (README, "
+                       "\"What spotrun does not do yet\")");
+}
+
+}  // namespace
 
 FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
   FreshDomain f;
@@ -24,6 +47,7 @@ FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
     for (const auto& t : cfg.types) f.masses.push_back(t.mass);
   }
   if (data) {
+    refuse_what_md_cannot_hold(*data);
     f.box.lo = data->lo;
     f.box.hi = data->hi;
     if (!cfg.types.empty() && cfg.types.size() == data->masses.size())
