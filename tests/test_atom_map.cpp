@@ -1,0 +1,120 @@
+// md::AtomMap: the copy of a global id closest to a position, among owned atoms and ghost images, found
+// in a kernel against brute force over every copy; an absent id; rebuilding after the atoms changed.
+#include <gtest/gtest.h>
+
+#include <Kokkos_Core.hpp>
+#include <random>
+#include <vector>
+
+#include "solvers/md/atom_map.hpp"
+#include "support/mpi_test.hpp"
+
+SPOTRUN_TEST_RANKS(1);
+
+using namespace spotrun;
+
+namespace {
+
+// n owned atoms with ids 1..n in a box of edge 10, then `ghosts` images of random owned atoms shifted by a
+// box length in a random direction (some ids get several copies).
+md::AtomStore store(int n, int ghosts, unsigned seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0, 10);
+  std::uniform_int_distribution<int> pick(0, n - 1), shift(-1, 1);
+  md::AtomStore a;
+  a.reserve(n + ghosts);
+  auto x = Kokkos::create_mirror_view(a.x);
+  auto id = Kokkos::create_mirror_view(a.id);
+  for (int i = 0; i < n; ++i) {
+    id(i) = 3 * i + 1;  // ids need not be contiguous
+    for (int d = 0; d < 3; ++d) x(i, d) = u(rng);
+  }
+  for (int g = 0; g < ghosts; ++g) {
+    const int of = pick(rng), i = n + g;
+    id(i) = id(of);
+    int s[3];
+    do {
+      for (int d = 0; d < 3; ++d) s[d] = shift(rng);
+    } while (s[0] == 0 && s[1] == 0 && s[2] == 0);
+    for (int d = 0; d < 3; ++d) x(i, d) = x(of, d) + 10.0 * s[d];
+  }
+  Kokkos::deep_copy(a.x, x);
+  Kokkos::deep_copy(a.id, id);
+  a.nlocal = n;
+  a.nghost = ghosts;
+  return a;
+}
+
+}  // namespace
+
+TEST(AtomMap, ClosestCopyAgreesWithBruteForce) {
+  for (const auto& [n, ghosts] : {std::pair<int, int>{1, 0}, {50, 200}, {2000, 3000}}) {
+    const md::AtomStore atoms = store(n, ghosts, 5 + n);
+    md::AtomMap map;
+    map.build(atoms);
+    // Queries: every id once (and ids that are absent) from random reference positions.
+    const int q = n + 20;
+    Kokkos::View<std::int64_t*, md::MemSpace> qid("qid", q);
+    Kokkos::View<double* [3], md::MemSpace> qx("qx", q);
+    Kokkos::View<int*, md::MemSpace> found("found", q);
+    auto hid = Kokkos::create_mirror_view(qid);
+    auto hqx = Kokkos::create_mirror_view(qx);
+    std::mt19937_64 rng(99);
+    std::uniform_real_distribution<double> u(-5, 15);
+    for (int k = 0; k < q; ++k) {
+      hid(k) = k < n ? 3 * k + 1 : 3 * k + 2;  // k >= n: ids no atom has
+      for (int d = 0; d < 3; ++d) hqx(k, d) = u(rng);
+    }
+    Kokkos::deep_copy(qid, hid);
+    Kokkos::deep_copy(qx, hqx);
+    const auto lookup = map.lookup();
+    Kokkos::parallel_for(
+        "test::map", Kokkos::RangePolicy<md::ExecSpace>(0, q),
+        KOKKOS_LAMBDA(int k) { found(k) = lookup.closest(qid(k), qx(k, 0), qx(k, 1), qx(k, 2)); });
+    auto hfound = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), found);
+    auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), atoms.x);
+    auto hatom = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), atoms.id);
+    int wrong = 0, copies = 0;
+    for (int k = 0; k < q; ++k) {
+      int best = -1;
+      double best_rsq = 0;
+      for (int i = 0; i < atoms.nall(); ++i) {
+        if (hatom(i) != hid(k)) continue;
+        ++copies;
+        double rsq = 0;
+        for (int d = 0; d < 3; ++d) rsq += (hx(i, d) - hqx(k, d)) * (hx(i, d) - hqx(k, d));
+        if (best < 0 || rsq < best_rsq) {
+          best = i;
+          best_rsq = rsq;
+        }
+      }
+      if (hfound(k) != best) ++wrong;
+    }
+    EXPECT_EQ(wrong, 0) << n << " atoms, " << ghosts << " ghosts";
+    EXPECT_EQ(copies, n + ghosts);
+  }
+}
+
+// The map follows the store when rebuilt: a smaller store, then a larger one than its capacity.
+TEST(AtomMap, RebuildsForOtherAtoms) {
+  md::AtomMap map;
+  for (const int n : {500, 10, 5000}) {
+    const md::AtomStore atoms = store(n, n / 2, 17);
+    map.build(atoms);
+    const auto lookup = map.lookup();
+    int missing = 0;
+    Kokkos::parallel_reduce(
+        "test::map::all", Kokkos::RangePolicy<md::ExecSpace>(0, n),
+        KOKKOS_LAMBDA(int k, int& m) {
+          const int i = lookup.closest(3 * k + 1, 5.0, 5.0, 5.0);
+          if (i < 0) ++m;
+        },
+        missing);
+    EXPECT_EQ(missing, 0) << n;
+    int absent = 0;
+    Kokkos::parallel_reduce(
+        "test::map::none", Kokkos::RangePolicy<md::ExecSpace>(0, 1),
+        KOKKOS_LAMBDA(int, int& m) { m += lookup.closest(3 * n + 1, 0, 0, 0) < 0 ? 1 : 0; }, absent);
+    EXPECT_EQ(absent, 1);
+  }
+}
