@@ -1,0 +1,152 @@
+#pragma once
+// The forces of the bonded interactions of a rank, gathered per owned atom (as the full neighbour list does
+// for pairs): each owned atom loops over the interactions it takes part in and adds its own share. No
+// atomics and a fixed order of the sums, so a run repeats itself bit for bit on threads and on a GPU, and
+// nothing goes back to other ranks (an interaction across ranks is evaluated on each rank that owns one of
+// its atoms). The energy and virial of an interaction are tallied once, by the rank that owns its first
+// atom (role 0).
+//
+// The lists hold local indices (owned or ghost), the copies of the partners closest to each other (AtomMap),
+// built at each neighbour build from the atoms' topology.
+#include <Kokkos_Core.hpp>
+#include <cstdint>
+
+#include "geometry.hpp"
+#include "solvers/md/types.hpp"
+#include "styles.hpp"
+
+namespace spotrun::md::bonded {
+
+// The interactions of `Width` atoms (2: bonds, 3: angles, 4: dihedrals) each owned atom takes part in:
+// entries [offset(a), offset(a + 1)) of owned atom a, each the local indices of the interaction's atoms in
+// its order, the atom's own role (its place among them) and the interaction type (1-based).
+template <int Width>
+struct GatherList {
+  IntView offset{"md::bonded::offset", 0};                                      // nlocal + 1
+  Kokkos::View<int* [Width + 2], Kokkos::LayoutRight, MemSpace> entry{"md::bonded::entry", 0};  // atoms, role, type
+  int nlocal = 0;
+};
+
+// What one force call of a kind tallied: the energy and virial of the interactions this rank tallies,
+// and the first interaction a style refused (a broken FENE bond), by its atoms' local indices (-1: none).
+struct BondedTally {
+  double energy = 0;
+  double virial[6] = {0, 0, 0, 0, 0, 0};  // xx yy zz xy xz yz
+  int bad_atom[2] = {-1, -1};
+
+  KOKKOS_INLINE_FUNCTION void operator+=(const BondedTally& o) {
+    energy += o.energy;
+    for (int c = 0; c < 6; ++c) virial[c] += o.virial[c];
+    if (o.bad_atom[0] >= 0 && (bad_atom[0] < 0 || o.bad_atom[0] < bad_atom[0])) {
+      bad_atom[0] = o.bad_atom[0];
+      bad_atom[1] = o.bad_atom[1];
+    }
+  }
+  // Kokkos 3's reductions join volatile values.
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile BondedTally& o) volatile {
+    energy += o.energy;
+    for (int c = 0; c < 6; ++c) virial[c] += o.virial[c];
+    if (o.bad_atom[0] >= 0 && (bad_atom[0] < 0 || o.bad_atom[0] < bad_atom[0])) {
+      bad_atom[0] = o.bad_atom[0];
+      bad_atom[1] = o.bad_atom[1];
+    }
+  }
+};
+
+namespace impl {
+
+// The virial of forces f on atoms at x (relative to atom 0: translation-invariant as the forces sum to 0).
+template <int Width>
+KOKKOS_INLINE_FUNCTION void add_virial(const double (&rel)[Width][3], const double (&f)[Width][3], BondedTally& t) {
+  for (int a = 1; a < Width; ++a) {
+    t.virial[0] += rel[a][0] * f[a][0];
+    t.virial[1] += rel[a][1] * f[a][1];
+    t.virial[2] += rel[a][2] * f[a][2];
+    t.virial[3] += rel[a][0] * f[a][1];
+    t.virial[4] += rel[a][0] * f[a][2];
+    t.virial[5] += rel[a][1] * f[a][2];
+  }
+}
+
+}  // namespace impl
+
+// The forces of every interaction of a kind on the owned atoms, added to f; the tally of the interactions
+// whose role-0 atom is owned. Style: a Kokkos view of evaluators by type (1-based; entry 0 unused) whose
+// element has compute() as in styles.hpp. Kind: 2 bonds, 3 angles, 4 dihedrals (the geometry).
+template <int Width, class StyleView>
+BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles, const Vec3View& x, const Vec3View& f) {
+  static_assert(Width >= 2 && Width <= 4, "bonds, angles or dihedrals");
+  BondedTally total;
+  auto offset = list.offset;
+  auto entry = list.entry;
+  Kokkos::parallel_reduce(
+      "md::bonded::gather", Policy(0, list.nlocal),
+      KOKKOS_LAMBDA(const int a, BondedTally& t) {
+        double fa[3] = {0, 0, 0};
+        for (int e = offset(a); e < offset(a + 1); ++e) {
+          int idx[Width];
+          for (int k = 0; k < Width; ++k) idx[k] = entry(e, k);
+          const int role = entry(e, Width), type = entry(e, Width + 1);
+          double rel[Width][3], fi[Width][3];
+          for (int k = 0; k < Width; ++k)
+            for (int d = 0; d < 3; ++d) rel[k][d] = x(idx[k], d) - x(idx[0], d);
+          double energy = 0;
+          bool bad = false;
+          if constexpr (Width == 2) {
+            const double del[3] = {-rel[1][0], -rel[1][1], -rel[1][2]};  // x_0 - x_1
+            double fbond;
+            const auto state = styles(type).compute(dot3(del, del), fbond, energy);
+            bad = static_cast<int>(state) == 2;
+            for (int d = 0; d < 3; ++d) {
+              fi[0][d] = fbond * del[d];
+              fi[1][d] = -fi[0][d];
+            }
+          } else if constexpr (Width == 3) {
+            double del1[3], del2[3], f1[3], f3[3], dedc;
+            for (int d = 0; d < 3; ++d) {
+              del1[d] = rel[0][d] - rel[1][d];
+              del2[d] = rel[2][d] - rel[1][d];
+            }
+            const AngleGeometry g = angle_geometry(del1, del2);
+            styles(type).compute(g, dedc, energy);
+            angle_forces(g, del1, del2, dedc, f1, f3);
+            for (int d = 0; d < 3; ++d) {
+              fi[0][d] = f1[d];
+              fi[2][d] = f3[d];
+              fi[1][d] = -(f1[d] + f3[d]);
+            }
+          } else {
+            double b1[3], b2[3], b3[3], dedphi;
+            for (int d = 0; d < 3; ++d) {
+              b1[d] = rel[1][d] - rel[0][d];
+              b2[d] = rel[2][d] - rel[1][d];
+              b3[d] = rel[3][d] - rel[2][d];
+            }
+            const DihedralGeometry g = dihedral_geometry(b1, b2, b3);
+            styles(type).compute(g.phi, dedphi, energy);
+            dihedral_forces(g, b1, b2, b3, dedphi, fi[0], fi[1], fi[2], fi[3]);
+          }
+          for (int d = 0; d < 3; ++d) fa[d] += fi[role][d];
+          if (role == 0) {  // this rank owns the interaction's first atom: it tallies the interaction
+            t.energy += energy;
+            impl::add_virial<Width>(rel, fi, t);
+            if (bad && (t.bad_atom[0] < 0 || idx[0] < t.bad_atom[0])) {
+              t.bad_atom[0] = idx[0];
+              t.bad_atom[1] = idx[1];
+            }
+          }
+        }
+        for (int d = 0; d < 3; ++d) f(a, d) += fa[d];
+      },
+      Kokkos::Sum<BondedTally>(total));
+  return total;
+}
+
+}  // namespace spotrun::md::bonded
+
+namespace Kokkos {
+template <>
+struct reduction_identity<spotrun::md::bonded::BondedTally> {
+  KOKKOS_FORCEINLINE_FUNCTION static spotrun::md::bonded::BondedTally sum() { return {}; }
+};
+}  // namespace Kokkos
