@@ -7,7 +7,10 @@
 #   --check-np N   additionally rerun every reference case with
 #                  `mpirun -np N lmp` and compare it with the serial CSV
 #                  (max relative difference printed; nothing is written).
-# Environment: LMP (default: lmp), MPIRUN (default: mpirun).
+# Environment: LMP (default: lmp), MPIRUN (default: mpirun), PYTHON
+#   (default: /usr/bin/python3, standard library only), CHAIN_DATA (default:
+#   /usr/share/lammps/examples/COUPLE/multiple/data.chain, the in.chain
+#   benchmark data the Kremer-Grest melt is cut from).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +23,7 @@ CHECK_NP=""
 while [[ $# -gt 0 ]]; do
     case "$1" in
         --check-np) CHECK_NP="${2:?--check-np needs a rank count}"; shift 2 ;;
-        -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
         *) echo "unknown option: $1" >&2; exit 2 ;;
     esac
 done
@@ -30,13 +33,23 @@ command -v "$LMP" >/dev/null 2>&1 || { echo "error: '$LMP' not found (set LMP=..
 TMP="$(mktemp -d)"
 trap 'rm -rf "$TMP"' EXIT
 
-# Thermo block of a LAMMPS log -> CSV with a fixed header.
+# Thermo block of a LAMMPS log -> CSV. The header is the keyword list of
+# the input's `thermo_style custom ...` line (echoed in the log), e.g.
+# step,time,temp,pe,ke,etotal,press; rows are the thermo lines with as
+# many columns.
 log_to_csv() {
-    awk 'BEGIN { print "step,time,temp,pe,ke,etotal,press" }
-         $1 == "Step"     { inblock = 1; next }
+    awk '$1 == "thermo_style" && $2 == "custom" {
+             ncol = NF - 2; hdr = $3
+             for (i = 4; i <= NF; i++) hdr = hdr "," $i }
+         $1 == "Step"     {
+             if (!ncol) { print "error: no thermo_style custom line in the log" > "/dev/stderr"; exit 1 }
+             if (!printed++) print hdr
+             inblock = 1; next }
          /^Loop time of/  { inblock = 0; next }
-         inblock && NF == 7 && $1 ~ /^[0-9]+$/ {
-             print $1 "," $2 "," $3 "," $4 "," $5 "," $6 "," $7 }' "$1"
+         inblock && NF == ncol && $1 ~ /^[0-9]+$/ {
+             row = $1
+             for (i = 2; i <= NF; i++) row = row "," $i
+             print row }' "$1"
 }
 
 # lmp_run LOG [mpirun prefix...] -- lmp args...
@@ -75,14 +88,18 @@ echo "wrote tests/data/lj-small.data, tests/data/lj-small-noimage.data"
 cp "$TMP/ka-small.data" "$DATA/ka-small.data"
 echo "wrote tests/data/ka-small.data"
 
-# compare_np CSV LOG: the max relative difference of a parallel run's thermo to the serial CSV.
+# compare_np CSV LOG: the max relative difference of a parallel run's thermo
+# to the serial CSV, over every column after step and time (any CSV width).
 compare_np() {
     log_to_csv "$2" > "$TMP/np.csv"
+    cmp -s <(head -n 1 "$DATA/$1") <(head -n 1 "$TMP/np.csv") || { echo "error: $1: np=$CHECK_NP header differs" >&2; exit 1; }
+    [[ $(wc -l < "$DATA/$1") -eq $(wc -l < "$TMP/np.csv") ]] || { echo "error: $1: np=$CHECK_NP row count differs" >&2; exit 1; }
     paste -d, "$DATA/$1" "$TMP/np.csv" | awk -F, -v name="$1" -v np="$CHECK_NP" '
-        NR > 1 { for (i = 3; i <= 7; i++) {
-                     a = $i; b = $(i + 7); d = a - b; if (d < 0) d = -d
-                     s = (a < 0 ? -a : a); if (s < 1) s = 1
-                     if (d / s > m) m = d / s } }
+        NR == 1 { n = NF / 2; next }
+        { for (i = 3; i <= n; i++) {
+              a = $i; b = $(i + n); d = a - b; if (d < 0) d = -d
+              s = (a < 0 ? -a : a); if (s < 1) s = 1
+              if (d / s > m) m = d / s } }
         END { printf "  np=%s vs serial, %s: max rel diff %.3g\n", np, name, m }'
 }
 
@@ -148,3 +165,50 @@ for c in "${MORSE_CASES[@]}"; do
         compare_np "$csv" "$plog"
     fi
 done
+
+# check_rows CSV N: the CSV has N data rows.
+check_rows() {
+    local rows=$(( $(wc -l < "$DATA/$1") - 1 ))
+    [[ $rows -eq $2 ]] || { echo "error: $1 has $rows rows, expected $2" >&2; exit 1; }
+}
+
+# 5. Kremer-Grest melt: kg-small.data from the in.chain benchmark data
+#    (serial), then 200 steps NVE with FENE bonds and WCA pairs.
+CHAIN_DATA="${CHAIN_DATA:-/usr/share/lammps/examples/COUPLE/multiple/data.chain}"
+[[ -r "$CHAIN_DATA" ]] || { echo "error: '$CHAIN_DATA' not found (set CHAIN_DATA=... to the in.chain benchmark's data.chain)" >&2; exit 1; }
+(cd "$TMP" && run_lmp "$TMP/log.make-kg-data" "$LMP" -in "$INPUTS/in.make-kg-data" -var chain "$CHAIN_DATA" -var out "$TMP/kg-small.data")
+cp "$TMP/kg-small.data" "$DATA/kg-small.data"
+echo "wrote tests/data/kg-small.data"
+
+csv=lammps-kg-small-nve.csv
+log="$TMP/log.${csv%.csv}"
+(cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.kg-ref" -var data "$DATA/kg-small.data")
+log_to_csv "$log" > "$DATA/$csv"
+check_rows "$csv" 21
+echo "wrote tests/data/$csv"
+if [[ -n "$CHECK_NP" ]]; then
+    plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
+    (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.kg-ref" -var data "$DATA/kg-small.data")
+    compare_np "$csv" "$plog"
+fi
+
+# 6. Semiflexible melt: the chains of kg-small.data with an Angles section
+#    (tools/lammps_add_angles.py), equilibrated with harmonic bonds and
+#    angles and LJ 2.5 (serial), then 200 steps NVE.
+PYTHON="${PYTHON:-/usr/bin/python3}"
+"$PYTHON" "$ROOT/tools/lammps_add_angles.py" "$DATA/kg-small.data" "$TMP/kg-angles.data"
+(cd "$TMP" && run_lmp "$TMP/log.make-semiflex-data" "$LMP" -in "$INPUTS/in.make-semiflex-data" -var data "$TMP/kg-angles.data" -var out "$TMP/semiflexible-small.data")
+cp "$TMP/semiflexible-small.data" "$DATA/semiflexible-small.data"
+echo "wrote tests/data/semiflexible-small.data"
+
+csv=lammps-semiflexible-small-nve.csv
+log="$TMP/log.${csv%.csv}"
+(cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.semiflex-ref" -var data "$DATA/semiflexible-small.data")
+log_to_csv "$log" > "$DATA/$csv"
+check_rows "$csv" 21
+echo "wrote tests/data/$csv"
+if [[ -n "$CHECK_NP" ]]; then
+    plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
+    (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.semiflex-ref" -var data "$DATA/semiflexible-small.data")
+    compare_np "$csv" "$plog"
+fi
