@@ -1,6 +1,7 @@
 // io::parse_lammps_data / read_lammps_data: LAMMPS data files (atom_style atomic, orthogonal box).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <iomanip>
@@ -575,4 +576,21 @@ TEST(LammpsData, TopologyErrorsNameTheLine) {
   Lines dup = full_lines();
   replace_line(dup, "5 8 2 0.0 9.5 9.0 9.0 0 0 1", "4 8 2 0.0 9.5 9.0 9.0 0 0 1");
   EXPECT_ERROR_AT(dup, "4 8 2 0.0 9.5 9.0 9.0 0 0 1", "duplicate atom id 4");
+}
+
+// The molecular references of tests/data (README.md): LAMMPS's own write_data output reads.
+TEST(LammpsData, ReadsTheMolecularReferences) {
+  using spotrun::io::read_lammps_data;
+  const std::string dir = SPOTRUN_TEST_DATA_DIR;
+  const LammpsData kg = read_lammps_data(dir + "/kg-small.data");
+  EXPECT_EQ(kg.atom_style, spotrun::io::AtomStyle::Bond);
+  EXPECT_EQ(kg.natoms(), 1500u);
+  EXPECT_EQ(kg.bonds.count(), 1470u);
+  EXPECT_EQ(*std::max_element(kg.molecule.begin(), kg.molecule.end()), 30);
+  EXPECT_TRUE(kg.has_velocities);
+  const LammpsData semi = read_lammps_data(dir + "/semiflexible-small.data");
+  EXPECT_EQ(semi.atom_style, spotrun::io::AtomStyle::Angle);
+  EXPECT_EQ(semi.bonds.count(), 1470u);
+  EXPECT_EQ(semi.angles.count(), 1440u);
+  EXPECT_EQ(semi.angles.width, 3);
 }
