@@ -129,7 +129,8 @@ SpawnedChild spawn_with_pipes(const std::vector<std::string>& argv, const SpawnO
   SpawnedChild child;
   Pipes pipes;
   const bool want_err = !options.inherit_output && !options.merge_stderr;
-  if ((!options.inherit_output && ::pipe2(pipes.out, O_CLOEXEC) != 0) || (want_err && ::pipe2(pipes.err, O_CLOEXEC) != 0)) {
+  const bool want_out = !options.inherit_output;
+  if ((want_out && ::pipe2(pipes.out, O_CLOEXEC) != 0) || (want_err && ::pipe2(pipes.err, O_CLOEXEC) != 0)) {
     child.failed_call = "pipe2";
     child.error = errno;
     pipes.close_all();

@@ -2,8 +2,9 @@
 // spotrun's one way of starting a child program: stdin from /dev/null, stdout and stderr into pipes (or
 // one pipe, or this process's own), an empty signal mask, the named signals back at their default
 // disposition (spotrun's stop handlers and whatever MPI installed do not belong in the child). Used for
-// rclone (the durable tier), Slurm's commands (squeue, scontrol, sbatch), and `spotrun launch`'s mpirun,
-// probes and --hosts-command; each caller reads the pipes and waits in its own way.
+// rclone (the durable tier), Slurm's commands (squeue, scontrol, sbatch), `spotrun launch`'s mpirun, probes
+// and --hosts-command, and the plotting script of `spotrun report --png`; each caller reads the pipes and
+// waits in its own way.
 #include <sys/types.h>
 
 #include <string>
