@@ -1,17 +1,16 @@
 // Loading NCCL at run time (nccl_library.hpp). With SPOTRUN_HAVE_NCCL (NCCL's header found at
-// configure time) the functions are looked up with dlsym; without, nothing is ever loaded.
+// configure time) the functions are looked up through comm::SharedLibrary (shared_library.hpp); without,
+// nothing is ever loaded.
 #include "nccl_library.hpp"
-
-#include <dlfcn.h>
 
 #include <chrono>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <vector>
 
 #include "errors.hpp"
+#include "shared_library.hpp"
 
 #if defined(SPOTRUN_HAVE_NCCL)
 #include "nccl_api.hpp"
@@ -24,35 +23,27 @@ namespace spotrun::comm {
 namespace {
 
 // Opens `soname` and fills `api`; on failure returns the reason (and closes what it opened), else "" and
-// the handle in `handle`.
-std::string open_nccl(const char* soname, NcclApi& api, void*& handle) {
-  handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-  if (!handle) {
-    const char* why = dlerror();
-    return std::string("the NCCL library ") + soname + " cannot be loaded (" + (why ? why : "dlopen failed") + ")";
-  }
+// the library in `lib`.
+std::string open_nccl(const char* soname, NcclApi& api, SharedLibrary& lib) {
+  lib = SharedLibrary::open(soname);
+  if (!lib.loaded()) return std::string("the NCCL library ") + soname + " cannot be loaded (" + lib.error() + ")";
   std::string missing;
-  auto look_up = [&](auto& fn, const char* name) {
-    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
-    if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
-  };
-  look_up(api.GetVersion, "ncclGetVersion");
-  look_up(api.GetErrorString, "ncclGetErrorString");
-  look_up(api.GetLastError, "ncclGetLastError");
-  look_up(api.GetUniqueId, "ncclGetUniqueId");
-  look_up(api.CommInitRankConfig, "ncclCommInitRankConfig");
-  look_up(api.CommGetAsyncError, "ncclCommGetAsyncError");
-  look_up(api.CommFinalize, "ncclCommFinalize");
-  look_up(api.CommDestroy, "ncclCommDestroy");
-  look_up(api.CommAbort, "ncclCommAbort");
-  look_up(api.GroupStart, "ncclGroupStart");
-  look_up(api.GroupEnd, "ncclGroupEnd");
-  look_up(api.Send, "ncclSend");
-  look_up(api.Recv, "ncclRecv");
-  look_up(api.AllReduce, "ncclAllReduce");
+  lib.look_up(api.GetVersion, "ncclGetVersion", missing);
+  lib.look_up(api.GetErrorString, "ncclGetErrorString", missing);
+  lib.look_up(api.GetLastError, "ncclGetLastError", missing);
+  lib.look_up(api.GetUniqueId, "ncclGetUniqueId", missing);
+  lib.look_up(api.CommInitRankConfig, "ncclCommInitRankConfig", missing);
+  lib.look_up(api.CommGetAsyncError, "ncclCommGetAsyncError", missing);
+  lib.look_up(api.CommFinalize, "ncclCommFinalize", missing);
+  lib.look_up(api.CommDestroy, "ncclCommDestroy", missing);
+  lib.look_up(api.CommAbort, "ncclCommAbort", missing);
+  lib.look_up(api.GroupStart, "ncclGroupStart", missing);
+  lib.look_up(api.GroupEnd, "ncclGroupEnd", missing);
+  lib.look_up(api.Send, "ncclSend", missing);
+  lib.look_up(api.Recv, "ncclRecv", missing);
+  lib.look_up(api.AllReduce, "ncclAllReduce", missing);
   if (!missing.empty()) {
-    dlclose(handle);
-    handle = nullptr;
+    lib = SharedLibrary();
     return std::string("the NCCL library ") + soname + " lacks " + missing + " (NCCL 2.14 or newer is needed)";
   }
   return {};
@@ -70,10 +61,13 @@ NcclLibrary g_library;
 std::once_flag g_once;
 
 void load_once() {
-  void* handle = nullptr;
-  g_library.error = open_nccl(k_nccl_library, g_api, handle);
+  SharedLibrary lib;
+  g_library.error = open_nccl(k_nccl_library, g_api, lib);
   g_library.loaded = g_library.error.empty();
-  if (g_library.loaded) g_library.version = version_of(g_api);  // the handle stays open for the process
+  if (g_library.loaded) {
+    g_library.version = version_of(g_api);
+    lib.keep();  // open for the rest of the process
+  }
 }
 
 }  // namespace
@@ -85,15 +79,12 @@ const NcclLibrary& nccl_library() {
 
 NcclLibrary probe_nccl_library(const char* soname) {
   NcclApi api;
-  void* handle = nullptr;
+  SharedLibrary lib;
   NcclLibrary out;
-  out.error = open_nccl(soname, api, handle);
+  out.error = open_nccl(soname, api, lib);
   out.loaded = out.error.empty();
-  if (out.loaded) {
-    out.version = version_of(api);
-    dlclose(handle);
-  }
-  return out;
+  if (out.loaded) out.version = version_of(api);
+  return out;  // the library closes with `lib`
 }
 
 const NcclApi& nccl_api() {

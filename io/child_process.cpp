@@ -4,46 +4,100 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 extern char** environ;
 
 namespace spotrun::io {
 
-SpawnedChild spawn_with_pipes(const std::vector<std::string>& argv, const SpawnOptions& options) {
-  SpawnedChild child;
-  int out_pipe[2], err_pipe[2];
-  if (::pipe2(out_pipe, O_CLOEXEC) != 0) {
-    child.failed_call = "pipe2";
-    child.error = errno;
-    return child;
-  }
-  if (::pipe2(err_pipe, O_CLOEXEC) != 0) {
-    child.failed_call = "pipe2";
-    child.error = errno;
-    ::close(out_pipe[0]);
-    ::close(out_pipe[1]);
-    return child;
-  }
-  std::vector<std::string> argv_s = argv;
-  std::vector<char*> args;
-  for (auto& a : argv_s) args.push_back(a.data());
-  args.push_back(nullptr);
-  std::vector<std::string> env_s;
-  std::vector<char*> envp;
-  if (options.environment) {
-    env_s = *options.environment;
-    for (auto& e : env_s) envp.push_back(e.data());
-    envp.push_back(nullptr);
-  }
+namespace {
 
+// The pipes of a child: [0] read end, [1] write end; -1 where none is made.
+struct Pipes {
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+  void close_all() {
+    for (int* p : {out, err})
+      for (int k = 0; k < 2; ++k)
+        if (p[k] >= 0) {
+          ::close(p[k]);
+          p[k] = -1;
+        }
+  }
+};
+
+// The child's environment: the base (`environment`, else this process's) with `added` replacing variables
+// of the same name.
+std::vector<std::string> child_environment(const SpawnOptions& options) {
+  std::vector<std::string> env;
+  if (options.environment) {
+    env = *options.environment;
+  } else {
+    for (char** e = environ; *e; ++e) env.emplace_back(*e);
+  }
+  if (options.added_environment)
+    for (const auto& a : *options.added_environment) {
+      const std::string name = a.substr(0, a.find('=') + 1);
+      for (auto it = env.begin(); it != env.end();) it = it->rfind(name, 0) == 0 ? env.erase(it) : it + 1;
+      env.push_back(a);
+    }
+  return env;
+}
+
+// Writes "<prefix>cannot run <path>: <reason>\n" on stderr without allocating (after fork).
+void write_exec_error(const char* prefix, const char* path, int err) {
+  char msg[1024];
+  std::size_t n = 0;
+  const char* const parts[] = {prefix, "cannot run ", path, ": ", std::strerror(err), "\n"};
+  for (const char* part : parts)
+    for (const char* c = part; *c && n < sizeof msg; ++c) msg[n++] = *c;
+  (void)!::write(STDERR_FILENO, msg, n);
+}
+
+// fork and exec: for a child that must get a parent-death signal.
+pid_t fork_exec(char* const* args, char* const* envp, const Pipes& pipes, const SpawnOptions& options) {
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  if (options.own_process_group) ::setpgid(0, 0);
+  struct sigaction sa {};
+  sa.sa_handler = SIG_DFL;
+  sigemptyset(&sa.sa_mask);
+  if (options.default_signals) {
+    for (int sig : *options.default_signals) ::sigaction(sig, &sa, nullptr);
+  } else {
+    for (int sig = 1; sig < NSIG; ++sig)
+      if (sig != SIGKILL && sig != SIGSTOP) ::sigaction(sig, &sa, nullptr);
+  }
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, options.parent_death_signal);
+  if (::getppid() != parent) ::raise(options.parent_death_signal);
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0) ::dup2(null, STDIN_FILENO);
+  if (!options.inherit_output) {
+    ::dup2(pipes.out[1], STDOUT_FILENO);
+    ::dup2(options.merge_stderr ? pipes.out[1] : pipes.err[1], STDERR_FILENO);
+  }
+  ::execve(args[0], args, envp);
+  write_exec_error(options.exec_error_prefix ? options.exec_error_prefix : "", args[0], errno);
+  ::_exit(127);
+}
+
+pid_t posix_spawn_child(char* const* args, char* const* envp, const Pipes& pipes, const SpawnOptions& options,
+                        int& rc) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
+  if (!options.inherit_output) {
+    posix_spawn_file_actions_adddup2(&actions, pipes.out[1], 1);
+    posix_spawn_file_actions_adddup2(&actions, options.merge_stderr ? pipes.out[1] : pipes.err[1], 2);
+  }
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   sigset_t none, defaults;
@@ -63,21 +117,58 @@ SpawnedChild spawn_with_pipes(const std::vector<std::string>& argv, const SpawnO
   }
   posix_spawnattr_setflags(&attr, flags);
   pid_t pid = -1;
-  const int rc = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), options.environment ? envp.data() : environ);
+  rc = ::posix_spawnp(&pid, args[0], &actions, &attr, args, envp);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  ::close(out_pipe[1]);
-  ::close(err_pipe[1]);
-  if (rc != 0) {
-    ::close(out_pipe[0]);
-    ::close(err_pipe[0]);
-    child.failed_call = "posix_spawnp";
+  return rc == 0 ? pid : -1;
+}
+
+}  // namespace
+
+SpawnedChild spawn_with_pipes(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  SpawnedChild child;
+  Pipes pipes;
+  const bool want_err = !options.inherit_output && !options.merge_stderr;
+  const bool want_out = !options.inherit_output;
+  if ((want_out && ::pipe2(pipes.out, O_CLOEXEC) != 0) || (want_err && ::pipe2(pipes.err, O_CLOEXEC) != 0)) {
+    child.failed_call = "pipe2";
+    child.error = errno;
+    pipes.close_all();
+    return child;
+  }
+  std::vector<std::string> argv_s = argv;
+  std::vector<char*> args;
+  for (auto& a : argv_s) args.push_back(a.data());
+  args.push_back(nullptr);
+  const bool own_env = options.environment || options.added_environment;
+  std::vector<std::string> env_s = own_env ? child_environment(options) : std::vector<std::string>{};
+  std::vector<char*> envp;
+  for (auto& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  char* const* env = own_env ? envp.data() : environ;
+
+  pid_t pid = -1;
+  int rc = 0;
+  if (options.parent_death_signal != 0) {
+    pid = fork_exec(args.data(), env, pipes, options);
+    rc = pid < 0 ? errno : 0;
+  } else {
+    pid = posix_spawn_child(args.data(), env, pipes, options, rc);
+  }
+  for (int* p : {pipes.out, pipes.err})
+    if (p[1] >= 0) {
+      ::close(p[1]);
+      p[1] = -1;
+    }
+  if (pid < 0) {
+    pipes.close_all();
+    child.failed_call = options.parent_death_signal != 0 ? "fork" : "posix_spawnp";
     child.error = rc;
     return child;
   }
   child.pid = pid;
-  child.out = out_pipe[0];
-  child.err = err_pipe[0];
+  child.out = pipes.out[0];
+  child.err = pipes.err[0];
   return child;
 }
 

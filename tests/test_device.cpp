@@ -17,6 +17,7 @@
 #include "comm/cpu_binding.hpp"
 #include "comm/device.hpp"
 #include "comm/nccl_library.hpp"
+#include "comm/shared_library.hpp"
 #include "comm/exchange.hpp"
 #include "comm/impl/transport_nccl.hpp"
 #include "comm/staging.hpp"
@@ -504,3 +505,32 @@ TEST(TransportNccl, MovesEveryMessageOfADeviceBatchWithAGpuPerRank) {
 }
 
 }  // namespace
+
+// The one loader of libraries at run time (comm/shared_library.hpp): typed lookups, every missing function
+// named, an error naming the library and the function, and the loader's reason when it cannot load.
+TEST(SharedLibrary, LooksUpAndNamesWhatIsMissing) {
+  using spotrun::comm::SharedLibrary;
+  SharedLibrary m = SharedLibrary::open("libm.so.6");
+  ASSERT_TRUE(m.loaded()) << m.error();
+  const auto cosine = m.find<double (*)(double)>("cos");
+  ASSERT_NE(cosine, nullptr);
+  EXPECT_DOUBLE_EQ(cosine(0.0), 1.0);
+  std::string missing;
+  double (*fn)(double) = nullptr;
+  EXPECT_TRUE(m.look_up(fn, "sin", missing));
+  EXPECT_FALSE(m.look_up(fn, "spotrun_no_such_a", missing));
+  EXPECT_FALSE(m.look_up(fn, "spotrun_no_such_b", missing));
+  EXPECT_EQ(missing, "spotrun_no_such_a, spotrun_no_such_b");
+  try {
+    m.symbol<double (*)(double)>("spotrun_no_such_c");
+    ADD_FAILURE() << "no error";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "libm.so.6 has no function spotrun_no_such_c");
+  }
+  SharedLibrary moved = std::move(m);
+  EXPECT_FALSE(m.loaded());
+  EXPECT_TRUE(moved.loaded());
+  const SharedLibrary none = SharedLibrary::open("libspotrun-no-such-library.so.9");
+  EXPECT_FALSE(none.loaded());
+  EXPECT_NE(none.error().find("libspotrun-no-such-library.so.9"), std::string::npos) << none.error();
+}

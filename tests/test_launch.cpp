@@ -3,6 +3,8 @@
 // (launcher/run/heartbeat.hpp). The supervisor itself is
 // tested end to end by tests/cli/launch_test.sh.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -13,6 +15,8 @@
 #include "comm/communicator.hpp"
 #include "comm/errors.hpp"
 #include "launcher/run/heartbeat.hpp"
+#include "launcher/launch/attempt.hpp"
+#include "launcher/launch/fence.hpp"
 #include "launcher/launch/launch.hpp"
 #include "launcher/run/run_status.hpp"
 #include "support/mpi_test.hpp"
@@ -221,4 +225,121 @@ TEST(GrowEstimate, WeighsRelaunchAgainstSaving) {
   EXPECT_FALSE(grow_estimate(1000, 0.01, 4, 2, 0, 0).worth);
   EXPECT_FALSE(grow_estimate(0, 0.01, 2, 4, 0.1, 0).worth);
   EXPECT_DOUBLE_EQ(grow_estimate(-5, 0.01, 2, 4, 0, 0).saving, 0.0);
+}
+
+// The decision to grow from what was measured (hand-computed cases): the step time from the heartbeats, or
+// from the start of the time loop to a newer checkpoint's file; the relaunch cost the mean start-up of the
+// attempts so far, this one's included.
+TEST(GrowDecision, FromWhatWasMeasured) {
+  GrowFigures f;
+  f.total_steps = 1100;
+  f.ranks = 2;
+  f.new_ranks = 4;
+  f.heartbeat_step = 100;
+  f.mean_step_seconds = 0.01;
+  f.max_gap_seconds = 0.5;
+  f.start_step = 0;
+  f.prep_started = 1000;
+  f.loop_started = 1004;  // this attempt's start-up: 4 s
+  f.relaunch_seconds = {2};
+  GrowDecision d = decide_grow(f);
+  ASSERT_TRUE(d.known);
+  EXPECT_EQ(d.step, 100);
+  EXPECT_EQ(d.attempts_measured, 2u);
+  // 1000 steps left x 0.01 s x (1 - 2/4) = 5 s saved; (2 + 4) / 2 = 3 s start-up + 0.5 s: grow.
+  EXPECT_DOUBLE_EQ(d.estimate.saving, 5.0);
+  EXPECT_DOUBLE_EQ(d.estimate.cost, 3.5);
+  EXPECT_TRUE(d.estimate.worth);
+  // A checkpoint at step 300 written 6 s into the time loop: 0.02 s a step, 800 steps left: 8 s saved.
+  f.checkpoint_step = 300;
+  f.checkpoint_written = 1010;
+  d = decide_grow(f);
+  EXPECT_EQ(d.step, 300);
+  EXPECT_DOUBLE_EQ(d.estimate.saving, 8.0);
+  // A checkpoint file older than the time loop (an earlier attempt's) is not a measure.
+  f.checkpoint_written = 1003;
+  EXPECT_EQ(decide_grow(f).step, 100);
+  // Before the time loop, or without a step time: not known yet.
+  f.loop_started = -1;
+  EXPECT_FALSE(decide_grow(f).known);
+  f.loop_started = 1004;
+  f.heartbeat_step = -1;
+  f.checkpoint_step = -1;
+  EXPECT_FALSE(decide_grow(f).known);
+}
+
+// Stop requests during an attempt: a checkpoint first (SIGUSR1 once the run has started, SIGTERM when it
+// has not 30 s after the request), SIGTERM on the second, SIGKILL on the third, nothing after.
+TEST(StopEscalation, OneStageARequest) {
+  using spotrun::launcher::impl::StopEscalation;
+  using A = StopEscalation::Action;
+  using S = StopEscalation::Stage;
+  StopEscalation e;
+  EXPECT_FALSE(e.stopping());
+  EXPECT_EQ(e.tick(true, 0), A::none);  // no request: nothing to forward
+  EXPECT_EQ(e.request(100), A::announce);
+  EXPECT_EQ(e.stage(), S::waiting_for_run);
+  EXPECT_EQ(e.tick(false, 120), A::none);
+  EXPECT_EQ(e.tick(true, 121), A::forward_usr1);
+  EXPECT_EQ(e.stage(), S::checkpoint_requested);
+  EXPECT_EQ(e.tick(true, 122), A::none);
+  EXPECT_EQ(e.request(123), A::terminate);
+  EXPECT_EQ(e.request(124), A::kill);
+  EXPECT_EQ(e.stage(), S::killed);
+  EXPECT_EQ(e.request(125), A::none);
+
+  StopEscalation never_started;
+  never_started.request(100);
+  EXPECT_EQ(never_started.tick(false, 130), A::none);  // 30 s, not more
+  EXPECT_EQ(never_started.tick(false, 130.5), A::terminate_unstarted);
+  EXPECT_EQ(never_started.stage(), S::terminated);
+  EXPECT_EQ(never_started.request(131), A::kill);
+
+  StopEscalation twice;
+  twice.request(100);
+  EXPECT_EQ(twice.request(101), A::terminate);  // the second before the run started
+  EXPECT_EQ(twice.tick(true, 102), A::none);
+}
+
+// The fence's script (launcher/launch/fence_remote.sh, embedded at build time), run here as launch runs it
+// on a host: it kills the processes whose environment holds the attempt's entry, and only those.
+TEST(Fence, ScriptKillsTheAttemptsProcessesOnly) {
+  using namespace spotrun::launcher::impl;
+  const std::string id = "test-" + std::to_string(::getpid()) + "/1";
+  auto start_sleep = [](const std::string& entry) {
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::setenv(entry.substr(0, entry.find('=')).c_str(), entry.substr(entry.find('=') + 1).c_str(), 1);
+      ::execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    return pid;
+  };
+  const pid_t mine = start_sleep(std::string(RunStatus::attempt_variable()) + "=" + id);
+  const pid_t other = start_sleep(std::string(RunStatus::attempt_variable()) + "=" + id + "0");
+  ::usleep(200000);  // both have exec'd
+  std::vector<std::string> argv = fence_command(id);
+  ASSERT_EQ(argv[0], "/bin/sh");
+  std::string command;
+  for (std::size_t k = 1; k < argv.size(); ++k) {
+    std::string q = "'";
+    for (char c : argv[k]) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    command += " " + q + "'";
+  }
+  FILE* out = ::popen(("/bin/sh" + command).c_str(), "r");
+  ASSERT_NE(out, nullptr);
+  std::string text;
+  char buf[256];
+  while (std::fgets(buf, sizeof buf, out)) text += buf;
+  ::pclose(out);
+  EXPECT_EQ(fenced_count(text), 1) << text;
+  int status = 0;
+  EXPECT_EQ(::waitpid(mine, &status, 0), mine);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_EQ(::waitpid(other, &status, WNOHANG), 0);  // not the attempt's: still there
+  ::kill(other, SIGKILL);
+  ::waitpid(other, &status, 0);
+  EXPECT_EQ(fenced_count("noise\nfenced 12\n"), 12);
+  EXPECT_EQ(fenced_count("fenced x\n"), -1);
+  EXPECT_EQ(fenced_count(""), -1);
 }

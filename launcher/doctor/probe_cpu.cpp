@@ -1,10 +1,10 @@
 // CPU figures of one rank: OpenBLAS DGEMM on one thread, and a STREAM triad on the host.
 //
-// OpenBLAS is loaded when the doctor first needs it (dlopen), not linked: the spotrun binary, and the
-// relocatable bundle made from it (tools/make_bundle.sh, at most 64 MiB), do not carry its 36 MB. The
-// header (cblas.h of libopenblas-dev) gives the types; the functions are looked up in the library.
+// OpenBLAS is loaded when the doctor first needs it (comm::SharedLibrary, a dlopen), not linked: the
+// spotrun binary, and the relocatable bundle made from it (tools/make_bundle.sh, at most 64 MiB), do not
+// carry its 36 MB. The header (cblas.h of libopenblas-dev) gives the types; the functions are looked up in
+// the library.
 #include <cblas.h>
-#include <dlfcn.h>
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "comm/shared_library.hpp"
 #include "impl/probes.hpp"
 #include "verdicts.hpp"
 
@@ -57,22 +58,24 @@ const OpenBlas& openblas() {
       candidates.emplace_back("libopenblas.so");
     }
     for (const auto& name : candidates) {
-      void* handle = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (!handle) {
-        const char* why = ::dlerror();
-        b.error += (b.error.empty() ? "" : "; ") + std::string(why ? why : name.c_str());
+      comm::SharedLibrary lib = comm::SharedLibrary::open(name);
+      if (!lib.loaded()) {
+        b.error += (b.error.empty() ? "" : "; ") + lib.error();
         continue;
       }
-      b.dgemm = reinterpret_cast<decltype(&cblas_dgemm)>(::dlsym(handle, "cblas_dgemm"));
-      b.set_num_threads = reinterpret_cast<decltype(&openblas_set_num_threads)>(::dlsym(handle, "openblas_set_num_threads"));
-      b.get_config = reinterpret_cast<decltype(&openblas_get_config)>(::dlsym(handle, "openblas_get_config"));
+      b.dgemm = lib.find<decltype(&cblas_dgemm)>("cblas_dgemm");
+      b.set_num_threads = lib.find<decltype(&openblas_set_num_threads)>("openblas_set_num_threads");
+      b.get_config = lib.find<decltype(&openblas_get_config)>("openblas_get_config");
       if (b.dgemm && b.set_num_threads) {
+        lib.keep();
         b.library = name;
         b.error.clear();
         return b;
       }
       b.error += (b.error.empty() ? "" : "; ") + name + " lacks cblas_dgemm or openblas_set_num_threads";
       b.dgemm = nullptr;
+      b.set_num_threads = nullptr;
+      b.get_config = nullptr;
     }
     b.error = "OpenBLAS not found (" + b.error + "); install libopenblas0 or set SPOTRUN_OPENBLAS_LIBRARY";
     return b;

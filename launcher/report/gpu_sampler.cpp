@@ -4,9 +4,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <sstream>
+#include <type_traits>
+
+#include "comm/shared_library.hpp"
 
 #if SPOTRUN_HAVE_NVML_H
-#include <dlfcn.h>
 #include <nvml.h>
 #endif
 
@@ -49,7 +51,7 @@ bool same_pci_bus(const std::string& a, const std::string& b) {
 #if SPOTRUN_HAVE_NVML_H
 // The NVML entry points used, resolved from libnvidia-ml.so.1 (their types from nvml.h).
 struct GpuSampler::Nvml {
-  void* lib = nullptr;
+  comm::SharedLibrary lib;
   decltype(&nvmlInit_v2) init = nullptr;
   decltype(&nvmlShutdown) shutdown = nullptr;
   decltype(&nvmlDeviceGetCount_v2) count = nullptr;
@@ -73,17 +75,15 @@ GpuSampler::GpuSampler(bool active, double interval_seconds) : m_interval(interv
     return;
   }
 #if SPOTRUN_HAVE_NVML_H
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    const char* why = dlerror();
-    m_status = std::string("off: libnvidia-ml.so.1 not found (") + (why ? why : "dlopen failed") + ")";
+  auto n = std::make_unique<Nvml>();
+  n->lib = comm::SharedLibrary::open("libnvidia-ml.so.1");
+  if (!n->lib.loaded()) {
+    m_status = "off: libnvidia-ml.so.1 not found (" + n->lib.error() + ")";
     return;
   }
-  auto* n = new Nvml;
-  n->lib = lib;
   bool ok = true;
   auto sym = [&](auto& f, const char* name) {
-    f = reinterpret_cast<std::remove_reference_t<decltype(f)>>(dlsym(lib, name));
+    f = n->lib.find<std::remove_reference_t<decltype(f)>>(name);
     if (!f && ok) {
       ok = false;
       m_status = std::string("off: libnvidia-ml.so.1 lacks ") + name;
@@ -130,12 +130,8 @@ GpuSampler::GpuSampler(bool active, double interval_seconds) : m_interval(interv
       n->shutdown();
     }
   }
-  if (!ok) {
-    dlclose(lib);
-    delete n;
-    return;
-  }
-  m_nvml = n;
+  if (!ok) return;  // the library closes with `n`
+  m_nvml = std::move(n);
   std::ostringstream s;
   s << "sampling " << m_stats.size() << " GPU(s) through NVML every " << m_interval << " s";
   m_status = s.str();
@@ -155,11 +151,7 @@ GpuSampler::~GpuSampler() {
     m_thread.join();
   }
 #if SPOTRUN_HAVE_NVML_H
-  if (m_nvml) {
-    m_nvml->shutdown();
-    dlclose(m_nvml->lib);
-    delete m_nvml;
-  }
+  if (m_nvml) m_nvml->shutdown();  // then the library closes with m_nvml
 #endif
 }
 

@@ -1,10 +1,11 @@
 #pragma once
 // GPU sampling for the run report (docs/report.md): on the node-local rank 0 of each node a thread samples
 // every GPU NVML shows (utilisation, memory used, power, SM clock) every report.sample_seconds. NVML is
-// the driver's libnvidia-ml.so.1, loaded at run time (dlopen), so a machine without a GPU or a driver runs
+// the driver's libnvidia-ml.so.1, loaded at run time (comm::SharedLibrary), so a machine without a GPU or a driver runs
 // without it; its header nvml.h comes from the CUDA toolkit at configure time (SPOTRUN_HAVE_NVML_H), and a
 // build without it has no sampler. The thread makes no MPI call.
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -46,7 +47,7 @@ class GpuSampler {
   void loop();
   void sample_once();
   struct Nvml;
-  Nvml* m_nvml = nullptr;
+  std::unique_ptr<Nvml> m_nvml;
   double m_interval = 10;
   std::string m_status;
   mutable std::mutex m_mutex;
