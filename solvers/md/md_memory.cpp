@@ -27,9 +27,10 @@ struct IsDuplicated<Kokkos::Experimental::ScatterView<D, L, Dev, Op, Kokkos::Exp
 constexpr bool k_device_mirrors = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
 constexpr double k_pi = 3.14159265358979323846;
-constexpr double k_record = 17 * 8;  // md_state.cpp: one atom record (id, x, v, f, image, x_build, type)
-constexpr double k_state_row = 136;  // one row of the SolverState: id, x, v, f, image (int64), x_build, type
-constexpr double k_slot = 120;       // AtomStore per atom: x v f x_build (3 doubles each), id, type, image[3]
+// From the per-atom field table (atom_fields.hpp):
+constexpr double k_record = record_slots() * 8;     // md_state.cpp: one atom record (id, x, v, f, image, x_build, type)
+constexpr double k_state_row = record_slots() * 8;  // one row of the SolverState: the same, integers as int64
+constexpr double k_slot = atom_store_bytes();       // AtomStore per atom: x v f x_build (3 doubles each), id, type, image[3]
 constexpr double k_mirror_slot = 72; // host copies of x, v, id, type, image (lattice, data file)
 
 // A count of atoms in a region that holds n on average, with the margin of density fluctuations and of
