@@ -31,7 +31,8 @@ void from_slot(double r, std::int64_t& v) { std::memcpy(&v, &r, sizeof v); }
 
 // Host copies of the per-atom fields (as AtomStore, from the same table), and the walk over both.
 struct HostAtoms {
-#define SPOTRUN_MD_HOST_VIEW(name, View, flags, noun) View::HostMirror name;
+#define SPOTRUN_MD_HOST_VIEW(name, Device, flags, noun) \
+  Kokkos::View<Device::data_type, Device::array_layout, Kokkos::HostSpace> name;
   SPOTRUN_MD_ATOM_FIELDS(SPOTRUN_MD_HOST_VIEW)
 #undef SPOTRUN_MD_HOST_VIEW
 };
@@ -521,14 +522,14 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   spare = io::SolverState{};
   // The records in row order first (one index written per atom), then every array filled in row order:
   // after the spatial sorts of the neighbour builds the records come in a shuffled id order, and writing
-  // each into seven arrays at its row would cost a cache miss per value (the checkpoint snapshot's time).
+  // each into every array at its row would cost a cache miss per value (the checkpoint snapshot's time).
   constexpr std::uint64_t k_none = ~std::uint64_t(0);
   std::vector<std::uint64_t>& record_of_row = m_state_record_of_row;
   record_of_row.assign(rows, k_none);
   for (std::uint64_t k = 0; k < rows; ++k) record_of_row[row_of(id_of_record(&got[k * k_rec])) - first] = k;
-  const std::vector<double> zeros(k_rec, 0.0);  // a row no record reached (not while ids are unique), as a fresh array
+  static constexpr double k_zeros[k_rec] = {};  // a row no record reached (not while ids are unique): zeros
   for (std::uint64_t row = 0; row < rows; ++row)
-    record_to_row(record_of_row[row] == k_none ? zeros.data() : &got[record_of_row[row] * k_rec], st.arrays, row);
+    record_to_row(record_of_row[row] == k_none ? k_zeros : &got[record_of_row[row] * k_rec], st.arrays, row);
   st.integers["step"] = m_step;
   st.reals["time"] = m_time;
   st.integers["md.natoms"] = m_natoms;

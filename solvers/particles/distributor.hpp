@@ -48,10 +48,12 @@ class Distributor {
   int nsend(int k) const { return static_cast<int>(m_nsend.at(static_cast<std::size_t>(k))); }
   int nrecv(int k) const { return static_cast<int>(m_nrecv.at(static_cast<std::size_t>(k))); }
 
- private:
-  // Marks each arrival accepted (1) or dropped (0) by the window, then gives each accepted one its place
-  // after the particles that stay; returns how many were accepted.
+  // migrate()'s step after the exchange (public: CUDA lambdas may not live in private members): marks each
+  // arrival accepted (1) or dropped (0) by the window, then gives each accepted one its place after the
+  // particles that stay; returns how many were accepted. recv_first: where each peer's message starts.
   int place_arrivals(const Fields& fields, const Window& window, const std::vector<std::size_t>& recv_first);
+
+ private:
 
   const comm::Communicator& m_comm;
   comm::Transport& m_transport;
