@@ -130,6 +130,14 @@ constexpr int atom_store_bytes() {
   return b;
 }
 
+// Bytes one atom's migrating fields take (a migration message, the buffer of the atoms that stay).
+constexpr int migrating_bytes() {
+  int b = 0;
+  for (const auto& f : k_atom_fields)
+    if (f.has(k_migrates)) b += f.width * (f.elem == AtomElem::i32 ? 4 : 8);
+  return b;
+}
+
 // A field that moves with its atom must be in the checkpoint: a restore gives it back.
 constexpr bool migrating_fields_checkpointed() {
   for (const auto& f : k_atom_fields)

@@ -89,7 +89,8 @@ void AtomSorter::sort(AtomStore& atoms, const NeighborList& bins) {
   // Every field that moves with its atom (the per-atom field table, atom_fields.hpp); the ids last: the
   // within-bin order read them.
   atoms.for_each_field([&](const AtomField& f, const auto& view) {
-    if (f.has(k_migrates) && &f != &atom_field(AtomFieldId::id)) permute_field(view, scratch_of(view), order, n);
+    if (f.has(k_migrates) && &f != &atom_field(AtomFieldId::id))
+      permute_field(view, scratch_of(view), order, n);
   });
   permute_field(atoms.id, m_id, order, n);
 }

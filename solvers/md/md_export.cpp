@@ -1,8 +1,8 @@
 #include "md_export.hpp"
 
 #include <string>
+#include <utility>
 
-#include "atom_fields.hpp"
 #include "comm/errors.hpp"
 
 namespace spotrun::md {
@@ -17,14 +17,17 @@ const io::StateArray& dataset(const io::SolverState& st, AtomFieldId f) {
 
 }  // namespace
 
+io::StateArray dataset_layout(const AtomField& f) {
+  std::vector<std::uint64_t> inner;
+  if (f.width > 1) inner.push_back(static_cast<std::uint64_t>(f.width));
+  return io::StateArray::layout(std::string("/md/") + f.name, std::move(inner), f.is_integer(), 0);
+}
+
 std::vector<io::StateArray> export_arrays() {
   std::vector<io::StateArray> arrays;
   for (const auto& f : k_atom_fields)
     if (f.has(k_exported))
-      arrays.push_back(io::StateArray::layout(std::string("/md/") + f.name,
-                                              f.width == 1 ? std::vector<std::uint64_t>{}
-                                                           : std::vector<std::uint64_t>{static_cast<std::uint64_t>(f.width)},
-                                              f.is_integer(), 0));
+      arrays.push_back(dataset_layout(f));
   return arrays;
 }
 

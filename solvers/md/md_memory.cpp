@@ -28,9 +28,10 @@ constexpr bool k_device_mirrors = !Kokkos::SpaceAccessibility<Kokkos::HostSpace,
 
 constexpr double k_pi = 3.14159265358979323846;
 // From the per-atom field table (atom_fields.hpp):
-constexpr double k_record = record_slots() * 8;     // md_state.cpp: one atom record (id, x, v, f, image, x_build, type)
+constexpr double k_record = record_slots() * 8;     // md_state.cpp: one atom record (the checkpointed fields)
 constexpr double k_state_row = record_slots() * 8;  // one row of the SolverState: the same, integers as int64
-constexpr double k_slot = atom_store_bytes();       // AtomStore per atom: x v f x_build (3 doubles each), id, type, image[3]
+constexpr double k_slot = atom_store_bytes();       // AtomStore per atom: x v f x_build, id, type, image[3]
+constexpr double k_migrating = migrating_bytes();  // one atom's migrating fields (id, x, v, image, type)
 constexpr double k_mirror_slot = 72; // host copies of x, v, id, type, image (lattice, data file)
 
 // A count of atoms in a region that holds n on average, with the margin of density fluctuations and of
@@ -162,12 +163,15 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   }
 
   // --- transients (the largest one counts, on each side) ---
-  // Re-neighbouring: the migration (a mark per owned atom, the buffers of atoms crossing a face) and one
-  // atom array being grown, all in the memory space. The sort and the migration copy nothing to the host.
+  // Re-neighbouring: the migration (particles::Distributor, kept buffers: a mark, a list entry and the
+  // migrating fields of the table per owned atom for those that stay; the fields, a place and a mark per atom
+  // crossing a face, sent and received) and one atom array being grown, all in the memory space. The sort
+  // and the migration copy nothing to the host.
   // On a host build, an allowance of 72 bytes per atom slot for what is not counted here (allocator
   // slack, MPI's buffers that grow with the halo), the size of the copies the sort once made.
   const double crossing = rho * ((l[0] + 2 * cfg.skin) * (l[1] + 2 * cfg.skin) * (l[2] + 2 * cfg.skin) - vol);
-  const double rebuild = 20.0 * owned + 3 * 88.0 * with_margin(crossing) + 24.0 * cap +
+  const double rebuild = (12.0 + k_migrating) * owned + 3 * (k_migrating + 8.0) * with_margin(crossing) +
+                         24.0 * cap +
                          (k_device_mirrors ? 0.0 : k_mirror_slot * cap);
   // The close-atom check of setup() is a reduction over the list where it lives: nothing to count.
   // Checkpoint (state_reusing(), md_state.cpp; host memory): kept from one checkpoint to the next, the

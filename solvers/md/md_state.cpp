@@ -6,6 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "md_export.hpp"
 #include "md_memory.hpp"
 #include "md_impl.hpp"
 #include "md_solver.hpp"
@@ -446,11 +447,7 @@ std::vector<io::StateArray> MdSolver::state_layout() const {
   // /md/x_build, /md/type.
   std::vector<io::StateArray> layout;
   for (const auto& f : k_atom_fields)
-    if (f.has(k_checkpointed))
-      layout.push_back(io::StateArray::layout(std::string("/md/") + f.name,
-                                              f.width == 1 ? std::vector<std::uint64_t>{}
-                                                           : std::vector<std::uint64_t>{static_cast<std::uint64_t>(f.width)},
-                                              f.is_integer(), 0));
+    if (f.has(k_checkpointed)) layout.push_back(dataset_layout(f));
   return layout;
 }
 
