@@ -20,10 +20,28 @@
 #include "comm/communicator.hpp"
 #include "comm/transport.hpp"
 #include "io/deck/deck.hpp"
+#include "io/lammps_data.hpp"
+#include "io/solver_state.hpp"
 #include "solvers/memory_need.hpp"
 #include "solvers/solver.hpp"
 
 namespace spotrun::solvers {
+
+// What `spotrun export` writes of a checkpoint of a particle solver: its particles as a LAMMPS data system, and
+// the name of each type (for XYZ; empty: the type numbers).
+struct ExportedSystem {
+  io::LammpsData data;
+  std::vector<std::string> type_names;
+};
+
+// `spotrun export` of a solver's checkpoints (optional; a solver without it does not export): the arrays it
+// reads (their layouts, as Solver::state_layout() gives them), and the system they hold, made from a state whose
+// arrays hold every row (gathered on one rank) and its scalars, and from the deck the checkpoint recorded
+// (nullptr when no type names are wanted). Throws InputError for a state it cannot export.
+struct SolverExport {
+  std::function<std::vector<io::StateArray>()> arrays;
+  std::function<ExportedSystem(const io::SolverState& all_rows, const io::Deck* deck)> system;
+};
 
 // What a factory gets. Collective: every rank makes its solver with the same deck.
 struct SolverContext {
@@ -84,6 +102,8 @@ struct SolverRegistration {
   std::function<void(const SolverContext&, const SolverInputs&)> check_fresh;
   // Makes the solver: fresh from inputs, or, with inputs == nullptr, empty for restore() to fill.
   std::function<std::unique_ptr<Solver>(const SolverContext&, const SolverInputs* inputs)> make;
+  // Optional: `spotrun export` of its checkpoints (empty functions: they do not export).
+  SolverExport exporter;
 };
 
 // What a solver defines, with its configuration type: make_registration() turns it into the
@@ -110,6 +130,8 @@ struct SolverDefinition {
   // Optional: default, none. The checks make() makes before it allocates, called by make() itself too.
   std::function<void(const Config&, const SolverContext&, const SolverInputs&)> check_fresh;
   std::function<std::unique_ptr<Solver>(const Config&, const SolverContext&, const SolverInputs* inputs)> make;
+  // Optional: `spotrun export` of its checkpoints (reads no configuration).
+  SolverExport exporter;
 };
 
 template <class Config>
@@ -147,6 +169,7 @@ SolverRegistration make_registration(SolverDefinition<Config> def) {
   r.make = [d](const SolverContext& ctx, const SolverInputs* inputs) {
     return d->make(d->read_config(ctx.deck), ctx, inputs);
   };
+  r.exporter = d->exporter;
   return r;
 }
 
@@ -168,13 +191,16 @@ template <class D>
 using ReadInputsOf = decltype(&D::read_inputs);
 template <class D>
 using CheckFreshOf = decltype(&D::check_fresh);
+template <class D>
+using ExportSystemOf = decltype(&D::export_system);
 
 }  // namespace impl
 
 // The registration of a solver defined as a struct of static members, the form of the built-in solvers
 // (solvers/md/md_registration.cpp, solvers/fluid/fluid_registration.cpp): `using Config`, `name`, `units`,
 // `keys()`, `read_config`, `memory`, `checkpoint_bytes_per_work_unit` and `make`, as in SolverDefinition;
-// `key_active`, `check_rules`, `deck_work_units`, `read_inputs` and `check_fresh` when the solver has them.
+// `key_active`, `check_rules`, `deck_work_units`, `read_inputs` and `check_fresh` when the solver has them, and
+// `export_arrays` with `export_system` (SolverExport) when its checkpoints export.
 // A solver's registration function is then one line: `return make_registration<Definition>();`.
 template <class Definition>
 SolverRegistration make_registration() {
@@ -192,6 +218,7 @@ SolverRegistration make_registration() {
   if constexpr (impl::Defines<impl::DeckWorkUnitsOf, D>::value) d.deck_work_units = &D::deck_work_units;
   if constexpr (impl::Defines<impl::ReadInputsOf, D>::value) d.read_inputs = &D::read_inputs;
   if constexpr (impl::Defines<impl::CheckFreshOf, D>::value) d.check_fresh = &D::check_fresh;
+  if constexpr (impl::Defines<impl::ExportSystemOf, D>::value) d.exporter = {&D::export_arrays, &D::export_system};
   return make_registration(std::move(d));
 }
 

@@ -11,17 +11,10 @@
 #include "io/checkpoint.hpp"
 #include "io/lammps_data.hpp"
 #include "launcher/deck/deck.hpp"
+#include "solvers/registry.hpp"
 
 namespace spotrun::launcher {
 namespace {
-
-io::StateArray expected(const std::string& name, std::vector<std::uint64_t> inner, bool integer) {
-  io::StateArray a;
-  a.name = name;
-  a.inner = std::move(inner);
-  a.is_integer = integer;
-  return a;
-}
 
 // Every rank's block of rows of `a`, in rank order, on rank 0 (the blocks tile the dataset in row order).
 template <class T>
@@ -47,6 +40,33 @@ void write_file(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write '" + path + "'");
 }
 
+// The solvers whose checkpoints export, for messages ("md").
+std::string exporting_solvers() {
+  std::string names;
+  for (const auto& r : solvers::registered_solvers())
+    if (r.exporter.system) names += (names.empty() ? "" : ", ") + r.name;
+  return names;
+}
+
+// Every row of the arrays of `st` on rank 0 (elsewhere none), with its scalars.
+io::SolverState gather_state(const comm::Communicator& comm, const io::SolverState& st) {
+  io::SolverState all;
+  all.solver = st.solver;
+  all.reals = st.reals;
+  all.integers = st.integers;
+  all.strings = st.strings;
+  for (const auto& a : st.arrays) {
+    io::StateArray g = io::StateArray::layout(a.name, a.inner, a.is_integer, a.global_rows);
+    if (a.is_integer)
+      g.i64 = gather_rows(comm, a.i64);
+    else
+      g.f64 = gather_rows(comm, a.f64);
+    g.rows = comm.is_root() ? a.global_rows : 0;
+    all.arrays.push_back(std::move(g));
+  }
+  return all;
+}
+
 }  // namespace
 
 int export_checkpoint(const comm::Communicator& comm, const ExportOptions& opt) {
@@ -67,40 +87,25 @@ int export_checkpoint(const comm::Communicator& comm, const ExportOptions& opt) 
   }
   const auto& meta = levels ? levels->meta() : file->meta();
   auto read = [&](const std::vector<io::StateArray>& e) { return levels ? levels->read(e) : file->read(e); };
-  if (meta.solver != "md")
+  // The solver that wrote it says which arrays hold its particles and what they are.
+  const solvers::SolverRegistration* solver = solvers::find_solver(meta.solver);
+  if (!solver || !solver->exporter.system)
     throw InputError("spotrun export: checkpoint '" + opt.checkpoint + "' was written by solver '" + meta.solver +
-                     "'; only md checkpoints export to LAMMPS data and XYZ");
-  const io::SolverState st = read({expected("/md/id", {}, true), expected("/md/x", {3}, false),
-                                          expected("/md/v", {3}, false), expected("/md/image", {3}, true),
-                                          expected("/md/type", {}, true)});
-  io::LammpsData d;
-  for (int k = 0; k < 3; ++k) {
-    d.lo[k] = st.require_real(std::string("md.box.lo_") + char('x' + k));
-    d.hi[k] = st.require_real(std::string("md.box.hi_") + char('x' + k));
-  }
-  d.ntypes = static_cast<int>(st.require_integer("md.ntypes"));
-  for (int t = 1; t <= d.ntypes; ++t) d.masses.push_back(st.require_real("md.mass." + std::to_string(t)));
-  const auto ids = gather_rows(comm, st.find("/md/id")->i64);
-  const auto types = gather_rows(comm, st.find("/md/type")->i64);
-  const auto images = gather_rows(comm, st.find("/md/image")->i64);
-  d.x = gather_rows(comm, st.find("/md/x")->f64);
-  d.v = gather_rows(comm, st.find("/md/v")->f64);
+                     "'; only " + exporting_solvers() + " checkpoints export to LAMMPS data and XYZ");
+  const io::SolverState all = gather_state(comm, read(solver->exporter.arrays()));
   std::string error;
   if (comm.is_root()) {
     try {
-      d.id = ids;
-      d.type.assign(types.begin(), types.end());
-      d.image.assign(images.begin(), images.end());
-      d.has_velocities = true;
+      // Type names (XYZ) from the checkpoint's deck, where the solver finds them; else the type numbers.
+      std::unique_ptr<Deck> deck;
+      if (!opt.xyz.empty()) deck = std::make_unique<Deck>(Deck::parse(meta.deck, opt.checkpoint + " (its deck)"));
+      solvers::ExportedSystem sys = solver->exporter.system(all, deck.get());
+      const io::LammpsData& d = sys.data;
       const std::string title = "LAMMPS data file written by spotrun export of " + opt.checkpoint + " (step " +
-                                std::to_string(meta.step) + ", time " + std::to_string(meta.time) + ", units lj)";
+                                std::to_string(meta.step) + ", time " + std::to_string(meta.time) + ", units " + solver->units + ")";
       if (!opt.lammps_data.empty()) write_file(opt.lammps_data, io::format_lammps_data(d, title));
       if (!opt.xyz.empty()) {
-        // Type names from the checkpoint's deck ([[md.types]]), else the type numbers.
-        const Deck deck = Deck::parse(meta.deck, opt.checkpoint + " (its deck)");
-        std::vector<std::string> names;
-        for (std::size_t k = 0; k < deck.count("md.types"); ++k)
-          names.push_back(deck.get_string("md.types." + std::to_string(k) + ".name"));
+        std::vector<std::string>& names = sys.type_names;
         if (static_cast<int>(names.size()) != d.ntypes) {
           names.clear();
           for (int t = 1; t <= d.ntypes; ++t) names.push_back(std::to_string(t));

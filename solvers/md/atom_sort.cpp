@@ -30,6 +30,16 @@ void grow(View& v, int n) {
   if (v.extent(0) < static_cast<std::size_t>(n)) v = View(v.label(), n + n / 4 + 16);
 }
 
+// Permutes a field of the table through the scratch array of its type.
+template <class View, class Scratch>
+void permute_field(const View& src, Scratch& scratch, const IntView& order, int n) {
+  grow(scratch, n);
+  if constexpr (View::rank == 1)
+    permute(src, scratch, order, n);
+  else
+    permute3(src, scratch, order, n);
+}
+
 }  // namespace
 
 void AtomSorter::sort(AtomStore& atoms, const NeighborList& bins) {
@@ -39,10 +49,6 @@ void AtomSorter::sort(AtomStore& atoms, const NeighborList& bins) {
   if (m_start.extent(0) < static_cast<std::size_t>(nbins) + 1) m_start = IntView(m_start.label(), nbins + 1);
   grow(m_bin, n);
   grow(m_order, n);
-  grow(m_vec3, n);
-  grow(m_int3, n);
-  grow(m_int, n);
-  grow(m_id, n);
   auto start = m_start;
   auto bin = m_bin;
   auto order = m_order;
@@ -80,11 +86,13 @@ void AtomSorter::sort(AtomStore& atoms, const NeighborList& bins) {
           order(c + 1) = v;
         }
       });
-  permute3(atoms.x, m_vec3, order, n);
-  permute3(atoms.v, m_vec3, order, n);
-  permute3(atoms.image, m_int3, order, n);
-  permute(atoms.type, m_int, order, n);
-  permute(atoms.id, m_id, order, n);  // last: the within-bin order read the ids
+  // Every field that moves with its atom (the per-atom field table, atom_fields.hpp); the ids last: the
+  // within-bin order read them.
+  atoms.for_each_field([&](const AtomField& f, const auto& view) {
+    if (f.has(k_migrates) && &f != &atom_field(AtomFieldId::id))
+      permute_field(view, scratch_of(view), order, n);
+  });
+  permute_field(atoms.id, m_id, order, n);
 }
 
 }  // namespace spotrun::md

@@ -13,7 +13,8 @@ namespace spotrun::md {
 
 class AtomSorter {
  public:
-  // Reorders atoms [0, nlocal) (x, v, type, image, id) by bins.bin_of(x), then id.
+  // Reorders atoms [0, nlocal) (every field of the table that migrates: x, v, type, image, id, ...) by
+  // bins.bin_of(x), then id.
   void sort(AtomStore& atoms, const NeighborList& bins);
 
  private:
@@ -24,6 +25,13 @@ class AtomSorter {
   Int3View m_int3{"md::sort::int3", 0};
   IntView m_int{"md::sort::int", 0};
   IdView m_id{"md::sort::id", 0};
+  DoubleView m_double{"md::sort::double", 0};
+  // The scratch array of a field's type.
+  Vec3View& scratch_of(const Vec3View&) { return m_vec3; }
+  Int3View& scratch_of(const Int3View&) { return m_int3; }
+  IntView& scratch_of(const IntView&) { return m_int; }
+  IdView& scratch_of(const IdView&) { return m_id; }
+  DoubleView& scratch_of(const DoubleView&) { return m_double; }
 };
 
 }  // namespace spotrun::md

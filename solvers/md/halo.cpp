@@ -1,7 +1,7 @@
 #include "halo.hpp"
 
 #include <cstdint>
-#include <cstring>
+#include <type_traits>
 
 #include "comm/exchange.hpp"
 
@@ -13,68 +13,29 @@ void ensure(View& v, std::size_t n) {
   if (v.extent(0) < n) v = View(Kokkos::view_alloc(v.label(), Kokkos::WithoutInitializing), n + n / 4 + 64);
 }
 
-constexpr int k_pack_migrate = 11;  // x y z vx vy vz id type ix iy iz
-
-// The id travels as its 64 bits in a double's slot, not as a value: a double would round ids beyond 2^53.
-KOKKOS_INLINE_FUNCTION double id_slot(std::int64_t id) {
-  double r;
-  memcpy(&r, &id, sizeof r);
-  return r;
-}
-KOKKOS_INLINE_FUNCTION std::int64_t id_of_slot(double r) {
-  std::int64_t id;
-  memcpy(&id, &r, sizeof id);
-  return id;
-}
-
 // Finite (neither infinite nor NaN), in a form every device compiler takes.
 KOKKOS_INLINE_FUNCTION bool is_finite(double v) { return v - v == 0.0; }
 
-using Range = std::pair<std::size_t, std::size_t>;
-
-// Writes one packed migration record (k_pack_migrate doubles) into atom slot `to`.
-struct MigrationRecord {
-  Vec3View x, v;
-  IdView id;
-  IntView type;
-  Int3View image;
-  KOKKOS_INLINE_FUNCTION void operator()(const double* r, int to) const {
-    for (int c = 0; c < 3; ++c) {
-      x(to, c) = r[c];
-      v(to, c) = r[3 + c];
-      image(to, c) = static_cast<int>(r[8 + c]);
-    }
-    id(to) = id_of_slot(r[6]);
-    type(to) = static_cast<int>(r[7]);
-  }
-};
-
 }  // namespace
 
-Halo::Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::Transport& transport, double cutneigh)
-    : m_comm(comm), m_grid(grid), m_transport(transport), m_plan(comm, grid, transport, cutneigh) {
-  m_batch.memory = comm::memory_of<MemSpace>();
+particles::Fields atom_fields_with(AtomStore& atoms, unsigned flag) {
+  particles::Fields fields;
+  atoms.for_each_field([&](const AtomField& f, auto& view) {
+    if (!f.has(flag)) return;
+    using V = std::decay_t<decltype(view)>;
+    if constexpr (std::is_same_v<V, Vec3View>) {
+      if (&f == &atom_field(AtomFieldId::x)) {
+        fields.position(view);
+        return;
+      }
+    }
+    fields.add(view);
+  });
+  return fields;
 }
 
-void Halo::exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& send_first,
-                        const std::array<std::size_t, 2>& recv_first, const std::array<std::size_t, 2>& nsend,
-                        const std::array<std::size_t, 2>& nrecv) {
-  const bool route_self = m_transport.route_self();
-  m_batch.clear();
-  for (int k = 0; k < 2; ++k) {
-    const int to = m_grid.neighbor(d, k), from = m_grid.neighbor(d, 1 - k);
-    const std::size_t sn = nsend[k] * per_atom, rn = nrecv[k] * per_atom;
-    if (to == m_grid.rank() && !route_self) {
-      // A periodic image of this rank's own atoms: copied in the atoms' memory space.
-      Kokkos::deep_copy(Kokkos::subview(m_recv, Range(recv_first[k], recv_first[k] + rn)),
-                        Kokkos::subview(m_send, Range(send_first[k], send_first[k] + sn)));
-      continue;
-    }
-    m_batch.send(to, m_send.data() + send_first[k], sn * sizeof(double));
-    m_batch.recv(from, m_recv.data() + recv_first[k], rn * sizeof(double));
-  }
-  if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, ExecSpace());
-}
+Halo::Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::Transport& transport, double cutneigh)
+    : m_grid(grid), m_plan(comm, grid, transport, cutneigh), m_migration(comm, transport) {}
 
 int Halo::migrate(AtomStore& atoms) {
   const auto& box = m_grid.global_box();
@@ -121,108 +82,30 @@ int Halo::migrate(AtomStore& atoms) {
     ensure(m_code, static_cast<std::size_t>(nlocal));
     auto code = m_code;
     auto x = atoms.x;
-    auto v = atoms.v;
-    auto id = atoms.id;
-    auto type = atoms.type;
     auto image = atoms.image;
     const double slo = sub.lo[d], shi = sub.hi[d];
-    Kokkos::parallel_for(
-        "md::halo::migrate_plan", Policy(0, nlocal),
-        KOKKOS_LAMBDA(int i) { code(i) = x(i, d) < slo ? 0 : (x(i, d) >= shi ? 1 : -1); });
-
-    // Pack the atoms that stay into m_keep, in their order.
-    ensure(m_keep, static_cast<std::size_t>(nlocal) * k_pack_migrate);
-    auto keep = m_keep;
-    int nkeep = 0;
-    Kokkos::parallel_scan(
-        "md::halo::migrate_keep", Policy(0, nlocal),
-        KOKKOS_LAMBDA(int i, int& offset, bool final) {
-          if (code(i) >= 0) return;
-          if (final) {
-            double* r = &keep(static_cast<std::size_t>(offset) * k_pack_migrate);
-            for (int c = 0; c < 3; ++c) {
-              r[c] = x(i, c);
-              r[3 + c] = v(i, c);
-              r[8 + c] = image(i, c);
-            }
-            r[6] = id_slot(id(i));
-            r[7] = type(i);
-          }
-          ++offset;
-        },
-        nkeep);
-    // Pack the leaving atoms into m_send, those going down first, each group in the order of the atoms,
-    // wrapped into the periodic box where they cross its boundary. The scan counts both groups at once:
-    // down in the low 32 bits, up in the high ones.
-    const std::int64_t nleave = nlocal - nkeep;
-    ensure(m_send, static_cast<std::size_t>(nleave) * k_pack_migrate);
-    auto send = m_send;
     const bool wraps[2] = {m_grid.at_boundary(d, 0), m_grid.at_boundary(d, 1)};
     const double blo = box.lo[d], bhi = box.hi[d];
-    std::int64_t down_up = 0;
-    Kokkos::parallel_reduce(
-        "md::halo::migrate_count", Policy(0, nlocal),
-        KOKKOS_LAMBDA(int i, std::int64_t& n) {
-          if (code(i) >= 0) n += code(i) == 0 ? 1 : (std::int64_t(1) << 32);
-        },
-        down_up);
-    const std::int64_t n0 = down_up & 0xffffffff, n1 = down_up >> 32;
-    Kokkos::parallel_scan(
-        "md::halo::migrate_pack", Policy(0, nlocal), KOKKOS_LAMBDA(int i, std::int64_t& offset, bool final) {
-          const int dir = code(i);
-          if (dir < 0) return;
-          if (final) {
-            const std::int64_t slot = dir == 0 ? (offset & 0xffffffff) : n0 + (offset >> 32);
-            double p[3] = {x(i, 0), x(i, 1), x(i, 2)};
-            int img[3] = {image(i, 0), image(i, 1), image(i, 2)};
-            if (wraps[dir] && is_finite(p[d])) comm::wrap_periodic(p[d], blo, bhi, img[d]);  // crossing it
-            double* r = &send(static_cast<std::size_t>(slot) * k_pack_migrate);
-            for (int c = 0; c < 3; ++c) {
-              r[c] = p[c];
-              r[3 + c] = v(i, c);
-              r[8 + c] = img[c];
-            }
-            r[6] = id_slot(id(i));
-            r[7] = type(i);
-          }
-          offset += dir == 0 ? 1 : (std::int64_t(1) << 32);
-        });
-
-    // Counts, then the atoms: down to the lower neighbour (from the upper one), up to the upper one.
-    const std::vector<int> to = {m_grid.neighbor(d, 0), m_grid.neighbor(d, 1)};
-    const std::vector<int> from = {m_grid.neighbor(d, 1), m_grid.neighbor(d, 0)};
-    std::vector<std::uint64_t> incoming;
-    m_comm.exchange_counts(to, {static_cast<std::uint64_t>(n0), static_cast<std::uint64_t>(n1)}, from, incoming);
-    const std::size_t r0 = incoming[0], r1 = incoming[1], nrec = r0 + r1;
-    ensure(m_recv, nrec * k_pack_migrate);
-    exchange_dim(d, k_pack_migrate, {0, static_cast<std::size_t>(n0) * k_pack_migrate}, {0, r0 * k_pack_migrate},
-                 {static_cast<std::size_t>(n0), static_cast<std::size_t>(n1)}, {r0, r1});
-
-    // Unpack: the atoms that stayed, then those that arrived inside this sub-box, down-going first.
-    // An atom that moved further than one sub-box is dropped here: the caller's count reports it lost.
-    atoms.reserve(nkeep + static_cast<int>(nrec));
-    x = atoms.x;
-    v = atoms.v;
-    id = atoms.id;
-    type = atoms.type;
-    image = atoms.image;
-    auto recv = m_recv;
-    const MigrationRecord unpack{x, v, id, type, image};
+    // A leaving atom that crosses the periodic boundary of the box is wrapped into it on its way.
     Kokkos::parallel_for(
-        "md::halo::migrate_unpack_keep", Policy(0, nkeep),
-        KOKKOS_LAMBDA(int k) { unpack(&keep(static_cast<std::size_t>(k) * k_pack_migrate), k); });
-    int naccepted = 0;
-    const int first = nkeep;
-    Kokkos::parallel_scan(
-        "md::halo::migrate_unpack", Policy(0, static_cast<int>(nrec)),
-        KOKKOS_LAMBDA(int k, int& offset, bool final) {
-          const double* r = &recv(static_cast<std::size_t>(k) * k_pack_migrate);
-          if (r[d] < slo || r[d] >= shi) return;
-          if (final) unpack(r, first + offset);
-          ++offset;
-        },
-        naccepted);
-    nlocal = nkeep + naccepted;
+        "md::halo::migrate_plan", Policy(0, nlocal), KOKKOS_LAMBDA(int i) {
+          const int dir = x(i, d) < slo ? 0 : (x(i, d) >= shi ? 1 : -1);
+          code(i) = dir;
+          if (dir >= 0 && wraps[dir] && is_finite(x(i, d))) {
+            double p = x(i, d);
+            int img = image(i, d);
+            comm::wrap_periodic(p, blo, bhi, img);
+            x(i, d) = p;
+            image(i, d) = img;
+          }
+        });
+    // Down to the lower neighbour (from the upper one), up to the upper one. The atoms that stay come
+    // first, in their order, then those that arrived inside this sub-box, down-going first. An atom that
+    // moved further than one sub-box is dropped (the window): the caller's count reports it lost.
+    m_migration.build(code, nlocal, {m_grid.neighbor(d, 0), m_grid.neighbor(d, 1)},
+                      {m_grid.neighbor(d, 1), m_grid.neighbor(d, 0)});
+    nlocal = m_migration.migrate(atom_fields_with(atoms, k_migrates), [&atoms](int n) { atoms.reserve(n); },
+                                 particles::Window{d, slo, shi});
   }
   atoms.reserve(nlocal);
   atoms.nlocal = nlocal;
@@ -231,8 +114,7 @@ int Halo::migrate(AtomStore& atoms) {
 }
 
 void Halo::build(AtomStore& atoms) {
-  particles::Fields fields;
-  fields.position(atoms.x).add(atoms.type).add(atoms.id);
+  const particles::Fields fields = atom_fields_with(atoms, k_ghosted);
   atoms.nghost = m_plan.build(atoms.nlocal, fields, [&atoms](int n) { atoms.reserve(n); });
 }
 

@@ -1,11 +1,14 @@
 #pragma once
 // Ghost atoms and migration over a 3D rank grid (docs/md.md#ghost-atoms):
 //
-//   migrate(): the migration plan (for each dimension: which owned atoms leave for which neighbour) is
-//              computed by kernels from the positions; leaving atoms are packed on the device, moved by
-//              one transport exchange per dimension, and unpacked after the atoms that stay.
+//   migrate(): for each dimension, the destination of every owned atom (stays, or leaves for the lower or
+//              upper neighbour) is computed by a kernel from the positions; the generic particle migration
+//              (particles::Distributor: plan, then mover) packs the migrating fields of the per-atom field
+//              table (atom_fields.hpp) on the device, moves them by one transport exchange per dimension,
+//              and unpacks them after the atoms that stay.
 //   build():   the ghost plan of the generic particle halo (particles::Halo: six swaps, built at each
-//              re-neighbouring by a staged exchange), moving the atoms' positions, types and ids.
+//              re-neighbouring by a staged exchange), moving the ghosted fields of the table (positions,
+//              types, ids).
 //   update_positions(): between re-neighbourings, gathers only the positions through the plan (at once, or
 //              in steps while the caller computes).
 //   reverse_forces():   scatters the forces on the ghosts back to their owners through it.
@@ -18,9 +21,14 @@
 #include "atoms.hpp"
 #include "comm/process_grid.hpp"
 #include "comm/transport.hpp"
+#include "solvers/particles/distributor.hpp"
 #include "solvers/particles/halo.hpp"
 
 namespace spotrun::md {
+
+// The fields of the per-atom field table (atom_fields.hpp) that have `flag` (k_migrates, k_ghosted), as the
+// particle halo and migration take them: x as the position.
+particles::Fields atom_fields_with(AtomStore& atoms, unsigned flag);
 
 class Halo {
  public:
@@ -61,22 +69,9 @@ class Halo {
   const particles::Halo& plan() const { return m_plan; }
 
  private:
-  // Exchanges the packed migration buffers of dimension d: `per_atom` doubles per atom; nsend[k] atoms at
-  // send offset send_first[k] go to the neighbour in direction k; what arrives from the opposite one lands
-  // at recv_first[k] of m_recv. Self-messages are copied by a kernel unless the transport routes them.
-  void exchange_dim(int d, int per_atom, const std::array<std::size_t, 2>& send_first,
-                    const std::array<std::size_t, 2>& recv_first, const std::array<std::size_t, 2>& nsend,
-                    const std::array<std::size_t, 2>& nrecv);
-
-  const comm::Communicator& m_comm;
   const comm::ProcessGrid& m_grid;
-  comm::Transport& m_transport;
   particles::Halo m_plan;
-  comm::Batch m_batch;
-  // Persistent migration buffers (grown, never shrunk): pack, receive, and the atoms that stay.
-  DoubleView m_send{"md::halo::send", 0};
-  DoubleView m_recv{"md::halo::recv", 0};
-  DoubleView m_keep{"md::halo::keep", 0};
+  particles::Distributor m_migration;  // the migration plan of one dimension, and its buffers
   IntView m_code{"md::halo::code", 0};
 };
 

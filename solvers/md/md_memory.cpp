@@ -27,9 +27,11 @@ struct IsDuplicated<Kokkos::Experimental::ScatterView<D, L, Dev, Op, Kokkos::Exp
 constexpr bool k_device_mirrors = !Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
 constexpr double k_pi = 3.14159265358979323846;
-constexpr double k_record = 17 * 8;  // md_state.cpp: one atom record (id, x, v, f, image, x_build, type)
-constexpr double k_state_row = 136;  // one row of the SolverState: id, x, v, f, image (int64), x_build, type
-constexpr double k_slot = 120;       // AtomStore per atom: x v f x_build (3 doubles each), id, type, image[3]
+// From the per-atom field table (atom_fields.hpp):
+constexpr double k_record = record_slots() * 8;     // md_state.cpp: one atom record (the checkpointed fields)
+constexpr double k_state_row = record_slots() * 8;  // one row of the SolverState: the same, integers as int64
+constexpr double k_slot = atom_store_bytes();       // AtomStore per atom: x v f x_build, id, type, image[3]
+constexpr double k_migrating = migrating_bytes();  // one atom's migrating fields (id, x, v, image, type)
 constexpr double k_mirror_slot = 72; // host copies of x, v, id, type, image (lattice, data file)
 
 // A count of atoms in a region that holds n on average, with the margin of density fluctuations and of
@@ -72,6 +74,28 @@ double lattice_owned_max(const MdConfig& cfg, const std::array<double, 3>& L, co
         best = std::max(best, n);
       }
   return best;
+}
+
+// The neighbour bins of a sub-box l (estimated_memory(); nbins: how many), nall atom slots and rows owned rows.
+double bin_bytes(double rho, const std::array<double, 3>& l, double c, double nall, double rows, double& nbins) {
+  // Bins over the sub-box extended by cutoff + skin, half that wide, padded by the stencil's reach. On a
+  // device each holds bincount, bin_owned and a row of atom indices (8 wide, grown to the fullest bin + 4);
+  // on the host bincount and the starts of its owned atoms and ghosts, and the atoms are packed by bin
+  // (index and position: 28 bytes per atom, and each owned atom's place).
+  nbins = 1;
+  double bin_volume = 1;
+  for (int d = 0; d < 3; ++d) {
+    const double span = l[d] + 2 * c;
+    const double n = std::max(1.0, std::floor(span / (0.5 * c)));
+    const double size = span / n;
+    nbins *= n + 2 * std::ceil(c / size);
+    bin_volume *= size;
+  }
+  const double per_bin = rho * bin_volume;
+  const double fullest = per_bin + 4.0 * std::sqrt(per_bin) + 2.0;
+  const double bin_width = fullest + 4 > 8 ? 8 + fullest + 4 : 8;
+  if (k_device_mirrors) return 4.0 * nbins * (2 + bin_width) + 125 * 2 * 4;  // + stencil
+  return 4.0 * nbins * 3 + 28.0 * (nall + nall / 4) + 4.0 * rows;
 }
 
 }  // namespace
@@ -125,25 +149,8 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   const double width = longest > first_guess ? first_guess + (longest + longest / 8 + 4) : first_guess;
   held += 4.0 * rows * width + 2 * 4.0 * rows;  // neighbors, numneigh + numghost
   held += 4.0 * (nall + nall / 4);              // atom_bin
-  // Bins over the sub-box extended by cutoff + skin, half that wide, padded by the stencil's reach. On a
-  // device each holds bincount, bin_owned and a row of atom indices (8 wide, grown to the fullest bin + 4);
-  // on the host bincount and the starts of its owned atoms and ghosts, and the atoms are packed by bin
-  // (index and position: 28 bytes per atom, and each owned atom's place).
-  double nbins = 1, bin_volume = 1;
-  for (int d = 0; d < 3; ++d) {
-    const double span = l[d] + 2 * c;
-    const double n = std::max(1.0, std::floor(span / (0.5 * c)));
-    const double size = span / n;
-    nbins *= n + 2 * std::ceil(c / size);
-    bin_volume *= size;
-  }
-  const double per_bin = rho * bin_volume;
-  const double fullest = per_bin + 4.0 * std::sqrt(per_bin) + 2.0;
-  const double bin_width = fullest + 4 > 8 ? 8 + fullest + 4 : 8;
-  if (k_device_mirrors)
-    held += 4.0 * nbins * (2 + bin_width) + 125 * 2 * 4;  // + stencil
-  else
-    held += 4.0 * nbins * 3 + 28.0 * (nall + nall / 4) + 4.0 * rows;
+  double nbins = 0;
+  held += bin_bytes(rho, l, c, nall, rows, nbins);
   // The sort after each rebuild (atom_sort.cpp) keeps its buffers: the bin starts, and per owned atom its
   // bin, its place and scratch for the permuted arrays (x or v, image, type, id). It makes no other copy.
   held += 4.0 * nbins + 56.0 * rows;
@@ -161,12 +168,15 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   }
 
   // --- transients (the largest one counts, on each side) ---
-  // Re-neighbouring: the migration (a mark per owned atom, the buffers of atoms crossing a face) and one
-  // atom array being grown, all in the memory space. The sort and the migration copy nothing to the host.
+  // Re-neighbouring: the migration (particles::Distributor, kept buffers: a mark, a list entry and the
+  // migrating fields of the table per owned atom for those that stay; the fields, a place and a mark per atom
+  // crossing a face, sent and received) and one atom array being grown, all in the memory space. The sort
+  // and the migration copy nothing to the host.
   // On a host build, an allowance of 72 bytes per atom slot for what is not counted here (allocator
   // slack, MPI's buffers that grow with the halo), the size of the copies the sort once made.
   const double crossing = rho * ((l[0] + 2 * cfg.skin) * (l[1] + 2 * cfg.skin) * (l[2] + 2 * cfg.skin) - vol);
-  const double rebuild = 20.0 * owned + 3 * 88.0 * with_margin(crossing) + 24.0 * cap +
+  const double rebuild = (12.0 + k_migrating) * owned + 3 * (k_migrating + 8.0) * with_margin(crossing) +
+                         24.0 * cap +
                          (k_device_mirrors ? 0.0 : k_mirror_slot * cap);
   // The close-atom check of setup() is a reduction over the list where it lives: nothing to count.
   // Checkpoint (state_reusing(), md_state.cpp; host memory): kept from one checkpoint to the next, the

@@ -12,6 +12,7 @@
 #include "io/input_file.hpp"
 #include "io/lammps_data.hpp"
 #include "io/lammps_dump.hpp"
+#include "md_export.hpp"
 #include "md_memory.hpp"
 #include "md_solver.hpp"
 #include "pair.hpp"
@@ -350,8 +351,15 @@ struct MdDefinition {
     return solvers::MemoryEstimate::of(estimated_memory(cfg, n, nranks), what.str());
   }
 
-  // state() writes, per atom: id, x (3), v (3), f (3), image (3), x_build (3) and type, 8 bytes each.
-  static double checkpoint_bytes_per_work_unit(const MdConfig&) { return 17 * 8; }
+  // state() writes, per atom, 8 bytes per component of every checkpointed field of the per-atom field table
+  // (atom_fields.hpp): id, x (3), v (3), f (3), image (3), x_build (3) and type.
+  static double checkpoint_bytes_per_work_unit(const MdConfig&) { return record_slots() * 8; }
+
+  // `spotrun export` (md_export.cpp).
+  static std::vector<io::StateArray> export_arrays() { return md::export_arrays(); }
+  static solvers::ExportedSystem export_system(const io::SolverState& st, const Deck* deck) {
+    return md::export_system(st, deck);
+  }
 
   // The lattice's atoms; a data file's are known once it is read.
   static double deck_work_units(const MdConfig& cfg) { return cfg.from_lattice ? lattice_atoms(cfg) : -1.0; }

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "md_export.hpp"
 #include "md_memory.hpp"
 #include "md_impl.hpp"
 #include "md_solver.hpp"
@@ -13,8 +14,142 @@
 namespace spotrun::md {
 namespace {
 
-// Per-atom record moved between ranks: id, x[3], v[3], f[3], image[3], x_build[3], type.
-constexpr int k_rec = 17;
+// Per-atom record moved between ranks: every checkpointed field of the per-atom field table (atom_fields.hpp),
+// one 8-byte slot per component (id, x[3], v[3], f[3], image[3], x_build[3], type: 17).
+constexpr int k_rec = record_slots();
+
+// The records hold 64-bit integers by their bits, 32-bit ones and doubles by value (exact either way).
+double to_slot(double v) { return v; }
+double to_slot(int v) { return v; }
+double to_slot(std::int64_t v) {
+  double r;
+  std::memcpy(&r, &v, sizeof r);
+  return r;
+}
+void from_slot(double r, double& v) { v = r; }
+void from_slot(double r, int& v) { v = static_cast<int>(r); }
+void from_slot(double r, std::int64_t& v) { std::memcpy(&v, &r, sizeof v); }
+
+// Host copies of the per-atom fields (as AtomStore, from the same table), and the walk over both.
+struct HostAtoms {
+#define SPOTRUN_MD_HOST_VIEW(name, Device, flags, noun) \
+  Kokkos::View<Device::data_type, Device::array_layout, Kokkos::HostSpace> name;
+  SPOTRUN_MD_ATOM_FIELDS(SPOTRUN_MD_HOST_VIEW)
+#undef SPOTRUN_MD_HOST_VIEW
+};
+template <class Fn>
+void for_each_field(AtomStore& atoms, HostAtoms& host, Fn&& fn) {
+#define SPOTRUN_MD_BOTH(name, View, flags, noun) fn(atom_field(AtomFieldId::name), atoms.name, host.name);
+  SPOTRUN_MD_ATOM_FIELDS(SPOTRUN_MD_BOTH)
+#undef SPOTRUN_MD_BOTH
+}
+template <class Fn>
+void for_each_field(HostAtoms& host, Fn&& fn) {
+#define SPOTRUN_MD_HOST(name, View, flags, noun) fn(atom_field(AtomFieldId::name), host.name);
+  SPOTRUN_MD_ATOM_FIELDS(SPOTRUN_MD_HOST)
+#undef SPOTRUN_MD_HOST
+}
+
+// Component c of atom i of a host view of the table (one component or three).
+template <class V>
+auto& component(const V& v, int i, int c) {
+  if constexpr (V::rank == 1)
+    return v(i);
+  else
+    return v(i, c);
+}
+
+// The fields with `flag`: copied to the host (with copy; else only room for them), or back to the atoms.
+HostAtoms host_atoms(AtomStore& atoms, unsigned flag, bool copy) {
+  HostAtoms host;
+  for_each_field(atoms, host, [&](const AtomField& f, auto& view, auto& mirror) {
+    if (!f.has(flag)) return;
+    if (copy)
+      mirror = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+    else
+      mirror = Kokkos::create_mirror_view(view);
+  });
+  return host;
+}
+void copy_to_atoms(HostAtoms& host, AtomStore& atoms, unsigned flag) {
+  for_each_field(atoms, host, [&](const AtomField& f, auto& view, auto& mirror) {
+    if (f.has(flag)) Kokkos::deep_copy(view, mirror);
+  });
+}
+
+// Atom i's record from the host copies of its checkpointed fields, and the fields with `flag` from a record.
+void pack_record(HostAtoms& host, int i, double* r) {
+  for_each_field(host, [&](const AtomField& f, const auto& h) {
+    if (!f.has(k_checkpointed)) return;
+    const int slot = record_slot(f);
+    for (int c = 0; c < f.width; ++c) r[slot + c] = to_slot(component(h, i, c));
+  });
+}
+void unpack_record(const double* r, HostAtoms& host, int i, unsigned flag) {
+  for_each_field(host, [&](const AtomField& f, const auto& h) {
+    if (!f.has(flag) || !f.has(k_checkpointed)) return;
+    const int slot = record_slot(f);
+    for (int c = 0; c < f.width; ++c) from_slot(r[slot + c], component(h, i, c));
+  });
+}
+
+// The checkpointed fields as the datasets of state_layout() hold them (in its order): where each row's values
+// go in a record, and back.
+struct Column {
+  const AtomField* field;
+  int slot;
+};
+const std::vector<Column>& checkpoint_columns() {
+  static const std::vector<Column> columns = [] {
+    std::vector<Column> c;
+    for (const auto& f : k_atom_fields)
+      if (f.has(k_checkpointed)) c.push_back({&f, record_slot(f)});
+    return c;
+  }();
+  return columns;
+}
+// Row `row` of the state's arrays from record r, or (to_record) the record from the row.
+void record_to_row(const double* r, std::vector<io::StateArray>& arrays, std::uint64_t row) {
+  const auto& columns = checkpoint_columns();
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const AtomField& f = *columns[k].field;
+    const double* slot = r + columns[k].slot;
+    const std::uint64_t at = row * static_cast<std::uint64_t>(f.width);
+    for (int c = 0; c < f.width; ++c) {
+      if (f.elem == AtomElem::f64) {
+        arrays[k].f64[at + c] = slot[c];
+      } else if (f.elem == AtomElem::i64) {
+        std::int64_t v;
+        from_slot(slot[c], v);
+        arrays[k].i64[at + c] = v;
+      } else {
+        arrays[k].i64[at + c] = static_cast<std::int64_t>(slot[c]);
+      }
+    }
+  }
+}
+void row_to_record(const io::StateArray* const arrays[], std::uint64_t row, double* r) {
+  const auto& columns = checkpoint_columns();
+  for (std::size_t k = 0; k < columns.size(); ++k) {
+    const AtomField& f = *columns[k].field;
+    double* slot = r + columns[k].slot;
+    const std::uint64_t at = row * static_cast<std::uint64_t>(f.width);
+    for (int c = 0; c < f.width; ++c) {
+      if (f.elem == AtomElem::f64)
+        slot[c] = arrays[k]->f64[at + c];
+      else if (f.elem == AtomElem::i64)
+        slot[c] = to_slot(arrays[k]->i64[at + c]);
+      else
+        slot[c] = static_cast<double>(arrays[k]->i64[at + c]);  // within int: check_atoms()
+    }
+  }
+}
+// A record's atom id.
+std::int64_t id_of_record(const double* r) {
+  std::int64_t id;
+  from_slot(r[record_slot(AtomFieldId::id)], id);
+  return id;
+}
 
 // Rank owning global row `row` when `total` rows are split by io::block_of.
 int block_owner(std::uint64_t total, int nranks, std::uint64_t row) {
@@ -95,7 +230,7 @@ std::uint64_t bits_of(double v) {
   return b;
 }
 
-// Ids travel between ranks as doubles (records): larger ids would not survive the trip.
+// The largest atom id: one a double holds exactly (LAMMPS data files, trajectories, readers that convert).
 constexpr std::int64_t k_max_id = std::int64_t{1} << 53;
 
 // The scalars of an MD checkpoint.
@@ -229,10 +364,12 @@ std::string check_datasets(const io::SolverState& st, const std::vector<io::Stat
 // types, finite values, x_build inside the box as every neighbour build leaves it ([lo, hi), wrapped),
 // x near x_build, image flags that fit an int. Returns the first problem or "".
 std::string check_atoms(const io::StateArray* arr[], const comm::Box3& box, std::int64_t ntypes) {
-  const io::StateArray& id = *arr[0];
+  const io::StateArray& id = *arr[checkpoint_index(AtomFieldId::id)];
+  const io::StateArray& types = *arr[checkpoint_index(AtomFieldId::type)];
+  const io::StateArray& x = *arr[checkpoint_index(AtomFieldId::x)];
+  const io::StateArray& x_build = *arr[checkpoint_index(AtomFieldId::x_build)];
+  const auto& columns = checkpoint_columns();
   const double half_box = 0.5 * std::min({box.length(0), box.length(1), box.length(2)});
-  const char* names[4] = {"x", "v", "f", "x_build"};
-  const int value_sets[4] = {1, 2, 3, 5};
   for (std::uint64_t k = 0; k < id.rows; ++k) {
     const std::int64_t i = id.i64[k];
     const std::string row = std::to_string(id.first_row + k);
@@ -246,24 +383,31 @@ std::string check_atoms(const io::StateArray* arr[], const comm::Box3& box, std:
     if (k > 0 && i < id.i64[k - 1])
       return "checkpoint atom ids are not in increasing order: id " + std::to_string(i) + " at row " + row +
              " follows id " + std::to_string(id.i64[k - 1]);
-    const std::int64_t type = arr[6]->i64[k];
+    const std::int64_t type = types.i64[k];
     if (type < 1 || type > ntypes)
       return atom + " has type " + std::to_string(type) + " outside 1.." + std::to_string(ntypes);
-    for (int n = 0; n < 4; ++n)
-      for (int d = 0; d < 3; ++d)
-        if (!std::isfinite(arr[value_sets[n]]->f64[3 * k + d]))
-          return atom + " has a non-finite " + names[n] + " (" + char('x' + d) + " component " +
-                 exact(arr[value_sets[n]]->f64[3 * k + d]) + ")";
+    // Every field of the table: doubles finite, 32-bit integers within int.
+    for (std::size_t n = 0; n < columns.size(); ++n) {
+      const AtomField& f = *columns[n].field;
+      for (int d = 0; d < f.width; ++d) {
+        const char* which = f.width == 3 ? (d == 0 ? "x" : d == 1 ? "y" : "z") : "";
+        const std::uint64_t at = static_cast<std::uint64_t>(f.width) * k + d;
+        if (f.elem == AtomElem::f64 && !std::isfinite(arr[n]->f64[at]))
+          return atom + " has a non-finite " + f.name + " (" + (*which ? std::string(which) + " component " : "") +
+                 exact(arr[n]->f64[at]) + ")";
+        if (f.elem == AtomElem::i32 &&
+            (arr[n]->i64[at] < std::numeric_limits<int>::min() || arr[n]->i64[at] > std::numeric_limits<int>::max()))
+          return atom + " has " + f.noun + " " + std::to_string(arr[n]->i64[at]) + (*which ? " in " : "") + which +
+                 " outside the range of int";
+      }
+    }
     double dist2 = 0;
     for (int d = 0; d < 3; ++d) {
-      const double xb = arr[5]->f64[3 * k + d], x = arr[1]->f64[3 * k + d];
+      const double xb = x_build.f64[3 * k + d], xd = x.f64[3 * k + d];
       if (!(xb >= box.lo[d] && xb < box.hi[d]))
         return atom + " has x_build " + exact(xb) + " in " + char('x' + d) + " outside the box [" + exact(box.lo[d]) +
                ", " + exact(box.hi[d]) + ")";
-      dist2 += (x - xb) * (x - xb);
-      const std::int64_t img = arr[4]->i64[3 * k + d];
-      if (img < std::numeric_limits<int>::min() || img > std::numeric_limits<int>::max())
-        return atom + " has image flag " + std::to_string(img) + " in " + char('x' + d) + " outside the range of int";
+      dist2 += (xd - xb) * (xd - xb);
     }
     if (!(std::sqrt(dist2) < half_box))
       return atom + " is " + significant(std::sqrt(dist2), 6) +
@@ -299,24 +443,20 @@ std::string check_block_order(const comm::Communicator& comm, const io::StateArr
 }  // namespace
 
 std::vector<io::StateArray> MdSolver::state_layout() const {
-  using io::StateArray;
-  return {StateArray::layout("/md/id", {}, true, 0),     StateArray::layout("/md/x", {3}, false, 0),
-          StateArray::layout("/md/v", {3}, false, 0),    StateArray::layout("/md/f", {3}, false, 0),
-          StateArray::layout("/md/image", {3}, true, 0), StateArray::layout("/md/x_build", {3}, false, 0),
-          StateArray::layout("/md/type", {}, true, 0)};
+  // /md/<name> of every checkpointed field of the table, in its order: /md/id, /md/x, /md/v, /md/f, /md/image,
+  // /md/x_build, /md/type.
+  std::vector<io::StateArray> layout;
+  for (const auto& f : k_atom_fields)
+    if (f.has(k_checkpointed)) layout.push_back(dataset_layout(f));
+  return layout;
 }
 
 io::SolverState MdSolver::state() { return state_reusing(io::SolverState{}); }
 
 io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   const int nl = m_atoms.nlocal;
-  auto hx = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.x);
-  auto hv = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.v);
-  auto hf = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.f);
-  auto hid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.id);
-  auto himg = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.image);
-  auto hxb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.x_build);
-  auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.type);
+  HostAtoms host = host_atoms(m_atoms, k_checkpointed, true);
+  const auto& hid = host.id;
 
   // Row of each atom in the id-sorted dataset: id - 1 when ids are 1..N (the usual case), else the
   // rank of the id among all ids (gathered).
@@ -348,15 +488,7 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   for (int i = 0; i < nl; ++i) {
     double* r = &m_state_records[fill[m_state_dest[i]]];
     fill[m_state_dest[i]] += k_rec;
-    r[0] = static_cast<double>(hid(i));
-    for (int d = 0; d < 3; ++d) {
-      r[1 + d] = hx(i, d);
-      r[4 + d] = hv(i, d);
-      r[7 + d] = hf(i, d);
-      r[10 + d] = himg(i, d);
-      r[13 + d] = hxb(i, d);
-    }
-    r[16] = ht(i);
+    pack_record(host, i, r);
   }
   exchange_packed(m_comm, m_transport, m_state_records, plan, m_state_received);
   const std::vector<double>& got = exchange_is_local(m_comm, m_transport) ? m_state_records : m_state_received;
@@ -387,34 +519,14 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   spare = io::SolverState{};
   // The records in row order first (one index written per atom), then every array filled in row order:
   // after the spatial sorts of the neighbour builds the records come in a shuffled id order, and writing
-  // each into seven arrays at its row would cost a cache miss per value (the checkpoint snapshot's time).
+  // each into every array at its row would cost a cache miss per value (the checkpoint snapshot's time).
   constexpr std::uint64_t k_none = ~std::uint64_t(0);
   std::vector<std::uint64_t>& record_of_row = m_state_record_of_row;
   record_of_row.assign(rows, k_none);
-  for (std::uint64_t k = 0; k < rows; ++k) record_of_row[row_of(static_cast<std::int64_t>(got[k * k_rec])) - first] = k;
-  for (std::uint64_t row = 0; row < rows; ++row) {
-    if (record_of_row[row] == k_none) {  // not reached while ids are unique; zeros, as a fresh array holds
-      st.arrays[0].i64[row] = 0;
-      st.arrays[6].i64[row] = 0;
-      for (int d = 0; d < 3; ++d) {
-        st.arrays[1].f64[3 * row + d] = st.arrays[2].f64[3 * row + d] = st.arrays[3].f64[3 * row + d] = 0.0;
-        st.arrays[4].i64[3 * row + d] = 0;
-        st.arrays[5].f64[3 * row + d] = 0.0;
-      }
-      continue;
-    }
-    const double* r = &got[record_of_row[row] * k_rec];
-    const auto id = static_cast<std::int64_t>(r[0]);
-    st.arrays[0].i64[row] = id;
-    for (int d = 0; d < 3; ++d) {
-      st.arrays[1].f64[3 * row + d] = r[1 + d];
-      st.arrays[2].f64[3 * row + d] = r[4 + d];
-      st.arrays[3].f64[3 * row + d] = r[7 + d];
-      st.arrays[4].i64[3 * row + d] = static_cast<std::int64_t>(r[10 + d]);
-      st.arrays[5].f64[3 * row + d] = r[13 + d];
-    }
-    st.arrays[6].i64[row] = static_cast<std::int64_t>(r[16]);
-  }
+  for (std::uint64_t k = 0; k < rows; ++k) record_of_row[row_of(id_of_record(&got[k * k_rec])) - first] = k;
+  static constexpr double k_zeros[k_rec] = {};  // a row no record reached (not while ids are unique): zeros
+  for (std::uint64_t row = 0; row < rows; ++row)
+    record_to_row(record_of_row[row] == k_none ? k_zeros : &got[record_of_row[row] * k_rec], st.arrays, row);
   st.integers["step"] = m_step;
   st.reals["time"] = m_time;
   st.integers["md.natoms"] = m_natoms;
@@ -457,11 +569,11 @@ void MdSolver::restore(const io::SolverState& st) {
 
   // 2. This rank's block of every dataset, then its atoms, then the ids where blocks meet.
   const auto layout = state_layout();
-  const io::StateArray* arr[7] = {};
+  const io::StateArray* arr[k_natom_fields] = {};
   bad = check_datasets(st, layout, s.natoms, m_comm.size(), m_comm.rank(), arr);
   if (bad.empty()) bad = check_atoms(arr, m_box, static_cast<std::int64_t>(s.masses.size()));
   m_comm.agree<InputError>(bad.empty(), bad);
-  bad = check_block_order(m_comm, arr[0]);
+  bad = check_block_order(m_comm, arr[checkpoint_index(AtomFieldId::id)]);
   m_comm.agree<InputError>(bad.empty(), bad);
 
   // 3. Send every atom to the rank that owned it at the last neighbour build (by x_build).
@@ -472,16 +584,8 @@ void MdSolver::restore(const io::SolverState& st) {
     std::vector<int> dest(rows);
     for (std::uint64_t k = 0; k < rows; ++k) {
       double* r = &recs[k * k_rec];
-      r[0] = static_cast<double>(arr[0]->i64[k]);
-      for (int d = 0; d < 3; ++d) {
-        r[1 + d] = arr[1]->f64[3 * k + d];
-        r[4 + d] = arr[2]->f64[3 * k + d];
-        r[7 + d] = arr[3]->f64[3 * k + d];
-        r[10 + d] = static_cast<double>(arr[4]->i64[3 * k + d]);
-        r[13 + d] = arr[5]->f64[3 * k + d];
-      }
-      r[16] = static_cast<double>(arr[6]->i64[k]);
-      dest[k] = m_grid->owner_of(&r[13]);
+      row_to_record(arr, k, r);
+      dest[k] = m_grid->owner_of(&r[record_slot(AtomFieldId::x_build)]);
     }
     got = exchange_records(m_comm, m_transport, std::move(recs), dest);
   }
@@ -494,29 +598,18 @@ void MdSolver::restore(const io::SolverState& st) {
   m_atoms.reserve(nl);
   m_atoms.nlocal = nl;
   m_atoms.nghost = 0;
-  auto hx = Kokkos::create_mirror_view(m_atoms.x);
-  auto hv = Kokkos::create_mirror_view(m_atoms.v);
-  auto hid = Kokkos::create_mirror_view(m_atoms.id);
-  auto ht = Kokkos::create_mirror_view(m_atoms.type);
-  auto himg = Kokkos::create_mirror_view(m_atoms.image);
+  // Every field that moves with its atom (the table: id, x, v, image, type, ...), but x: the positions of the
+  // last build, from which the rebuild makes the same lists in the same order.
+  HostAtoms host = host_atoms(m_atoms, k_migrates, false);
   std::unordered_map<std::int64_t, int> rec_of;
   rec_of.reserve(nl);
   for (int i = 0; i < nl; ++i) {
     const double* r = &got[static_cast<std::size_t>(i) * k_rec];
-    hid(i) = static_cast<std::int64_t>(r[0]);
-    ht(i) = static_cast<int>(r[16]);
-    for (int d = 0; d < 3; ++d) {
-      hx(i, d) = r[13 + d];  // rebuild from the positions of the last build: same lists, same order
-      hv(i, d) = r[4 + d];
-      himg(i, d) = static_cast<int>(r[10 + d]);
-    }
-    rec_of[hid(i)] = i;
+    unpack_record(r, host, i, k_migrates);
+    for (int d = 0; d < 3; ++d) host.x(i, d) = r[record_slot(AtomFieldId::x_build) + d];
+    rec_of[host.id(i)] = i;
   }
-  Kokkos::deep_copy(m_atoms.x, hx);
-  Kokkos::deep_copy(m_atoms.v, hv);
-  Kokkos::deep_copy(m_atoms.id, hid);
-  Kokkos::deep_copy(m_atoms.type, ht);
-  Kokkos::deep_copy(m_atoms.image, himg);
+  copy_to_atoms(host, m_atoms, k_migrates);
 
   m_step = s.step;
   m_time = static_cast<double>(m_step) * m_cfg.dt;  // equal to the checkpoint's, checked above
@@ -531,8 +624,8 @@ void MdSolver::restore(const io::SolverState& st) {
   for (int i = 0; i < nl; ++i) {
     const double* r = &got[static_cast<std::size_t>(rec_of.at(cid(i))) * k_rec];
     for (int d = 0; d < 3; ++d) {
-      cx(i, d) = r[1 + d];
-      cf(i, d) = r[7 + d];
+      cx(i, d) = r[record_slot(AtomFieldId::x) + d];
+      cf(i, d) = r[record_slot(AtomFieldId::f) + d];
     }
   }
   Kokkos::deep_copy(m_atoms.x, cx);

@@ -4,12 +4,29 @@
 // io/lammps_dump.hpp), and OUTDIR/topology.data (a LAMMPS data file of the system, the topology MDAnalysis
 // reads the trajectory with) at the first call.
 #include <filesystem>
+#include <stdexcept>
 
 #include "md_solver.hpp"
 
 namespace spotrun::md {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// This rank's block of the exported fields of the per-atom field table (atom_fields.hpp) in a state() (rows by
+// id): what the topology and the frames read.
+struct ExportedColumns {
+  const io::SolverState& st;
+  const io::StateArray& of(AtomFieldId f) const {
+    if (!atom_field(f).has(k_exported)) throw std::logic_error(std::string("md: field ") + atom_field(f).name + " is not exported");
+    return st.arrays[checkpoint_index(f)];
+  }
+  const double* f64(AtomFieldId f) const { return of(f).f64.data(); }
+  const std::int64_t* i64(AtomFieldId f) const { return of(f).i64.data(); }
+};
+
+}  // namespace
 
 bool MdSolver::writes_outputs_at(std::int64_t step) const {
   // The first call opens (and may cut) the files; after that only the frames' steps write.
@@ -40,8 +57,10 @@ void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
                                               static_cast<std::uint64_t>(m_natoms));
     m_dump->continue_after(m_comm, continue_after);
   }
-  const io::SolverState st = state();  // id, x, v, f, image, x_build, type: this rank's block, by id
-  const std::uint64_t first_row = st.arrays[0].first_row, rows = st.arrays[0].rows;
+  const io::SolverState st = state();  // the checkpointed fields of the table: this rank's block, by id
+  const ExportedColumns atoms{st};
+  using F = AtomFieldId;
+  const std::uint64_t first_row = atoms.of(F::id).first_row, rows = atoms.of(F::id).rows;
   if (first) {
     // topology.data: written by a fresh run (the atoms of its first frame), and by a resumed one that has
     // none (a run begun before it existed).
@@ -59,8 +78,7 @@ void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
       io::write_topology(m_comm, topology.string(), header, names,
                          "LAMMPS data file written by spotrun run: the system at step " + std::to_string(step) +
                              " (units lj), the topology of trajectory.h5md and dump.lammpstrj",
-                         rows, st.arrays[0].i64.data(), st.arrays[6].i64.data(), st.arrays[1].f64.data(),
-                         st.arrays[4].i64.data());
+                         rows, atoms.i64(F::id), atoms.i64(F::type), atoms.f64(F::x), atoms.i64(F::image));
     }
   }
   if (trajectory_frame) {
@@ -70,11 +88,11 @@ void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
     for (int d = 0; d < 3; ++d) fr.box_edges[d] = m_box.length(d);
     fr.first_row = first_row;
     fr.rows = rows;
-    fr.position = st.arrays[1].f64.data();
-    fr.velocity = st.arrays[2].f64.data();
-    fr.force = st.arrays[3].f64.data();
-    fr.image = st.arrays[4].i64.data();
-    fr.species = st.arrays[6].i64.data();
+    fr.position = atoms.f64(F::x);
+    fr.velocity = atoms.f64(F::v);
+    fr.force = atoms.f64(F::f);
+    fr.image = atoms.i64(F::image);
+    fr.species = atoms.i64(F::type);
     m_trajectory->write(m_comm, fr);
   }
   if (dump_frame) {
@@ -86,12 +104,12 @@ void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
     }
     fr.first_row = first_row;
     fr.rows = rows;
-    fr.id = st.arrays[0].i64.data();
-    fr.x = st.arrays[1].f64.data();
-    fr.v = st.arrays[2].f64.data();
-    fr.f = st.arrays[3].f64.data();
-    fr.image = st.arrays[4].i64.data();
-    fr.type = st.arrays[6].i64.data();
+    fr.id = atoms.i64(F::id);
+    fr.x = atoms.f64(F::x);
+    fr.v = atoms.f64(F::v);
+    fr.f = atoms.f64(F::f);
+    fr.image = atoms.i64(F::image);
+    fr.type = atoms.i64(F::type);
     m_dump->write(m_comm, fr);
   }
 }

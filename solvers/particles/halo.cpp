@@ -6,103 +6,14 @@
 #include <type_traits>
 
 #include "comm/exchange.hpp"
+#include "impl/field_kernels.hpp"
 
 namespace spotrun::particles {
 namespace {
 
+using namespace impl;
 using Policy = Kokkos::RangePolicy<ExecSpace>;
 using Range = std::pair<std::size_t, std::size_t>;
-
-template <class View>
-void ensure(View& v, std::size_t n) {
-  if (v.extent(0) < n) v = View(Kokkos::view_alloc(v.label(), Kokkos::WithoutInitializing), n + n / 4 + 64);
-}
-
-// The element type and component count of each kind of field, and access to component c of particle i.
-template <class V>
-struct Elem;
-template <>
-struct Elem<Vec3View> {
-  using T = double;
-  static constexpr int nc = 3;
-  KOKKOS_INLINE_FUNCTION static double& at(const Vec3View& v, int i, int c) { return v(i, c); }
-};
-template <>
-struct Elem<DoubleView> {
-  using T = double;
-  static constexpr int nc = 1;
-  KOKKOS_INLINE_FUNCTION static double& at(const DoubleView& v, int i, int) { return v(i); }
-};
-template <>
-struct Elem<IntView> {
-  using T = int;
-  static constexpr int nc = 1;
-  KOKKOS_INLINE_FUNCTION static int& at(const IntView& v, int i, int) { return v(i); }
-};
-template <>
-struct Elem<Int64View> {
-  using T = std::int64_t;
-  static constexpr int nc = 1;
-  KOKKOS_INLINE_FUNCTION static std::int64_t& at(const Int64View& v, int i, int) { return v(i); }
-};
-
-// Calls fn(view) with the field's view as its own type.
-template <class Fn>
-void visit(const Fields::Field& f, Fn&& fn) {
-  switch (f.kind) {
-    case Fields::Kind::vec3: fn(*static_cast<Vec3View*>(f.view)); break;
-    case Fields::Kind::scalar: fn(*static_cast<DoubleView*>(f.view)); break;
-    case Fields::Kind::int32: fn(*static_cast<IntView*>(f.view)); break;
-    case Fields::Kind::int64: fn(*static_cast<Int64View*>(f.view)); break;
-  }
-}
-
-std::size_t element_bytes(Fields::Kind k) {
-  switch (k) {
-    case Fields::Kind::vec3: return 3 * sizeof(double);
-    case Fields::Kind::scalar: return sizeof(double);
-    case Fields::Kind::int32: return sizeof(int);
-    case Fields::Kind::int64: return sizeof(std::int64_t);
-  }
-  return 0;
-}
-
-// 8-byte words of one field's block in a message of n particles.
-std::size_t block_words(Fields::Kind k, std::size_t n) { return (n * element_bytes(k) + 7) / 8; }
-
-// 8-byte words of a message of n particles: the fields' blocks one after the other.
-std::size_t message_words(const Fields& fields, std::size_t n) {
-  std::size_t w = 0;
-  for (const auto& f : fields.fields()) w += block_words(f.kind, n);
-  return w;
-}
-
-// Value of particle i's component c as sent: the position's component d gets the swap's shift.
-template <class V>
-KOKKOS_INLINE_FUNCTION typename Elem<V>::T sent(const V& v, int i, int c, bool shifted, int d, double shift) {
-  if constexpr (std::is_same_v<V, Vec3View>) {
-    if (shifted) return v(i, c) + (c == d ? shift : 0.0);
-  }
-  return Elem<V>::at(v, i, c);
-}
-
-// Packs the particles of a send list into a block starting at word `word` of buf.
-template <class V>
-struct Pack {
-  V v;
-  IntView list;
-  DoubleView buf;
-  std::size_t word;
-  bool shifted;
-  int d;
-  double shift;
-  KOKKOS_INLINE_FUNCTION void operator()(int j) const {
-    using E = Elem<V>;
-    auto* r = reinterpret_cast<typename E::T*>(buf.data() + word);
-    const int i = list(j);
-    for (int c = 0; c < E::nc; ++c) r[E::nc * j + c] = sent(v, i, c, shifted, d, shift);
-  }
-};
 
 // Copies the particles of a send list to the ghosts from `first` on (a swap to this rank itself).
 template <class V>
@@ -117,20 +28,6 @@ struct Copy {
     using E = Elem<V>;
     const int i = list(j);
     for (int c = 0; c < E::nc; ++c) E::at(v, first + j, c) = sent(v, i, c, shifted, d, shift);
-  }
-};
-
-// Unpacks a block into the particles from `first` on.
-template <class V>
-struct Unpack {
-  V v;
-  DoubleView buf;
-  std::size_t word;
-  int first;
-  KOKKOS_INLINE_FUNCTION void operator()(int j) const {
-    using E = Elem<V>;
-    const auto* r = reinterpret_cast<const typename E::T*>(buf.data() + word);
-    for (int c = 0; c < E::nc; ++c) E::at(v, first + j, c) = r[E::nc * j + c];
   }
 };
 
@@ -173,42 +70,6 @@ struct Add {
 };
 
 }  // namespace
-
-// ---- Fields ---------------------------------------------------------------------------------------------------
-
-Fields& Fields::position(Vec3View& x) {
-  if (position_view()) throw std::invalid_argument("particles::Fields: a second position field");
-  m_fields.push_back({Kind::vec3, &x, true});
-  return *this;
-}
-Fields& Fields::add(Vec3View& v) {
-  m_fields.push_back({Kind::vec3, &v, false});
-  return *this;
-}
-Fields& Fields::add(DoubleView& v) {
-  m_fields.push_back({Kind::scalar, &v, false});
-  return *this;
-}
-Fields& Fields::add(IntView& v) {
-  m_fields.push_back({Kind::int32, &v, false});
-  return *this;
-}
-Fields& Fields::add(Int64View& v) {
-  m_fields.push_back({Kind::int64, &v, false});
-  return *this;
-}
-
-const Vec3View* Fields::position_view() const {
-  for (const auto& f : m_fields)
-    if (f.shifted) return static_cast<const Vec3View*>(f.view);
-  return nullptr;
-}
-
-std::size_t Fields::bytes_per_particle() const {
-  std::size_t b = 0;
-  for (const auto& f : m_fields) b += element_bytes(f.kind);
-  return b;
-}
 
 // ---- Halo -----------------------------------------------------------------------------------------------------
 

@@ -7,8 +7,8 @@
 //       crosses the boundary of the box, how many arrive and where they land. Built from the positions,
 //       the box, the process grid and the cutoff by a staged exchange: x, then y, then z, forwarding the
 //       ghosts of earlier dimensions, so that edge and corner ghosts arrive without diagonal messages.
-//   Fields (what travels): the caller's per-particle arrays, by reference: 3-component and scalar doubles,
-//       32- and 64-bit integers (sent as integers, so they arrive exactly). At most one field is the
+//   Fields (what travels, fields.hpp): the caller's per-particle arrays, by reference: 3-component and scalar
+//       doubles, 32- and 64-bit integers (sent as integers, so they arrive exactly). At most one field is the
 //       position, the one shifted by the image shift.
 //
 //   build():   builds the plan and fills the ghosts of every field given (at rebuilds).
@@ -34,42 +34,9 @@
 #include "comm/communicator.hpp"
 #include "comm/process_grid.hpp"
 #include "comm/transport.hpp"
+#include "solvers/particles/fields.hpp"
 
 namespace spotrun::particles {
-
-using ExecSpace = Kokkos::DefaultExecutionSpace;
-using MemSpace = ExecSpace::memory_space;
-using Vec3View = Kokkos::View<double* [3], Kokkos::LayoutRight, MemSpace>;
-using DoubleView = Kokkos::View<double*, MemSpace>;
-using IntView = Kokkos::View<int*, MemSpace>;
-using Int64View = Kokkos::View<std::int64_t*, MemSpace>;
-
-// The per-particle fields one halo operation moves. Each is a reference to the caller's view, read at
-// every use: the caller may reallocate it in between (as the grow callback of build() does), but the
-// view object itself must outlive the Fields.
-class Fields {
- public:
-  // The positions: shifted by the periodic image shift of each swap. At most one per Fields.
-  Fields& position(Vec3View& x);
-  Fields& add(Vec3View& v);
-  Fields& add(DoubleView& v);
-  Fields& add(IntView& v);
-  Fields& add(Int64View& v);
-
-  enum class Kind { vec3, scalar, int32, int64 };
-  struct Field {
-    Kind kind;
-    void* view;
-    bool shifted;
-  };
-  const std::vector<Field>& fields() const { return m_fields; }
-  const Vec3View* position_view() const;  // nullptr when there is none
-  // Bytes one particle takes in a message (each field's block padded to 8 bytes per message).
-  std::size_t bytes_per_particle() const;
-
- private:
-  std::vector<Field> m_fields;
-};
 
 // One swap of the plan, as the host sees it.
 struct SwapInfo {
@@ -79,9 +46,6 @@ struct SwapInfo {
   int nsend = 0, nrecv = 0;          // particles sent, ghosts received
   int first_recv = 0;                // index of the first ghost received
 };
-
-// Grows every per-particle array of the caller to hold at least n particles, keeping their contents.
-using Grow = std::function<void(int n)>;
 
 class Halo {
  public:
