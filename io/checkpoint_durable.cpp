@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "child_process.hpp"
+#include "run_directory.hpp"
 #include "comm/errors.hpp"
 
 extern char** environ;
@@ -37,12 +38,9 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-long long step_of(const std::string& set) {
-  if (set == "final") return -1;
-  if (set.rfind("ckpt-", 0) != 0 || set.size() < 6 || set.size() > 23) return -2;
-  const std::string digits = set.substr(5);
-  if (digits.find_first_not_of("0123456789") != std::string::npos) return -2;
-  return std::stoll(digits);
+long long step_of(const std::string& set) {  // -1: "final"; -2: not a set's name (io/run_directory.hpp)
+  const auto c = CheckpointName::parse_set(set);
+  return !c ? -2 : c->final ? -1 : c->step;
 }
 
 // One line of rclone's output worth showing: its last ERROR or Failed line, else its last line.
@@ -465,7 +463,7 @@ DurableFlush::Event DurableFlush::poll() {
           }
           int kept = current == "final" ? 0 : 1;
           for (auto it = sets.rbegin(); it != sets.rend(); ++it) {
-            const std::string set = "ckpt-" + std::to_string(it->first);
+            const std::string set = checkpoint_name(it->first, CheckpointKind::level_set).set();
             if (set == current) continue;
             if (it->first < step && it->second.first && kept < keep) {
               ++kept;

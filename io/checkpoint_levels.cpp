@@ -31,6 +31,7 @@
 
 #include "comm/errors.hpp"
 #include "file_manifest.hpp"
+#include "run_directory.hpp"
 
 namespace spotrun::io {
 namespace {
@@ -540,7 +541,7 @@ LevelIndex write_level_set(const NodeGroups& nodes, const std::string& directory
   m.level = level.str();
   LevelFile own;
   own.host = nodes.host();
-  own.file = set + "." + nodes.host() + ".h5";
+  own.file = node_file_name(set, nodes.host());  // io/run_directory.hpp
   const std::string path = directory + "/" + own.file;
   std::string error, own_manifest;
   try {

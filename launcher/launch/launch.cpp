@@ -31,6 +31,7 @@
 #include "comm/number_text.hpp"
 #include "launcher/deck/deck.hpp"
 #include "launcher/run/fence.hpp"
+#include "io/run_directory.hpp"
 #include "launcher/run/heartbeat.hpp"
 #include "launcher/doctor/report.hpp"
 #include "launcher/run/run_status.hpp"
@@ -279,20 +280,7 @@ int local_cores() {
 
 // The step of the newest OUTDIR/checkpoints/ckpt-<step>.h5 or .levels (by name), or -1.
 long long newest_checkpoint_step(const std::string& outdir) {
-  long long newest = -1;
-  std::error_code ec;
-  const fs::path dir = fs::path(outdir) / "checkpoints";
-  if (!fs::is_directory(dir, ec)) return -1;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    // ckpt-<step>.h5, or the index ckpt-<step>.levels of a level set (checkpoint.local_dir)
-    const std::size_t ext = name.size() > 7 && name.substr(name.size() - 7) == ".levels" ? 7 : 3;
-    if (name.size() < 6 + ext || name.rfind("ckpt-", 0) != 0 || (ext == 3 && name.substr(name.size() - 3) != ".h5")) continue;
-    const std::string digits = name.substr(5, name.size() - 5 - ext);
-    if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    newest = std::max(newest, std::stoll(digits));
-  }
-  return newest;
+  return io::newest_checkpoint_step(outdir);  // io/run_directory.hpp
 }
 
 // The step of the last row of OUTDIR/thermo.csv, or -1; *written: when that row was written (the file's
@@ -624,7 +612,7 @@ class Launcher {
                             bool oversubscribed);
   std::vector<std::string> run_doctor(int number, const std::vector<Placement>& placement, const std::string& binding,
                                       bool oversubscribed);
-  bool record_of(const std::string& id, nlohmann::json& record) const;
+  bool record_of(const std::string& id, io::StatusRecord& record) const;
   void read_outcome(AttemptResult& a) const;
   int finish(int code, const std::string& outcome);
   int stop_exit(int sig, const std::string& when);
@@ -676,8 +664,7 @@ int Launcher::finish(int code, const std::string& outcome) {
 }
 
 int Launcher::stop_exit(int sig, const std::string& when) {
-  if (newest_checkpoint_step(m_outdir) >= 0 || fs::exists(fs::path(m_outdir) / "final.h5") ||
-      fs::exists(fs::path(m_outdir) / "final.levels"))
+  if (newest_checkpoint_step(m_outdir) >= 0 || !io::list_finals(m_outdir).empty())
     return finish(75, "stopped on request (" + std::string(launch_signal_name(sig)) + ") " + when +
                           "; the output directory holds a checkpoint: run the same command to resume");
   return finish(128 + sig, "stopped on request (" + std::string(launch_signal_name(sig)) + ") " + when +
@@ -836,64 +823,17 @@ std::vector<HostEntry> Launcher::current_hosts() const {
 // Fencing, 1 (launcher/run/fence.hpp): OUTDIR/attempt names the attempt about to start, before its mpirun
 // does; a rank of an earlier attempt that reads it stops without writing (exit 77).
 void Launcher::write_attempt_file(const AttemptResult& a) {
-  const fs::path path = fs::path(m_outdir) / k_attempt_file;
-  const std::string tmp = path.string() + ".tmp";
-  const std::string text = a.id + "\n";
-  bool ok = false;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd >= 0) {
-    ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-    ok = ::close(fd) == 0 && ok;
-    ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
-  }
-  if (ok) {
-    const int dfd = ::open(m_outdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      (void)::fsync(dfd);
-      ::close(dfd);
-    }
-    return;
-  }
+  const std::string why = io::write_attempt_file(m_outdir, a.id);  // io/run_directory.hpp
+  if (why.empty()) return;
   // A file that still named the previous attempt would fence this one: none at all fences nothing.
-  const std::string why = std::strerror(errno);
-  ::unlink(tmp.c_str());
-  ::unlink(path.c_str());
-  log("attempt " + std::to_string(a.number) + ": WARNING: cannot write " + path.string() + " (" + why +
-      "): ranks of earlier attempts are not fenced during this one");
+  log("attempt " + std::to_string(a.number) + ": WARNING: cannot write " + io::run_path(m_outdir, io::k_attempt_file) +
+      " (" + why + "): ranks of earlier attempts are not fenced during this one");
 }
 
 // The report (docs/report.md): the ledger line of attempt `a` (its "launch_attempt") gets launch's
 // verdict, "ended_by"; the next attempt's report, or `spotrun report`, shows it.
 void Launcher::annotate_ledger(const AttemptResult& a, const std::string& ended_by) {
-  const fs::path path = fs::path(m_outdir) / "attempts.jsonl";
-  std::ifstream in(path);
-  if (!in) return;
-  std::string line, text;
-  bool found = false;
-  while (std::getline(in, line)) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("launch_attempt") && j["launch_attempt"] == a.id) {
-      j["ended_by"] = ended_by;
-      line = j.dump();
-      found = true;
-    }
-    text += line + "\n";
-  }
-  in.close();
-  if (!found) return;
-  const std::string tmp = path.string() + ".launch.tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
+  io::annotate_ledger(m_outdir, a.id, ended_by);  // io/run_directory.hpp
 }
 
 // Growing back (--grow): at a new checkpoint of attempt `a`, whether hosts that the hostfile (or
@@ -954,31 +894,23 @@ bool Launcher::consider_grow(AttemptResult& a) {
   // checkpoint write: the stop checkpoint costs about as much), its first step (status.json).
   long long step = -1;
   double step_seconds = 0, gap = 0;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(m_outdir) / "heartbeats", ec)) {
-    std::ifstream in(e.path());
-    std::stringstream t;
-    t << in.rdbuf();
-    const nlohmann::json j = nlohmann::json::parse(t.str(), nullptr, false);
-    if (!j.is_object() || j.value("attempt", nlohmann::json()) != a.id) continue;
-    if (j.contains("step") && j["step"].is_number_integer()) step = std::max(step, j["step"].get<long long>());
-    if (j.contains("mean_step_seconds") && j["mean_step_seconds"].is_number())
-      step_seconds = std::max(step_seconds, j["mean_step_seconds"].get<double>());
-    if (j.contains("max_gap_seconds") && j["max_gap_seconds"].is_number())
-      gap = std::max(gap, j["max_gap_seconds"].get<double>());
+  for (const io::HeartbeatRecord& b : io::read_heartbeats(m_outdir)) {
+    if (b.attempt != a.id) continue;
+    step = std::max(step, static_cast<long long>(b.step));
+    step_seconds = std::max(step_seconds, b.mean_step_seconds);
+    gap = std::max(gap, b.max_gap_seconds);
   }
-  nlohmann::json r;
+  io::StatusRecord r;
   double loop_started = -1;
   long long start_step = -1;
-  if (record_of(a.id, r) && r.contains("loop_started") && r["loop_started"].is_string())
-    loop_started = parse_utc(r["loop_started"].get<std::string>());
-  if (r.is_object() && r.contains("start_step") && r["start_step"].is_number_integer())
-    start_step = r["start_step"].get<long long>();
+  if (record_of(a.id, r) && !r.loop_started.empty()) loop_started = parse_utc(r.loop_started);
+  if (r.start_step >= 0) start_step = r.start_step;
   // The newest checkpoint is newer than the last heartbeat (one every 2 s): the step time from the
   // start of the time loop to that checkpoint's file, checkpoint writes included.
   const long long ck = newest_checkpoint_step(m_outdir);
   struct stat st {};
-  const std::string ck_path = (fs::path(m_outdir) / "checkpoints" / ("ckpt-" + std::to_string(ck) + ".h5")).string();
+  const auto names = io::list_checkpoints(m_outdir);  // the newest's file: ckpt-<step>.h5 or .levels
+  const std::string ck_path = names.empty() ? std::string() : names.back().path(m_outdir);
   if (ck > start_step && start_step >= 0 && loop_started > 0 && ::stat(ck_path.c_str(), &st) == 0) {
     const double at = static_cast<double>(st.st_mtim.tv_sec) + 1e-9 * static_cast<double>(st.st_mtim.tv_nsec);
     if (at > loop_started) {
@@ -1004,55 +936,35 @@ bool Launcher::consider_grow(AttemptResult& a) {
   return e.worth;
 }
 
-bool Launcher::record_of(const std::string& id, nlohmann::json& record) const {
-  std::ifstream in(fs::path(m_outdir) / RunStatus::file_name());
-  if (!in) return false;
-  std::stringstream text;
-  text << in.rdbuf();
-  record = nlohmann::json::parse(text.str(), nullptr, false);
-  if (record.is_discarded() || !record.is_object()) return false;
-  const auto attempt = record.find("attempt");
-  return attempt != record.end() && attempt->is_string() && attempt->get<std::string>() == id;
+bool Launcher::record_of(const std::string& id, io::StatusRecord& record) const {
+  auto r = io::read_status(m_outdir);  // io/run_directory.hpp
+  if (!r || r->attempt.empty() || r->attempt != id) return false;
+  record = std::move(*r);
+  return true;
 }
 
 void Launcher::read_outcome(AttemptResult& a) const {
-  nlohmann::json r;
+  io::StatusRecord r;
   if (!record_of(a.id, r)) {
     a.state = "none";
     a.reason = "no status record from this attempt: the run did not get as far as its output directory";
     return;
   }
   a.have_record = true;
-  auto num = [&](const char* key, long long dflt) {
-    const auto it = r.find(key);
-    return it != r.end() && it->is_number_integer() ? it->get<long long>() : dflt;
-  };
-  auto str = [&](const char* key) {
-    const auto it = r.find(key);
-    return it != r.end() && it->is_string() ? it->get<std::string>() : std::string();
-  };
-  a.state = str("state");
-  a.exit_code = static_cast<int>(num("exit_code", -1));
-  a.reason = str("reason");
+  a.state = r.state;
+  a.exit_code = r.exit_code;
+  a.reason = r.reason;
   while (!a.reason.empty() && (a.reason.back() == '.' || a.reason.back() == '\n')) a.reason.pop_back();
-  a.start_step = num("start_step", -1);
-  a.step = num("step", -1);
-  const std::string loop = str("loop_started");
-  a.loop_started = loop.empty() ? -1 : parse_utc(loop);
-  const auto ck = r.find("checkpoint");
-  if (ck != r.end() && ck->is_object()) {
-    const auto s = ck->find("step");
-    if (s != ck->end() && s->is_number_integer()) a.checkpoint_step = s->get<long long>();
-  }
-  const auto hosts = r.find("hosts");
-  if (hosts != r.end() && hosts->is_array())
-    for (const auto& h : *hosts)
-      if (h.is_string()) a.stop_hosts.push_back(h.get<std::string>());
+  a.start_step = r.start_step;
+  a.step = r.step;
+  a.loop_started = r.loop_started.empty() ? -1 : parse_utc(r.loop_started);
+  if (r.checkpoint_step >= 0) a.checkpoint_step = r.checkpoint_step;
+  a.stop_hosts.insert(a.stop_hosts.end(), r.hosts.begin(), r.hosts.end());
   if (a.state == "running") {
     // The run ended without writing how: killed (SIGKILL, out of memory, its node lost). Rank 0 may
     // still be on its way out when mpirun returns: it is given a few seconds.
-    const long long pid = num("pid", -1);
-    const std::string host = str("host");
+    const long long pid = r.pid;
+    const std::string host = r.host;
     const bool here = same_host(host, m_self, m_self);
     for (double until = now_unix() + 5; here && !process_gone(pid) && now_unix() < until;) ::usleep(50000);
     const bool alive = here && !process_gone(pid);
@@ -1295,7 +1207,7 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
       // SIGUSR1 goes to mpirun once this attempt's run has taken its output directory: every rank has
       // its handlers then (a signal to mpirun before its ranks exist would be lost, and the run would go
       // on). A run that never gets there within 30 s is ended with SIGTERM.
-      nlohmann::json r;
+      io::StatusRecord r;
       if (record_of(a.id, r)) {
         ::kill(pid, SIGUSR1);
         escalation = 2;
@@ -1324,7 +1236,7 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
       const long long newest = newest_checkpoint_step(m_outdir);
       if (newest > grow_checked) {
         grow_checked = newest;
-        nlohmann::json r;
+        io::StatusRecord r;
         if (record_of(a.id, r) && consider_grow(a)) {
           // As a stop request: the ranks agree on a step, write a checkpoint and exit 75.
           ::kill(pid, SIGUSR1);
@@ -1358,44 +1270,15 @@ AttemptResult Launcher::run_attempt(int number, const std::vector<Placement>& pl
   if (a.stalled) {
     // A heartbeat written between launch's last look and the fence: the step reached is the last one any
     // heartbeat of the attempt reported, as the run report reads it.
-    std::error_code hec;
-    for (const auto& e : fs::directory_iterator(fs::path(m_outdir) / "heartbeats", hec)) {
-      if (e.path().extension() != ".json") continue;
-      std::ifstream in(e.path());
-      std::stringstream text;
-      text << in.rdbuf();
-      const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-      if (!j.is_object() || j.value("attempt", nlohmann::json()) != a.id) continue;
-      if (j.contains("step") && j["step"].is_number_integer() && j["step"].get<long long>() > a.heartbeat_step) {
-        a.heartbeat_step = j["step"].get<long long>();
-        if (j.contains("step_unix") && j["step_unix"].is_number()) a.heartbeat_step_at = j["step_unix"].get<double>();
-      }
+    for (const io::HeartbeatRecord& b : io::read_heartbeats(m_outdir)) {
+      if (b.attempt != a.id || b.step <= a.heartbeat_step) continue;
+      a.heartbeat_step = b.step;
+      if (b.step_unix >= 0) a.heartbeat_step_at = b.step_unix;
     }
     // OUTDIR/status.json says so: the run's own record stays "running" (its rank 0 could not end it).
-    nlohmann::json record;
-    if (record_of(a.id, record)) {
-      // The record's fields in their order, a few replaced and added.
-      std::ifstream in(fs::path(m_outdir) / RunStatus::file_name());
-      std::stringstream text;
-      text << in.rdbuf();
-      nlohmann::ordered_json r = nlohmann::ordered_json::parse(text.str(), nullptr, false);
-      if (!r.is_object()) r = nlohmann::ordered_json::object();
-      r["state"] = "stalled";
-      r["exit_code"] = nullptr;
-      r["reason"] = "stalled: " + a.stall_reason;
-      r["stalled_hosts"] = a.stalled_hosts;
-      if (a.heartbeat_step >= 0) r["step"] = a.heartbeat_step;
-      r["last_heartbeat"] = a.last_heartbeat > 0 ? nlohmann::json(utc(a.last_heartbeat)) : nlohmann::json(nullptr);
-      const fs::path path = fs::path(m_outdir) / RunStatus::file_name();
-      const std::string tmp = path.string() + ".launch.tmp";
-      std::error_code ec;
-      {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << r.dump() << "\n";
-      }
-      fs::rename(tmp, path, ec);
-      if (ec) log("attempt " + std::to_string(number) + ": WARNING: cannot write " + path.string() + ": " + ec.message());
-    }
+    const std::string error = io::mark_status_stalled(
+        m_outdir, {a.id, a.stall_reason, a.stalled_hosts, a.heartbeat_step, a.last_heartbeat > 0 ? utc(a.last_heartbeat) : ""});
+    if (!error.empty()) log("attempt " + std::to_string(number) + ": WARNING: " + error);
     a.state = "stalled";
     a.exit_code = -1;
     a.reason = a.stall_reason;
@@ -1411,36 +1294,26 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
   const double now = now_unix();
   double max_gap = 0;
   bool untimed_write = false, loop = false;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(m_outdir) / "heartbeats", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
-    std::ifstream in(e.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    const nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-    if (!j.is_object() || !j.contains("attempt") || !j["attempt"].is_string() || j["attempt"] != a.id) continue;
-    if (!j.contains("host") || !j["host"].is_string() || !j.contains("unix") || !j["unix"].is_number()) continue;
-    HostBeat& b = beats[j["host"].get<std::string>()];
-    const double value = j["unix"].get<double>();
-    if (value != b.value) {
-      b.value = value;
+  for (const io::HeartbeatRecord& r : io::read_heartbeats(m_outdir)) {
+    if (r.attempt != a.id || r.host.empty() || r.unix < 0) continue;
+    HostBeat& b = beats[r.host];
+    if (r.unix != b.value) {
+      b.value = r.unix;
       b.changed_at = now;
-      a.last_heartbeat = std::max(a.last_heartbeat, value);
+      a.last_heartbeat = std::max(a.last_heartbeat, r.unix);
     }
-    if (j.contains("step") && j["step"].is_number_integer()) {
+    if (r.step >= 0) {
       loop = true;
-      b.step = j["step"].get<long long>();
+      b.step = r.step;
       if (b.step > step) {
         step = b.step;
         step_seen_at = now;
         a.heartbeat_step = step;
-        if (j.contains("step_unix") && j["step_unix"].is_number()) a.heartbeat_step_at = j["step_unix"].get<double>();
+        if (r.step_unix >= 0) a.heartbeat_step_at = r.step_unix;
       }
     }
-    if (j.contains("max_gap_seconds") && j["max_gap_seconds"].is_number())
-      max_gap = std::max(max_gap, j["max_gap_seconds"].get<double>());
-    if (j.value("writing_state", false) && j.value("writes_timed", 0) == 0) untimed_write = true;
+    max_gap = std::max(max_gap, r.max_gap_seconds);
+    if (r.writing_state && r.writes_timed == 0) untimed_write = true;
   }
   double timeout = m_opt.stall_timeout;
   if (timeout <= 0) {
@@ -1481,9 +1354,8 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
     return false;
   }
   // A run that has written its end record is on its way out (MPI_Finalize, its last files): not a stall.
-  nlohmann::json record;
-  if (record_of(a.id, record) && record.contains("state") && record["state"].is_string() && record["state"] != "running")
-    return false;
+  io::StatusRecord record;
+  if (record_of(a.id, record) && !record.state.empty() && record.state != "running") return false;
   a.stalled = true;
   a.stalled_hosts = silent;
   return true;

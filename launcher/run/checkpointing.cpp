@@ -10,6 +10,7 @@
 #include "launcher/run/checkpoint_levels.hpp"
 #include "comm/errors.hpp"
 #include "comm/number_text.hpp"
+#include "io/run_directory.hpp"
 #include "launcher/run/fence.hpp"  // --- fencing ---
 #include <cstdio>
 #include <ctime>
@@ -22,16 +23,6 @@ namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
 namespace {
-
-// The step of a checkpoint file name "ckpt-<digits>.h5", or -1 for any other name.
-long long checkpoint_step(const std::string& name) {
-  // ... or the index of a level set "ckpt-<digits>.levels" (checkpoint_levels.hpp)
-  const std::size_t ext = name.size() > 7 && name.substr(name.size() - 7) == ".levels" ? 7 : 3;
-  if (name.size() < 6 + ext || name.rfind("ckpt-", 0) != 0 || (ext == 3 && name.substr(name.size() - 3) != ".h5")) return -1;
-  const std::string digits = name.substr(5, name.size() - 5 - ext);
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return -1;
-  return std::stoll(digits);
-}
 
 std::string format_seconds(double s) {
   return significant(s, 3) + " s";
@@ -63,7 +54,7 @@ CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::
                                      CheckpointSettings settings, io::CheckpointMeta base)
     : m_comm(comm),
       m_outdir(outdir),
-      m_dir((fs::path(outdir) / "checkpoints").string()),
+      m_dir((fs::path(outdir) / io::k_checkpoint_dir).string()),
       m_settings(settings),
       m_base(std::move(base)) {
   if (!m_settings.durable.empty() && m_settings.local_dir.empty())
@@ -79,25 +70,18 @@ CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::
 CheckpointManager::~CheckpointManager() = default;
 
 std::string CheckpointManager::checkpoint_path(std::int64_t step) const {
-  return (fs::path(m_dir) / ("ckpt-" + std::to_string(step) + (m_levels ? ".levels" : ".h5"))).string();
+  return io::checkpoint_name(step, kind()).path(m_outdir);
 }
 
 std::string CheckpointManager::final_path() const {
-  return (fs::path(m_outdir) / (m_levels ? "final.levels" : "final.h5")).string();
+  return io::final_name(kind()).path(m_outdir);
 }
 
 std::vector<CheckpointFile> CheckpointManager::candidates() const {
   std::string listing;
   if (m_comm.is_root()) {
-    std::error_code ec;
     std::vector<CheckpointFile> files;
-    if (fs::is_directory(m_dir, ec)) {
-      for (const auto& e : fs::directory_iterator(m_dir, ec)) {
-        const std::string name = e.path().filename().string();
-        const long long step = checkpoint_step(name);
-        if (step >= 0) files.push_back({e.path().string(), step});
-      }
-    }
+    for (const io::CheckpointName& c : io::list_checkpoints(m_outdir)) files.push_back({c.path(m_outdir), c.step});
     std::ostringstream out;
     for (const auto& f : files) out << f.step << ' ' << f.path << '\n';
     listing = out.str();
@@ -128,10 +112,10 @@ std::vector<CheckpointFile> CheckpointManager::candidates() const {
     files.push_back({path.string(), step});
   };
   // final.h5 (a finished run, perhaps extended now): the step from its manifest alone.
-  add_final(fs::path(m_outdir) / "final.h5",
+  add_final(io::final_name(io::CheckpointKind::shared_file).path(m_outdir),
             [&](const std::string& p) { return io::peek_checkpoint(m_comm, p).step; });
   // final.levels: the final state of a run with checkpoint.local_dir, by the step in its index.
-  add_final(fs::path(m_outdir) / "final.levels",
+  add_final(io::final_name(io::CheckpointKind::level_set).path(m_outdir),
             [&](const std::string& p) { return io::read_level_index(m_comm, p).step; });
   // The sets of the durable tier, after the nodes' copies of the same step (a copy on the nodes is read first).
   if (durable())
@@ -255,12 +239,14 @@ std::string CheckpointManager::archive_previous_run() const {
     std::error_code ec;
     const fs::path out(m_outdir);
     std::vector<fs::path> items;
-    for (const char* name :
-         {"checkpoints", "final.h5", "final.levels", "thermo.csv", "attempts.jsonl", "report.json", "trajectory.h5", "progress.json",
-          "spotrun.log", "trajectory.h5md", "dump.lammpstrj", "topology.data"})
+    const std::string final_h5 = io::final_name(io::CheckpointKind::shared_file).file_name();
+    const std::string final_levels = io::final_name(io::CheckpointKind::level_set).file_name();
+    for (const std::string& name :
+         {std::string(io::k_checkpoint_dir), final_h5, final_levels, std::string("thermo.csv"), std::string(io::k_ledger_file),
+          std::string("report.json"), std::string("trajectory.h5"), std::string(io::k_progress_file),
+          std::string("spotrun.log"), std::string("trajectory.h5md"), std::string("dump.lammpstrj"), std::string("topology.data")})
       if (fs::exists(out / name, ec)) items.push_back(out / name);
-    const bool has_state = fs::exists(out / "checkpoints", ec) || fs::exists(out / "final.h5", ec) ||
-                           fs::exists(out / "final.levels", ec);
+    const bool has_state = fs::exists(out / io::k_checkpoint_dir, ec) || !io::list_finals(m_outdir).empty();
     if (has_state) {
       char stamp[32];
       std::time_t t = std::time(nullptr);
@@ -519,11 +505,7 @@ void CheckpointManager::apply_keep_policy_here(std::string& kept) const {
   if (!m_comm.is_root()) return;
   std::vector<std::pair<long long, fs::path>> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(m_dir, ec)) {
-    const std::string name = e.path().filename().string();
-    const long long step = checkpoint_step(name);
-    if (step >= 0) files.push_back({step, e.path()});
-  }
+  for (const io::CheckpointName& c : io::list_checkpoints(m_outdir)) files.push_back({c.step, c.path(m_outdir)});
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (std::size_t k = static_cast<std::size_t>(m_settings.keep); k < files.size(); ++k) fs::remove(files[k].second, ec);
   for (std::size_t k = 0; k < files.size() && k < static_cast<std::size_t>(m_settings.keep); ++k)

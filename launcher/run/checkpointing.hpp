@@ -9,6 +9,7 @@
 #include "launcher/run/checkpoint_levels.hpp"
 #include "launcher/deck/deck.hpp"
 #include "io/checkpoint.hpp"
+#include "io/run_directory.hpp"
 #include "solvers/solver.hpp"
 
 namespace spotrun::launcher {
@@ -100,6 +101,8 @@ class CheckpointManager {
 
   // --- the durable tier (checkpoint.durable; docs/checkpoints.md) ---
   bool durable() const { return m_levels && !m_settings.durable.empty(); }
+  // The kind of this run's checkpoints: a level set with checkpoint.local_dir, else one shared file.
+  io::CheckpointKind kind() const { return m_levels ? io::CheckpointKind::level_set : io::CheckpointKind::shared_file; }
   // Every rank, between steps (no blocking call): a background flush's progress. Returns (on rank 0) the
   // events since the last call: sets written, flushes started, skipped, confirmed or failed.
   std::vector<TierEvent> poll_tiers();

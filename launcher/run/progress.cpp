@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/run_directory.hpp"
+
 namespace spotrun::launcher {
 namespace {
 
@@ -144,7 +146,7 @@ void ProgressReporter::report(std::int64_t step, double now, double work_per_ste
     }
   }
   // progress.json through a temporary file and a rename; a failure costs the report, never the run.
-  const std::filesystem::path path = std::filesystem::path(m_outdir) / "progress.json";
+  const std::filesystem::path path = std::filesystem::path(m_outdir) / io::k_progress_file;  // io/run_directory.hpp
   const std::string tmp = path.string() + ".tmp";
   std::error_code ec;
   bool ok;
