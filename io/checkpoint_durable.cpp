@@ -340,6 +340,17 @@ std::string fetch_durable_set(const NodeGroups& nodes, const std::string& prefix
 
 // ---- background flushes ------------------------------------------------------------------------------------
 
+std::string DurableOutcome::text() const {
+  switch (state) {
+    case DurableState::none: return "";
+    case DurableState::flushing: return "flushing";
+    case DurableState::durable: return "durable";
+    case DurableState::skipped: return "skipped: " + why;
+    case DurableState::failed: return "failed: " + why;
+  }
+  return "";
+}
+
 struct DurableFlush::Job {
   std::atomic<bool> done{false};
   std::atomic<bool> cancel{false};
@@ -416,7 +427,8 @@ DurableFlush::Event DurableFlush::poll() {
     m_posted = false;
     if (m_recv[0] != 1) {
       m_phase = 0;
-      if (m_nodes.world().is_root()) return {m_step, "failed: a node's upload failed (see its warning)"};
+      if (m_nodes.world().is_root())
+        return {m_step, {DurableState::failed, "a node's upload failed (see its warning)"}};
       return none;
     }
     if (!m_nodes.world().is_root()) {
@@ -484,7 +496,7 @@ DurableFlush::Event DurableFlush::poll() {
     const std::string error = m_job->error;
     m_job.reset();
     m_phase = 0;
-    return {m_step, error.empty() ? "durable" : "failed: " + error};
+    return {m_step, error.empty() ? DurableOutcome{DurableState::durable, ""} : DurableOutcome{DurableState::failed, error}};
   }
   return none;
 }
@@ -495,7 +507,7 @@ DurableFlush::Event DurableFlush::wait(double seconds) {
   Event last;
   while (m_phase != 0) {
     const Event e = poll();
-    if (e.step >= 0 || !e.outcome.empty()) last = e;
+    if (e.step >= 0 || e.outcome.ended()) last = e;
     if (m_phase == 0) break;
     if (now_seconds() > deadline && m_job) m_job->cancel = true;
     ::usleep(2000);

@@ -18,10 +18,6 @@ namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
 
-bool is_level_index(const std::string& path) {
-  return path.size() > 7 && path.compare(path.size() - 7, 7, ".levels") == 0;
-}
-
 CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir,
                                    bool partner, const std::string& durable, int keep, bool async, int nice,
                                    int durable_nice)

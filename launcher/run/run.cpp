@@ -17,7 +17,6 @@
 
 #include "launcher/run/checkpointing.hpp"
 #include "launcher/run/console.hpp"
-#include "launcher/run/checkpoint_levels.hpp"  // --- checkpoint.local_dir: level sets ---
 #include "launcher/run/memory_check.hpp"
 #include "launcher/run/output_lock.hpp"
 #include "launcher/run/run_status.hpp"
@@ -27,6 +26,7 @@
 #include "launcher/run/fence.hpp"  // --- fencing: no write from an attempt that is no longer current ---
 #include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
+#include "io/checkpoint_store.hpp"  // inspect: a checkpoint of either kind
 #include "comm/device.hpp"
 #include "comm/nccl_library.hpp"
 #include "comm/transport.hpp"
@@ -152,7 +152,7 @@ int validate(const comm::Communicator& comm, const std::string& deck_path, const
   return k_exit_finished;
 }
 
-Deck checkpoint_deck(const io::CheckpointReader& reader) { return checkpoint_deck(reader.meta(), reader.path()); }
+Deck checkpoint_deck(const io::CheckpointSource& reader) { return checkpoint_deck(reader.meta(), reader.path()); }
 
 Deck checkpoint_deck(const io::CheckpointMeta& meta, const std::string& path) {
   Deck deck = [&] {
@@ -176,23 +176,16 @@ namespace {
 // its solver the deck's, its own deck sound and the physics of both the same, the system's memory
 // checked, every dataset read and the state validated by the solver. Throws InputError naming the
 // problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's.
-// The checkpoint a state comes from: one file (CheckpointReader) or a level set (LevelSetReader).
-struct StateSource {
-  const io::CheckpointMeta& meta;
-  std::string path;
-  std::uint64_t bytes;  // of the file, or of all node files of the set
-  std::function<io::SolverState(const std::vector<io::StateArray>&)> read;
-};
-
 std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, const StateSource& source) {
+                                       const std::string& deck_path, io::CheckpointSource& source) {
   const std::string solver_name = deck.get_string("run.solver");
-  if (source.meta.solver != solver_name)
-    throw InputError("it holds solver '" + source.meta.solver + "', the deck runs '" + solver_name + "'");
-  checkpoint_deck(source.meta, source.path);
-  const std::string changes = physics_changes(source.meta.physics, deck.physics());
+  const io::CheckpointMeta& meta = source.meta();
+  if (meta.solver != solver_name)
+    throw InputError("it holds solver '" + meta.solver + "', the deck runs '" + solver_name + "'");
+  checkpoint_deck(meta, source.path());
+  const std::string changes = physics_changes(meta.physics, deck.physics());
   if (!changes.empty())
-    throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + source.path + ":" + changes +
+    throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + source.path() + ":" + changes +
                               "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
                               "on resume; use --resume=never (or another --output-dir) to start a new run.",
                           k_exit_bad_input);
@@ -200,26 +193,11 @@ std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Tra
   // restore (the atoms of MD; a solver whose deck fixes the size ignores the bound).
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
   check_solver_memory(comm, registration, deck,
-                      static_cast<double>(source.bytes) / registration.checkpoint_bytes_per_work_unit(deck));
+                      static_cast<double>(source.bytes()) / registration.checkpoint_bytes_per_work_unit(deck));
   auto solver = make_solver(comm, transport, deck, deck_path, true);
   io::SolverState state = source.read(solver->state_layout());
   solver->restore(state);
   return solver;
-}
-
-std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, io::CheckpointReader& reader) {
-  return restore_solver(comm, transport, deck, deck_path,
-                        {reader.meta(), reader.path(), io::input_file_size(comm, reader.path(), "checkpoint"),
-                         [&reader](const std::vector<io::StateArray>& e) { return reader.read(e); }});
-}
-
-// --- checkpoint.local_dir: a level set, from the copies the nodes of this run hold ---
-std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, io::LevelSetReader& reader) {
-  return restore_solver(comm, transport, deck, deck_path,
-                        {reader.meta(), reader.path(), reader.bytes(),
-                         [&reader](const std::vector<io::StateArray>& e) { return reader.read(e); }});
 }
 
 // Keeps the thermo rows up to `step` (a resumed run continues the file from there): rows with another
@@ -314,7 +292,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
     bool restorable = true;
     std::vector<std::string> described;  // what the restored solver simulates (Solver::describe())
     // What a resume would do with it: restore it into the solver of the deck it holds.
-    auto check_restore = [&](auto& reader) {
+    auto check_restore = [&](io::CheckpointSource& reader) {
       std::string restore;
       try {
         const Deck deck = checkpoint_deck(reader.meta(), path);
@@ -331,25 +309,18 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
       }
     };
     try {
-      if (is_level_index(path)) {  // --- checkpoint.local_dir: a level set, from the node files the ranks reach ---
-        const auto nodes = group_nodes(comm);
-        io::LevelSetReader reader(*nodes, path);
-        meta = reader.meta();
-        report = reader.verify();
-        check_restore(reader);
-      } else {
-        io::CheckpointReader reader(comm, path);
-        meta = reader.meta();
-        report = reader.verify();
-        if (meta.level.empty()) {
-          check_restore(reader);
-        } else {  // a node file of a level set holds some rows only: its set's index restores
-          std::istringstream level(meta.level);
-          for (std::string line; std::getline(level, line);)
-            if (line.rfind("block ", 0) != 0) report.lines.push_back("level: " + line);
-          report.lines.push_back("restore: a node file holds its node's rows only; inspect the set's index "
-                                 "(OUTDIR/checkpoints/<set>.levels) to restore the whole state");
-        }
+      // A shared file or a level set's index (io/checkpoint_store.hpp).
+      const auto reader = io::open_checkpoint(comm, path);
+      meta = reader->meta();
+      report = reader->verify();
+      if (meta.level.empty()) {
+        check_restore(*reader);
+      } else {  // a node file of a level set holds some rows only: its set's index restores
+        std::istringstream level(meta.level);
+        for (std::string line; std::getline(level, line);)
+          if (line.rfind("block ", 0) != 0) report.lines.push_back("level: " + line);
+        report.lines.push_back("restore: a node file holds its node's rows only; inspect the set's index "
+                               "(OUTDIR/checkpoints/<set>.levels) to restore the whole state");
       }
     } catch (const InputError& e) {
       damaged = e.what();
@@ -485,24 +456,16 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   // OUTDIR/spotrun.log: this attempt's lines after those of the attempts before it (console.hpp).
   if (comm.is_root()) open_run_log((fs::path(outdir) / "spotrun.log").string(), attempt_heading(opt, comm.size()));
   std::string resumed_from;
-  std::unique_ptr<io::NodeGroups> level_nodes;  // --- checkpoint.local_dir ---
-  std::vector<std::string> level_sources;
+  std::vector<std::string> level_sources;  // --- checkpoint.local_dir: where each node file was read ---
   for (const auto& c : candidates) {
     set_signal_mode(SignalMode::exit_now, "reading a checkpoint");
     try {
-      if (is_level_index(c.path)) {  // --- checkpoint.local_dir: a level set ---
-        if (!level_nodes) level_nodes = group_nodes(comm);
-        // --- checkpoint.durable: a set of the durable tier is downloaded into the nodes' local directories first ---
-        io::LevelSetReader reader(*level_nodes, c.durable ? checkpoints.fetch_durable(c) : c.path,
-                                  c.durable ? checkpoints.durable_download_directory() : "");
-        solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
-        level_sources = reader.sources();
-        for (const auto& line : reader.skipped())
-          if (comm.is_root()) say_error("WARNING: checkpoint " + c.path + ": " + line);
-      } else {
-        io::CheckpointReader reader(comm, c.path);
-        solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
-      }
+      // Either kind, from its best surviving copy (launcher/run/checkpoint_store.hpp).
+      const auto source = checkpoints.open(c);
+      solver = restore_solver(comm, *transport, deck, opt.deck_path, *source);
+      level_sources = source->sources();
+      for (const auto& line : source->skipped())
+        if (comm.is_root()) say_error("WARNING: checkpoint " + c.path + ": " + line);
       resumed_from = c.path;
       break;
     } catch (const InputError& e) {
@@ -528,7 +491,6 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
       say(Show::normal, "Resuming from " + resumed_from + " at step " + std::to_string(solver->step_index()));
     for (const auto& line : level_sources)
       if (comm.is_root()) say(Show::detail, "  node file " + line);  // --- checkpoint.local_dir ---
-    level_nodes.reset();
     truncate_thermo(comm, csv, solver->step_index(), solver->thermo_columns());
     thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns(), fs::exists(csv));
     thermo->set_printer([](const std::string& line) { say(Show::normal, line); });
@@ -567,7 +529,7 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   const char* stop_reason = nullptr;
   // --- checkpoint levels: where each checkpoint is (local, partner, durable), in the report and status.json ---
   auto record_levels = [&](const std::vector<TierEvent>& events) {
-    for (const auto& e : events) run_report.checkpoint_levels(e.step, e.levels, e.durable);
+    for (const auto& e : events) run_report.checkpoint_levels(e.step, e.levels, e.durable.text());
     if (!events.empty()) status.levels(checkpoints.levels_json());
   };
   ProgressReporter progress(comm.is_root(), outdir, deck.get_float("run.progress_seconds"), first, steps, t0,
