@@ -267,6 +267,49 @@ std::string mark_status_stalled(const std::string& outdir, const StatusStalled& 
   return ec ? "cannot write " + path.string() + ": " + ec.message() : "";
 }
 
+// ---- progress.json ---------------------------------------------------------------------------------------
+
+std::string progress_text(const ProgressRecord& p) {
+  nlohmann::json j;
+  j["step"] = p.step;
+  j["steps"] = p.steps;
+  j["percent"] = p.percent;
+  j["measure"] = p.measure.empty() ? nlohmann::json("steps") : nlohmann::json(p.measure);
+  j["steps_per_second"] = p.steps_per_second;
+  j["work_per_second"] = p.work_per_second;
+  j["work_unit"] = p.work_unit + "/s";
+  j["elapsed_seconds"] = p.elapsed;
+  j["remaining_seconds"] = p.remaining >= 0 ? nlohmann::json(p.remaining) : nlohmann::json(nullptr);
+  j["expected_end_utc"] = p.expected_end_utc.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.expected_end_utc);
+  j["updated_utc"] = p.updated_utc;
+  j["finished"] = p.finished;
+  return j.dump(2) + "\n";
+}
+
+std::optional<ProgressRecord> read_progress(const std::string& outdir) {
+  const auto text = read_text(run_path(outdir, k_progress_file));
+  if (!text) return std::nullopt;
+  const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return std::nullopt;
+  ProgressRecord p;
+  p.step = int_or(j, "step", 0);
+  p.steps = int_or(j, "steps", 0);
+  p.percent = number_or(j, "percent", 0);
+  p.measure = string_or(j, "measure");
+  if (p.measure == "steps") p.measure.clear();
+  p.steps_per_second = number_or(j, "steps_per_second", 0);
+  p.work_per_second = number_or(j, "work_per_second", 0);
+  p.work_unit = string_or(j, "work_unit");
+  if (ends_with(p.work_unit, "/s")) p.work_unit.resize(p.work_unit.size() - 2);
+  p.elapsed = number_or(j, "elapsed_seconds", 0);
+  p.remaining = number_or(j, "remaining_seconds", -1);
+  p.expected_end_utc = string_or(j, "expected_end_utc");
+  p.updated_utc = string_or(j, "updated_utc");
+  const auto f = j.find("finished");
+  p.finished = f != j.end() && f->is_boolean() && f->get<bool>();
+  return p;
+}
+
 // ---- attempt, attempts.jsonl ------------------------------------------------------------------------------
 
 std::string write_attempt_file(const std::string& outdir, const std::string& id) {

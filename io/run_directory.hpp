@@ -8,7 +8,7 @@
 //   status.json           StatusRecord (read), status_*_text (written by launcher::RunStatus), the
 //                         supervisor's "stalled" rewrite (mark_status_stalled)
 //   heartbeats/<host>.json HeartbeatRecord: heartbeat_text / read_heartbeats
-//   progress.json         k_progress_file (its record: launcher/run/progress.hpp's progress_json)
+//   progress.json         ProgressRecord: progress_text / read_progress (launcher::ProgressReporter writes it)
 //   attempt               k_attempt_file: the attempt that may write (launcher/run/fence.hpp)
 //   attempts.jsonl        k_ledger_file: the run report's ledger (launcher/report/)
 //   .spotrun.lock         k_lock_file: the run's lock (launcher/run/output_lock.hpp)
@@ -135,6 +135,22 @@ struct StatusStalled {
   std::string last_heartbeat;
 };
 std::string mark_status_stalled(const std::string& outdir, const StatusStalled& stalled);
+
+// ---- progress.json ---------------------------------------------------------------------------------------
+// Where the run is (docs/cli.md, run.progress_seconds). Null fields: -1 / "".
+struct ProgressRecord {
+  std::int64_t step = 0, steps = 0;
+  double percent = 0;
+  std::string measure;  // the solver's own measure; "" = "steps"
+  double steps_per_second = 0, work_per_second = 0;
+  std::string work_unit;  // "atom-steps": the file says "atom-steps/s"
+  double elapsed = 0;     // s
+  double remaining = -1;  // s; -1: not known yet
+  std::string expected_end_utc, updated_utc;
+  bool finished = false;
+};
+std::string progress_text(const ProgressRecord& progress);  // indented JSON, ending in a newline
+std::optional<ProgressRecord> read_progress(const std::string& outdir);
 
 // ---- attempt, attempts.jsonl ---------------------------------------------------------------------------
 // OUTDIR/attempt := "<id>\n" (a temporary file, fsync, rename, fsync of OUTDIR). Returns "" when written,

@@ -204,6 +204,37 @@ TEST(RunDirectory, HeartbeatsAsEarlierSpotrunWroteThem) {
   fs::remove_all(d);
 }
 
+TEST(RunDirectory, ProgressAsEarlierSpotrunWroteIt) {
+  ProgressRecord p;
+  p.step = 1200;
+  p.steps = 5000;
+  p.percent = 24;
+  p.steps_per_second = 310;
+  p.work_per_second = 2.5;
+  p.work_unit = "atom-steps";
+  p.elapsed = 4;
+  p.updated_utc = "U";
+  // nlohmann::json's object, indented by 2: keys sorted.
+  EXPECT_EQ(progress_text(p),
+            "{\n  \"elapsed_seconds\": 4.0,\n  \"expected_end_utc\": null,\n  \"finished\": false,\n  \"measure\": \"steps\",\n"
+            "  \"percent\": 24.0,\n  \"remaining_seconds\": null,\n  \"step\": 1200,\n  \"steps\": 5000,\n"
+            "  \"steps_per_second\": 310.0,\n  \"updated_utc\": \"U\",\n  \"work_per_second\": 2.5,\n"
+            "  \"work_unit\": \"atom-steps/s\"\n}\n");
+  const fs::path d = scratch("progress");
+  p.measure = "time 2.5 of 10";
+  p.remaining = 12.5;
+  p.finished = true;
+  write(d / k_progress_file, progress_text(p));
+  const auto back = read_progress(d.string());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->step, 1200);
+  EXPECT_EQ(back->measure, "time 2.5 of 10");
+  EXPECT_EQ(back->work_unit, "atom-steps");
+  EXPECT_DOUBLE_EQ(back->remaining, 12.5);
+  EXPECT_TRUE(back->finished);
+  fs::remove_all(d);
+}
+
 TEST(RunDirectory, LockAttemptAndLedger) {
   const LockRecord lock{"n1", "42", "T", "a-3"};
   EXPECT_EQ(lock_text(lock), "host n1\npid 42\nstarted T\nattempt a-3\n");
