@@ -469,7 +469,7 @@ int main(int argc, char** argv) {
               for (bool ended = false; !ended;) {
                 t_flushing.push_back(timed(comm, [&] { step(comm); }));
                 const io::DurableFlush::Event e = flush.poll();
-                if (e.step >= 0) flushed = e.outcome;
+                if (e.step >= 0) flushed = e.outcome.text();
                 ended = comm.any(e.step >= 0);
                 // --durable-window: rank 0's clock ends the timed steps; the flush still running is cancelled.
                 if (!ended && durable_window > 0 &&

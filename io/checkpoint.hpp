@@ -38,26 +38,49 @@ struct VerifyReport {
   std::vector<std::string> lines;  // one per item: the file, the metadata, each dataset with its checksum status
 };
 
+// A checkpoint of either kind opened for reading (io/checkpoint_store.hpp opens one by its name): one shared
+// file (CheckpointReader, below) or a level set (LevelSetReader, io/checkpoint_levels.hpp). Every method
+// that reads is collective.
+class CheckpointSource {
+ public:
+  virtual ~CheckpointSource() = default;
+  virtual const CheckpointMeta& meta() const = 0;
+  virtual const std::string& path() const = 0;  // the file, or the set's index
+  // Bytes of the file, or of all node files of the set (collective).
+  virtual std::uint64_t bytes() const = 0;
+  // One line per file read and where (a level set's node files); none for one shared file.
+  virtual const std::vector<std::string>& sources() const = 0;
+  // One line per copy refused where another copy of its file is read; none for one shared file.
+  virtual const std::vector<std::string>& skipped() const = 0;
+  // Every rank its block_of() rows of every expected array (collective); InputError.
+  virtual SolverState read(const std::vector<StateArray>& expected) = 0;
+  // Every dataset and checksum (collective); never throws for a bad item, it reports it.
+  virtual VerifyReport verify() = 0;
+};
+
 // A checkpoint opened for reading (collective, any rank count). The constructor verifies every byte of
 // the file against its whole-file manifest (file_manifest.hpp) before HDF5 parses any of it, then
 // reads the metadata and both texts, checking their checksums; a damaged, truncated, crafted or
 // unreadable file throws InputError naming the file and the problem, on every rank.
-class CheckpointReader {
+class CheckpointReader : public CheckpointSource {
  public:
   CheckpointReader(const comm::Communicator& comm, const std::string& path);
-  ~CheckpointReader();
+  ~CheckpointReader() override;
   CheckpointReader(const CheckpointReader&) = delete;
   CheckpointReader& operator=(const CheckpointReader&) = delete;
 
-  const CheckpointMeta& meta() const;
-  const std::string& path() const;
+  const CheckpointMeta& meta() const override;
+  const std::string& path() const override;
+  std::uint64_t bytes() const override;  // of the file (collective: rank 0 looks)
+  const std::vector<std::string>& sources() const override;  // none
+  const std::vector<std::string>& skipped() const override;  // none
   // Reads every dataset of the solver, each rank its even block of rows (block_of), verifying checksums
   // and shapes (collective). `expected` lists the datasets the solver needs, with their inner shapes;
   // global_rows of each expected array must be set (0 = take from the file). Throws InputError.
-  SolverState read(const std::vector<StateArray>& expected);
+  SolverState read(const std::vector<StateArray>& expected) override;
   // Checks every dataset of the file and its checksum, and the scalars (collective); never throws for
   // a bad item, it reports it (ok = false).
-  VerifyReport verify();
+  VerifyReport verify() override;
 
  private:
   struct Impl;

@@ -22,6 +22,7 @@
 #include <stdexcept>
 
 #include "child_process.hpp"
+#include "run_directory.hpp"
 #include "comm/errors.hpp"
 
 extern char** environ;
@@ -37,12 +38,9 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-long long step_of(const std::string& set) {
-  if (set == "final") return -1;
-  if (set.rfind("ckpt-", 0) != 0 || set.size() < 6 || set.size() > 23) return -2;
-  const std::string digits = set.substr(5);
-  if (digits.find_first_not_of("0123456789") != std::string::npos) return -2;
-  return std::stoll(digits);
+long long step_of(const std::string& set) {  // -1: "final"; -2: not a set's name (io/run_directory.hpp)
+  const auto c = CheckpointName::parse_set(set);
+  return !c ? -2 : c->final ? -1 : c->step;
 }
 
 // One line of rclone's output worth showing: its last ERROR or Failed line, else its last line.
@@ -342,6 +340,17 @@ std::string fetch_durable_set(const NodeGroups& nodes, const std::string& prefix
 
 // ---- background flushes ------------------------------------------------------------------------------------
 
+std::string DurableOutcome::text() const {
+  switch (state) {
+    case DurableState::none: return "";
+    case DurableState::flushing: return "flushing";
+    case DurableState::durable: return "durable";
+    case DurableState::skipped: return "skipped: " + why;
+    case DurableState::failed: return "failed: " + why;
+  }
+  return "";
+}
+
 struct DurableFlush::Job {
   std::atomic<bool> done{false};
   std::atomic<bool> cancel{false};
@@ -418,7 +427,8 @@ DurableFlush::Event DurableFlush::poll() {
     m_posted = false;
     if (m_recv[0] != 1) {
       m_phase = 0;
-      if (m_nodes.world().is_root()) return {m_step, "failed: a node's upload failed (see its warning)"};
+      if (m_nodes.world().is_root())
+        return {m_step, {DurableState::failed, "a node's upload failed (see its warning)"}};
       return none;
     }
     if (!m_nodes.world().is_root()) {
@@ -465,7 +475,7 @@ DurableFlush::Event DurableFlush::poll() {
           }
           int kept = current == "final" ? 0 : 1;
           for (auto it = sets.rbegin(); it != sets.rend(); ++it) {
-            const std::string set = "ckpt-" + std::to_string(it->first);
+            const std::string set = checkpoint_name(it->first, CheckpointKind::level_set).set();
             if (set == current) continue;
             if (it->first < step && it->second.first && kept < keep) {
               ++kept;
@@ -486,7 +496,7 @@ DurableFlush::Event DurableFlush::poll() {
     const std::string error = m_job->error;
     m_job.reset();
     m_phase = 0;
-    return {m_step, error.empty() ? "durable" : "failed: " + error};
+    return {m_step, error.empty() ? DurableOutcome{DurableState::durable, ""} : DurableOutcome{DurableState::failed, error}};
   }
   return none;
 }
@@ -497,7 +507,7 @@ DurableFlush::Event DurableFlush::wait(double seconds) {
   Event last;
   while (m_phase != 0) {
     const Event e = poll();
-    if (e.step >= 0 || !e.outcome.empty()) last = e;
+    if (e.step >= 0 || e.outcome.ended()) last = e;
     if (m_phase == 0) break;
     if (now_seconds() > deadline && m_job) m_job->cancel = true;
     ::usleep(2000);

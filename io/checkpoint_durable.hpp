@@ -82,6 +82,22 @@ std::vector<DurableSet> list_durable_sets(const comm::Communicator& world, const
 std::string fetch_durable_set(const NodeGroups& nodes, const std::string& prefix, const DurableSet& set,
                               const std::string& into);
 
+// Where a set stands with the durable tier.
+enum class DurableState {
+  none,      // nothing to say (no flush ended; nothing to flush)
+  flushing,  // a flush started
+  durable,   // every node file and the index confirmed there
+  skipped,   // not flushed: another flush was still running
+  failed,    // a flush failed or did not end in time
+};
+struct DurableOutcome {
+  DurableState state = DurableState::none;
+  std::string why;  // skipped, failed
+  bool ended() const { return state != DurableState::none; }
+  // As the run report writes it (docs/report.md): "", "flushing", "durable", "skipped: <why>", "failed: <why>".
+  std::string text() const;
+};
+
 // One background flush at a time, for one run (collective methods are called on every rank of nodes.world()).
 class DurableFlush {
  public:
@@ -101,10 +117,10 @@ class DurableFlush {
   // Collective; only when !busy(): starts flushing the committed set `index`.
   void start(const LevelIndex& index);
   // Every rank, between steps (no blocking call). Returns an event when a flush ended on rank 0:
-  // {step, "durable"} or {step, "failed: ..."}; {-1, ""} otherwise.
+  // {step, durable} or {step, failed: why}; {-1, none} otherwise.
   struct Event {
     std::int64_t step = -1;
-    std::string outcome;  // "durable", or "failed: <why>"
+    DurableOutcome outcome;
   };
   Event poll();
   // Collective: waits until the flush in progress ends or `seconds` (rank 0's value) pass; at the deadline

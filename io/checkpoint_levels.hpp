@@ -163,30 +163,31 @@ LevelIndex read_level_index(const comm::Communicator& world, const std::string& 
 // manifest and the index, and opens one verified copy of each node file on the node that holds it. A set
 // of which some node file has no sound copy throws InputError naming the node files and why each copy is
 // missing or refused.
-class LevelSetReader {
+class LevelSetReader : public CheckpointSource {
  public:
   // durable_dir: where fetch_durable_set (checkpoint_durable.hpp) put the node files of a durable set on each
   // node, looked at after the own and partner copies; "" = none.
   LevelSetReader(const NodeGroups& nodes, const std::string& index_path, const std::string& durable_dir = "");
-  ~LevelSetReader();
+  ~LevelSetReader() override;
   LevelSetReader(const LevelSetReader&) = delete;
   LevelSetReader& operator=(const LevelSetReader&) = delete;
 
-  const CheckpointMeta& meta() const;  // of the set (level "": the whole state)
-  const std::string& path() const;     // the index
-  std::uint64_t bytes() const;         // of all node files
+  const CheckpointMeta& meta() const override;  // of the set (level "": the whole state)
+  const std::string& path() const override;     // the index
+  std::uint64_t bytes() const override;         // of all node files
   // One line per node file: which copy is read, on which node.
-  const std::vector<std::string>& sources() const;
+  const std::vector<std::string>& sources() const override;
   // One line per copy refused (damaged, truncated, stale) where another copy of its node file is read.
-  const std::vector<std::string>& skipped() const;
+  const std::vector<std::string>& skipped() const override;
   // As CheckpointReader::read: every rank its block_of() rows of every expected array (collective).
-  SolverState read(const std::vector<StateArray>& expected);
+  SolverState read(const std::vector<StateArray>& expected) override;
   // Every dataset and checksum of every node file read (as CheckpointReader::verify), lines prefixed by
   // the node file's name.
-  VerifyReport verify();
+  VerifyReport verify() override;
+
+  struct Impl;  // its parts' functions share it (checkpoint_levels_read.cpp)
 
  private:
-  struct Impl;
   std::unique_ptr<Impl> m_impl;
 };
 

@@ -23,6 +23,7 @@
 #include "comm/errors.hpp"
 #include "file_manifest.hpp"
 #include "impl/checkpoint_format.hpp"
+#include "input_file.hpp"
 
 namespace spotrun::io {
 
@@ -424,6 +425,12 @@ CheckpointReader::~CheckpointReader() {
 
 const CheckpointMeta& CheckpointReader::meta() const { return m_impl->meta; }
 const std::string& CheckpointReader::path() const { return m_impl->path; }
+std::uint64_t CheckpointReader::bytes() const { return input_file_size(m_impl->comm, m_impl->path, "checkpoint"); }
+const std::vector<std::string>& CheckpointReader::sources() const {
+  static const std::vector<std::string> none;
+  return none;
+}
+const std::vector<std::string>& CheckpointReader::skipped() const { return sources(); }
 
 SolverState CheckpointReader::read(const std::vector<StateArray>& expected) {
   QuietHdf5Errors quiet;

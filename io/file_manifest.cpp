@@ -377,4 +377,48 @@ FileManifest peek_manifest(const comm::Communicator& comm, const std::string& pa
   return agreed_manifest(comm, path, false);
 }
 
+std::string manifest_id(const FileManifest& manifest) {
+  const std::string text = manifest.encode();
+  return hex16(XXH3_64bits(text.data(), text.size()));
+}
+
+struct BlockStreamCheck::State {
+  XXH3_state_t hash;
+  std::uint64_t block = 0;  // the block being hashed
+  bool open = false;
+};
+
+BlockStreamCheck::BlockStreamCheck(const FileManifest& manifest)
+    : m_manifest(manifest), m_state(std::make_unique<State>()) {
+  XXH3_INITSTATE(&m_state->hash);
+}
+
+BlockStreamCheck::~BlockStreamCheck() = default;
+
+std::string BlockStreamCheck::feed(const char* data, std::uint64_t at, std::uint64_t n) {
+  const FileManifest& m = m_manifest;
+  State& st = *m_state;
+  if (m.block_size == 0) return "";
+  const std::uint64_t end = at + n;
+  for (std::uint64_t pos = std::max(at, m.userblock); pos < end;) {
+    const std::uint64_t b = (pos - m.userblock) / m.block_size;
+    const std::uint64_t b_end = std::min(m.file_size, m.userblock + (b + 1) * m.block_size);
+    if (!st.open || b != st.block) {
+      XXH3_64bits_reset_withSeed(&st.hash, b);  // seed: the block's index, as hash_range's
+      st.block = b;
+      st.open = true;
+    }
+    const std::uint64_t upto = std::min(end, b_end);
+    XXH3_64bits_update(&st.hash, data + (pos - at), upto - pos);
+    pos = upto;
+    if (pos == b_end) {
+      st.open = false;
+      if (b >= m.hashes.size() || XXH3_64bits_digest(&st.hash) != m.hashes[b])
+        return "bytes " + std::to_string(m.userblock + b * m.block_size) + ".." + std::to_string(b_end - 1) + " (block " +
+               std::to_string(b) + ")";
+    }
+  }
+  return "";
+}
+
 }  // namespace spotrun::io

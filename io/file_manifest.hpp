@@ -5,6 +5,7 @@
 // file is refused with a message instead of reaching HDF5's parser (which may crash or loop on damaged
 // metadata). Format: docs/checkpoint-format.md, "Whole-file manifest".
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,29 @@ struct FileManifest {
   // std::runtime_error describing what is wrong.
   static FileManifest decode(const std::string& text);
   std::uint64_t block_count() const;
+};
+
+// The id a level set's index records for a node file (io/checkpoint_levels.hpp): XXH3-64 of the manifest's
+// text, 16 hex digits.
+std::string manifest_id(const FileManifest& manifest);
+
+// Checks the bytes of a file against its manifest as they stream past in order (a partner copy as it
+// arrives, io/checkpoint_levels_partner.cpp): each block hashed as the manifest's are (XXH3-64, seed = the
+// block's index), with no second read of the copy. `manifest` must outlive the check.
+class BlockStreamCheck {
+ public:
+  explicit BlockStreamCheck(const FileManifest& manifest);
+  ~BlockStreamCheck();
+  BlockStreamCheck(const BlockStreamCheck&) = delete;
+  BlockStreamCheck& operator=(const BlockStreamCheck&) = delete;
+  // Bytes [at, at + n) of the file, after those before them. Returns "" or the block that does not match,
+  // "bytes A..B (block b)"; a manifest without blocks (block_size 0) checks nothing.
+  std::string feed(const char* data, std::uint64_t at, std::uint64_t n);
+
+ private:
+  struct State;
+  const FileManifest& m_manifest;
+  std::unique_ptr<State> m_state;
 };
 
 // The user block size for a checkpoint of about `expected_bytes`: 4 KiB, or 1 MiB for files of 64 MiB

@@ -13,6 +13,8 @@
 
 #include <unistd.h>
 
+#include "io/run_directory.hpp"
+
 namespace fs = std::filesystem;
 
 namespace spotrun::report {
@@ -66,19 +68,9 @@ std::string write_atomic(const fs::path& path, const std::string& text) {
 
 std::vector<CheckpointFileInfo> checkpoint_files(const std::string& outdir) {
   std::vector<CheckpointFileInfo> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(outdir) / "checkpoints", ec)) {
-    const std::string name = e.path().filename().string();
-    // ckpt-<step>.h5, or the index ckpt-<step>.levels of a level set (checkpoint.local_dir)
-    const std::size_t ext = name.size() > 7 && name.substr(name.size() - 7) == ".levels" ? 7 : 3;
-    if (name.rfind("ckpt-", 0) != 0 || name.size() < 6 + ext || (ext == 3 && name.substr(name.size() - 3) != ".h5")) continue;
-    const std::string digits = name.substr(5, name.size() - 5 - ext);
-    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) continue;
-    files.push_back({"checkpoints/" + name, std::stoll(digits)});
-  }
-  std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
-  if (fs::exists(fs::path(outdir) / "final.h5", ec)) files.push_back({"final.h5", -1});
-  if (fs::exists(fs::path(outdir) / "final.levels", ec)) files.push_back({"final.levels", -1});
+  for (const io::CheckpointName& c : io::list_checkpoints(outdir))
+    files.push_back({std::string(io::k_checkpoint_dir) + "/" + c.file_name(), c.step});
+  for (const io::CheckpointName& c : io::list_finals(outdir)) files.push_back({c.file_name(), -1});
   return files;
 }
 
@@ -103,20 +95,11 @@ nlohmann::json load_report(const std::string& outdir, std::vector<std::string>& 
 static void extend_by_heartbeats(Attempt& a, const std::string& outdir) {
   double last = -1;
   std::int64_t step = -1;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(fs::path(outdir) / "heartbeats", ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() < 6 || name.substr(name.size() - 5) != ".json") continue;
-    std::string text;
-    if (!read_text(e.path(), text)) continue;
-    const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (!j.is_object() || !j.contains("unix") || !j["unix"].is_number() || !j.contains("step") ||
-        !j["step"].is_number_integer())
-      continue;
-    const double t = j["unix"].get<double>();
-    if (t < a.start_unix) continue;  // an earlier attempt's
-    last = std::max(last, t);
-    step = std::max(step, j["step"].get<std::int64_t>());
+  for (const io::HeartbeatRecord& b : io::read_heartbeats(outdir)) {
+    if (b.unix < 0 || b.step < 0) continue;  // no time, or before the time loop
+    if (b.unix < a.start_unix) continue;      // an earlier attempt's
+    last = std::max(last, b.unix);
+    step = std::max(step, b.step);
   }
   if (last > a.end_unix) {
     const double added = last - a.end_unix;

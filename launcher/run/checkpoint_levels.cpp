@@ -12,14 +12,11 @@
 
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "io/run_directory.hpp"
 
 namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
-
-bool is_level_index(const std::string& path) {
-  return path.size() > 7 && path.compare(path.size() - 7, 7, ".levels") == 0;
-}
 
 CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir,
                                    bool partner, const std::string& durable, int keep, bool async, int nice,
@@ -115,12 +112,11 @@ void CheckpointLevels::prune(const std::vector<std::string>& kept) const {
       for (const auto& e : fs::directory_iterator(dir, ec)) {
         const std::string name = e.path().filename().string();
         const bool tmp = name.size() > 4 && name.compare(name.size() - 4, 4, ".tmp") == 0;
-        // Node files are <set>.<host>.h5, sets "ckpt-<step>" or "final".
-        const auto dot = name.find('.');
-        const bool node_file = name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0 && dot != std::string::npos &&
-                               (name.rfind("ckpt-", 0) == 0 || name.rfind("final.", 0) == 0);
+        // Node files are <set>.<host>.h5, sets "ckpt-<step>" or "final" (io/run_directory.hpp).
+        const auto set = io::node_file_set(name);
+        const bool node_file = set.has_value();
         const bool upload = name.size() > 14 && name.compare(name.size() - 14, 14, ".levels.upload") == 0;
-        if (tmp || (node_file && !kept.empty() && !keep.count(name.substr(0, dot))) || (upload && kept.empty())) {
+        if (tmp || (node_file && !kept.empty() && !keep.count(*set)) || (upload && kept.empty())) {
           if (tmp) std::printf("Removing incomplete node file %s (left by an interrupted write)\n", e.path().c_str());
           fs::remove(e.path(), ec);
         }

@@ -80,7 +80,6 @@ class CheckpointLevels {
 // group_nodes(comm) (launcher/run/node_groups.hpp): the run's nodes grouped by host name, for reading level
 // sets where no CheckpointLevels exists (a resume, inspect, export).
 
-// Whether a path names a level set's index (*.levels).
-bool is_level_index(const std::string& path);
+// Which kind a checkpoint's path names, and opening it for reading: io/checkpoint_store.hpp.
 
 }  // namespace spotrun::launcher

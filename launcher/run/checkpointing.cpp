@@ -10,6 +10,7 @@
 #include "launcher/run/checkpoint_levels.hpp"
 #include "comm/errors.hpp"
 #include "comm/number_text.hpp"
+#include "io/run_directory.hpp"
 #include "launcher/run/fence.hpp"  // --- fencing ---
 #include <cstdio>
 #include <ctime>
@@ -22,16 +23,6 @@ namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
 namespace {
-
-// The step of a checkpoint file name "ckpt-<digits>.h5", or -1 for any other name.
-long long checkpoint_step(const std::string& name) {
-  // ... or the index of a level set "ckpt-<digits>.levels" (checkpoint_levels.hpp)
-  const std::size_t ext = name.size() > 7 && name.substr(name.size() - 7) == ".levels" ? 7 : 3;
-  if (name.size() < 6 + ext || name.rfind("ckpt-", 0) != 0 || (ext == 3 && name.substr(name.size() - 3) != ".h5")) return -1;
-  const std::string digits = name.substr(5, name.size() - 5 - ext);
-  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 18) return -1;
-  return std::stoll(digits);
-}
 
 std::string format_seconds(double s) {
   return significant(s, 3) + " s";
@@ -63,41 +54,28 @@ CheckpointManager::CheckpointManager(const comm::Communicator& comm, const std::
                                      CheckpointSettings settings, io::CheckpointMeta base)
     : m_comm(comm),
       m_outdir(outdir),
-      m_dir((fs::path(outdir) / "checkpoints").string()),
+      m_dir((fs::path(outdir) / io::k_checkpoint_dir).string()),
       m_settings(settings),
       m_base(std::move(base)) {
-  if (!m_settings.durable.empty() && m_settings.local_dir.empty())
-    throw InputError("checkpoint.durable = \"" + m_settings.durable + "\" needs checkpoint.local_dir (the durable tier "
-                     "holds copies of the node files). Allowed: set checkpoint.local_dir to a node-local directory, or "
-                     "checkpoint.durable = \"\"");
-  if (!m_settings.local_dir.empty())
-    m_levels = std::make_unique<CheckpointLevels>(comm, outdir, m_settings.local_dir, m_settings.partner,
-                                                  m_settings.durable, m_settings.keep, m_settings.async,
-                                                  m_settings.background_nice, m_settings.durable_nice);
+  m_store = make_checkpoint_store(comm, outdir, m_settings);
+  m_levels = m_store->levels();
 }
 
 CheckpointManager::~CheckpointManager() = default;
 
 std::string CheckpointManager::checkpoint_path(std::int64_t step) const {
-  return (fs::path(m_dir) / ("ckpt-" + std::to_string(step) + (m_levels ? ".levels" : ".h5"))).string();
+  return m_store->path(m_outdir, step);
 }
 
 std::string CheckpointManager::final_path() const {
-  return (fs::path(m_outdir) / (m_levels ? "final.levels" : "final.h5")).string();
+  return m_store->final_path(m_outdir);
 }
 
 std::vector<CheckpointFile> CheckpointManager::candidates() const {
   std::string listing;
   if (m_comm.is_root()) {
-    std::error_code ec;
     std::vector<CheckpointFile> files;
-    if (fs::is_directory(m_dir, ec)) {
-      for (const auto& e : fs::directory_iterator(m_dir, ec)) {
-        const std::string name = e.path().filename().string();
-        const long long step = checkpoint_step(name);
-        if (step >= 0) files.push_back({e.path().string(), step});
-      }
-    }
+    for (const io::CheckpointName& c : io::list_checkpoints(m_outdir)) files.push_back({c.path(m_outdir), c.step});
     std::ostringstream out;
     for (const auto& f : files) out << f.step << ' ' << f.path << '\n';
     listing = out.str();
@@ -128,25 +106,15 @@ std::vector<CheckpointFile> CheckpointManager::candidates() const {
     files.push_back({path.string(), step});
   };
   // final.h5 (a finished run, perhaps extended now): the step from its manifest alone.
-  add_final(fs::path(m_outdir) / "final.h5",
+  add_final(io::final_name(io::CheckpointKind::shared_file).path(m_outdir),
             [&](const std::string& p) { return io::peek_checkpoint(m_comm, p).step; });
   // final.levels: the final state of a run with checkpoint.local_dir, by the step in its index.
-  add_final(fs::path(m_outdir) / "final.levels",
+  add_final(io::final_name(io::CheckpointKind::level_set).path(m_outdir),
             [&](const std::string& p) { return io::read_level_index(m_comm, p).step; });
   // The sets of the durable tier, after the nodes' copies of the same step (a copy on the nodes is read first).
-  if (durable())
-    for (const auto& d : io::list_durable_sets(m_comm, m_levels->durable_prefix())) files.push_back({d.index, d.step, true, d.set});
+  for (const CheckpointFile& d : m_store->more_candidates()) files.push_back(d);
   std::stable_sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.step > b.step; });
   return files;
-}
-
-std::string CheckpointManager::fetch_durable(const CheckpointFile& c) {
-  return io::fetch_durable_set(m_levels->nodes(), m_levels->durable_prefix(), {c.set, c.step, c.path},
-                               m_levels->download_directory());
-}
-
-std::string CheckpointManager::durable_download_directory() const {
-  return m_levels ? m_levels->download_directory() : std::string();
 }
 
 void CheckpointManager::start_durable_flush(double now) {
@@ -158,7 +126,7 @@ void CheckpointManager::start_durable_flush(double now) {
   if (!due) return;
   if (flush.busy()) {  // one flush at a time: this set stays local (and partner); the next one is tried
     const std::string why = "the flush of " + flush.flushing() + " is still running";
-    m_events.push_back({index.step, "", "skipped: " + why});
+    m_events.push_back({index.step, "", {io::DurableState::skipped, why}});
     if (m_comm.is_root())
       std::printf("Durable flush of %s skipped: %s (the next checkpoint is flushed when it is done)\n", index.set.c_str(),
                   why.c_str());
@@ -167,7 +135,7 @@ void CheckpointManager::start_durable_flush(double now) {
   flush.start(index);
   m_last_durable_wall = now;
   m_flushing_step = index.step;
-  m_events.push_back({index.step, "", "flushing"});
+  m_events.push_back({index.step, "", {io::DurableState::flushing, ""}});
 }
 
 std::vector<TierEvent> CheckpointManager::poll_tiers() {
@@ -179,12 +147,12 @@ std::vector<TierEvent> CheckpointManager::poll_tiers() {
     if (e.step >= 0 && m_comm.is_root()) {
       const std::string where = io::durable_join(m_levels->durable_prefix(), m_levels->durable()->flushing() + ".levels");
       m_flushing_step = -1;
-      if (e.outcome == "durable") {
+      if (e.outcome.state == io::DurableState::durable) {
         m_durable_step = e.step;
         std::printf("Durable checkpoint %s at step %lld\n", where.c_str(), static_cast<long long>(e.step));
       } else {
         std::fprintf(stderr, "WARNING: durable checkpoint %s at step %lld %s; the run goes on, its local and partner "
-                             "copies are intact\n", where.c_str(), static_cast<long long>(e.step), e.outcome.c_str());
+                             "copies are intact\n", where.c_str(), static_cast<long long>(e.step), e.outcome.text().c_str());
       }
       std::fflush(stdout);
       m_events.push_back({e.step, "", e.outcome});
@@ -196,21 +164,28 @@ std::vector<TierEvent> CheckpointManager::poll_tiers() {
   return out;
 }
 
-std::string CheckpointManager::flush_durable_now(double seconds) {
-  if (!durable()) return "";
+io::DurableOutcome CheckpointManager::flush_durable_now(double seconds) {
+  if (!durable()) return {};
   const io::LevelIndex& index = m_levels->last_index();
-  if (index.set.empty()) return "";
+  if (index.set.empty()) return {};
   io::DurableFlush& flush = *m_levels->durable();
-  // Already durable; being flushed (then it goes on); or an older set's flush gives way to it.
-  const std::string state = m_comm.broadcast(flush.flushing() != index.set ? "0" : m_durable_step == index.step ? "1"
-                                             : m_flushing_step == index.step ? "2" : "0");
-  if (state == "1") return "durable";
-  if (state == "0") {
+  // The set written last: already durable; being flushed (then it goes on); or not (an older set's flush, if
+  // any, gives way to it). Rank 0 knows; every rank acts on its word.
+  enum class Plan : int { start, already_durable, in_progress };
+  const Plan here = flush.flushing() != index.set ? Plan::start
+                    : m_durable_step == index.step ? Plan::already_durable
+                    : m_flushing_step == index.step ? Plan::in_progress
+                                                    : Plan::start;
+  int plan_code = static_cast<int>(here);
+  SPOTRUN_MPI_CHECK(MPI_Bcast(&plan_code, 1, MPI_INT, 0, m_comm.mpi()));
+  const Plan plan = static_cast<Plan>(plan_code);
+  if (plan == Plan::already_durable) return {io::DurableState::durable, ""};
+  if (plan == Plan::start) {
     flush.cancel();
     m_flushing_step = -1;
     flush.start(index);
     m_flushing_step = index.step;
-    m_events.push_back({index.step, "", "flushing"});
+    m_events.push_back({index.step, "", {io::DurableState::flushing, ""}});
   }
   if (m_comm.is_root()) {
     std::printf("Flushing %s to the durable tier (%s), waiting at most %.3g s\n", index.set.c_str(),
@@ -219,17 +194,17 @@ std::string CheckpointManager::flush_durable_now(double seconds) {
   }
   const double t0 = MPI_Wtime();
   io::DurableFlush::Event e = flush.wait(seconds);
-  if (!m_comm.is_root()) return "";
+  if (!m_comm.is_root()) return {};
   m_flushing_step = -1;
-  if (e.step < 0) e = {index.step, "failed: the flush did not end"};
+  if (e.step < 0) e = {index.step, {io::DurableState::failed, "the flush did not end"}};
   const std::string where = io::durable_join(m_levels->durable_prefix(), index.set + ".levels");
-  if (e.outcome == "durable") {
+  if (e.outcome.state == io::DurableState::durable) {
     m_durable_step = e.step;
     std::printf("Durable checkpoint %s at step %lld (%.3g s)\n", where.c_str(), static_cast<long long>(e.step),
                 MPI_Wtime() - t0);
   } else {
     std::fprintf(stderr, "WARNING: checkpoint %s at step %lld did not reach the durable tier (%s, %.3g s); it is on the "
-                         "nodes (local%s)\n", index.set.c_str(), static_cast<long long>(e.step), e.outcome.c_str(),
+                         "nodes (local%s)\n", index.set.c_str(), static_cast<long long>(e.step), e.outcome.text().c_str(),
                  MPI_Wtime() - t0, m_settings.partner ? ", partner" : "");
   }
   std::fflush(stdout);
@@ -255,12 +230,14 @@ std::string CheckpointManager::archive_previous_run() const {
     std::error_code ec;
     const fs::path out(m_outdir);
     std::vector<fs::path> items;
-    for (const char* name :
-         {"checkpoints", "final.h5", "final.levels", "thermo.csv", "attempts.jsonl", "report.json", "trajectory.h5", "progress.json",
-          "spotrun.log", "trajectory.h5md", "dump.lammpstrj", "topology.data"})
+    const std::string final_h5 = io::final_name(io::CheckpointKind::shared_file).file_name();
+    const std::string final_levels = io::final_name(io::CheckpointKind::level_set).file_name();
+    for (const std::string& name :
+         {std::string(io::k_checkpoint_dir), final_h5, final_levels, std::string("thermo.csv"), std::string(io::k_ledger_file),
+          std::string("report.json"), std::string("trajectory.h5"), std::string(io::k_progress_file),
+          std::string("spotrun.log"), std::string("trajectory.h5md"), std::string("dump.lammpstrj"), std::string("topology.data")})
       if (fs::exists(out / name, ec)) items.push_back(out / name);
-    const bool has_state = fs::exists(out / "checkpoints", ec) || fs::exists(out / "final.h5", ec) ||
-                           fs::exists(out / "final.levels", ec);
+    const bool has_state = fs::exists(out / io::k_checkpoint_dir, ec) || !io::list_finals(m_outdir).empty();
     if (has_state) {
       char stamp[32];
       std::time_t t = std::time(nullptr);
@@ -350,14 +327,7 @@ double CheckpointManager::write_file(Solver& solver, const std::string& path) {
   meta.time = solver.time();
   meta.nranks = m_comm.size();
   if (m_comm.is_root()) check_attempt_fence(path.c_str());  // --- fencing (launcher/run/fence.hpp): exit 77 when fenced ---
-  if (m_levels) {
-    // checkpoint.local_dir: node files (and partner copies), then the index at `path`.
-    const std::string name = fs::path(path).filename().string();
-    const io::LevelWriteTimes times = m_levels->write(meta, state, name.substr(0, name.rfind('.')), path);
-    m_last_levels = "local " + format_seconds(times.local) + (m_levels->partner() ? ", partner " + format_seconds(times.partner) : "");
-  } else {
-    io::write_checkpoint(m_comm, path, meta, state);
-  }
+  m_last_levels = m_store->write(meta, state, path);  // the store's kind: one file, or node files and an index
   m_spare = std::move(state);
   return m_comm.max(MPI_Wtime() - t0);
 }
@@ -424,7 +394,7 @@ void CheckpointManager::committed(std::int64_t step, const std::string& path, co
   if (m_levels) {  // --- levels: where the set is; the durable tier in the background ---
     m_local_step = m_last_step;
     if (m_settings.partner) m_partner_step = m_last_step;
-    m_events.push_back({m_last_step, m_settings.partner ? "local+partner" : "local", ""});
+    m_events.push_back({m_last_step, m_settings.partner ? "local+partner" : "local", {}});
     if (durable() && !last) start_durable_flush(now);
   }
   if (m_comm.is_root()) {
@@ -491,7 +461,7 @@ void CheckpointManager::write_final(Solver& solver) {
   if (m_levels) {
     m_local_step = solver.step_index();
     if (m_settings.partner) m_partner_step = m_local_step;
-    m_events.push_back({m_local_step, m_settings.partner ? "local+partner" : "local", ""});
+    m_events.push_back({m_local_step, m_settings.partner ? "local+partner" : "local", {}});
   }
   if (m_comm.is_root()) {  // a summary line on the terminal (console.hpp); other checkpoint lines are log lines
     char line[4200];
@@ -504,26 +474,20 @@ void CheckpointManager::write_final(Solver& solver) {
 void CheckpointManager::apply_keep_policy() const {
   std::string kept;
   apply_keep_policy_here(kept);
-  // The node files of the sets no longer kept go too, on every node.
-  if (m_levels) {
-    std::vector<std::string> sets{"final"};
-    // The node files a durable flush in progress reads stay.
-    if (m_comm.is_root() && m_flushing_step >= 0 && durable()) kept += m_levels->durable()->flushing() + "\n";
-    std::istringstream in(m_comm.broadcast(kept));
-    for (std::string name; std::getline(in, name);) sets.push_back(name);
-    m_levels->prune(sets);
-  }
+  // What else belongs to the sets no longer kept goes too (a level set's node files, on every node).
+  std::vector<std::string> sets{io::final_name(kind()).set()};
+  // The node files a durable flush in progress reads stay.
+  if (m_comm.is_root() && m_flushing_step >= 0 && durable()) kept += m_levels->durable()->flushing() + "\n";
+  std::istringstream in(m_comm.broadcast(kept));
+  for (std::string name; std::getline(in, name);) sets.push_back(name);
+  m_store->prune(sets);
 }
 
 void CheckpointManager::apply_keep_policy_here(std::string& kept) const {
   if (!m_comm.is_root()) return;
   std::vector<std::pair<long long, fs::path>> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(m_dir, ec)) {
-    const std::string name = e.path().filename().string();
-    const long long step = checkpoint_step(name);
-    if (step >= 0) files.push_back({step, e.path()});
-  }
+  for (const io::CheckpointName& c : io::list_checkpoints(m_outdir)) files.push_back({c.step, c.path(m_outdir)});
   std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   for (std::size_t k = static_cast<std::size_t>(m_settings.keep); k < files.size(); ++k) fs::remove(files[k].second, ec);
   for (std::size_t k = 0; k < files.size() && k < static_cast<std::size_t>(m_settings.keep); ++k)

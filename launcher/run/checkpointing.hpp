@@ -7,8 +7,10 @@
 
 #include "comm/communicator.hpp"
 #include "launcher/run/checkpoint_levels.hpp"
+#include "launcher/run/checkpoint_store.hpp"
 #include "launcher/deck/deck.hpp"
 #include "io/checkpoint.hpp"
+#include "io/run_directory.hpp"
 #include "solvers/solver.hpp"
 
 namespace spotrun::launcher {
@@ -32,18 +34,12 @@ struct CheckpointSettings {
   static CheckpointSettings from_deck(const Deck& deck);
 };
 
-struct CheckpointFile {
-  std::string path;
-  std::int64_t step = -1;
-  bool durable = false;  // path: the index of a set in the durable tier (checkpoint.durable)
-  std::string set;       // its name there
-};
 
 // Where a checkpoint of a run with levels is (status.json "levels", the run report): one line per event.
 struct TierEvent {
   std::int64_t step = -1;
   std::string levels;   // "local", "local+partner" (written), or "" (a durable event only)
-  std::string durable;  // "", "flushing", "durable", "skipped: ...", "failed: ..."
+  io::DurableOutcome durable;  // none, or where the set stands with the durable tier
 };
 
 using CheckpointLevelsOutcome = CheckpointLevels::Outcome;
@@ -100,17 +96,18 @@ class CheckpointManager {
 
   // --- the durable tier (checkpoint.durable; docs/checkpoints.md) ---
   bool durable() const { return m_levels && !m_settings.durable.empty(); }
+  // The kind of this run's checkpoints: a level set with checkpoint.local_dir, else one shared file.
+  io::CheckpointKind kind() const { return m_store->kind(); }
   // Every rank, between steps (no blocking call): a background flush's progress. Returns (on rank 0) the
   // events since the last call: sets written, flushes started, skipped, confirmed or failed.
   std::vector<TierEvent> poll_tiers();
   // Collective: flushes the set written last to the durable tier now (a flush in progress of an older set is
   // cancelled) and waits at most `seconds` (rank 0's). Its outcome is among the next poll_tiers() events;
-  // returns it (rank 0): "durable", "failed: ...", or "" when there is nothing to flush.
-  std::string flush_durable_now(double seconds);
-  // Collective: downloads a durable candidate into the nodes' local directories; returns the local path of its
-  // index, read with io::LevelSetReader(nodes, path, durable_download_directory()). InputError when it is refused.
-  std::string fetch_durable(const CheckpointFile& candidate);
-  std::string durable_download_directory() const;
+  // returns it (rank 0): durable, failed (why), or none when there is nothing to flush.
+  io::DurableOutcome flush_durable_now(double seconds);
+  // Collective: opens a candidate for reading, from its best surviving copy (CheckpointStore::open: a set of the
+  // durable tier is downloaded into the nodes' local directories first). InputError when it is refused.
+  std::unique_ptr<io::CheckpointSource> open(const CheckpointFile& candidate) { return m_store->open(candidate); }
   // status.json's "levels" object: the newest step at each level, as JSON text (rank 0), "" without levels.
   std::string levels_json() const;
 
@@ -152,7 +149,8 @@ class CheckpointManager {
   std::string m_dir;
   CheckpointSettings m_settings;
   io::CheckpointMeta m_base;
-  std::unique_ptr<CheckpointLevels> m_levels;  // checkpoint.local_dir set
+  std::unique_ptr<CheckpointStore> m_store;  // the kind of this run's checkpoints, chosen once
+  CheckpointLevels* m_levels = nullptr;       // the store's levels (checkpoint.local_dir): async writes, durable tier
   double m_last_wall = 0;
   double m_last_cost = -1;
   double m_total_seconds = 0;

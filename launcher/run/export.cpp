@@ -1,5 +1,4 @@
 #include "launcher/run/export.hpp"
-#include "launcher/run/checkpoint_levels.hpp"
 
 #include <mpi.h>
 
@@ -9,6 +8,7 @@
 
 #include "comm/errors.hpp"
 #include "io/checkpoint.hpp"
+#include "io/checkpoint_store.hpp"
 #include "io/lammps_data.hpp"
 #include "launcher/deck/deck.hpp"
 #include "solvers/registry.hpp"
@@ -72,21 +72,13 @@ io::SolverState gather_state(const comm::Communicator& comm, const io::SolverSta
 int export_checkpoint(const comm::Communicator& comm, const ExportOptions& opt) {
   if (opt.lammps_data.empty() && opt.xyz.empty())
     throw InputError("spotrun export: give --lammps-data FILE and/or --xyz FILE");
-  // --- checkpoint.local_dir: the index of a level set reads the node files the ranks reach ---
-  std::unique_ptr<io::NodeGroups> nodes;
-  std::unique_ptr<io::LevelSetReader> levels;
-  std::unique_ptr<io::CheckpointReader> file;
-  if (is_level_index(opt.checkpoint)) {
-    nodes = group_nodes(comm);
-    levels = std::make_unique<io::LevelSetReader>(*nodes, opt.checkpoint);
-  } else {
-    file = std::make_unique<io::CheckpointReader>(comm, opt.checkpoint);
-    if (!file->meta().level.empty())
-      throw InputError("spotrun export: '" + opt.checkpoint + "' is a node file of a level set (its node's atoms only); "
-                       "export the set's index, OUTDIR/checkpoints/<set>.levels");
-  }
-  const auto& meta = levels ? levels->meta() : file->meta();
-  auto read = [&](const std::vector<io::StateArray>& e) { return levels ? levels->read(e) : file->read(e); };
+  // A shared file, or a level set's index that reads the node files the ranks reach (io/checkpoint_store.hpp).
+  const auto source = io::open_checkpoint(comm, opt.checkpoint);
+  if (!source->meta().level.empty())
+    throw InputError("spotrun export: '" + opt.checkpoint + "' is a node file of a level set (its node's atoms only); "
+                     "export the set's index, OUTDIR/checkpoints/<set>.levels");
+  const io::CheckpointMeta& meta = source->meta();
+  auto read = [&](const std::vector<io::StateArray>& e) { return source->read(e); };
   // The solver that wrote it says which arrays hold its particles and what they are.
   const solvers::SolverRegistration* solver = solvers::find_solver(meta.solver);
   if (!solver || !solver->exporter.system)

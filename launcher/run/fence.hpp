@@ -17,12 +17,14 @@
 // hard mount that completes after the partition heals): that takes fencing by the storage itself.
 #include <string>
 
+#include "io/run_directory.hpp"
+
 namespace spotrun::launcher {
 
 constexpr int k_exit_fenced = 77;
 
 // The file that names the current attempt, relative to the output directory.
-constexpr const char* k_attempt_file = "attempt";
+constexpr const char* k_attempt_file = io::k_attempt_file;  // io/run_directory.hpp
 
 // Arms the fence for output directory `outdir` (no-op without SPOTRUN_LAUNCH_ATTEMPT). Called once, before
 // the first write into the directory (the lock), before any thread that checks starts.

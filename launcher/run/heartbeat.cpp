@@ -9,10 +9,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include <nlohmann/json.hpp>
-
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
+#include "io/run_directory.hpp"
 #include "launcher/run/fence.hpp"
 #include "launcher/run/node_groups.hpp"
 #include "launcher/run/run_status.hpp"
@@ -27,14 +26,6 @@ double steady_now() {
 }
 double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-// A file name from a host name: anything but [A-Za-z0-9._-] becomes '_'.
-std::string file_safe(const std::string& host) {
-  std::string s = host.empty() ? "unknown" : host;
-  for (char& c : s)
-    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') c = '_';
-  if (s[0] == '.') s[0] = '_';
-  return s;
 }
 void atomic_add(std::atomic<double>& a, double v) {
   double old = a.load();
@@ -65,11 +56,10 @@ Heartbeat::Heartbeat(const comm::Communicator& comm, const std::string& outdir) 
     else if (comm.is_root())
       std::fprintf(stderr, "WARNING: SPOTRUN_STALL_TIMEOUT='%s' is not a number of seconds >= 0: ignored\n", t);
   }
-  const fs::path dir = fs::path(outdir) / "heartbeats";
   if (m_writer) {
+    m_path = io::heartbeat_path(outdir, m_host);
     std::error_code ec;
-    fs::create_directories(dir, ec);
-    m_path = (dir / (file_safe(m_host) + ".json")).string();
+    fs::create_directories(fs::path(m_path).parent_path(), ec);
   }
   m_thread = std::thread([this] { loop(); });
 }
@@ -106,28 +96,30 @@ void Heartbeat::write_ends() {
 void Heartbeat::write_file(double now) {
   const std::int64_t step = m_step, start = m_start_step;
   const std::int64_t done = step - start;
-  nlohmann::json j;
-  j["attempt"] = m_attempt.empty() ? nlohmann::json(nullptr) : nlohmann::json(m_attempt);
-  j["host"] = m_host;
-  j["rank"] = m_rank;
-  j["pid"] = static_cast<long long>(::getpid());
-  j["step"] = m_armed ? nlohmann::json(step) : nlohmann::json(nullptr);
-  j["start_step"] = m_armed ? nlohmann::json(start) : nlohmann::json(nullptr);
-  j["mean_step_seconds"] = done > 0 ? nlohmann::json(m_step_seconds_sum / static_cast<double>(done)) : nlohmann::json(nullptr);
-  j["max_gap_seconds"] = m_max_gap.load();
-  j["writing_state"] = m_writing.load();
-  j["writes_timed"] = m_writes_timed.load();
-  j["step_unix"] = m_armed ? nlohmann::json(m_step_unix.load()) : nlohmann::json(nullptr);
-  j["unix"] = now;
+  io::HeartbeatRecord b;
+  b.attempt = m_attempt;
+  b.host = m_host;
+  b.rank = m_rank;
+  b.pid = static_cast<long long>(::getpid());
+  if (m_armed) {
+    b.step = step;
+    b.start_step = start;
+    b.step_unix = m_step_unix.load();
+  }
+  if (done > 0) b.mean_step_seconds = m_step_seconds_sum / static_cast<double>(done);
+  b.max_gap_seconds = m_max_gap.load();
+  b.writing_state = m_writing.load();
+  b.writes_timed = m_writes_timed.load();
+  b.unix = now;
   char utc[32];
   format_utc(now, utc);
-  j["utc"] = utc;
+  b.utc = utc;
   // A failure costs the heartbeat (a supervisor then sees it stop), never the run.
   const std::string tmp = m_path + ".tmp";
   bool ok;
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << j.dump() << "\n";
+    out << io::heartbeat_text(b);
     out.flush();
     ok = static_cast<bool>(out);
   }

@@ -44,30 +44,18 @@ std::string read_all(int fd) {
   return text;
 }
 
-// "host H pid P started T" from the lock file's "key value" lines; "" when it is empty. *attempt: the
-// spotrun launch attempt of the holder ("" when not under launch).
+// "host H pid P started T" from the lock file (io/run_directory.hpp's LockRecord); "" when it is empty.
+// *attempt: the spotrun launch attempt of the holder ("" when not under launch).
 std::string describe(const std::string& content, std::string* host = nullptr, long* pid = nullptr,
                      std::string* attempt = nullptr) {
-  std::istringstream in(content);
-  std::string key, value, h, p, t, a;
-  while (in >> key && std::getline(in >> std::ws, value)) {
-    if (key == "host") h = value;
-    if (key == "pid") p = value;
-    if (key == "started") t = value;
-    if (key == "attempt") a = value;
-  }
-  if (host) *host = h;
-  if (attempt) *attempt = a;
-  if (pid) {
-    try {
-      *pid = p.empty() ? -1 : std::stol(p);
-    } catch (...) {
-      *pid = -1;
-    }
-  }
-  if (h.empty() && p.empty()) return {};
-  return "host " + (h.empty() ? std::string("?") : h) + ", PID " + (p.empty() ? std::string("?") : p) + ", started " +
-         (t.empty() ? std::string("?") : t) + (a.empty() ? std::string() : ", attempt " + a);
+  const io::LockRecord r = io::parse_lock(content);
+  if (host) *host = r.host;
+  if (attempt) *attempt = r.attempt;
+  if (pid) *pid = r.pid_number();
+  if (r.empty()) return {};
+  const auto or_mark = [](const std::string& v) { return v.empty() ? std::string("?") : v; };
+  return "host " + or_mark(r.host) + ", PID " + or_mark(r.pid) + ", started " + or_mark(r.started) +
+         (r.attempt.empty() ? std::string() : ", attempt " + r.attempt);
 }
 
 // How long the first rank of the current attempt waits for a lock held by a fenced attempt (one that
@@ -144,8 +132,7 @@ OutputDirectoryLock::OutputDirectoryLock(const comm::Communicator& comm, const s
       }
       if (take) {
         // --- fencing: the lock file names the attempt that holds it ---
-        const std::string mine = "host " + this_host() + "\npid " + std::to_string(::getpid()) + "\nstarted " + now_utc() +
-                                 "\n" + (own_attempt().empty() ? std::string() : "attempt " + own_attempt() + "\n");
+        const std::string mine = io::lock_text({this_host(), std::to_string(::getpid()), now_utc(), own_attempt()});
         if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, mine.data(), mine.size(), 0) != static_cast<ssize_t>(mine.size()))
           error = "cannot write the lock file '" + path + "': " + std::strerror(errno);
         else

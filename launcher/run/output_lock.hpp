@@ -7,6 +7,7 @@
 #include <string>
 
 #include "comm/communicator.hpp"
+#include "io/run_directory.hpp"
 
 namespace spotrun::launcher {
 
@@ -20,7 +21,7 @@ class OutputDirectoryLock {
   OutputDirectoryLock(const OutputDirectoryLock&) = delete;
   OutputDirectoryLock& operator=(const OutputDirectoryLock&) = delete;
 
-  static const char* file_name() { return ".spotrun.lock"; }
+  static const char* file_name() { return io::k_lock_file; }  // io/run_directory.hpp
 
  private:
   int m_fd = -1;

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include <nlohmann/json.hpp>
+#include "io/run_directory.hpp"
 
 namespace spotrun::launcher {
 namespace {
@@ -89,20 +89,20 @@ std::string progress_line(const ProgressFigures& f, const std::string& work_unit
 }
 
 std::string progress_json(const ProgressFigures& f, const std::string& work_unit, bool finished) {
-  nlohmann::json j;
-  j["step"] = f.step;
-  j["steps"] = f.steps;
-  j["percent"] = f.percent;
-  j["measure"] = f.measure.empty() ? nlohmann::json("steps") : nlohmann::json(f.measure);
-  j["steps_per_second"] = f.steps_per_second;
-  j["work_per_second"] = f.work_per_second;
-  j["work_unit"] = work_unit + "/s";
-  j["elapsed_seconds"] = f.elapsed;
-  j["remaining_seconds"] = f.remaining >= 0 ? nlohmann::json(f.remaining) : nlohmann::json(nullptr);
-  j["expected_end_utc"] = f.eta_utc.empty() ? nlohmann::json(nullptr) : nlohmann::json(f.eta_utc);
-  j["updated_utc"] = utc_text(now_epoch(), "%Y-%m-%dT%H:%M:%SZ");
-  j["finished"] = finished;
-  return j.dump(2) + "\n";
+  io::ProgressRecord p;  // progress.json's record (io/run_directory.hpp)
+  p.step = f.step;
+  p.steps = f.steps;
+  p.percent = f.percent;
+  p.measure = f.measure;
+  p.steps_per_second = f.steps_per_second;
+  p.work_per_second = f.work_per_second;
+  p.work_unit = work_unit;
+  p.elapsed = f.elapsed;
+  p.remaining = f.remaining;
+  p.expected_end_utc = f.eta_utc;
+  p.updated_utc = utc_text(now_epoch(), "%Y-%m-%dT%H:%M:%SZ");
+  p.finished = finished;
+  return io::progress_text(p);
 }
 
 ProgressReporter::ProgressReporter(bool root, std::string outdir, double interval, std::int64_t first_step,
@@ -144,7 +144,7 @@ void ProgressReporter::report(std::int64_t step, double now, double work_per_ste
     }
   }
   // progress.json through a temporary file and a rename; a failure costs the report, never the run.
-  const std::filesystem::path path = std::filesystem::path(m_outdir) / "progress.json";
+  const std::filesystem::path path = std::filesystem::path(m_outdir) / io::k_progress_file;  // io/run_directory.hpp
   const std::string tmp = path.string() + ".tmp";
   std::error_code ec;
   bool ok;

@@ -17,7 +17,6 @@
 
 #include "launcher/run/checkpointing.hpp"
 #include "launcher/run/console.hpp"
-#include "launcher/run/checkpoint_levels.hpp"  // --- checkpoint.local_dir: level sets ---
 #include "launcher/run/memory_check.hpp"
 #include "launcher/run/output_lock.hpp"
 #include "launcher/run/run_status.hpp"
@@ -27,9 +26,11 @@
 #include "launcher/run/fence.hpp"  // --- fencing: no write from an attempt that is no longer current ---
 #include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
+#include "io/checkpoint_store.hpp"  // inspect: a checkpoint of either kind
 #include "comm/device.hpp"
 #include "comm/nccl_library.hpp"
 #include "comm/transport.hpp"
+#include "launcher/run/step_observers.hpp"
 #include "launcher/run/stop.hpp"
 #include "io/input_file.hpp"
 #include "io/thermo_writer.hpp"
@@ -152,7 +153,7 @@ int validate(const comm::Communicator& comm, const std::string& deck_path, const
   return k_exit_finished;
 }
 
-Deck checkpoint_deck(const io::CheckpointReader& reader) { return checkpoint_deck(reader.meta(), reader.path()); }
+Deck checkpoint_deck(const io::CheckpointSource& reader) { return checkpoint_deck(reader.meta(), reader.path()); }
 
 Deck checkpoint_deck(const io::CheckpointMeta& meta, const std::string& path) {
   Deck deck = [&] {
@@ -176,23 +177,16 @@ namespace {
 // its solver the deck's, its own deck sound and the physics of both the same, the system's memory
 // checked, every dataset read and the state validated by the solver. Throws InputError naming the
 // problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's.
-// The checkpoint a state comes from: one file (CheckpointReader) or a level set (LevelSetReader).
-struct StateSource {
-  const io::CheckpointMeta& meta;
-  std::string path;
-  std::uint64_t bytes;  // of the file, or of all node files of the set
-  std::function<io::SolverState(const std::vector<io::StateArray>&)> read;
-};
-
 std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, const StateSource& source) {
+                                       const std::string& deck_path, io::CheckpointSource& source) {
   const std::string solver_name = deck.get_string("run.solver");
-  if (source.meta.solver != solver_name)
-    throw InputError("it holds solver '" + source.meta.solver + "', the deck runs '" + solver_name + "'");
-  checkpoint_deck(source.meta, source.path);
-  const std::string changes = physics_changes(source.meta.physics, deck.physics());
+  const io::CheckpointMeta& meta = source.meta();
+  if (meta.solver != solver_name)
+    throw InputError("it holds solver '" + meta.solver + "', the deck runs '" + solver_name + "'");
+  checkpoint_deck(meta, source.path());
+  const std::string changes = physics_changes(meta.physics, deck.physics());
   if (!changes.empty())
-    throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + source.path + ":" + changes +
+    throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + source.path() + ":" + changes +
                               "\nOnly run length, output, thermo, checkpoint and neighbour-list settings may change "
                               "on resume; use --resume=never (or another --output-dir) to start a new run.",
                           k_exit_bad_input);
@@ -200,26 +194,11 @@ std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Tra
   // restore (the atoms of MD; a solver whose deck fixes the size ignores the bound).
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
   check_solver_memory(comm, registration, deck,
-                      static_cast<double>(source.bytes) / registration.checkpoint_bytes_per_work_unit(deck));
+                      static_cast<double>(source.bytes()) / registration.checkpoint_bytes_per_work_unit(deck));
   auto solver = make_solver(comm, transport, deck, deck_path, true);
   io::SolverState state = source.read(solver->state_layout());
   solver->restore(state);
   return solver;
-}
-
-std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, io::CheckpointReader& reader) {
-  return restore_solver(comm, transport, deck, deck_path,
-                        {reader.meta(), reader.path(), io::input_file_size(comm, reader.path(), "checkpoint"),
-                         [&reader](const std::vector<io::StateArray>& e) { return reader.read(e); }});
-}
-
-// --- checkpoint.local_dir: a level set, from the copies the nodes of this run hold ---
-std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, io::LevelSetReader& reader) {
-  return restore_solver(comm, transport, deck, deck_path,
-                        {reader.meta(), reader.path(), reader.bytes(),
-                         [&reader](const std::vector<io::StateArray>& e) { return reader.read(e); }});
 }
 
 // Keeps the thermo rows up to `step` (a resumed run continues the file from there): rows with another
@@ -277,31 +256,6 @@ void truncate_thermo(const comm::Communicator& comm, const std::string& path, st
   comm.agree<InputError>(error.empty(), error);
 }
 
-// Writes one thermo row, agreed on by every rank: a non-finite value ends the run (RunError, exit 1,
-// nothing written from that state); a CSV write error warns or ends the run as checkpoint.on_error says.
-void write_thermo(const comm::Communicator& comm, io::ThermoWriter& thermo, Solver& solver, bool abort_on_error,
-                  bool& warned) {
-  const std::vector<double> values = solver.thermo();
-  bool finite = true;
-  for (double v : values) finite = finite && std::isfinite(v);
-  if (comm.any(!finite)) {
-    const auto columns = solver.thermo_columns();
-    std::ostringstream which;
-    for (std::size_t k = 0; k < values.size() && k < columns.size(); ++k)
-      if (!std::isfinite(values[k])) which << (which.tellp() > 0 ? ", " : "") << columns[k] << " = " << values[k];
-    throw RunError("non-finite thermo at step " + std::to_string(solver.step_index()) + " (" + which.str() +
-                   "): " + solver.instability_hint() +
-                   ". The run stops here; no checkpoint or final state is written from this state.");
-  }
-  if (comm.is_root()) check_attempt_fence("a thermo row");  // --- fencing (launcher/run/fence.hpp) ---
-  const std::string error = comm.broadcast(thermo.write(solver.step_index(), values));
-  if (error.empty()) return;
-  if (abort_on_error) throw RunError(error + " (checkpoint.on_error = \"abort\")");
-  if (!warned && comm.is_root())
-    say_error("WARNING: " + error + "; the run goes on (checkpoint.on_error = \"warn\"), thermo rows may be missing");
-  warned = true;
-}
-
 }  // namespace
 
 int inspect(const comm::Communicator& comm, const std::vector<std::string>& paths) {
@@ -314,7 +268,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
     bool restorable = true;
     std::vector<std::string> described;  // what the restored solver simulates (Solver::describe())
     // What a resume would do with it: restore it into the solver of the deck it holds.
-    auto check_restore = [&](auto& reader) {
+    auto check_restore = [&](io::CheckpointSource& reader) {
       std::string restore;
       try {
         const Deck deck = checkpoint_deck(reader.meta(), path);
@@ -331,25 +285,18 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
       }
     };
     try {
-      if (is_level_index(path)) {  // --- checkpoint.local_dir: a level set, from the node files the ranks reach ---
-        const auto nodes = group_nodes(comm);
-        io::LevelSetReader reader(*nodes, path);
-        meta = reader.meta();
-        report = reader.verify();
-        check_restore(reader);
-      } else {
-        io::CheckpointReader reader(comm, path);
-        meta = reader.meta();
-        report = reader.verify();
-        if (meta.level.empty()) {
-          check_restore(reader);
-        } else {  // a node file of a level set holds some rows only: its set's index restores
-          std::istringstream level(meta.level);
-          for (std::string line; std::getline(level, line);)
-            if (line.rfind("block ", 0) != 0) report.lines.push_back("level: " + line);
-          report.lines.push_back("restore: a node file holds its node's rows only; inspect the set's index "
-                                 "(OUTDIR/checkpoints/<set>.levels) to restore the whole state");
-        }
+      // A shared file or a level set's index (io/checkpoint_store.hpp).
+      const auto reader = io::open_checkpoint(comm, path);
+      meta = reader->meta();
+      report = reader->verify();
+      if (meta.level.empty()) {
+        check_restore(*reader);
+      } else {  // a node file of a level set holds some rows only: its set's index restores
+        std::istringstream level(meta.level);
+        for (std::string line; std::getline(level, line);)
+          if (line.rfind("block ", 0) != 0) report.lines.push_back("level: " + line);
+        report.lines.push_back("restore: a node file holds its node's rows only; inspect the set's index "
+                               "(OUTDIR/checkpoints/<set>.levels) to restore the whole state");
       }
     } catch (const InputError& e) {
       damaged = e.what();
@@ -406,340 +353,351 @@ std::string performance_line(const Solver& solver, const std::string& units, std
   return buf;
 }
 
-// The run; `lock` and `status` belong to run() (below), so that a failure is recorded in
-// OUTDIR/status.json while the lock is still held.
-int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optional<OutputDirectoryLock>& lock,
-               RunStatus& status) {
-  install_stop_handlers();  // main() installed them before MPI_Init; a signal since then is kept
-  comm::start_counting_copies();
-  set_signal_mode(SignalMode::start_up, "reading the deck");
-  Deck deck = load_deck(comm, opt.deck_path, opt.sets);
-  std::string outdir = opt.output_dir;
-  if (outdir.empty()) outdir = deck.get_string("run.output_dir");
-  if (outdir.empty()) outdir = (fs::path("runs") / fs::path(opt.deck_path).stem()).string();
-  const std::string solver_name = deck.get_string("run.solver");
-  const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
+// Everything one run holds, made in this order by its phases (below) and unmade in reverse: an error once the
+// solver exists aborts the transport before the solver's device memory is freed; the heartbeat thread stops
+// before the run report ends.
+struct Run {
+  const comm::Communicator& comm;
+  const RunOptions& opt;
+  RunStatus& status;
+  Deck deck;
+  std::string outdir;
+  const solvers::SolverRegistration* registration = nullptr;
+  std::unique_ptr<report::TimedTransport> transport;  // --- run report: exchanges and fences timed ---
+  std::optional<SpotNotices> notices;
+  std::int64_t steps = 0, thermo_every = 1;
+  double time_limit = 0;
+  std::optional<CheckpointManager> checkpoints;
+  std::unique_ptr<Solver> solver;
+  std::optional<comm::AbortOnUnwind> abort_transport_first;
+  std::vector<CheckpointFile> candidates;
+  std::string resumed_from;
+  std::optional<report::RunRecorder> run_report;
+  bool thermo_warned = false;
+  std::unique_ptr<io::ThermoWriter> thermo;
+  std::optional<Heartbeat> heartbeat;
+  std::optional<StopAgreement> agreement;
+  std::optional<ProgressReporter> progress;
+  // The time loop's figures.
+  comm::CopyTally copies0{};
+  std::size_t staged0 = 0;
+  double t0 = 0, time0 = 0, loop = 0;
+  std::int64_t first = 0;
+  double copied = 0, scalars = 0, staged = 0;  // bytes and reads that left the solver's memory space in the loop
+  const char* stop_reason = nullptr;
+  // How it ends.
+  int code = k_exit_finished;
+  std::string notice;                      // the spot notice that stopped the run, described
+  std::vector<std::string> noticed_hosts;  // and the nodes that saw it
+};
 
-  // --- run report: the transport's exchanges and fences timed (communication) ---
-  auto transport = report::timed(comm::make_transport(deck.get_string("comm.transport"), comm));
+// Start-up: the transport, spot notices, the header, the output directory taken (its lock, status.json), the
+// limits, the checkpoint manager and the candidates of a resume. Returns an exit code when a stop signal of the
+// start-up ends the run here, else 0.
+int start_up(Run& r, std::optional<OutputDirectoryLock>& lock) {
+  const comm::Communicator& comm = r.comm;
+  r.outdir = r.opt.output_dir;
+  if (r.outdir.empty()) r.outdir = r.deck.get_string("run.output_dir");
+  if (r.outdir.empty()) r.outdir = (fs::path("runs") / fs::path(r.opt.deck_path).stem()).string();
+  const std::string solver_name = r.deck.get_string("run.solver");
+  r.registration = &solvers::solver_named(solver_name, r.deck.name());
+  r.transport = report::timed(comm::make_transport(r.deck.get_string("comm.transport"), comm));
   // --- spot notices: polled from here on (a notice in the start-up stops the run at its first agreed step) ---
-  SpotNotices notices(comm, deck);
-  print_header(comm, transport.get());
+  r.notices.emplace(comm, r.deck);
+  print_header(comm, r.transport.get());
   if (comm.is_root()) {
-    say(Show::normal, "Deck: " + opt.deck_path);
-    say(Show::normal, "Output directory: " + outdir + " (everything printed here and more: spotrun.log)");
-    say(Show::detail, "--- resolved deck ---\n" + deck.resolved() + "---");
-    say(Show::detail, notices.header());  // --- spot notices ---
+    say(Show::normal, "Deck: " + r.opt.deck_path);
+    say(Show::normal, "Output directory: " + r.outdir + " (everything printed here and more: spotrun.log)");
+    say(Show::detail, "--- resolved deck ---\n" + r.deck.resolved() + "---");
+    say(Show::detail, r.notices->header());  // --- spot notices ---
   }
   std::fflush(stdout);
   set_signal_mode(SignalMode::start_up, "preparing the output directory");
-  std::string error = check_output_dir_length(outdir);
+  std::string error = check_output_dir_length(r.outdir);
   comm.agree<InputError>(error.empty(), error);
   if (comm.is_root()) {
     std::error_code ec;
-    fs::create_directories(outdir, ec);
-    if (ec) error = "cannot create output directory '" + outdir + "': " + ec.message();
+    fs::create_directories(r.outdir, ec);
+    if (ec) error = "cannot create output directory '" + r.outdir + "': " + ec.message();
   }
   comm.agree<InputError>(error.empty(), error);
   // The directory is this run's from here on; nothing in it is touched before.
-  lock.emplace(comm, outdir);
-  status.begin(outdir, opt.deck_path);
-
-  const std::int64_t steps = deck.get_int("run.steps");
-  const std::int64_t thermo_every = deck.get_int("run.thermo_every");
+  lock.emplace(comm, r.outdir);
+  r.status.begin(r.outdir, r.opt.deck_path);
+  r.steps = r.deck.get_int("run.steps");
+  r.thermo_every = r.deck.get_int("run.thermo_every");
   // --- Slurm: under Slurm the job's end time (less a margin) is a time limit too (launcher/slurm/slurm_env.hpp) ---
-  const double time_limit = time_limit_with_slurm(comm, deck.get_seconds("run.time_limit"), opt.start_wtime);
-
+  r.time_limit = time_limit_with_slurm(comm, r.deck.get_seconds("run.time_limit"), r.opt.start_wtime);
   io::CheckpointMeta base;
   base.solver = solver_name;
-  base.deck = deck.resolved();
-  base.physics = deck.physics();
-  base.units = registration.units;
+  base.deck = r.deck.resolved();
+  base.physics = r.deck.physics();
+  base.units = r.registration->units;
   base.version = k_version;
   base.git_hash = k_git_hash;
-  CheckpointManager checkpoints(comm, outdir, CheckpointSettings::from_deck(deck), base);
-  checkpoints.remove_stale_temporaries();
-
-  // Resume from the newest valid checkpoint, or start fresh.
-  std::unique_ptr<Solver> solver;
+  r.checkpoints.emplace(comm, r.outdir, CheckpointSettings::from_deck(r.deck), base);
+  r.checkpoints->remove_stale_temporaries();
   // An error from here on stops the transport (NCCL) before the solver's device memory is freed.
-  const comm::AbortOnUnwind abort_transport_first(*transport);
-  std::vector<CheckpointFile> candidates;
-  if (opt.resume == "auto") {
-    candidates = checkpoints.candidates();
-  } else if (opt.resume != "never") {
-    candidates.push_back({opt.resume, -1});
+  r.abort_transport_first.emplace(*r.transport);
+  if (r.opt.resume == "auto") {
+    r.candidates = r.checkpoints->candidates();
+  } else if (r.opt.resume != "never") {
+    r.candidates.push_back({r.opt.resume, -1});
   }
   // Until the time loop, a stop signal ends the run: with exit 75 when there is a checkpoint to resume
   // from (nothing has been computed yet). One that came during the start-up is acted on here, before
   // anything in the output directory changes; from here on one ends the process at once.
-  set_resumable_on_signal(!candidates.empty());
-  if (const int code = end_start_up(comm, "preparing the output directory")) return code;
-  bool fresh_said = false;  // the header says what resumes (or that nothing does) once
-  if (opt.resume == "never") {
-    const std::string moved = checkpoints.archive_previous_run();
-    fresh_said = !moved.empty();
-    if (comm.is_root() && !moved.empty())
-      say(Show::normal, "Starting fresh: the earlier run's checkpoints, final.h5, thermo.csv and run report moved to " + moved);
-  }
-  // OUTDIR/spotrun.log: this attempt's lines after those of the attempts before it (console.hpp).
-  if (comm.is_root()) open_run_log((fs::path(outdir) / "spotrun.log").string(), attempt_heading(opt, comm.size()));
-  std::string resumed_from;
-  std::unique_ptr<io::NodeGroups> level_nodes;  // --- checkpoint.local_dir ---
+  set_resumable_on_signal(!r.candidates.empty());
+  return end_start_up(comm, "preparing the output directory");
+}
+
+// Resume: the newest candidate that restores (InputError when none of several does), or none; returns where
+// each node file was read (a level set). Sets r.solver and r.resumed_from.
+std::vector<std::string> resume(Run& r) {
   std::vector<std::string> level_sources;
-  for (const auto& c : candidates) {
+  for (const auto& c : r.candidates) {
     set_signal_mode(SignalMode::exit_now, "reading a checkpoint");
     try {
-      if (is_level_index(c.path)) {  // --- checkpoint.local_dir: a level set ---
-        if (!level_nodes) level_nodes = group_nodes(comm);
-        // --- checkpoint.durable: a set of the durable tier is downloaded into the nodes' local directories first ---
-        io::LevelSetReader reader(*level_nodes, c.durable ? checkpoints.fetch_durable(c) : c.path,
-                                  c.durable ? checkpoints.durable_download_directory() : "");
-        solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
-        level_sources = reader.sources();
-        for (const auto& line : reader.skipped())
-          if (comm.is_root()) say_error("WARNING: checkpoint " + c.path + ": " + line);
-      } else {
-        io::CheckpointReader reader(comm, c.path);
-        solver = restore_solver(comm, *transport, deck, opt.deck_path, reader);
-      }
-      resumed_from = c.path;
+      // Either kind, from its best surviving copy (launcher/run/checkpoint_store.hpp).
+      const auto source = r.checkpoints->open(c);
+      r.solver = restore_solver(r.comm, *r.transport, r.deck, r.opt.deck_path, *source);
+      level_sources = source->sources();
+      for (const auto& line : source->skipped())
+        if (r.comm.is_root()) say_error("WARNING: checkpoint " + c.path + ": " + line);
+      r.resumed_from = c.path;
       break;
     } catch (const InputError& e) {
-      if (opt.resume != "auto") throw InputError("cannot resume from " + c.path + ": " + e.what());
-      if (comm.is_root())
-        say_error("WARNING: skipping checkpoint " + c.path + ": " + e.what());
+      if (r.opt.resume != "auto") throw InputError("cannot resume from " + c.path + ": " + e.what());
+      if (r.comm.is_root()) say_error("WARNING: skipping checkpoint " + c.path + ": " + e.what());
     }
   }
-  if (!solver && !candidates.empty())
-    throw InputError("no valid checkpoint in " + outdir + " (all " + std::to_string(candidates.size()) +
+  if (!r.solver && !r.candidates.empty())
+    throw InputError("no valid checkpoint in " + r.outdir + " (all " + std::to_string(r.candidates.size()) +
                      " damaged, see above); nothing was changed. Use --resume=never to start a new run there.");
-  // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (launcher/report/recorder.hpp) ---
-  report::RunRecorder run_report(comm, deck, outdir, opt.start_wtime, *transport);
-  if (comm.is_root()) say(Show::detail, run_report.header());
+  return level_sources;
+}
 
+// The solver ready for its first step: resumed (thermo.csv kept up to its step) or made fresh (its first row and
+// frames written); thermo.csv open.
+void set_up(Run& r, bool fresh_said, const std::vector<std::string>& level_sources) {
+  const comm::Communicator& comm = r.comm;
   set_signal_mode(SignalMode::exit_now, "setting up the run");
-  const bool abort_on_error = checkpoints.settings().abort_on_error;
-  bool thermo_warned = false;
-  const std::string csv = (fs::path(outdir) / "thermo.csv").string();
-  std::unique_ptr<io::ThermoWriter> thermo;
-  if (solver) {
+  const std::string csv = (fs::path(r.outdir) / "thermo.csv").string();
+  const bool resumed = r.solver != nullptr;
+  if (resumed) {
     if (comm.is_root())
-      say(Show::normal, "Resuming from " + resumed_from + " at step " + std::to_string(solver->step_index()));
+      say(Show::normal, "Resuming from " + r.resumed_from + " at step " + std::to_string(r.solver->step_index()));
     for (const auto& line : level_sources)
       if (comm.is_root()) say(Show::detail, "  node file " + line);  // --- checkpoint.local_dir ---
-    level_nodes.reset();
-    truncate_thermo(comm, csv, solver->step_index(), solver->thermo_columns());
-    thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns(), fs::exists(csv));
-    thermo->set_printer([](const std::string& line) { say(Show::normal, line); });
-    comm.agree<InputError>(thermo->open_error().empty(), thermo->open_error());
-    solver->setup();
+    truncate_thermo(comm, csv, r.solver->step_index(), r.solver->thermo_columns());
   } else {
     if (comm.is_root() && !fresh_said)
-      say(Show::normal, opt.resume == "never" ? "Starting fresh (--resume never)"
-                                              : "Starting fresh: no checkpoint to resume from in " + outdir);
-    solver = make_solver(comm, *transport, deck, opt.deck_path, false);
-    thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, solver->thermo_columns());
-    thermo->set_printer([](const std::string& line) { say(Show::normal, line); });
-    comm.agree<InputError>(thermo->open_error().empty(), thermo->open_error());
-    solver->setup();
-    write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
-    solver->write_outputs(outdir, solver->step_index());
+      say(Show::normal, r.opt.resume == "never" ? "Starting fresh (--resume never)"
+                                                : "Starting fresh: no checkpoint to resume from in " + r.outdir);
+    r.solver = make_solver(comm, *r.transport, r.deck, r.opt.deck_path, false);
   }
+  r.thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, r.solver->thermo_columns(), resumed && fs::exists(csv));
+  r.thermo->set_printer([](const std::string& line) { say(Show::normal, line); });
+  comm.agree<InputError>(r.thermo->open_error().empty(), r.thermo->open_error());
+  r.solver->setup();
+  if (!resumed) {
+    write_thermo(comm, *r.thermo, *r.solver, r.checkpoints->settings().abort_on_error, r.thermo_warned);
+    r.solver->write_outputs(r.outdir, r.solver->step_index());
+  }
+}
 
-  status.running(solver->step_index(), resumed_from);
+// The time loop: the solver's steps, each watched by the step's observers (launcher/run/step_observers.hpp),
+// until the last step, the solver's own end, or an agreed stop (r.stop_reason).
+void run_loop(Run& r) {
+  const comm::Communicator& comm = r.comm;
+  Solver& solver = *r.solver;
+  r.status.running(solver.step_index(), r.resumed_from);
   comm.barrier();
-  // --- stalls: OUTDIR/heartbeats/ and the watchdog (docs/cloud.md), once the run report (above, every rank
-  // past the barrier) has read the heartbeats a lost attempt left ---
-  Heartbeat heartbeat(comm, outdir);
+  // --- stalls: OUTDIR/heartbeats/ and the watchdog (docs/cloud.md), once the run report (every rank past the
+  // barrier) has read the heartbeats a lost attempt left ---
+  r.heartbeat.emplace(comm, r.outdir);
   set_signal_mode(SignalMode::record, "the time loop");
-  const comm::CopyTally copies0 = comm::copies_between_spaces();
-  const std::size_t staged0 = transport->staged_bytes();
-  const double t0 = MPI_Wtime();
-  checkpoints.mark_started(t0);
-  const std::int64_t first = solver->step_index();
-  const double time0 = solver->time();
-  run_report.loop_started(t0, first, resumed_from);  // --- run report: set-up ends here ---
-  heartbeat.loop_started(first);  // --- stalls: the watchdog arms ---
-  StopAgreement agreement(comm.mpi());
+  r.copies0 = comm::copies_between_spaces();
+  r.staged0 = r.transport->staged_bytes();
+  r.t0 = MPI_Wtime();
+  r.checkpoints->mark_started(r.t0);
+  r.first = solver.step_index();
+  r.time0 = solver.time();
+  r.run_report->loop_started(r.t0, r.first, r.resumed_from);  // --- run report: set-up ends here ---
+  r.heartbeat->loop_started(r.first);  // --- stalls: the watchdog arms ---
+  r.agreement.emplace(comm.mpi());
   double max_step_time = 0;
-  const double state_bytes = solver->work_per_step() * registration.checkpoint_bytes_per_work_unit(deck);
-  const char* stop_reason = nullptr;
-  // --- checkpoint levels: where each checkpoint is (local, partner, durable), in the report and status.json ---
-  auto record_levels = [&](const std::vector<TierEvent>& events) {
-    for (const auto& e : events) run_report.checkpoint_levels(e.step, e.levels, e.durable);
-    if (!events.empty()) status.levels(checkpoints.levels_json());
-  };
-  ProgressReporter progress(comm.is_root(), outdir, deck.get_float("run.progress_seconds"), first, steps, t0,
-                            solver->work_unit(), solver->progress_fraction());
+  const double state_bytes = solver.work_per_step() * r.registration->checkpoint_bytes_per_work_unit(r.deck);
+  r.progress.emplace(comm.is_root(), r.outdir, r.deck.get_float("run.progress_seconds"), r.first, r.steps, r.t0,
+                     solver.work_unit(), solver.progress_fraction());
   // Progress lines on stderr (stdout keeps the thermo) and in the log; with --quiet in the log only.
-  progress.set_printer([quiet = opt.verbosity == Verbosity::quiet](const std::string& line) {
+  r.progress->set_printer([quiet = r.opt.verbosity == Verbosity::quiet](const std::string& line) {
     if (quiet) log_only(line); else say_error(line);
   });
-  while (solver->step_index() < steps && !solver->finished()) {
-    const double ts = MPI_Wtime();
-    run_report.step_begin();  // --- run report ---
-    const std::int64_t next = solver->step_index() + 1;
-    const bool want_thermo = next % thermo_every == 0 || next == steps;
-    solver->step(want_thermo);
-    // A solver that reached its own end (fluid.time_end) prints its last row too. A stream-ordered
-    // transport (NCCL) may still be moving this step's data: its failures surface here, before output.
-    if (want_thermo || solver->finished()) {
-      transport->fence();
-      write_thermo(comm, *thermo, *solver, abort_on_error, thermo_warned);
-    }
-    // --- checkpoint.async: HDF5 from one thread at a time ---
-    if (solver->writes_outputs_at(solver->step_index()) && checkpoints.in_flight()) {
-      heartbeat.write_begins();
-      checkpoints.wait_background("trajectory or field frames are written (HDF5, one writer at a time)");
-      heartbeat.write_ends();
-    }
-    if (comm.is_root() && solver->writes_outputs_at(solver->step_index()))
-      check_attempt_fence("trajectory or field frames");  // --- fencing ---
-    solver->write_outputs(outdir, solver->step_index());
-    const double now = MPI_Wtime();
-    max_step_time = std::max(max_step_time, now - ts);
-    run_report.step_end(now - ts);  // --- run report: compute (less the transport's time) ---
-    progress.after_step(solver->step_index(), now, solver->work_per_step(), solver->progress_fraction(),
-                        solver->progress_measure());
-    heartbeat.step_done(solver->step_index(), now - ts);  // --- stalls ---
-    record_levels(checkpoints.poll_tiers());  // --- checkpoint levels: a durable flush in the background ---
-    int local[k_nflags] = {received_signal() != 0, checkpoints.due_by_time(now),
-                           time_limit > 0 && (now - opt.start_wtime) + checkpoints.reserve_seconds(state_bytes) +
-                                                     2 * max_step_time >= time_limit,
-                           notices.noticed()};
+  const auto observers = make_step_observers({comm, *r.transport, *r.thermo, r.thermo_warned, *r.checkpoints,
+                                              *r.run_report, *r.heartbeat, *r.progress, r.status, r.outdir});
+  while (solver.step_index() < r.steps && !solver.finished()) {
+    StepEvent e{solver};
+    e.started = MPI_Wtime();
+    for (const auto& o : observers) o->step_begins();
+    const std::int64_t next = solver.step_index() + 1;
+    e.thermo_step = next % r.thermo_every == 0 || next == r.steps;
+    solver.step(e.thermo_step);
+    for (const auto& o : observers) o->step_done(e);
+    e.now = MPI_Wtime();
+    max_step_time = std::max(max_step_time, e.now - e.started);
+    for (const auto& o : observers) o->step_timed(e);
+    const double now = e.now;
+    int local[k_nflags] = {received_signal() != 0, r.checkpoints->due_by_time(now),
+                           r.time_limit > 0 && (now - r.opt.start_wtime) + r.checkpoints->reserve_seconds(state_bytes) +
+                                                       2 * max_step_time >= r.time_limit,
+                           r.notices->noticed()};
     int agreed[k_nflags];
     const double ta = MPI_Wtime();
-    agreement.exchange(local, agreed);
-    run_report.add_communication(MPI_Wtime() - ta);  // --- run report ---
-    if (solver->step_index() >= steps || solver->finished()) break;
+    r.agreement->exchange(local, agreed);
+    r.run_report->add_communication(MPI_Wtime() - ta);  // --- run report ---
+    if (solver.step_index() >= r.steps || solver.finished()) break;
     if (agreed[k_flag_signal] || agreed[k_flag_time_limit] || agreed[k_flag_spot_notice]) {
-      stop_reason = agreed[k_flag_signal] ? "signal" : agreed[k_flag_spot_notice] ? "spot notice" : "time limit";
+      r.stop_reason = agreed[k_flag_signal] ? "signal" : agreed[k_flag_spot_notice] ? "spot notice" : "time limit";
       break;
     }
-    if (checkpoints.due_by_steps(solver->step_index()) || agreed[k_flag_checkpoint]) {
-      transport->fence();
-      const char* why = agreed[k_flag_checkpoint] ? "interval" : "every_steps";
-      heartbeat.write_begins();  // --- stalls: a write's time counts in the gap between steps ---
-      run_report.checkpoint(solver->step_index(), why, [&] { return checkpoints.write(*solver, now, why); });
-      heartbeat.write_ends();
-    }
+    e.interval_due = agreed[k_flag_checkpoint] != 0;
+    for (const auto& o : observers) o->between_steps(e);
   }
-  heartbeat.write_begins();  // --- stalls: from here on the stop checkpoint or final.h5 is written ---
+}
+
+// The stop checkpoint of an agreed stop (sets r.code: 75, or 1 without any checkpoint to resume from), with the
+// durable tier given the time left.
+void write_stop_checkpoint(Run& r) {
+  const comm::Communicator& comm = r.comm;
+  CheckpointManager& checkpoints = *r.checkpoints;
+  Solver& solver = *r.solver;
+  set_signal_mode(SignalMode::stopping, "writing the stop checkpoint");
+  const int sig = received_signal();
+  // --- spot notices: which notice, and its deadline (collective: every rank agreed on this reason) ---
+  const bool spot = std::string(r.stop_reason) == "spot notice";
+  r.notice = spot ? r.notices->describe(comm) : "";
+  r.noticed_hosts = spot ? r.notices->noticed_hosts(comm) : std::vector<std::string>{};
+  if (comm.is_root() && !r.notice.empty())
+    say(Show::normal, "Stopping at step " + std::to_string(solver.step_index()) + ": spot notice (" + r.notice + ")");
+  else if (comm.is_root())
+    say(Show::normal, "Stopping at step " + std::to_string(solver.step_index()) + ": " + r.stop_reason +
+                          (sig ? std::string(" ") + signal_name(sig) : std::string()));
+  // A checkpoint of this very step may just have been written.
+  const bool ok = checkpoints.last_step() == solver.step_index() ||
+                  r.run_report->checkpoint(solver.step_index(), r.stop_reason, [&] {
+                    return checkpoints.write(solver, MPI_Wtime(), r.stop_reason, true);
+                  });
+  r.code = ok || checkpoints.written() > 0 || !r.resumed_from.empty() ? k_exit_resume_me : k_exit_failure;
+  // --- checkpoint.durable: the stop checkpoint to the durable tier with the time left (a notice's deadline,
+  // the time limit, else checkpoint.durable_wait) ---
+  if (checkpoints.durable()) {
+    double left = checkpoints.settings().durable_wait;
+    const double notice_left = r.notice.empty() ? -1 : r.notices->seconds_left(comm);
+    if (notice_left >= 0) left = std::max(0.0, notice_left - 5);
+    if (r.time_limit > 0) left = std::min(left, std::max(0.0, r.time_limit - (MPI_Wtime() - r.opt.start_wtime) - 2));
+    checkpoints.flush_durable_now(left);
+    record_levels(checkpoints, *r.run_report, r.status);
+  }
+  if (!ok && comm.is_root())
+    say_error(std::string("ERROR: the stop checkpoint failed: ") +
+              (r.code == k_exit_resume_me ? "the run resumes from its previous checkpoint (the steps since it are lost)"
+                                          : "there is no earlier checkpoint, the steps of this run are lost"));
+}
+
+// Stop: the set in flight committed, the loop's time, then the stop checkpoint or the final state, and
+// status.json's end record.
+void stop(Run& r) {
+  CheckpointManager& checkpoints = *r.checkpoints;
+  Solver& solver = *r.solver;
+  r.heartbeat->write_begins();  // --- stalls: from here on the stop checkpoint or final.h5 is written ---
   // --- checkpoint.async: the set in flight is committed before the stop checkpoint or the final state ---
-  checkpoints.wait_background(stop_reason ? "the run stops, its stop checkpoint follows" : "the run ends");
-  record_levels(checkpoints.poll_tiers());
-  transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
+  checkpoints.wait_background(r.stop_reason ? "the run stops, its stop checkpoint follows" : "the run ends");
+  record_levels(checkpoints, *r.run_report, r.status);
+  r.transport->fence();  // first: it gives up on a stuck exchange, where Kokkos::fence would wait forever
   Kokkos::fence();
-  const double loop = MPI_Wtime() - t0;
-  progress.at_end(solver->step_index(), MPI_Wtime(), solver->work_per_step(),
-                  solver->step_index() >= steps || solver->finished(), solver->progress_fraction(),
-                  solver->progress_measure());
-  const std::int64_t done = solver->step_index() - first;
+  r.loop = MPI_Wtime() - r.t0;
+  r.progress->at_end(solver.step_index(), MPI_Wtime(), solver.work_per_step(),
+                     solver.step_index() >= r.steps || solver.finished(), solver.progress_fraction(),
+                     solver.progress_measure());
   // Data that left the solver's memory space in the loop (the slowest rank's): copies between memory
   // spaces, and exchanges staged through host memory.
   const comm::CopyTally copies1 = comm::copies_between_spaces();
-  const double copied = comm.max(static_cast<double>(copies1.bytes - copies0.bytes));
-  const double scalars = comm.max(static_cast<double>(copies1.scalars - copies0.scalars));
-  const double staged = comm.max(static_cast<double>(transport->staged_bytes() - staged0));
-  int code = k_exit_finished;
-  std::string notice;                      // the spot notice that stopped the run, described
-  std::vector<std::string> noticed_hosts;  // and the nodes that saw it
-  if (stop_reason) {
-    set_signal_mode(SignalMode::stopping, "writing the stop checkpoint");
-    int sig = received_signal();
-    // --- spot notices: which notice, and its deadline (collective: every rank agreed on this reason) ---
-    notice = std::string(stop_reason) == "spot notice" ? notices.describe(comm) : "";
-    noticed_hosts = std::string(stop_reason) == "spot notice" ? notices.noticed_hosts(comm) : std::vector<std::string>{};
-    if (comm.is_root() && !notice.empty())
-      say(Show::normal, "Stopping at step " + std::to_string(solver->step_index()) + ": spot notice (" + notice + ")");
-    else if (comm.is_root())
-      say(Show::normal, "Stopping at step " + std::to_string(solver->step_index()) + ": " + stop_reason +
-                            (sig ? std::string(" ") + signal_name(sig) : std::string()));
-    // A checkpoint of this very step may just have been written.
-    const bool ok = checkpoints.last_step() == solver->step_index() ||
-                    run_report.checkpoint(solver->step_index(), stop_reason, [&] {
-                      return checkpoints.write(*solver, MPI_Wtime(), stop_reason, true);
-                    });
-    code = ok || checkpoints.written() > 0 || !resumed_from.empty() ? k_exit_resume_me : k_exit_failure;
-    // --- checkpoint.durable: the stop checkpoint to the durable tier with the time left (a notice's deadline,
-    // the time limit, else checkpoint.durable_wait) ---
-    if (checkpoints.durable()) {
-      double left = checkpoints.settings().durable_wait;
-      const double notice_left = notice.empty() ? -1 : notices.seconds_left(comm);
-      if (notice_left >= 0) left = std::max(0.0, notice_left - 5);
-      if (time_limit > 0) left = std::min(left, std::max(0.0, time_limit - (MPI_Wtime() - opt.start_wtime) - 2));
-      checkpoints.flush_durable_now(left);
-      record_levels(checkpoints.poll_tiers());
-    }
-    if (!ok && comm.is_root())
-      say_error(std::string("ERROR: the stop checkpoint failed: ") +
-                (code == k_exit_resume_me ? "the run resumes from its previous checkpoint (the steps since it are lost)"
-                                          : "there is no earlier checkpoint, the steps of this run are lost"));
+  r.copied = r.comm.max(static_cast<double>(copies1.bytes - r.copies0.bytes));
+  r.scalars = r.comm.max(static_cast<double>(copies1.scalars - r.copies0.scalars));
+  r.staged = r.comm.max(static_cast<double>(r.transport->staged_bytes() - r.staged0));
+  if (r.stop_reason) {
+    write_stop_checkpoint(r);
   } else {
     set_signal_mode(SignalMode::stopping, "writing the final state");
-    run_report.checkpoint(solver->step_index(), "final", [&] {
-      checkpoints.write_final(*solver);
+    r.run_report->checkpoint(solver.step_index(), "final", [&] {
+      checkpoints.write_final(solver);
       return true;
     });
     if (checkpoints.durable()) {  // --- checkpoint.durable: the final state too, waiting at most durable_wait ---
       checkpoints.flush_durable_now(checkpoints.settings().durable_wait);
     }
-    record_levels(checkpoints.poll_tiers());
+    record_levels(checkpoints, *r.run_report, r.status);
   }
   // OUTDIR/status.json: how the run ended (launcher/run/run_status.hpp).
-  if (code == k_exit_finished) {
-    status.finished(solver->step_index(), checkpoints.final_path());
-  } else if (code == k_exit_resume_me) {
+  if (r.code == k_exit_finished) {
+    r.status.finished(solver.step_index(), checkpoints.final_path());
+  } else if (r.code == k_exit_resume_me) {
     const int sig = received_signal();
-    const std::int64_t at = checkpoints.last_step() >= 0 ? checkpoints.last_step() : first;
-    const std::string from = checkpoints.last_step() >= 0 ? checkpoints.checkpoint_path(at) : resumed_from;
+    const std::int64_t at = checkpoints.last_step() >= 0 ? checkpoints.last_step() : r.first;
+    const std::string from = checkpoints.last_step() >= 0 ? checkpoints.checkpoint_path(at) : r.resumed_from;
     // A spot notice names its nodes, which a supervisor does not use again (spotrun launch).
-    status.stopped(solver->step_index(), from, at,
-                   notice.empty() ? std::string(stop_reason) + (sig ? " " : "") + (sig ? signal_name(sig) : "")
-                                  : "spot notice (" + notice + ")",
-                   noticed_hosts);
+    r.status.stopped(solver.step_index(), from, at,
+                     r.notice.empty() ? std::string(r.stop_reason) + (sig ? " " : "") + (sig ? signal_name(sig) : "")
+                                      : "spot notice (" + r.notice + ")",
+                     r.noticed_hosts);
   } else {
-    status.failed(code, "the stop checkpoint failed and there is no earlier checkpoint");
+    r.status.failed(r.code, "the stop checkpoint failed and there is no earlier checkpoint");
   }
-  auto lines = solver->summary();
+}
+
+// Summary (console.hpp): on the terminal the loop's time and speed, the checkpoints and the final status line;
+// the solver's statistics and the memory traffic in the log (and with --verbose); the run report's end.
+void summary(Run& r) {
+  const comm::Communicator& comm = r.comm;
+  Solver& solver = *r.solver;
+  const std::int64_t done = solver.step_index() - r.first;
+  auto lines = solver.summary();
   // The stop step's thermo row, printed once (LAMMPS ends every run with its last step's row) on the
   // terminal and in spotrun.log: a stop between thermo steps computes it from the state just checkpointed
   // (Solver::prepare_thermo: the step ran without energies). thermo.csv keeps the thermo steps only, so that a run
   // stopped and resumed has the thermo.csv of one that ran through.
-  if (code == k_exit_resume_me && thermo->last_step() != solver->step_index() &&
-      checkpoints.last_step() == solver->step_index()) {
-    solver->prepare_thermo();
-    thermo->print_row(solver->step_index(), solver->thermo());
+  if (r.code == k_exit_resume_me && r.thermo->last_step() != solver.step_index() &&
+      r.checkpoints->last_step() == solver.step_index()) {
+    solver.prepare_thermo();
+    r.thermo->print_row(solver.step_index(), solver.thermo());
   }
   if (comm.is_root()) {
-    // The summary (console.hpp): on the terminal the loop's time and speed, the checkpoints and the final
-    // status line; the solver's statistics and the memory traffic in the log (and with --verbose).
     char buf[1024];
-    std::snprintf(buf, sizeof buf, "Loop time: %.6g s on %d ranks for %lld steps", loop, comm.size(),
+    std::snprintf(buf, sizeof buf, "Loop time: %.6g s on %d ranks for %lld steps", r.loop, comm.size(),
                   static_cast<long long>(done));
     say(Show::normal, buf);
-    if (loop > 0 && done > 0) say(Show::normal, performance_line(*solver, registration.units, done, loop, time0));
+    if (r.loop > 0 && done > 0) say(Show::normal, performance_line(solver, r.registration->units, done, r.loop, r.time0));
     for (const auto& l : lines) say(Show::detail, l);
     // Memory traffic between memory spaces: only where the solver's memory is not the host's.
     if (done > 0 && !std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value) {
       std::snprintf(buf, sizeof buf,
                     "Memory traffic per step: %.6g bytes of arrays between memory spaces (%.3g scalar reads), "
                     "%.6g bytes staged through host memory by the transport (slowest rank)%s",
-                    copied / static_cast<double>(done), scalars / static_cast<double>(done),
-                    staged / static_cast<double>(done),
+                    r.copied / static_cast<double>(done), r.scalars / static_cast<double>(done),
+                    r.staged / static_cast<double>(done),
                     comm::counting_copies() ? "" : " (copies not counted: a Kokkos tool owns the callbacks)");
       say(Show::detail, buf);
     }
-    const double wall = MPI_Wtime() - opt.start_wtime;
+    const double wall = MPI_Wtime() - r.opt.start_wtime;
     std::snprintf(buf, sizeof buf, "Checkpoints: %d written, %d failed, %.3g s in total (%.2g%% of %.3g s)",
-                  checkpoints.written(), checkpoints.failed(), checkpoints.total_seconds(),
-                  100.0 * checkpoints.total_seconds() / wall, wall);
+                  r.checkpoints->written(), r.checkpoints->failed(), r.checkpoints->total_seconds(),
+                  100.0 * r.checkpoints->total_seconds() / wall, wall);
     say(Show::normal, buf);
-    if (code == k_exit_resume_me)
+    if (r.code == k_exit_resume_me)
       say(Show::always, "Exit 75: stopped early with a valid checkpoint; run the same command to resume");
-    else if (code == k_exit_finished)
-      say(Show::always, "Finished at step " + std::to_string(solver->step_index()) + ": everything in " + outdir +
+    else if (r.code == k_exit_finished)
+      say(Show::always, "Finished at step " + std::to_string(solver.step_index()) + ": everything in " + r.outdir +
                             " (this output and more in spotrun.log)");
     else
       say(Show::always, "Failed: the stop checkpoint failed and there is no earlier checkpoint");
@@ -747,11 +705,39 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   }
   // --- run report: how this attempt ended; the summary of every attempt ---
   const int stop_signal = received_signal();
-  std::string cause = code == k_exit_finished ? "finished" : stop_reason ? stop_reason : "failed";
-  if (stop_reason && stop_signal) cause += std::string(" ") + signal_name(stop_signal);
-  if (stop_reason && code == k_exit_failure) cause += " (stop checkpoint failed)";
-  run_report.finish(code, cause, solver->step_index());
-  return code;
+  std::string cause = r.code == k_exit_finished ? "finished" : r.stop_reason ? r.stop_reason : "failed";
+  if (r.stop_reason && stop_signal) cause += std::string(" ") + signal_name(stop_signal);
+  if (r.stop_reason && r.code == k_exit_failure) cause += " (stop checkpoint failed)";
+  r.run_report->finish(r.code, cause, solver.step_index());
+}
+
+// The run, in its phases; `lock` and `status` belong to run() (below), so that a failure is recorded in
+// OUTDIR/status.json while the lock is still held.
+int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optional<OutputDirectoryLock>& lock,
+               RunStatus& status) {
+  install_stop_handlers();  // main() installed them before MPI_Init; a signal since then is kept
+  comm::start_counting_copies();
+  set_signal_mode(SignalMode::start_up, "reading the deck");
+  Run r{comm, opt, status, load_deck(comm, opt.deck_path, opt.sets)};
+  if (const int code = start_up(r, lock)) return code;
+  bool fresh_said = false;  // the header says what resumes (or that nothing does) once
+  if (opt.resume == "never") {
+    const std::string moved = r.checkpoints->archive_previous_run();
+    fresh_said = !moved.empty();
+    if (comm.is_root() && !moved.empty())
+      say(Show::normal, "Starting fresh: the earlier run's checkpoints, final.h5, thermo.csv and run report moved to " + moved);
+  }
+  // OUTDIR/spotrun.log: this attempt's lines after those of the attempts before it (console.hpp).
+  if (comm.is_root()) open_run_log((fs::path(r.outdir) / "spotrun.log").string(), attempt_heading(opt, comm.size()));
+  const std::vector<std::string> level_sources = resume(r);
+  // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (launcher/report/recorder.hpp) ---
+  r.run_report.emplace(comm, r.deck, r.outdir, opt.start_wtime, *r.transport);
+  if (comm.is_root()) say(Show::detail, r.run_report->header());
+  set_up(r, fresh_said, level_sources);
+  run_loop(r);
+  stop(r);
+  summary(r);
+  return r.code;
 }
 
 }  // namespace

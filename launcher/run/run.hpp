@@ -39,7 +39,7 @@ int validate(const comm::Communicator& comm, const std::string& deck_path, const
 // The deck a checkpoint holds (/meta/deck), parsed and validated; InputError when it is not a valid deck
 // or its physics is not the checkpoint's /meta/physics. A resume (of any deck) and `spotrun inspect` both
 // refuse such a checkpoint.
-Deck checkpoint_deck(const io::CheckpointReader& reader);
+Deck checkpoint_deck(const io::CheckpointSource& reader);
 Deck checkpoint_deck(const io::CheckpointMeta& meta, const std::string& path);
 // Runs a deck to completion; returns the exit code.
 int run(const comm::Communicator& comm, const RunOptions& options);

@@ -9,14 +9,13 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
+#include "io/run_directory.hpp"
 #include "launcher/run/fence.hpp"
 #include "spotrun/version.hpp"
 #include "launcher/run/stop.hpp"
 
 namespace fs = std::filesystem;
-using Json = nlohmann::ordered_json;
 
 namespace spotrun::launcher {
 namespace {
@@ -136,8 +135,6 @@ bool copy_path(char* dst, const std::string& src) {
   return true;
 }
 
-Json null_or(const std::string& s) { return s.empty() ? Json(nullptr) : Json(s); }
-
 }  // namespace
 
 void format_utc(double unix_seconds, char* buf) {
@@ -216,23 +213,21 @@ void RunStatus::begin(const std::string& outdir, const std::string& deck_path) {
 void RunStatus::render_signal_record() {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown-host");
-  const char* attempt = std::getenv(attempt_variable());
-  Json common;
-  common["version"] = k_version;
-  common["attempt"] = attempt ? Json(attempt) : Json(nullptr);
-  common["pid"] = static_cast<long long>(::getpid());
-  common["host"] = host;
-  common["ranks"] = m_ranks;
-  common["nodes"] = m_nodes;
-  common["deck"] = m_deck;
-  common["output_dir"] = m_outdir;
-  common["started"] = m_started;
-  common["start_step"] = m_start_step >= 0 ? Json(m_start_step) : Json(nullptr);
-  common["resumed_from"] = null_or(m_resumed_from);
-  common["loop_started"] = null_or(m_loop_started);
-  if (!m_levels.empty()) common["levels"] = Json::parse(m_levels, nullptr, false);
-  const std::string text = common.dump(-1, ' ', false, Json::error_handler_t::replace);
-  m_common = text.substr(1, text.size() - 2);  // without the braces
+  io::StatusShared shared;
+  shared.version = k_version;
+  if (const char* attempt = std::getenv(attempt_variable())) shared.attempt = attempt;
+  shared.pid = static_cast<long long>(::getpid());
+  shared.host = host;
+  shared.ranks = m_ranks;
+  shared.nodes = m_nodes;
+  shared.deck = m_deck;
+  shared.output_dir = m_outdir;
+  shared.started = m_started;
+  shared.start_step = m_start_step;
+  shared.resumed_from = m_resumed_from;
+  shared.loop_started = m_loop_started;
+  shared.levels_json = m_levels;
+  m_common = io::status_shared_text(shared);
   // The handler's copy: into the buffer it does not read, then switch to it.
   if (m_common.size() + 1 > k_common_max) {
     g_which = -1;
@@ -250,69 +245,57 @@ void RunStatus::running(std::int64_t step, const std::string& resumed_from) {
   m_resumed_from = resumed_from;
   if (step >= 0) m_loop_started = utc_now();
   render_signal_record();
-  Json record;
-  record["state"] = "running";
-  record["step"] = step >= 0 ? Json(step) : Json(nullptr);
-  record["updated"] = utc_now();
-  write(record.dump(-1, ' ', false, Json::error_handler_t::replace));
+  write(io::status_running_text(step, utc_now(), m_common));
 }
 
 void RunStatus::levels(const std::string& json_object) {
   if (!m_root || !m_active || m_ended || json_object == m_levels) return;
   m_levels = json_object;
   render_signal_record();
-  Json record;
-  record["state"] = "running";
-  record["step"] = m_running_step >= 0 ? Json(m_running_step) : Json(nullptr);
-  record["updated"] = utc_now();
-  write(record.dump(-1, ' ', false, Json::error_handler_t::replace));
+  write(io::status_running_text(m_running_step, utc_now(), m_common));
 }
 
 void RunStatus::finished(std::int64_t step, const std::string& final_path) {
-  Json extra;
-  extra["step"] = step;
-  extra["final"] = final_path;
-  write_end("finished", 0, extra.dump(-1, ' ', false, Json::error_handler_t::replace));
+  io::StatusEnd end;
+  end.state = io::StatusEnd::State::finished;
+  end.exit_code = 0;
+  end.step = step;
+  end.final_path = final_path;
+  write_end(end);
 }
 
 void RunStatus::stopped(std::int64_t step, const std::string& checkpoint, std::int64_t checkpoint_step,
                         const std::string& reason, const std::vector<std::string>& hosts) {
-  Json extra;
-  extra["step"] = step;
-  extra["reason"] = reason;
-  if (checkpoint.empty()) {
-    extra["checkpoint"] = nullptr;
-  } else {
-    extra["checkpoint"] = Json{{"path", checkpoint}, {"step", checkpoint_step}};
-  }
-  if (!hosts.empty()) extra["hosts"] = hosts;
-  write_end("stopped", 75, extra.dump(-1, ' ', false, Json::error_handler_t::replace));
+  io::StatusEnd end;
+  end.state = io::StatusEnd::State::stopped;
+  end.exit_code = 75;
+  end.step = step;
+  end.reason = reason;
+  end.checkpoint = checkpoint;
+  end.checkpoint_step = checkpoint_step;
+  end.hosts = hosts;
+  write_end(end);
 }
 
 void RunStatus::failed(int exit_code, const std::string& reason) {
-  Json extra;
-  extra["step"] = nullptr;
-  extra["reason"] = reason;
-  write_end("failed", exit_code, extra.dump(-1, ' ', false, Json::error_handler_t::replace));
+  io::StatusEnd end;
+  end.state = io::StatusEnd::State::failed;
+  end.exit_code = exit_code;
+  end.reason = reason;
+  write_end(end);
 }
 
-void RunStatus::write_end(const std::string& state, int exit_code, const std::string& extra_json) {
+void RunStatus::write_end(io::StatusEnd end) {
   if (!m_root || !m_active || m_ended) return;
   m_ended = true;
   g_which = -1;  // the handler no longer writes: this record is the last
-  Json record;
-  record["state"] = state;
-  record["exit_code"] = exit_code;
-  const Json extra = Json::parse(extra_json);
-  for (const auto& item : extra.items()) record[item.key()] = item.value();
-  record["ended"] = utc_now();
-  write(record.dump(-1, ' ', false, Json::error_handler_t::replace));
+  end.ended = utc_now();
+  write(io::status_end_text(end, m_common));
 }
 
-// One record: its own fields, then the shared ones.
-void RunStatus::write(const std::string& own) {
+// One record (io/run_directory.hpp renders it), written atomically.
+void RunStatus::write(const std::string& text) {
   check_attempt_fence("status.json");  // fencing (launcher/run/fence.hpp): exit 77 when fenced
-  std::string text = own.substr(0, own.size() - 1) + "," + m_common + "}\n";
   const std::string tmp = m_path + ".tmp";
   const std::string dir = m_outdir.empty() ? std::string(".") : m_outdir;
   const int err = write_atomically(dir.c_str(), tmp.c_str(), m_path.c_str(), text.data(), text.size());

@@ -5,7 +5,9 @@
 //   "running"   when the lock is taken (start_step null), and again when the time loop starts;
 //   "finished", "stopped" or "failed" when the run ends.
 // A stop signal that ends the process at once outside the time loop (launcher/run/stop.hpp) writes the end
-// record from the signal handler, with async-signal-safe calls only, from text rendered in advance. A
+// record from the signal handler, with async-signal-safe calls only, from text rendered in advance. The
+// records' fields and their JSON are io/run_directory.hpp's (the owner of OUTDIR's files); this class
+// decides when each is written. A
 // run killed outright (SIGKILL, its node lost) leaves "running": a reader that finds the process gone
 // treats it as failed. Schema: docs/checkpoints.md#outdirstatusjson.
 #include <cstdint>
@@ -13,6 +15,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "io/run_directory.hpp"
 
 namespace spotrun::launcher {
 
@@ -24,7 +27,7 @@ class RunStatus {
   RunStatus(const RunStatus&) = delete;
   RunStatus& operator=(const RunStatus&) = delete;
 
-  static const char* file_name() { return "status.json"; }
+  static const char* file_name() { return io::k_status_file; }
   // The environment variable through which `spotrun launch` names its attempt ("attempt" in the record).
   static const char* attempt_variable() { return "SPOTRUN_LAUNCH_ATTEMPT"; }
 
@@ -45,7 +48,7 @@ class RunStatus {
   void levels(const std::string& json_object);
 
  private:
-  void write_end(const std::string& state, int exit_code, const std::string& extra_json);
+  void write_end(io::StatusEnd end);
   void write(const std::string& text);
   void render_signal_record();
   bool m_root;
