@@ -2,6 +2,7 @@
 // then the keys of every registered solver (solvers/registry.hpp), which also say which of their keys apply
 // and the rules between them. docs/decks.md documents the same keys (a test checks that it does).
 #include <cstdio>
+#include <iterator>
 #include <set>
 #include <stdexcept>
 
@@ -16,17 +17,33 @@
 namespace spotrun::launcher {
 namespace {
 
-// resumable: keys that may change between a checkpoint and its resume (run length, output, checkpoint
-// settings, transport); every other key defines the physics and must not change.
-std::vector<KeySpec> launcher_keys() {
-  // run.solver: one of the registered solvers; the first one registered is the default.
+// The launcher's keys, section by section. resumable: keys that may change between a checkpoint and its
+// resume (run length, output, checkpoint settings, transport); every other key defines the physics and must
+// not change.
+
+// The keys of [run]: run.solver is one of the registered solvers, the first one registered the default.
+std::vector<KeySpec> run_keys() {
   KeySpec solver{"run.solver", KeyType::String, "", "-", "Solver to run"};
-  // cloud.metadata_url: loopback and link-local IP literals only (launcher/cloud/metadata_endpoint.hpp).
-  KeySpec metadata_url{"cloud.metadata_url", KeyType::String, "\"\"", "URL",
-                       "Metadata service polled for spot notices: http://ADDRESS[:PORT], a loopback or link-local "
-                       "IP literal; \"\" = the provider's, http://169.254.169.254",
-                       -1e300, 1e300, false, {}, true};
-  metadata_url.check = cloud::check_metadata_url;
+  solver.choices = solvers::solver_names();
+  if (!solver.choices.empty()) solver.default_value = "\"" + solver.choices.front() + "\"";
+  return {
+    solver,
+    {"run.steps", KeyType::Int, "1000", "steps", "Number of time steps of the run (total, counted from step 0)", 0,
+     1e15, false, {}, true},
+    {"run.thermo_every", KeyType::Int, "100", "steps", "Thermo output interval (stdout and OUTDIR/thermo.csv)", 1, 1e15,
+     false, {}, true},
+    {"run.output_dir", KeyType::String, "", "path",
+     "Output directory (default: runs/<deck file stem>; --output-dir overrides)", -1e300, 1e300, false, {}, true},
+    {"run.progress_seconds", KeyType::Float, "60", "s",
+     "Progress report interval: step, share done, throughput and expected end on stderr (root rank) and in "
+     "OUTDIR/progress.json; 0 = off", 0, 1e12, false, {}, true},
+    {"run.time_limit", KeyType::Duration, "0", "s or HH:MM:SS",
+     "Wall-clock limit of this run: stop with a checkpoint (exit 75) before it; 0 = none", 0, 1e300, false, {}, true},
+  };
+}
+
+// The keys of [checkpoint], with the checks of its two location keys.
+std::vector<KeySpec> checkpoint_keys() {
   // checkpoint.local_dir: an absolute path, the same on every node.
   KeySpec local_dir{"checkpoint.local_dir", KeyType::String, "\"\"", "path",
                     "Node-local directory for checkpoints (one file per node, by host name; local NVMe, /dev/shm): no "
@@ -51,22 +68,7 @@ std::vector<KeySpec> launcher_keys() {
              "s3://BUCKET/PATH";
     }
   };
-  solver.choices = solvers::solver_names();
-  if (!solver.choices.empty()) solver.default_value = "\"" + solver.choices.front() + "\"";
   return {
-    // [run]
-    solver,
-    {"run.steps", KeyType::Int, "1000", "steps", "Number of time steps of the run (total, counted from step 0)", 0,
-     1e15, false, {}, true},
-    {"run.thermo_every", KeyType::Int, "100", "steps", "Thermo output interval (stdout and OUTDIR/thermo.csv)", 1, 1e15,
-     false, {}, true},
-    {"run.output_dir", KeyType::String, "", "path",
-     "Output directory (default: runs/<deck file stem>; --output-dir overrides)", -1e300, 1e300, false, {}, true},
-    {"run.progress_seconds", KeyType::Float, "60", "s",
-     "Progress report interval: step, share done, throughput and expected end on stderr (root rank) and in "
-     "OUTDIR/progress.json; 0 = off", 0, 1e12, false, {}, true},
-    {"run.time_limit", KeyType::Duration, "0", "s or HH:MM:SS",
-     "Wall-clock limit of this run: stop with a checkpoint (exit 75) before it; 0 = none", 0, 1e300, false, {}, true},
     // [checkpoint]
     {"checkpoint.every_steps", KeyType::Int, "0", "steps", "Checkpoint every this many steps; 0 = off", 0, 1e15,
      false, {}, true},
@@ -109,6 +111,18 @@ std::vector<KeySpec> launcher_keys() {
     {"checkpoint.durable_wait", KeyType::Float, "120", "s",
      "With checkpoint.durable: how long the run waits at its end (final state, or a stop without a notice "
      "deadline) for the flush of its last checkpoint", 0, 1e12, false, {}, true},
+  };
+}
+
+// The keys of [comm], [cloud] and [report].
+std::vector<KeySpec> comm_cloud_report_keys() {
+  // cloud.metadata_url: loopback and link-local IP literals only (launcher/cloud/metadata_endpoint.hpp).
+  KeySpec metadata_url{"cloud.metadata_url", KeyType::String, "\"\"", "URL",
+                       "Metadata service polled for spot notices: http://ADDRESS[:PORT], a loopback or link-local "
+                       "IP literal; \"\" = the provider's, http://169.254.169.254",
+                       -1e300, 1e300, false, {}, true};
+  metadata_url.check = cloud::check_metadata_url;
+  return {
     // [comm]
     // comm.transport: the kinds the transport factory knows (comm/transport.hpp).
     {"comm.transport", KeyType::String, "\"auto\"", "-",
@@ -138,6 +152,15 @@ std::vector<KeySpec> launcher_keys() {
      "The report warns about every rank whose GPU's mean utilisation in an attempt is below this", 0, 100, false,
      {}, true},
   };
+}
+
+std::vector<KeySpec> launcher_keys() {
+  std::vector<KeySpec> keys = run_keys();
+  for (auto* part : {checkpoint_keys, comm_cloud_report_keys}) {
+    std::vector<KeySpec> more = part();
+    keys.insert(keys.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
+  return keys;
 }
 
 std::vector<KeySpec> build_schema() {

@@ -188,6 +188,135 @@ CheckpointNeed checkpoint_need(const comm::Communicator& comm, const launcher::D
   return need;
 }
 
+// Everything the command line names, read before any measurement: bad usage ends here, exit 2.
+void read_inputs(const comm::Communicator& comm, const DoctorOptions& o, Report& report) {
+  if (!o.expect_path.empty())
+    report.expected = parse_expectations(io::read_input_file(comm, o.expect_path, "expect file", k_expect_max_bytes),
+                                         o.expect_path);
+  report.directory = o.output_dir;
+  if (!o.deck_path.empty()) {
+    const launcher::Deck deck = launcher::load_deck(comm, o.deck_path, o.sets);
+    if (report.directory.empty()) report.directory = deck.get_string("run.output_dir");
+    if (report.directory.empty()) report.directory = (fs::path("runs") / fs::path(o.deck_path).stem()).string();
+    const CheckpointNeed need = checkpoint_need(comm, deck, o.deck_path);
+    report.checkpoint_bytes = need.bytes;
+    report.checkpoint_what = need.what;
+    report.checkpoint_keep = need.keep;
+    // The newest `keep` checkpoints stay while the next one is written (or final.h5 at the end).
+    if (need.bytes >= 0) report.needed_bytes = need.bytes * (need.keep + 1);
+  }
+  if (report.directory.empty()) report.directory = "runs/doctor";
+  if (!o.json_path.empty()) {
+    // The report file must be writable before minutes are spent measuring; emptied, so that a job that
+    // dies on the way never leaves the report of an earlier run behind.
+    std::string error;
+    if (comm.is_root()) {
+      std::ofstream probe(o.json_path, std::ios::trunc);
+      if (!probe) error = "--json: cannot write '" + o.json_path + "'";
+    }
+    comm.agree<InputError>(error.empty(), error);
+  }
+
+}
+
+// NCCL over every rank's GPU, where the build, the ranks and the GPUs allow it.
+void measure_nccl(const comm::Communicator& comm, const comm::DeviceInfo& me, const Sizes& sizes,
+                  const comm::DeviceReport& device_report, bool gpu_failed_somewhere, Report& report, RankResult& mine) {
+  if (!k_kokkos_cuda) {
+    report.nccl.status = "no GPU (CPU build)";
+  } else if (const std::string missing = nccl_unusable(comm); !missing.empty()) {
+    report.nccl.status = "not measured: " + missing;
+  } else if (comm.size() == 1) {
+    report.nccl.status = "not measured: one rank";
+  } else if (!device_report.nccl_refusal.empty()) {
+    report.nccl.status = "not measured: " + device_report.nccl_refusal + " (NCCL needs a GPU of its own per rank)";
+  } else if (gpu_failed_somewhere) {
+    report.nccl.status = "not measured: a GPU failed (see the verdicts)";
+  } else {
+    double timeout = 60;
+    if (const char* t = std::getenv("SPOTRUN_NCCL_TIMEOUT")) timeout = std::max(1.0, std::atof(t));
+    std::string error, own_error;
+    const double algbw =
+        impl::nccl_allreduce_algbw(comm, me.gpu, sizes.nccl_bytes, sizes.nccl_iterations, timeout, error, own_error);
+    if (!own_error.empty()) mine.errors.push_back(own_error);
+    report.nccl.bytes = static_cast<double>(sizes.nccl_bytes);
+    if (algbw > 0) {
+      report.nccl.status = "measured";
+      report.nccl.figures["nccl.allreduce_busbw_gbs"] = allreduce_bus_bandwidth(algbw, comm.size());
+      report.nccl.figures["algbw_gbs"] = algbw;
+    } else {
+      report.nccl.status = "failed: " + error;
+      report.nccl.broken = true;
+    }
+  }
+}
+
+// The ranks' results (JSON, gathered to rank 0) into the report.
+void add_rank_results(const std::vector<std::string>& all, const std::vector<comm::DeviceInfo>& devices, Report& report) {
+  for (int r = 0; r < static_cast<int>(all.size()); ++r) {
+    const json j = json::parse(all[static_cast<std::size_t>(r)]);
+    const auto& d = devices[static_cast<std::size_t>(r)];
+    RankResult rr;
+    rr.rank = r;
+    rr.host = d.host;
+    rr.node = d.node;
+    rr.local_rank = d.local_rank;
+    rr.figures = j.at("figures").get<std::map<std::string, double>>();
+    rr.blas = j.at("blas").get<std::string>();
+    rr.gpu = j.at("gpu").get<std::string>();
+    rr.errors = j.at("errors").get<std::vector<std::string>>();
+    report.per_rank.push_back(rr);
+    for (const auto& p : j.at("pairs")) {
+      PairResult pr;
+      pr.rank_a = p.at("a").get<int>();
+      pr.rank_b = p.at("b").get<int>();
+      pr.host_a = devices[static_cast<std::size_t>(pr.rank_a)].host;
+      pr.host_b = devices[static_cast<std::size_t>(pr.rank_b)].host;
+      pr.intra_node = devices[static_cast<std::size_t>(pr.rank_a)].node == devices[static_cast<std::size_t>(pr.rank_b)].node;
+      pr.figures = p.at("figures").get<std::map<std::string, double>>();
+      report.pairs.push_back(pr);
+    }
+    if (j.contains("disk")) {
+      DiskResult dr;
+      dr.rank = r;
+      dr.host = d.host;
+      dr.figures = j["disk"].at("figures").get<std::map<std::string, double>>();
+      dr.written_bytes = j["disk"].at("written").get<double>();
+      dr.error = j["disk"].at("error").get<std::string>();
+      report.disks.push_back(dr);
+    }
+  }
+}
+
+// The checkpoint directory, from the first rank of every node (leader): rank 0 first makes it (a shared
+// directory then exists for the others), then the other nodes, then all write at once.
+DiskResult measure_disk(const comm::Communicator& comm, const std::string& directory, const comm::DeviceInfo& me,
+                        const Sizes& sizes, bool leader) {
+  DiskResult disk;
+  disk.rank = comm.rank();
+  disk.host = me.host;
+  std::vector<fs::path> created;
+  std::string dir_error;
+  if (comm.is_root()) created = make_directory(directory, dir_error);
+  comm.barrier();
+  if (leader && !comm.is_root()) created = make_directory(directory, dir_error);
+  comm.barrier();
+  if (leader) {
+    if (dir_error.empty())
+      disk = impl::probe_disk(directory, me.host + "-" + std::to_string(comm.rank()) + "-" + std::to_string(::getpid()),
+                              sizes.disk);
+    else
+      disk.error = dir_error;
+    disk.rank = comm.rank();
+    disk.host = me.host;
+  }
+  comm.barrier();
+  std::error_code ec;
+  for (const auto& p : created) fs::remove(p, ec);  // only what this rank made, and only if empty
+
+  return disk;
+}
+
 }  // namespace
 
 void add_doctor_options(CLI::App& command, DoctorOptions& o) {
@@ -219,33 +348,7 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   report.slow_factor = o.slow_factor;
   const int slow_rank = slow_rank_from_env(comm);
 
-  // Everything the command line names is read first: bad usage ends here, exit 2, before any measurement.
-  if (!o.expect_path.empty())
-    report.expected = parse_expectations(io::read_input_file(comm, o.expect_path, "expect file", k_expect_max_bytes),
-                                         o.expect_path);
-  report.directory = o.output_dir;
-  if (!o.deck_path.empty()) {
-    const launcher::Deck deck = launcher::load_deck(comm, o.deck_path, o.sets);
-    if (report.directory.empty()) report.directory = deck.get_string("run.output_dir");
-    if (report.directory.empty()) report.directory = (fs::path("runs") / fs::path(o.deck_path).stem()).string();
-    const CheckpointNeed need = checkpoint_need(comm, deck, o.deck_path);
-    report.checkpoint_bytes = need.bytes;
-    report.checkpoint_what = need.what;
-    report.checkpoint_keep = need.keep;
-    // The newest `keep` checkpoints stay while the next one is written (or final.h5 at the end).
-    if (need.bytes >= 0) report.needed_bytes = need.bytes * (need.keep + 1);
-  }
-  if (report.directory.empty()) report.directory = "runs/doctor";
-  if (!o.json_path.empty()) {
-    // The report file must be writable before minutes are spent measuring; emptied, so that a job that
-    // dies on the way never leaves the report of an earlier run behind.
-    std::string error;
-    if (comm.is_root()) {
-      std::ofstream probe(o.json_path, std::ios::trunc);
-      if (!probe) error = "--json: cannot write '" + o.json_path + "'";
-    }
-    comm.agree<InputError>(error.empty(), error);
-  }
+  read_inputs(comm, o, report);
 
   const auto devices = comm::gather_devices(comm);
   const comm::DeviceReport device_report = comm::analyse_devices(devices);
@@ -313,33 +416,7 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   else
     mine.gpu = "no GPU: " + me.none_reason;
   const bool gpu_failed_somewhere = comm.any(!gpu.errors.empty());
-  if (!k_kokkos_cuda) {
-    report.nccl.status = "no GPU (CPU build)";
-  } else if (const std::string missing = nccl_unusable(comm); !missing.empty()) {
-    report.nccl.status = "not measured: " + missing;
-  } else if (comm.size() == 1) {
-    report.nccl.status = "not measured: one rank";
-  } else if (!device_report.nccl_refusal.empty()) {
-    report.nccl.status = "not measured: " + device_report.nccl_refusal + " (NCCL needs a GPU of its own per rank)";
-  } else if (gpu_failed_somewhere) {
-    report.nccl.status = "not measured: a GPU failed (see the verdicts)";
-  } else {
-    double timeout = 60;
-    if (const char* t = std::getenv("SPOTRUN_NCCL_TIMEOUT")) timeout = std::max(1.0, std::atof(t));
-    std::string error, own_error;
-    const double algbw =
-        impl::nccl_allreduce_algbw(comm, me.gpu, sizes.nccl_bytes, sizes.nccl_iterations, timeout, error, own_error);
-    if (!own_error.empty()) mine.errors.push_back(own_error);
-    report.nccl.bytes = static_cast<double>(sizes.nccl_bytes);
-    if (algbw > 0) {
-      report.nccl.status = "measured";
-      report.nccl.figures["nccl.allreduce_busbw_gbs"] = allreduce_bus_bandwidth(algbw, comm.size());
-      report.nccl.figures["algbw_gbs"] = algbw;
-    } else {
-      report.nccl.status = "failed: " + error;
-      report.nccl.broken = true;
-    }
-  }
+  measure_nccl(comm, me, sizes, device_report, gpu_failed_somewhere, report, mine);
 
   // MPI between nodes.
   std::vector<int> node_of_rank;
@@ -348,69 +425,15 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   const std::vector<PairResult> pairs = impl::probe_mpi(comm, rounds, sizes.mpi);
   if (rounds.empty()) report.mpi_note = "one rank: no pair of ranks to measure";
 
-  // The checkpoint directory, from the first rank of every node: rank 0 first makes it (a shared
-  // directory then exists for the others), then the other nodes, then all write at once.
   const bool leader = me.node == comm.rank();
-  DiskResult disk;
-  disk.rank = comm.rank();
-  disk.host = me.host;
-  std::vector<fs::path> created;
-  std::string dir_error;
-  if (comm.is_root()) created = make_directory(report.directory, dir_error);
-  comm.barrier();
-  if (leader && !comm.is_root()) created = make_directory(report.directory, dir_error);
-  comm.barrier();
-  if (leader) {
-    if (dir_error.empty())
-      disk = impl::probe_disk(report.directory, me.host + "-" + std::to_string(comm.rank()) + "-" + std::to_string(::getpid()),
-                              sizes.disk);
-    else
-      disk.error = dir_error;
-    disk.rank = comm.rank();
-    disk.host = me.host;
-  }
-  comm.barrier();
-  std::error_code ec;
-  for (const auto& p : created) fs::remove(p, ec);  // only what this rank made, and only if empty
+  const DiskResult disk = measure_disk(comm, report.directory, me, sizes, leader);
 
   // Everything to rank 0, which judges and reports; the exit code goes back to every rank.
   const auto all = comm.all_gather(rank_json(mine, pairs, leader ? &disk : nullptr).dump());
   int exit_code = 0;
   std::string write_error;
   if (comm.is_root()) {
-    for (int r = 0; r < comm.size(); ++r) {
-      const json j = json::parse(all[static_cast<std::size_t>(r)]);
-      const auto& d = devices[static_cast<std::size_t>(r)];
-      RankResult rr;
-      rr.rank = r;
-      rr.host = d.host;
-      rr.node = d.node;
-      rr.local_rank = d.local_rank;
-      rr.figures = j.at("figures").get<std::map<std::string, double>>();
-      rr.blas = j.at("blas").get<std::string>();
-      rr.gpu = j.at("gpu").get<std::string>();
-      rr.errors = j.at("errors").get<std::vector<std::string>>();
-      report.per_rank.push_back(rr);
-      for (const auto& p : j.at("pairs")) {
-        PairResult pr;
-        pr.rank_a = p.at("a").get<int>();
-        pr.rank_b = p.at("b").get<int>();
-        pr.host_a = devices[static_cast<std::size_t>(pr.rank_a)].host;
-        pr.host_b = devices[static_cast<std::size_t>(pr.rank_b)].host;
-        pr.intra_node = devices[static_cast<std::size_t>(pr.rank_a)].node == devices[static_cast<std::size_t>(pr.rank_b)].node;
-        pr.figures = p.at("figures").get<std::map<std::string, double>>();
-        report.pairs.push_back(pr);
-      }
-      if (j.contains("disk")) {
-        DiskResult dr;
-        dr.rank = r;
-        dr.host = d.host;
-        dr.figures = j["disk"].at("figures").get<std::map<std::string, double>>();
-        dr.written_bytes = j["disk"].at("written").get<double>();
-        dr.error = j["disk"].at("error").get<std::string>();
-        report.disks.push_back(dr);
-      }
-    }
+    add_rank_results(all, devices, report);
     std::sort(report.pairs.begin(), report.pairs.end(),
               [](const PairResult& a, const PairResult& b) { return std::make_pair(a.rank_a, a.rank_b) < std::make_pair(b.rank_a, b.rank_b); });
     report.nodes = nodes;

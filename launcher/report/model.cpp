@@ -186,6 +186,84 @@ bool interrupted(const Attempt& a) { return a.exit_code == 75 || a.state == "los
 
 }  // namespace
 
+namespace {
+
+// The checkpoint advice (Young/Daly) of a run from the measured cost and the interruptions seen: wall its
+// wall time, mean_step its mean seconds a step, last its last attempt (nullptr: none).
+json checkpoint_advice(const std::vector<Attempt>& attempts, double wall, double mean_step, const Attempt* last) {
+  json adv;
+  double cost_sum = 0;
+  int cost_n = 0;
+  for (const auto& a : attempts)
+    for (const auto& c : a.checkpoints)
+      if (c.ok && c.seconds > 0) {
+        cost_sum += c.seconds;
+        ++cost_n;
+      }
+  int interruptions = 0;
+  for (const auto& a : attempts) interruptions += interrupted(a) ? 1 : 0;
+  if (cost_n == 0 || !last) {
+    adv["advice"] = "no checkpoint written yet: no measured cost";
+  } else {
+    const double c = cost_sum / cost_n;
+    const bool seen = interruptions > 0;
+    const double m = seen ? wall / interruptions : last->mtbf;
+    const double opt = daly_interval(c, m);
+    adv["checkpoint_cost_seconds"] = c;
+    adv["checkpoints_measured"] = cost_n;
+    adv["interruptions"] = interruptions;
+    adv["mtbi_seconds"] = m;
+    adv["mtbi_source"] = seen ? "observed: wall time / interruptions" : "checkpoint.mtbf (no interruption seen yet)";
+    adv["optimal_interval_seconds"] = opt;
+    adv["young_interval_seconds"] = std::sqrt(2 * c * m);
+    adv["expected_waste_percent_at_optimum"] = 100 * expected_waste(opt, c, m);
+    double setting = std::numeric_limits<double>::infinity();
+    std::string how;
+    if (last->auto_interval && last->mtbf > 0) {
+      setting = std::sqrt(2 * c * last->mtbf);
+      how = "checkpoint.interval = \"auto\" with checkpoint.mtbf = " + significant(last->mtbf, 6) + " s";
+    } else if (last->every_seconds > 0) {
+      setting = last->every_seconds;
+      how = "checkpoint.every_seconds = " + significant(last->every_seconds, 6);
+    }
+    if (last->every_steps > 0 && mean_step > 0 && last->every_steps * mean_step < setting) {
+      setting = static_cast<double>(last->every_steps) * mean_step;
+      how = "checkpoint.every_steps = " + std::to_string(last->every_steps) + " at " + significant(mean_step, 4) + " s a step";
+    }
+    // Whether following the advice would change this run's expected loss by a noticeable share of it.
+    const double saved = expected_run_loss(setting, c, m, wall) - expected_run_loss(opt, c, m, wall);
+    const double saved_share = wall > 0 ? saved / wall : 0;
+    adv["run_wall_seconds"] = wall;
+    adv["expected_loss_seconds_at_setting"] = expected_run_loss(setting, c, m, wall);
+    adv["expected_loss_seconds_at_optimum"] = expected_run_loss(opt, c, m, wall);
+    const bool noticeable = saved_share >= k_advice_noticeable_share;
+    const std::string not_worth = "following the optimum would save " + significant(100 * saved_share, 2) +
+                                  " % of this run's " + significant(wall, 4) + " s (under " +
+                                  significant(100 * k_advice_noticeable_share, 2) + " %): no change needed";
+    if (std::isfinite(setting)) {
+      const double ratio = opt > 0 ? setting / opt : 0;
+      adv["setting_interval_seconds"] = setting;
+      adv["setting"] = how;
+      adv["setting_over_optimal"] = ratio;
+      adv["expected_waste_percent_at_setting"] = 100 * expected_waste(setting, c, m);
+      const bool near = ratio > 0.8 && ratio < 1.25;
+      adv["advice_changes_setting"] = !near && noticeable;
+      adv["advice"] = near ? "the setting is within 25 % of the optimum"
+                      : !noticeable ? not_worth
+                      : std::string(ratio < 1 ? "checkpoints too often" : "checkpoints too rarely") +
+                            ": set checkpoint.every_seconds = " + significant(opt, 3) + " (and checkpoint.every_steps = 0)";
+    } else {
+      adv["setting"] = "no periodic checkpoint";
+      adv["advice_changes_setting"] = noticeable;
+      adv["advice"] = noticeable ? "no periodic checkpoint: set checkpoint.every_seconds = " + significant(opt, 3)
+                                 : "no periodic checkpoint; " + not_worth;
+    }
+  }
+  return adv;
+}
+
+}  // namespace
+
 json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFileInfo>& files, const std::string& outdir) {
   json r;
   r["output_dir"] = outdir;
@@ -293,76 +371,7 @@ json derive(const std::vector<Attempt>& attempts, const std::vector<CheckpointFi
   }
   r["totals"] = t;
 
-  // Checkpoint advice (Young/Daly) from the measured cost and the interruptions seen.
-  json adv;
-  double cost_sum = 0;
-  int cost_n = 0;
-  for (const auto& a : attempts)
-    for (const auto& c : a.checkpoints)
-      if (c.ok && c.seconds > 0) {
-        cost_sum += c.seconds;
-        ++cost_n;
-      }
-  int interruptions = 0;
-  for (const auto& a : attempts) interruptions += interrupted(a) ? 1 : 0;
-  if (cost_n == 0 || !last) {
-    adv["advice"] = "no checkpoint written yet: no measured cost";
-  } else {
-    const double c = cost_sum / cost_n;
-    const bool seen = interruptions > 0;
-    const double m = seen ? wall / interruptions : last->mtbf;
-    const double opt = daly_interval(c, m);
-    adv["checkpoint_cost_seconds"] = c;
-    adv["checkpoints_measured"] = cost_n;
-    adv["interruptions"] = interruptions;
-    adv["mtbi_seconds"] = m;
-    adv["mtbi_source"] = seen ? "observed: wall time / interruptions" : "checkpoint.mtbf (no interruption seen yet)";
-    adv["optimal_interval_seconds"] = opt;
-    adv["young_interval_seconds"] = std::sqrt(2 * c * m);
-    adv["expected_waste_percent_at_optimum"] = 100 * expected_waste(opt, c, m);
-    double setting = std::numeric_limits<double>::infinity();
-    std::string how;
-    if (last->auto_interval && last->mtbf > 0) {
-      setting = std::sqrt(2 * c * last->mtbf);
-      how = "checkpoint.interval = \"auto\" with checkpoint.mtbf = " + significant(last->mtbf, 6) + " s";
-    } else if (last->every_seconds > 0) {
-      setting = last->every_seconds;
-      how = "checkpoint.every_seconds = " + significant(last->every_seconds, 6);
-    }
-    if (last->every_steps > 0 && mean_step > 0 && last->every_steps * mean_step < setting) {
-      setting = static_cast<double>(last->every_steps) * mean_step;
-      how = "checkpoint.every_steps = " + std::to_string(last->every_steps) + " at " + significant(mean_step, 4) + " s a step";
-    }
-    // Whether following the advice would change this run's expected loss by a noticeable share of it.
-    const double saved = expected_run_loss(setting, c, m, wall) - expected_run_loss(opt, c, m, wall);
-    const double saved_share = wall > 0 ? saved / wall : 0;
-    adv["run_wall_seconds"] = wall;
-    adv["expected_loss_seconds_at_setting"] = expected_run_loss(setting, c, m, wall);
-    adv["expected_loss_seconds_at_optimum"] = expected_run_loss(opt, c, m, wall);
-    const bool noticeable = saved_share >= k_advice_noticeable_share;
-    const std::string not_worth = "following the optimum would save " + significant(100 * saved_share, 2) +
-                                  " % of this run's " + significant(wall, 4) + " s (under " +
-                                  significant(100 * k_advice_noticeable_share, 2) + " %): no change needed";
-    if (std::isfinite(setting)) {
-      const double ratio = opt > 0 ? setting / opt : 0;
-      adv["setting_interval_seconds"] = setting;
-      adv["setting"] = how;
-      adv["setting_over_optimal"] = ratio;
-      adv["expected_waste_percent_at_setting"] = 100 * expected_waste(setting, c, m);
-      const bool near = ratio > 0.8 && ratio < 1.25;
-      adv["advice_changes_setting"] = !near && noticeable;
-      adv["advice"] = near ? "the setting is within 25 % of the optimum"
-                      : !noticeable ? not_worth
-                      : std::string(ratio < 1 ? "checkpoints too often" : "checkpoints too rarely") +
-                            ": set checkpoint.every_seconds = " + significant(opt, 3) + " (and checkpoint.every_steps = 0)";
-    } else {
-      adv["setting"] = "no periodic checkpoint";
-      adv["advice_changes_setting"] = noticeable;
-      adv["advice"] = noticeable ? "no periodic checkpoint: set checkpoint.every_seconds = " + significant(opt, 3)
-                                 : "no periodic checkpoint; " + not_worth;
-    }
-  }
-  r["checkpoint_advice"] = adv;
+  r["checkpoint_advice"] = checkpoint_advice(attempts, wall, mean_step, last);
   json fl = json::array();
   for (const auto& f : files) fl.push_back({{"file", f.name}, {"step", f.step}});
   r["checkpoint_files"] = fl;

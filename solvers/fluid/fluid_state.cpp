@@ -111,35 +111,64 @@ io::SolverState FluidSolver::state_reusing(io::SolverState&& spare) {
   return st;
 }
 
-void FluidSolver::restore(const io::SolverState& st) {
-  // Every verdict is agreed by all ranks before the next collective, and the field values are checked
-  // before they are moved: a damaged or crafted checkpoint ends in an InputError on every rank.
-  // 1. Scalars (the same on every rank).
-  std::string bad;
+namespace {
+
+// The scalars of a fluid checkpoint, checked against the deck's grid; `bad` says what is wrong (the caller
+// agrees on it across ranks).
+struct RestoredScalars {
   std::int64_t step = 0;
   double time = 0, dt = 0, energy_ref = 0;
+};
+RestoredScalars restored_scalars(const io::SolverState& st, const std::array<int, 3>& n, std::string& bad) {
+  RestoredScalars r;
   try {
     if (!st.solver.empty() && st.solver != "fluid")
       throw InputError("checkpoint was written by solver '" + st.solver + "', not 'fluid'");
     const std::array<std::int64_t, 3> cn{st.require_integer("fluid.nx"), st.require_integer("fluid.ny"),
                                          st.require_integer("fluid.nz")};
     for (int d = 0; d < 3; ++d)
-      if (cn[d] != m_cfg.n[d])
+      if (cn[d] != n[d])
         throw InputError("checkpoint grid is [" + std::to_string(cn[0]) + ", " + std::to_string(cn[1]) + ", " +
-                         std::to_string(cn[2]) + "], the deck's fluid.n is [" + std::to_string(m_cfg.n[0]) + ", " +
-                         std::to_string(m_cfg.n[1]) + ", " + std::to_string(m_cfg.n[2]) + "]");
-    step = st.require_integer("step");
-    time = st.require_real("time");
-    dt = st.require_real("dt");
-    energy_ref = st.require_real("fluid.energy_ref");
-    if (step < 0) throw InputError("checkpoint step " + std::to_string(step) + " is negative");
-    if (!std::isfinite(time) || time < 0) throw InputError("checkpoint time " + exact(time) + " is not finite and >= 0");
-    if (!(std::isfinite(dt) && dt > 0)) throw InputError("checkpoint dt " + exact(dt) + " is not finite and > 0");
-    if (!(std::isfinite(energy_ref) && energy_ref >= 0))
-      throw InputError("checkpoint fluid.energy_ref " + exact(energy_ref) + " is not finite and >= 0");
+                         std::to_string(cn[2]) + "], the deck's fluid.n is [" + std::to_string(n[0]) + ", " +
+                         std::to_string(n[1]) + ", " + std::to_string(n[2]) + "]");
+    r.step = st.require_integer("step");
+    r.time = st.require_real("time");
+    r.dt = st.require_real("dt");
+    r.energy_ref = st.require_real("fluid.energy_ref");
+    if (r.step < 0) throw InputError("checkpoint step " + std::to_string(r.step) + " is negative");
+    if (!std::isfinite(r.time) || r.time < 0) throw InputError("checkpoint time " + exact(r.time) + " is not finite and >= 0");
+    if (!(std::isfinite(r.dt) && r.dt > 0)) throw InputError("checkpoint dt " + exact(r.dt) + " is not finite and > 0");
+    if (!(std::isfinite(r.energy_ref) && r.energy_ref >= 0))
+      throw InputError("checkpoint fluid.energy_ref " + exact(r.energy_ref) + " is not finite and >= 0");
   } catch (const InputError& e) {
     bad = e.what();
   }
+  return r;
+}
+
+// The first non-finite value of this rank's x-planes of a velocity dataset, named by its place, or "".
+std::string first_non_finite(const io::StateArray& a, bool spectral, std::uint64_t nz, std::uint64_t nzc) {
+  const std::uint64_t per_row = a.row_size(), per_point = spectral ? 6 : 3;
+  for (std::size_t v = 0; v < a.f64.size(); ++v) {
+    if (std::isfinite(a.f64[v])) continue;
+    const std::uint64_t row = a.first_row + v / per_row, point = (v % per_row) / per_point;
+    const std::uint64_t nzr = spectral ? nzc : nz;
+    return "checkpoint dataset " + a.name + " has the non-finite value " + exact(a.f64[v]) + " at " +
+           (spectral ? "kx = " : "x = ") + std::to_string(row) + (spectral ? ", ky = " : ", y = ") +
+           std::to_string(point / nzr) + (spectral ? ", kz = " : ", z = ") + std::to_string(point % nzr) +
+           ", component " + std::to_string((v % per_point) / (spectral ? 2 : 1));
+  }
+  return "";
+}
+
+}  // namespace
+
+void FluidSolver::restore(const io::SolverState& st) {
+  // Every verdict is agreed by all ranks before the next collective, and the field values are checked
+  // before they are moved: a damaged or crafted checkpoint ends in an InputError on every rank.
+  // 1. Scalars (the same on every rank).
+  std::string bad;
+  const RestoredScalars sc = restored_scalars(st, m_cfg.n, bad);
   m_comm.agree<InputError>(bad.empty(), bad);
 
   const auto& g = m_fft->geometry();
@@ -162,21 +191,8 @@ void FluidSolver::restore(const io::SolverState& st) {
   const bool use_spectral = !m_comm.any(uh == nullptr);
   m_comm.agree<InputError>(use_spectral || u != nullptr, "checkpoint has neither /fluid/uhat nor /fluid/u on every rank");
   // 2. Every value of this rank's x-planes finite (both datasets when both are there).
-  for (const io::StateArray* a : {uh, u}) {
-    if (!a || !bad.empty()) continue;
-    const bool spectral = a == uh;
-    const std::uint64_t per_row = a->row_size(), per_point = spectral ? 6 : 3;
-    for (std::size_t v = 0; v < a->f64.size(); ++v) {
-      if (std::isfinite(a->f64[v])) continue;
-      const std::uint64_t row = a->first_row + v / per_row, point = (v % per_row) / per_point;
-      const std::uint64_t nzr = spectral ? nzc : nz;
-      bad = "checkpoint dataset " + a->name + " has the non-finite value " + exact(a->f64[v]) + " at " +
-            (spectral ? "kx = " : "x = ") + std::to_string(row) + (spectral ? ", ky = " : ", y = ") +
-            std::to_string(point / nzr) + (spectral ? ", kz = " : ", z = ") + std::to_string(point % nzr) +
-            ", component " + std::to_string((v % per_point) / (spectral ? 2 : 1));
-      break;
-    }
-  }
+  for (const io::StateArray* a : {uh, u})
+    if (a && bad.empty()) bad = first_non_finite(*a, a == uh, nz, nzc);
   m_comm.agree<InputError>(bad.empty(), bad);
 
   if (use_spectral) {
@@ -226,10 +242,10 @@ void FluidSolver::restore(const io::SolverState& st) {
     }
     to_spectral(m_u, m_uhat);
   }
-  m_step = step;
-  m_time = time;
-  m_dt = dt;
-  m_energy_ref = energy_ref;
+  m_step = sc.step;
+  m_time = sc.time;
+  m_dt = sc.dt;
+  m_energy_ref = sc.energy_ref;
   m_restored = true;
   m_setup_done = false;
 }
