@@ -13,11 +13,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "comm/number_text.hpp"
+#include "io/run_directory.hpp"
 #include "launcher/launch/fence.hpp"
 #include "launcher/launch/supervisor.hpp"
 #include "launcher/launch/this_machine.hpp"
@@ -141,17 +141,18 @@ bool Launcher::start_attempt(AttemptResult& a, const AttemptPlan& plan, io::Spaw
   for (const auto& p : plan.placement) where << (where.tellp() > 0 ? " " : "") << p.host << ":" << p.ranks;
   log("attempt " + std::to_string(number) + ": start: " + plural(a.ranks, "rank") + " on " + where.str() +
       ", --bind-to " + (bind_given ? "as given after --" : binding) + (oversubscribed ? " (more ranks than cores: ranks yield when idle)" : "") + "; newest checkpoint: " +
-      (newest_checkpoint_step(m_outdir) >= 0 ? "step " + std::to_string(newest_checkpoint_step(m_outdir)) : "none"));
+      (io::newest_checkpoint_step(m_outdir) >= 0 ? "step " + std::to_string(io::newest_checkpoint_step(m_outdir)) : "none"));
   if (m_log) {
     std::fprintf(m_log, "  %s\n", command.c_str());
     std::fflush(m_log);
   }
 
   // --- fencing: from here on the ranks of earlier attempts write nothing ---
-  const std::string unfenced = write_attempt_file(m_outdir, a.id);
+  // A file that still named the previous attempt would fence this one: none at all fences nothing.
+  const std::string unfenced = io::write_attempt_file(m_outdir, a.id);  // io/run_directory.hpp
   if (!unfenced.empty())
-    log("attempt " + std::to_string(number) + ": WARNING: " + unfenced +
-        ": ranks of earlier attempts are not fenced during this one");
+    log("attempt " + std::to_string(number) + ": WARNING: cannot write " + io::run_path(m_outdir, io::k_attempt_file) +
+        " (" + unfenced + "): ranks of earlier attempts are not fenced during this one");
   a.started = now_unix();
   // The ranks' own watchdog waits twice the stall timeout (launcher/run/heartbeat.hpp): launch acts first.
   // A SPOTRUN_STALL_TIMEOUT in launch's own environment is passed on as it is.
@@ -180,7 +181,7 @@ void Launcher::watch_attempt(AttemptResult& a, const io::SpawnedChild& child, do
   std::map<std::string, HostBeat> beats;
   long long beat_step = -1;
   double beat_step_seen = a.started, next_watch = a.started + 1;
-  long long grow_checked = newest_checkpoint_step(m_outdir);  // --grow: decide at each newer checkpoint
+  long long grow_checked = io::newest_checkpoint_step(m_outdir);  // --grow: decide at each newer checkpoint
   double next_grow = a.started + 1;
   using Action = StopEscalation::Action;
   const auto act = [&](Action action) {
@@ -227,7 +228,7 @@ void Launcher::watch_attempt(AttemptResult& a, const io::SpawnedChild& child, do
       // SIGUSR1 goes to mpirun once this attempt's run has taken its output directory: every rank has
       // its handlers then (a signal to mpirun before its ranks exist would be lost, and the run would go
       // on). A run that never gets there within 30 s is ended with SIGTERM.
-      nlohmann::json r;
+      io::StatusRecord r;
       const bool started = record_of(m_outdir, a.id, r);
       act(stop.tick(started, now_unix()));
     }
@@ -246,10 +247,10 @@ void Launcher::watch_attempt(AttemptResult& a, const io::SpawnedChild& child, do
     }
     if (m_opt.grow && !exited && !a.stalled && !a.grow && !stop.stopping() && now_unix() >= next_grow) {
       next_grow = now_unix() + 1;
-      const long long newest = newest_checkpoint_step(m_outdir);
+      const long long newest = io::newest_checkpoint_step(m_outdir);
       if (newest > grow_checked) {
         grow_checked = newest;
-        nlohmann::json r;
+        io::StatusRecord r;
         if (record_of(m_outdir, a.id, r) && consider_grow(a)) {
           // As a stop request: the ranks agree on a step, write a checkpoint and exit 75.
           ::kill(pid, SIGUSR1);
@@ -287,9 +288,14 @@ void Launcher::end_attempt(AttemptResult& a, pid_t pid, double exited_at) {
   if (a.stalled) {
     // A heartbeat written between launch's last look and the fence: the step reached is the last one any
     // heartbeat of the attempt reported, as the run report reads it.
-    read_last_heartbeat_step(m_outdir, a.id, a);
+    for (const io::HeartbeatRecord& b : io::read_heartbeats(m_outdir)) {
+      if (b.attempt != a.id || b.step <= a.heartbeat_step) continue;
+      a.heartbeat_step = b.step;
+      if (b.step_unix >= 0) a.heartbeat_step_at = b.step_unix;
+    }
     // OUTDIR/status.json says so: the run's own record stays "running" (its rank 0 could not end it).
-    const std::string why = mark_status_stalled(m_outdir, a.id, a.stall_reason, a.stalled_hosts, a);
+    const std::string why = io::mark_status_stalled(
+        m_outdir, {a.id, a.stall_reason, a.stalled_hosts, a.heartbeat_step, a.last_heartbeat > 0 ? utc(a.last_heartbeat) : ""});
     if (!why.empty()) log("attempt " + std::to_string(number) + ": WARNING: " + why);
     a.state = "stalled";
     a.exit_code = -1;
@@ -345,9 +351,8 @@ bool Launcher::watch_heartbeats(AttemptResult& a, std::map<std::string, HostBeat
     return false;
   }
   // A run that has written its end record is on its way out (MPI_Finalize, its last files): not a stall.
-  nlohmann::json record;
-  if (record_of(m_outdir, a.id, record) && record.contains("state") && record["state"].is_string() && record["state"] != "running")
-    return false;
+  io::StatusRecord record;
+  if (record_of(m_outdir, a.id, record) && !record.state.empty() && record.state != "running") return false;
   a.stalled = true;
   a.stalled_hosts = silent;
   return true;

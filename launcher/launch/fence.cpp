@@ -1,46 +1,10 @@
 // Fencing of `spotrun launch` (fence.hpp).
 #include "launcher/launch/fence.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-
-#include "launcher/run/fence.hpp"
 #include "launcher/run/run_status.hpp"
 #include "spotrun/fence_remote_sh.hpp"
 
-namespace fs = std::filesystem;
-
 namespace spotrun::launcher::impl {
-
-std::string write_attempt_file(const std::string& outdir, const std::string& id) {
-  const fs::path path = fs::path(outdir) / k_attempt_file;
-  const std::string tmp = path.string() + ".tmp";
-  const std::string text = id + "\n";
-  bool ok = false;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd >= 0) {
-    ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) && ::fsync(fd) == 0;
-    ok = ::close(fd) == 0 && ok;
-    ok = ok && ::rename(tmp.c_str(), path.c_str()) == 0;
-  }
-  if (ok) {
-    const int dfd = ::open(outdir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      (void)::fsync(dfd);
-      ::close(dfd);
-    }
-    return {};
-  }
-  // A file that still named the previous attempt would fence this one: none at all fences nothing.
-  const std::string why = std::strerror(errno);
-  ::unlink(tmp.c_str());
-  ::unlink(path.c_str());
-  return "cannot write " + path.string() + " (" + why + ")";
-}
 
 std::vector<std::string> fence_command(const std::string& id) {
   return {"/bin/sh", "-c", embedded::k_fence_remote_sh, "fence", std::string(RunStatus::attempt_variable()) + "=" + id};

@@ -1,20 +1,16 @@
 #pragma once
 // Fencing of `spotrun launch` (the ranks' side: launcher/run/fence.hpp). 1: OUTDIR/attempt names the
-// attempt about to start, before its mpirun does; a rank of an earlier attempt that reads it stops without
-// writing (exit 77). 2: when an attempt is ended, every process of it (those whose environment holds
-// SPOTRUN_LAUNCH_ATTEMPT=<its id>, never chosen by name) on each of its hosts that answers is killed, by
-// fence_remote.sh run there through mpirun; a host that does not answer within --probe-timeout is not
-// used again.
+// attempt about to start, before its mpirun does (io::write_attempt_file, io/run_directory.hpp); a rank of
+// an earlier attempt that reads it stops without writing (exit 77). 2: when an attempt is ended, every
+// process of it (those whose environment holds SPOTRUN_LAUNCH_ATTEMPT=<its id>, never chosen by name) on
+// each of its hosts that answers is killed, by fence_remote.sh run there through mpirun; a host that does
+// not answer within --probe-timeout is not used again.
 #include <string>
 #include <vector>
 
 #include "launcher/launch/probe.hpp"
 
 namespace spotrun::launcher::impl {
-
-// Fencing, 1: writes OUTDIR/attempt naming attempt `id` (atomically, synced); "" or why it could not (then
-// no such file is left: none at all fences nothing, one naming the previous attempt would fence this one).
-std::string write_attempt_file(const std::string& outdir, const std::string& id);
 
 // Fencing, 2: the command that runs fence_remote.sh for attempt `id` on a host.
 std::vector<std::string> fence_command(const std::string& id);

@@ -5,17 +5,14 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "comm/errors.hpp"
+#include "io/run_directory.hpp"
 #include "launcher/launch/fence.hpp"
 #include "launcher/launch/run_files.hpp"
 #include "launcher/launch/supervisor.hpp"
 #include "launcher/launch/this_machine.hpp"
 #include "launcher/run/run_status.hpp"
-
-namespace fs = std::filesystem;
 
 namespace spotrun::launcher {
 
@@ -110,18 +107,22 @@ bool Launcher::consider_grow(AttemptResult& a) {
   f.total_steps = m_total_steps;
   f.ranks = a.ranks;
   f.new_ranks = ranks;
-  const HeartbeatFigures beats = heartbeat_figures(m_outdir, a.id);
-  f.heartbeat_step = beats.step;
-  f.mean_step_seconds = beats.step_seconds;
-  f.max_gap_seconds = beats.gap;
-  nlohmann::json r;
-  if (record_of(m_outdir, a.id, r) && r.contains("loop_started") && r["loop_started"].is_string())
-    f.loop_started = parse_utc(r["loop_started"].get<std::string>());
-  if (r.is_object() && r.contains("start_step") && r["start_step"].is_number_integer())
-    f.start_step = r["start_step"].get<long long>();
-  f.checkpoint_step = newest_checkpoint_step(m_outdir);
-  if (f.checkpoint_step > f.start_step && f.start_step >= 0 && f.loop_started > 0)
-    f.checkpoint_written = checkpoint_file_time(m_outdir, f.checkpoint_step);
+  for (const io::HeartbeatRecord& b : io::read_heartbeats(m_outdir)) {
+    if (b.attempt != a.id) continue;
+    f.heartbeat_step = std::max(f.heartbeat_step, static_cast<long long>(b.step));
+    f.mean_step_seconds = std::max(f.mean_step_seconds, b.mean_step_seconds);
+    f.max_gap_seconds = std::max(f.max_gap_seconds, b.max_gap_seconds);
+  }
+  io::StatusRecord r;
+  if (record_of(m_outdir, a.id, r) && !r.loop_started.empty()) f.loop_started = parse_utc(r.loop_started);
+  if (r.start_step >= 0) f.start_step = r.start_step;
+  // The newest checkpoint's own file: ckpt-<step>.h5, or the index ckpt-<step>.levels of a level set.
+  const std::vector<io::CheckpointName> checkpoints = io::list_checkpoints(m_outdir);
+  f.checkpoint_step = checkpoints.empty() ? -1 : checkpoints.back().step;
+  struct stat st {};
+  if (f.checkpoint_step > f.start_step && f.start_step >= 0 && f.loop_started > 0 &&
+      ::stat(checkpoints.back().path(m_outdir).c_str(), &st) == 0)
+    f.checkpoint_written = static_cast<double>(st.st_mtim.tv_sec) + 1e-9 * static_cast<double>(st.st_mtim.tv_nsec);
   f.prep_started = m_prep_started;
   f.relaunch_seconds = m_relaunch_seconds;
   const GrowDecision d = decide_grow(f);

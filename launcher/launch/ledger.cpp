@@ -1,13 +1,7 @@
-// The run report's ledger, annotated by `spotrun launch` (ledger.hpp).
+// Why an attempt ended, as the run report's ledger says it (ledger.hpp).
 #include "launcher/launch/ledger.hpp"
 
-#include <filesystem>
-#include <fstream>
-#include <nlohmann/json.hpp>
-
 #include "launcher/launch/signals.hpp"
-
-namespace fs = std::filesystem;
 
 namespace spotrun::launcher::impl {
 
@@ -24,38 +18,6 @@ std::string ended_by(const AttemptResult& a, int stop_signal) {
   if (a.state == "stopped" && stop_signal) return std::string("stop request: ") + launch_signal_name(stop_signal);
   if (a.state == "killed" && !a.notes.events.empty()) return "rank lost: " + a.notes.events.front();
   return a.state + (a.reason.empty() ? std::string() : ": " + a.reason);
-}
-
-void annotate_ledger(const std::string& outdir, const std::string& id, const std::string& verdict) {
-  const fs::path path = fs::path(outdir) / "attempts.jsonl";
-  std::ifstream in(path);
-  if (!in) return;
-  std::string line, text;
-  bool found = false;
-  while (std::getline(in, line)) {
-    nlohmann::ordered_json j = nlohmann::ordered_json::parse(line, nullptr, false);
-    if (j.is_object() && j.contains("launch_attempt") && j["launch_attempt"] == id) {
-      j["ended_by"] = verdict;
-      line = j.dump();
-      found = true;
-    }
-    text += line + "\n";
-  }
-  in.close();
-  if (!found) return;
-  const std::string tmp = path.string() + ".launch.tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
 }
 
 }  // namespace spotrun::launcher::impl

@@ -1,7 +1,7 @@
 #pragma once
 // The run report's ledger (OUTDIR/attempts.jsonl, docs/report.md) as `spotrun launch` annotates it: each
-// attempt's line (its "launch_attempt") gets launch's verdict, "ended_by"; the next attempt's report, or
-// `spotrun report`, shows it.
+// attempt's line (its "launch_attempt") gets launch's verdict, "ended_by" (written by io::annotate_ledger,
+// io/run_directory.hpp); the next attempt's report, or `spotrun report`, shows it.
 #include <string>
 
 #include "launcher/launch/attempt.hpp"
@@ -12,9 +12,5 @@ namespace spotrun::launcher::impl {
 // "node lost: H", "spot notice: H", "stop request: SIGTERM", "rank lost: ...", or its state and reason.
 // `stop_signal`: launch's first stop request, or 0.
 std::string ended_by(const AttemptResult& a, int stop_signal);
-
-// Sets "ended_by" on the ledger line of attempt `id` (rewritten whole, then renamed); nothing when there is
-// no such line or file.
-void annotate_ledger(const std::string& outdir, const std::string& id, const std::string& verdict);
 
 }  // namespace spotrun::launcher::impl

@@ -1,24 +1,22 @@
 #pragma once
-// What `spotrun launch` reads of a run's files: OUTDIR/status.json (launcher/run/run_status.hpp), the
-// heartbeats (launcher/run/heartbeat.hpp), the names of the checkpoints and the last row of thermo.csv. Kept
-// in one place until the module that owns those files gives launch its readers.
+// What `spotrun launch` makes of a run's files: how an attempt ended (its OUTDIR/status.json record), what
+// its heartbeats say, and the last row of thermo.csv. The files themselves (names, formats, readers and
+// writers) are io/run_directory.hpp's: nothing here parses status.json or a heartbeat, lists checkpoints/
+// or builds a path of OUTDIR but thermo.csv's.
 #include <map>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "io/run_directory.hpp"
+
 namespace spotrun::launcher::impl {
 
-// The step of the newest OUTDIR/checkpoints/ckpt-<step>.h5 or .levels (by name), or -1.
-long long newest_checkpoint_step(const std::string& outdir);
-// When OUTDIR/checkpoints/ckpt-<step>.h5 was written (its modification time), or -1.
-double checkpoint_file_time(const std::string& outdir, long long step);
 // The step of the last row of OUTDIR/thermo.csv, or -1; *written: when that row was written (the file's
 // modification time).
 long long last_thermo_step(const std::string& outdir, double* written);
 
-// OUTDIR/status.json into `record`; true when it is the record of attempt `id`.
-bool record_of(const std::string& outdir, const std::string& id, nlohmann::json& record);
+// OUTDIR/status.json (io::read_status) into `record`; true when it is the record of attempt `id`.
+bool record_of(const std::string& outdir, const std::string& id, io::StatusRecord& record);
 
 // How an attempt ended, from OUTDIR/status.json when its record is the attempt's.
 struct RunOutcome {
@@ -52,23 +50,10 @@ struct HeartbeatScan {
   bool untimed_write = false;  // a host writes a checkpoint whose write time is not known yet
   bool loop = false;           // the time loop has begun
 };
-// Reads the heartbeat files of attempt `id` at `now`: `beats` per host, `step` (and `step_seen_at`, when it
-// advanced) and `seen` updated.
+// Reads the heartbeat files of attempt `id` (io::read_heartbeats) at `now`: `beats` per host, `step` (and
+// `step_seen_at`, when it advanced) and `seen` updated.
 HeartbeatScan scan_heartbeats(const std::string& outdir, const std::string& id, double now,
                               std::map<std::string, HostBeat>& beats, long long& step, double& step_seen_at,
                               AttemptHeartbeats& seen);
-// The last step any heartbeat of attempt `id` reported, if newer than seen.heartbeat_step.
-void read_last_heartbeat_step(const std::string& outdir, const std::string& id, AttemptHeartbeats& seen);
-// The step, largest mean step time and longest gap between steps the heartbeats of attempt `id` report.
-struct HeartbeatFigures {
-  long long step = -1;
-  double step_seconds = 0, gap = 0;
-};
-HeartbeatFigures heartbeat_figures(const std::string& outdir, const std::string& id);
-
-// OUTDIR/status.json of a stalled attempt `id` (its own record stays "running": its rank 0 could not end
-// it) rewritten as "stalled"; "" or why it could not be written.
-std::string mark_status_stalled(const std::string& outdir, const std::string& id, const std::string& stall_reason,
-                                const std::vector<std::string>& stalled_hosts, const AttemptHeartbeats& seen);
 
 }  // namespace spotrun::launcher::impl

@@ -14,6 +14,7 @@
 
 #include "comm/errors.hpp"
 #include "comm/number_text.hpp"
+#include "io/run_directory.hpp"
 #include "launcher/launch/ledger.hpp"
 #include "launcher/launch/run_files.hpp"
 #include "launcher/launch/this_machine.hpp"
@@ -65,8 +66,7 @@ int Launcher::finish(int code, const std::string& outcome) {
 }
 
 int Launcher::stop_exit(int sig, const std::string& when) {
-  if (newest_checkpoint_step(m_outdir) >= 0 || fs::exists(fs::path(m_outdir) / "final.h5") ||
-      fs::exists(fs::path(m_outdir) / "final.levels"))
+  if (io::newest_checkpoint_step(m_outdir) >= 0 || !io::list_finals(m_outdir).empty())
     return finish(75, "stopped on request (" + std::string(launch_signal_name(sig)) + ") " + when +
                           "; the output directory holds a checkpoint: run the same command to resume");
   return finish(128 + sig, "stopped on request (" + std::string(launch_signal_name(sig)) + ") " + when +
@@ -149,18 +149,18 @@ int Launcher::run() {
   m_log = std::fopen(log_path.c_str(), "a");
   if (!m_log) std::fprintf(stderr, "WARNING: cannot open %s: %s\n", log_path.c_str(), std::strerror(errno));
   log_header();
-  m_newest_at_last_end = newest_checkpoint_step(m_outdir);
+  m_newest_at_last_end = io::newest_checkpoint_step(m_outdir);
   for (int attempt = 1;; ++attempt) {
     AttemptPlan plan;
     if (const int code = plan_attempt(attempt, plan); code >= 0) return code;
     ++m_attempts;
     const AttemptResult a = run_attempt(attempt, plan);
-    const long long newest = newest_checkpoint_step(m_outdir);
+    const long long newest = io::newest_checkpoint_step(m_outdir);
     account(a, newest);
     note_lost_hosts(a);
     if (a.loop_started > 0) m_relaunch_seconds.push_back(std::max(0.0, a.loop_started - m_prep_started));
     // Why it ended, in the run report's ledger (docs/report.md, "ended_by").
-    annotate_ledger(m_outdir, a.id, ended_by(a, m_stop.first));
+    io::annotate_ledger(m_outdir, a.id, ended_by(a, m_stop.first));  // io/run_directory.hpp
     if (const int code = after_attempt(a, newest); code >= 0) return code;
   }
 }
