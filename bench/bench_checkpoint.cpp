@@ -266,6 +266,300 @@ class SyntheticStep {
   std::vector<double> m_x, m_f;
 };
 
+// The command line: [--samples] [--levels DIR] [--nice N] [--durable LOCATION] [--durable-nice N]
+// [--durable-window S] [--async-window S] [DIR [REPS [ATOMS...]]].
+struct Options {
+  bool samples = false;
+  std::string levels_dir;
+  int nice = 10, durable_nice = 19;
+  double durable_window = 0;  // seconds; 0: the whole flush
+  double async_window = 0;    // seconds; 0: the whole background write
+  std::string durable;
+  std::string dir = "/tmp";
+  int reps = 5;
+  std::vector<std::uint64_t> sizes;
+};
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--samples") o.samples = true;
+    else if (std::string(argv[i]) == "--levels" && i + 1 < argc) o.levels_dir = argv[++i];
+    else if (std::string(argv[i]) == "--nice" && i + 1 < argc) o.nice = std::atoi(argv[++i]);
+    else if (std::string(argv[i]) == "--durable" && i + 1 < argc) o.durable = argv[++i];
+    else if (std::string(argv[i]) == "--durable-nice" && i + 1 < argc) o.durable_nice = std::atoi(argv[++i]);
+    else if (std::string(argv[i]) == "--durable-window" && i + 1 < argc) o.durable_window = std::atof(argv[++i]);
+    else if (std::string(argv[i]) == "--async-window" && i + 1 < argc) o.async_window = std::atof(argv[++i]);
+    else args.emplace_back(argv[i]);
+  }
+  if (args.size() > 0) o.dir = args[0];
+  if (args.size() > 1) o.reps = std::max(1, std::atoi(args[1].c_str()));
+  for (std::size_t i = 2; i < args.size(); ++i) o.sizes.push_back(std::strtoull(args[i].c_str(), nullptr, 10));
+  if (o.sizes.empty()) o.sizes = {32000, 256000, 2048000};
+  return o;
+}
+
+// What one system size shares between the sections: the state, its bytes, the shared write's times.
+struct Case {
+  std::uint64_t natoms = 0;
+  io::SolverState state;
+  double mb = 0;
+  std::vector<double> t_write;
+  std::string tag, ckpt, raw;
+  io::CheckpointMeta meta;
+};
+
+// The shared file against raw MPI-IO and POSIX writes and reads of the same bytes; false when data read
+// back differs.
+bool bench_shared(const comm::Communicator& comm, const Options& opt, Case& c) {
+  const std::uint64_t natoms = c.natoms;
+  const io::SolverState& state = c.state;
+  const int reps = opt.reps;
+  const bool samples = opt.samples;
+  const std::string& ckpt = c.ckpt;
+  const std::string& raw = c.raw;
+  const io::CheckpointMeta& meta = c.meta;
+  std::uint64_t my_bytes = 0;
+  for (const auto& a : state.arrays) my_bytes += (a.f64.size() + a.i64.size()) * 8;
+  std::uint64_t total = 0, first_byte = 0;
+  MPI_Allreduce(&my_bytes, &total, 1, MPI_UINT64_T, MPI_SUM, comm.mpi());
+  MPI_Exscan(&my_bytes, &first_byte, 1, MPI_UINT64_T, MPI_SUM, comm.mpi());
+  if (comm.is_root()) first_byte = 0;
+  std::vector<char> mine(my_bytes, 7), all(comm.is_root() ? total : 0, 7);
+
+  std::vector<double> t_write, t_read, t_mpiio, t_posix, t_raw, t_raw_read, t_raw_read_new;
+  bool ok = true;
+  for (int r = 0; r < reps; ++r) {
+    t_write.push_back(timed(comm, [&] { io::write_checkpoint(comm, ckpt, meta, state); }));
+    io::SolverState back;
+    t_read.push_back(timed(comm, [&] { back = io::read_checkpoint(comm, ckpt, md_layout(natoms)); }));
+    ok = ok && same_state(back, state);
+    t_mpiio.push_back(timed(comm, [&] { raw_mpiio(comm, raw, mine, first_byte); }));
+    t_posix.push_back(timed(comm, [&] { raw_posix(comm, raw, all); }));
+    t_raw.push_back(std::min(t_mpiio.back(), t_posix.back()));  // the faster raw write of this repetition
+    std::fill(mine.begin(), mine.end(), 0);
+    t_raw_read.push_back(timed(comm, [&] { raw_mpiio_read(comm, raw, mine.data(), mine.size(), first_byte); }));
+    ok = ok && all_bytes(mine.data(), mine.size(), 7);
+    std::unique_ptr<char[]> fresh;
+    t_raw_read_new.push_back(timed(comm, [&] {
+      fresh.reset(new char[my_bytes]);
+      raw_mpiio_read(comm, raw, fresh.get(), my_bytes, first_byte);
+    }));
+    ok = ok && all_bytes(fresh.get(), my_bytes, 7);
+    fresh.reset();
+    std::fill(mine.begin(), mine.end(), 7);
+    comm.barrier();
+    if (comm.is_root()) {
+      std::remove(ckpt.c_str());
+      std::remove(raw.c_str());
+    }
+  }
+  ok = !comm.any(!ok);
+  const double mb = static_cast<double>(total) / 1e6;
+  const double w = mb / median(t_write), rd = mb / median(t_read), m = mb / median(t_mpiio), p = mb / median(t_posix);
+  const double rr = mb / median(t_raw_read), rn = mb / median(t_raw_read_new);
+  const double base = std::max(m, p);
+  if (comm.is_root()) {
+    std::printf("  %9llu %9.1f %12.1f %12.1f %14.1f %14.1f %11.2f %13.1f %9.2f %13.1f %9.2f  %s%s\n",
+                static_cast<unsigned long long>(natoms), mb, w, rd, m, p, w / base, rr, rd / rr, rn, rd / rn,
+                m >= p ? "raw mpi-io" : "raw posix", ok ? "" : "   ERROR: data read back differs");
+    if (samples) {
+      print_samples("write_MBps", natoms, comm.size(), mb, t_write);
+      print_samples("read_MBps", natoms, comm.size(), mb, t_read);
+      print_samples("raw_mpiio_MBps", natoms, comm.size(), mb, t_mpiio);
+      print_samples("raw_posix_MBps", natoms, comm.size(), mb, t_posix);
+      print_samples("raw_write_MBps", natoms, comm.size(), mb, t_raw);
+      print_samples("raw_read_MBps", natoms, comm.size(), mb, t_raw_read);
+      print_samples("raw_read_new_MBps", natoms, comm.size(), mb, t_raw_read_new);
+    }
+    std::fflush(stdout);
+  }
+  c.mb = mb;
+  c.t_write = t_write;
+  return ok;
+}
+
+// The level set written in the background beside synthetic steps, and the durable flush of the last set.
+bool bench_async(const comm::Communicator& comm, const Options& opt, const Case& c, io::NodeGroups& nodes, bool partner,
+                 const std::string& index, const std::string& local) {
+  const std::uint64_t natoms = c.natoms;
+  const io::SolverState& state = c.state;
+  const int reps = opt.reps;
+  const bool samples = opt.samples;
+  const int nice = opt.nice, durable_nice = opt.durable_nice;
+  const double durable_window = opt.durable_window, async_window = opt.async_window;
+  const std::string& durable = opt.durable;
+  const std::string& tag = c.tag;
+  const io::CheckpointMeta& meta = c.meta;
+  const double mb = c.mb;
+  const std::vector<double>& t_write = c.t_write;
+  if (comm.is_root()) std::filesystem::create_directories(local + "/partner");
+  comm.barrier();
+  io::LevelSetWriter writer(comm, "bench-node-" + std::to_string(comm.rank()), nice);
+  SyntheticStep step(natoms / comm.size(), comm.rank());
+  std::vector<double> t_block, t_background, t_cost, t_busy, t_idle;
+  bool aok = true;
+  for (int r = 0; r < reps; ++r) {
+    t_block.push_back(timed(comm, [&] {
+      // The host copy Solver::state_reusing() makes, into the memory of the set written before (the
+      // first repetition allocates it, as a run's first checkpoint does).
+      io::SolverState snapshot = writer.take_spent();
+      snapshot = state;
+      bool finite = true;
+      for (const auto& a : snapshot.arrays)
+        for (const double v : a.f64) finite = finite && std::isfinite(v);
+      aok = !comm.any(!finite) && aok;  // the finiteness check, agreed
+      writer.start(local, partner, "ckpt-1000", index, meta, std::move(snapshot));
+    }));
+    std::optional<io::LevelSetWriter::Outcome> outcome;
+    int steps = 0;
+    const double w0 = MPI_Wtime();
+    while (!outcome) {  // steps while the set is written, each polling for its end as the loop does
+      t_busy.push_back(timed(comm, [&] { step(comm); }));
+      outcome = writer.poll();
+      ++steps;
+      // --async-window: rank 0's clock ends the timed steps; the write then finishes without them.
+      if (!outcome && async_window > 0 && comm.any(comm.is_root() && MPI_Wtime() - w0 > async_window))
+        outcome = writer.wait();
+    }
+    aok = aok && outcome->error.empty();
+    if (!outcome->error.empty() && comm.is_root()) std::printf("  ERROR: background write: %s\n", outcome->error.c_str());
+    t_background.push_back(outcome->seconds);
+    t_cost.push_back(outcome->cost);
+    for (int k = 0; k < steps; ++k) t_idle.push_back(timed(comm, [&] { step(comm); }));
+    io::LevelSetReader reader(nodes, index);
+    aok = aok && same_state(reader.read(md_layout(natoms)), state);
+  }
+  aok = !comm.any(!aok);
+  // The durable flush of the last set written, beside the same synthetic steps.
+  std::vector<double> t_flushing, t_after;
+  double flush_seconds = 0;
+  std::string flushed;
+  if (!durable.empty() && aok) {
+    const std::string prefix = io::durable_join(io::durable_location(durable), "bench_checkpoint." + tag);
+    {
+      io::DurableFlush flush(nodes, prefix, local, 1, durable_nice);
+      const double f0 = MPI_Wtime();
+      flush.start(writer.index());
+      for (bool ended = false; !ended;) {
+        t_flushing.push_back(timed(comm, [&] { step(comm); }));
+        const io::DurableFlush::Event e = flush.poll();
+        if (e.step >= 0) flushed = e.outcome.text();
+        ended = comm.any(e.step >= 0);
+        // --durable-window: rank 0's clock ends the timed steps; the flush still running is cancelled.
+        if (!ended && durable_window > 0 &&
+            comm.any(comm.is_root() && MPI_Wtime() - f0 > durable_window)) {
+          flush.cancel();
+          flushed = "window";
+          ended = true;
+        }
+      }
+      flush_seconds = MPI_Wtime() - f0;
+    }
+    flushed = comm.broadcast(flushed);
+    for (std::size_t k = 0; k < t_flushing.size(); ++k) t_after.push_back(timed(comm, [&] { step(comm); }));
+    if (comm.is_root()) io::run_rclone({"purge", prefix});
+  }
+  comm.barrier();
+  if (comm.is_root()) {
+    std::error_code ec;
+    std::filesystem::remove_all(local, ec);
+    std::remove(index.c_str());
+    const double mb_ = median(t_block), ms = median(t_write), busy = median(t_busy), idle = median(t_idle);
+    std::printf("  async  %9llu atoms: blocking %.4f s vs shared write %.4f s: %.1f%%; background write %.4f s (%.4f s of it not "
+                "waiting for a CPU); step %.4f s during it vs %.4f s after it (%zu steps each): %+.1f%%%s\n",
+                static_cast<unsigned long long>(natoms), mb_, ms, 100 * mb_ / ms, median(t_background), median(t_cost), busy, idle,
+                t_busy.size(), 100 * (busy / idle - 1), aok ? "" : "   ERROR: the set written in the background differs");
+    if (!durable.empty()) {
+      if (flushed == "durable" || flushed == "window")
+        std::printf("  durable %8llu atoms: flush %s %.2f s (rclone at nice %d); step %.4f s during it vs %.4f s "
+                    "after it (%zu steps each): %+.1f%%\n",
+                    static_cast<unsigned long long>(natoms),
+                    flushed == "durable" ? "done in" : "cancelled at the window's end,", flush_seconds,
+                    durable_nice, median(t_flushing), median(t_after), t_flushing.size(),
+                    100 * (median(t_flushing) / median(t_after) - 1));
+      else
+        std::printf("  ERROR: durable flush to %s: %s\n", durable.c_str(), flushed.empty() ? "not done" : flushed.c_str());
+    }
+    if (samples) {
+      print_samples("async_blocking_MBps", natoms, comm.size(), mb, t_block);
+      print_time_samples("step_background_s", natoms, comm.size(), t_busy);
+      print_time_samples("step_idle_s", natoms, comm.size(), t_idle);
+      if (flushed == "durable" || flushed == "window") {
+        print_time_samples("step_durable_s", natoms, comm.size(), t_flushing);
+        print_time_samples("step_after_durable_s", natoms, comm.size(), t_after);
+        // The flush's wall time, whether it ended (complete) or was cancelled at --durable-window.
+        std::printf("SAMPLES {\"quantity\":\"durable_flush_s\",\"atoms\":%llu,\"ranks\":%d,\"nice\":%d,"
+                    "\"window_s\":%.9g,\"complete\":%s,\"values\":[%.9g]}\n",
+                    static_cast<unsigned long long>(natoms), comm.size(), durable_nice, durable_window,
+                    flushed == "durable" ? "true" : "false", flush_seconds);
+      }
+    }
+    std::fflush(stdout);
+  }
+  return aok && (durable.empty() || flushed == "durable" || flushed == "window");
+}
+
+// A level set (node files, partner copies, index) written blocking against the shared write; then, with
+// MPI_THREAD_MULTIPLE, written in the background beside synthetic steps (bench_async). False when a set read
+// back differs or a flush failed.
+bool bench_levels(const comm::Communicator& comm, const Options& opt, const Case& c, int provided) {
+  const std::uint64_t natoms = c.natoms;
+  const io::SolverState& state = c.state;
+  const int reps = opt.reps;
+  const bool samples = opt.samples;
+  const std::string& dir = opt.dir;
+  const std::string& levels_dir = opt.levels_dir;
+  const std::string& tag = c.tag;
+  const io::CheckpointMeta& meta = c.meta;
+  const double mb = c.mb;
+  const std::vector<double>& t_write = c.t_write;
+  io::NodeGroups nodes(comm, "bench-node-" + std::to_string(comm.rank()));
+  const bool partner = nodes.count() > 1;
+  const std::string index = dir + "/bench_checkpoint." + tag + ".levels";
+  const std::string local = io::level_directory(levels_dir, dir + "/bench_checkpoint." + tag);
+  if (comm.is_root()) std::printf("  levels: node files in %s (%s)\n", local.c_str(), partner ? "local + partner" : "local only: one node");
+  MPI_Barrier(comm.mpi());
+  if (comm.is_root()) std::filesystem::create_directories(local + "/partner");
+  comm.barrier();
+  std::vector<double> t_levels, t_local, t_partner;
+  bool lok = true;
+  for (int r = 0; r < reps; ++r) {
+    io::LevelWriteTimes times;
+    io::SolverState copy = state;  // the run hands its state over (moved): not timed
+    t_levels.push_back(timed(comm, [&] {
+      io::commit_level_index(comm, index,
+                             io::write_level_set(nodes, local, "ckpt-1000", partner, meta, copy, &times));
+    }));
+    t_local.push_back(times.local);
+    t_partner.push_back(times.partner);
+    io::LevelSetReader reader(nodes, index);
+    lok = lok && same_state(reader.read(md_layout(natoms)), state);
+  }
+  lok = !comm.any(!lok);
+  comm.barrier();
+  if (comm.is_root()) {
+    std::error_code ec;
+    std::filesystem::remove_all(local, ec);
+    std::remove(index.c_str());
+    const double ml = median(t_levels), ms = median(t_write);
+    std::printf("  levels %9llu atoms: blocking %.4f s (local %.4f s, partner %.4f s) vs shared write %.4f s: %.1f%%%s\n",
+                static_cast<unsigned long long>(natoms), ml, median(t_local), median(t_partner), ms, 100 * ml / ms,
+                lok ? "" : "   ERROR: the set read back differs");
+    if (samples) {
+      print_samples("levels_MBps", natoms, comm.size(), mb, t_levels);
+      print_samples("levels_local_MBps", natoms, comm.size(), mb, t_local);
+    }
+    std::fflush(stdout);
+  }
+  if (provided < MPI_THREAD_MULTIPLE) {
+    if (comm.is_root()) std::printf("  async: skipped, MPI does not provide MPI_THREAD_MULTIPLE\n");
+    return lok;
+  }
+  return bench_async(comm, opt, c, nodes, partner, index, local) && lok;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,256 +571,31 @@ int main(int argc, char** argv) {
   int rc = 0;
   {
     comm::Communicator comm(MPI_COMM_WORLD);
-    bool samples = false;
-    std::string levels_dir;
-    int nice = 10, durable_nice = 19;
-    double durable_window = 0;  // seconds; 0: the whole flush
-    double async_window = 0;    // seconds; 0: the whole background write
-    std::string durable;
-    std::vector<std::string> args;
-    for (int i = 1; i < argc; ++i) {
-      if (std::string(argv[i]) == "--samples") samples = true;
-      else if (std::string(argv[i]) == "--levels" && i + 1 < argc) levels_dir = argv[++i];
-      else if (std::string(argv[i]) == "--nice" && i + 1 < argc) nice = std::atoi(argv[++i]);
-      else if (std::string(argv[i]) == "--durable" && i + 1 < argc) durable = argv[++i];
-      else if (std::string(argv[i]) == "--durable-nice" && i + 1 < argc) durable_nice = std::atoi(argv[++i]);
-      else if (std::string(argv[i]) == "--durable-window" && i + 1 < argc) durable_window = std::atof(argv[++i]);
-      else if (std::string(argv[i]) == "--async-window" && i + 1 < argc) async_window = std::atof(argv[++i]);
-      else args.emplace_back(argv[i]);
-    }
-    const std::string dir = args.size() > 0 ? args[0] : "/tmp";
-    const int reps = args.size() > 1 ? std::max(1, std::atoi(args[1].c_str())) : 5;
-    std::vector<std::uint64_t> sizes;
-    for (std::size_t i = 2; i < args.size(); ++i) sizes.push_back(std::strtoull(args[i].c_str(), nullptr, 10));
-    if (sizes.empty()) sizes = {32000, 256000, 2048000};
-    const std::string tag = comm.broadcast(std::to_string(::getpid()));
-    const std::string ckpt = dir + "/bench_checkpoint." + tag + ".h5";
-    const std::string raw = dir + "/bench_checkpoint." + tag + ".raw";
-
-    io::CheckpointMeta meta;
-    meta.solver = "md";
-    meta.step = 1000;
-    meta.time = 1.0;
-    meta.units = "lj";
-    meta.deck = "[run]\nsolver = \"md\"\n";
-    meta.physics = "md.cutoff = 2.5\n";
+    const Options opt = parse_options(argc, argv);
+    Case c;
+    c.tag = comm.broadcast(std::to_string(::getpid()));
+    c.ckpt = opt.dir + "/bench_checkpoint." + c.tag + ".h5";
+    c.raw = opt.dir + "/bench_checkpoint." + c.tag + ".raw";
+    c.meta.solver = "md";
+    c.meta.step = 1000;
+    c.meta.time = 1.0;
+    c.meta.units = "lj";
+    c.meta.deck = "[run]\nsolver = \"md\"\n";
+    c.meta.physics = "md.cutoff = 2.5\n";
 
     if (comm.is_root()) {
       std::printf("# checkpoint benchmark: %d ranks, directory %s, median of %d repetitions, MB = 1e6 bytes of array data\n",
-                  comm.size(), dir.c_str(), reps);
+                  comm.size(), opt.dir.c_str(), opt.reps);
       std::printf("# %9s %9s %12s %12s %14s %14s %11s %13s %9s %13s %9s  %s\n", "atoms", "MB", "write MB/s", "read MB/s",
                   "raw mpiio MB/s", "raw posix MB/s", "write/raw", "raw read MB/s", "read/raw", "raw new MB/s",
                   "read/new", "baseline");
       std::fflush(stdout);
     }
-    for (const std::uint64_t natoms : sizes) {
-      const io::SolverState state = md_state(comm, natoms);
-      std::uint64_t my_bytes = 0;
-      for (const auto& a : state.arrays) my_bytes += (a.f64.size() + a.i64.size()) * 8;
-      std::uint64_t total = 0, first_byte = 0;
-      MPI_Allreduce(&my_bytes, &total, 1, MPI_UINT64_T, MPI_SUM, comm.mpi());
-      MPI_Exscan(&my_bytes, &first_byte, 1, MPI_UINT64_T, MPI_SUM, comm.mpi());
-      if (comm.is_root()) first_byte = 0;
-      std::vector<char> mine(my_bytes, 7), all(comm.is_root() ? total : 0, 7);
-
-      std::vector<double> t_write, t_read, t_mpiio, t_posix, t_raw, t_raw_read, t_raw_read_new;
-      bool ok = true;
-      for (int r = 0; r < reps; ++r) {
-        t_write.push_back(timed(comm, [&] { io::write_checkpoint(comm, ckpt, meta, state); }));
-        io::SolverState back;
-        t_read.push_back(timed(comm, [&] { back = io::read_checkpoint(comm, ckpt, md_layout(natoms)); }));
-        ok = ok && same_state(back, state);
-        t_mpiio.push_back(timed(comm, [&] { raw_mpiio(comm, raw, mine, first_byte); }));
-        t_posix.push_back(timed(comm, [&] { raw_posix(comm, raw, all); }));
-        t_raw.push_back(std::min(t_mpiio.back(), t_posix.back()));  // the faster raw write of this repetition
-        std::fill(mine.begin(), mine.end(), 0);
-        t_raw_read.push_back(timed(comm, [&] { raw_mpiio_read(comm, raw, mine.data(), mine.size(), first_byte); }));
-        ok = ok && all_bytes(mine.data(), mine.size(), 7);
-        std::unique_ptr<char[]> fresh;
-        t_raw_read_new.push_back(timed(comm, [&] {
-          fresh.reset(new char[my_bytes]);
-          raw_mpiio_read(comm, raw, fresh.get(), my_bytes, first_byte);
-        }));
-        ok = ok && all_bytes(fresh.get(), my_bytes, 7);
-        fresh.reset();
-        std::fill(mine.begin(), mine.end(), 7);
-        comm.barrier();
-        if (comm.is_root()) {
-          std::remove(ckpt.c_str());
-          std::remove(raw.c_str());
-        }
-      }
-      ok = !comm.any(!ok);
-      const double mb = static_cast<double>(total) / 1e6;
-      const double w = mb / median(t_write), rd = mb / median(t_read), m = mb / median(t_mpiio), p = mb / median(t_posix);
-      const double rr = mb / median(t_raw_read), rn = mb / median(t_raw_read_new);
-      const double base = std::max(m, p);
-      if (comm.is_root()) {
-        std::printf("  %9llu %9.1f %12.1f %12.1f %14.1f %14.1f %11.2f %13.1f %9.2f %13.1f %9.2f  %s%s\n",
-                    static_cast<unsigned long long>(natoms), mb, w, rd, m, p, w / base, rr, rd / rr, rn, rd / rn,
-                    m >= p ? "raw mpi-io" : "raw posix", ok ? "" : "   ERROR: data read back differs");
-        if (samples) {
-          print_samples("write_MBps", natoms, comm.size(), mb, t_write);
-          print_samples("read_MBps", natoms, comm.size(), mb, t_read);
-          print_samples("raw_mpiio_MBps", natoms, comm.size(), mb, t_mpiio);
-          print_samples("raw_posix_MBps", natoms, comm.size(), mb, t_posix);
-          print_samples("raw_write_MBps", natoms, comm.size(), mb, t_raw);
-          print_samples("raw_read_MBps", natoms, comm.size(), mb, t_raw_read);
-          print_samples("raw_read_new_MBps", natoms, comm.size(), mb, t_raw_read_new);
-        }
-        std::fflush(stdout);
-      }
-      if (!ok) rc = 1;
-      if (!levels_dir.empty()) {
-        io::NodeGroups nodes(comm, "bench-node-" + std::to_string(comm.rank()));
-        const bool partner = nodes.count() > 1;
-        const std::string index = dir + "/bench_checkpoint." + tag + ".levels";
-        const std::string local = io::level_directory(levels_dir, dir + "/bench_checkpoint." + tag);
-        if (comm.is_root()) std::printf("  levels: node files in %s (%s)\n", local.c_str(), partner ? "local + partner" : "local only: one node");
-        MPI_Barrier(comm.mpi());
-        if (comm.is_root()) std::filesystem::create_directories(local + "/partner");
-        comm.barrier();
-        std::vector<double> t_levels, t_local, t_partner;
-        bool lok = true;
-        for (int r = 0; r < reps; ++r) {
-          io::LevelWriteTimes times;
-          io::SolverState copy = state;  // the run hands its state over (moved): not timed
-          t_levels.push_back(timed(comm, [&] {
-            io::commit_level_index(comm, index,
-                                   io::write_level_set(nodes, local, "ckpt-1000", partner, meta, copy, &times));
-          }));
-          t_local.push_back(times.local);
-          t_partner.push_back(times.partner);
-          io::LevelSetReader reader(nodes, index);
-          lok = lok && same_state(reader.read(md_layout(natoms)), state);
-        }
-        lok = !comm.any(!lok);
-        comm.barrier();
-        if (comm.is_root()) {
-          std::error_code ec;
-          std::filesystem::remove_all(local, ec);
-          std::remove(index.c_str());
-          const double ml = median(t_levels), ms = median(t_write);
-          std::printf("  levels %9llu atoms: blocking %.4f s (local %.4f s, partner %.4f s) vs shared write %.4f s: %.1f%%%s\n",
-                      static_cast<unsigned long long>(natoms), ml, median(t_local), median(t_partner), ms, 100 * ml / ms,
-                      lok ? "" : "   ERROR: the set read back differs");
-          if (samples) {
-            print_samples("levels_MBps", natoms, comm.size(), mb, t_levels);
-            print_samples("levels_local_MBps", natoms, comm.size(), mb, t_local);
-          }
-          std::fflush(stdout);
-        }
-        if (!lok) rc = 1;
-        if (provided >= MPI_THREAD_MULTIPLE) {
-          if (comm.is_root()) std::filesystem::create_directories(local + "/partner");
-          comm.barrier();
-          io::LevelSetWriter writer(comm, "bench-node-" + std::to_string(comm.rank()), nice);
-          SyntheticStep step(natoms / comm.size(), comm.rank());
-          std::vector<double> t_block, t_background, t_cost, t_busy, t_idle;
-          bool aok = true;
-          for (int r = 0; r < reps; ++r) {
-            t_block.push_back(timed(comm, [&] {
-              // The host copy Solver::state_reusing() makes, into the memory of the set written before (the
-              // first repetition allocates it, as a run's first checkpoint does).
-              io::SolverState snapshot = writer.take_spent();
-              snapshot = state;
-              bool finite = true;
-              for (const auto& a : snapshot.arrays)
-                for (const double v : a.f64) finite = finite && std::isfinite(v);
-              aok = !comm.any(!finite) && aok;  // the finiteness check, agreed
-              writer.start(local, partner, "ckpt-1000", index, meta, std::move(snapshot));
-            }));
-            std::optional<io::LevelSetWriter::Outcome> outcome;
-            int steps = 0;
-            const double w0 = MPI_Wtime();
-            while (!outcome) {  // steps while the set is written, each polling for its end as the loop does
-              t_busy.push_back(timed(comm, [&] { step(comm); }));
-              outcome = writer.poll();
-              ++steps;
-              // --async-window: rank 0's clock ends the timed steps; the write then finishes without them.
-              if (!outcome && async_window > 0 && comm.any(comm.is_root() && MPI_Wtime() - w0 > async_window))
-                outcome = writer.wait();
-            }
-            aok = aok && outcome->error.empty();
-            if (!outcome->error.empty() && comm.is_root()) std::printf("  ERROR: background write: %s\n", outcome->error.c_str());
-            t_background.push_back(outcome->seconds);
-            t_cost.push_back(outcome->cost);
-            for (int k = 0; k < steps; ++k) t_idle.push_back(timed(comm, [&] { step(comm); }));
-            io::LevelSetReader reader(nodes, index);
-            aok = aok && same_state(reader.read(md_layout(natoms)), state);
-          }
-          aok = !comm.any(!aok);
-          // The durable flush of the last set written, beside the same synthetic steps.
-          std::vector<double> t_flushing, t_after;
-          double flush_seconds = 0;
-          std::string flushed;
-          if (!durable.empty() && aok) {
-            const std::string prefix = io::durable_join(io::durable_location(durable), "bench_checkpoint." + tag);
-            {
-              io::DurableFlush flush(nodes, prefix, local, 1, durable_nice);
-              const double f0 = MPI_Wtime();
-              flush.start(writer.index());
-              for (bool ended = false; !ended;) {
-                t_flushing.push_back(timed(comm, [&] { step(comm); }));
-                const io::DurableFlush::Event e = flush.poll();
-                if (e.step >= 0) flushed = e.outcome.text();
-                ended = comm.any(e.step >= 0);
-                // --durable-window: rank 0's clock ends the timed steps; the flush still running is cancelled.
-                if (!ended && durable_window > 0 &&
-                    comm.any(comm.is_root() && MPI_Wtime() - f0 > durable_window)) {
-                  flush.cancel();
-                  flushed = "window";
-                  ended = true;
-                }
-              }
-              flush_seconds = MPI_Wtime() - f0;
-            }
-            flushed = comm.broadcast(flushed);
-            for (std::size_t k = 0; k < t_flushing.size(); ++k) t_after.push_back(timed(comm, [&] { step(comm); }));
-            if (comm.is_root()) io::run_rclone({"purge", prefix});
-          }
-          comm.barrier();
-          if (comm.is_root()) {
-            std::error_code ec;
-            std::filesystem::remove_all(local, ec);
-            std::remove(index.c_str());
-            const double mb_ = median(t_block), ms = median(t_write), busy = median(t_busy), idle = median(t_idle);
-            std::printf("  async  %9llu atoms: blocking %.4f s vs shared write %.4f s: %.1f%%; background write %.4f s (%.4f s of it not "
-                        "waiting for a CPU); step %.4f s during it vs %.4f s after it (%zu steps each): %+.1f%%%s\n",
-                        static_cast<unsigned long long>(natoms), mb_, ms, 100 * mb_ / ms, median(t_background), median(t_cost), busy, idle,
-                        t_busy.size(), 100 * (busy / idle - 1), aok ? "" : "   ERROR: the set written in the background differs");
-            if (!durable.empty()) {
-              if (flushed == "durable" || flushed == "window")
-                std::printf("  durable %8llu atoms: flush %s %.2f s (rclone at nice %d); step %.4f s during it vs %.4f s "
-                            "after it (%zu steps each): %+.1f%%\n",
-                            static_cast<unsigned long long>(natoms),
-                            flushed == "durable" ? "done in" : "cancelled at the window's end,", flush_seconds,
-                            durable_nice, median(t_flushing), median(t_after), t_flushing.size(),
-                            100 * (median(t_flushing) / median(t_after) - 1));
-              else
-                std::printf("  ERROR: durable flush to %s: %s\n", durable.c_str(), flushed.empty() ? "not done" : flushed.c_str());
-            }
-            if (samples) {
-              print_samples("async_blocking_MBps", natoms, comm.size(), mb, t_block);
-              print_time_samples("step_background_s", natoms, comm.size(), t_busy);
-              print_time_samples("step_idle_s", natoms, comm.size(), t_idle);
-              if (flushed == "durable" || flushed == "window") {
-                print_time_samples("step_durable_s", natoms, comm.size(), t_flushing);
-                print_time_samples("step_after_durable_s", natoms, comm.size(), t_after);
-                // The flush's wall time, whether it ended (complete) or was cancelled at --durable-window.
-                std::printf("SAMPLES {\"quantity\":\"durable_flush_s\",\"atoms\":%llu,\"ranks\":%d,\"nice\":%d,"
-                            "\"window_s\":%.9g,\"complete\":%s,\"values\":[%.9g]}\n",
-                            static_cast<unsigned long long>(natoms), comm.size(), durable_nice, durable_window,
-                            flushed == "durable" ? "true" : "false", flush_seconds);
-              }
-            }
-            std::fflush(stdout);
-          }
-          if (!aok || (!durable.empty() && flushed != "durable" && flushed != "window")) rc = 1;
-        } else if (comm.is_root()) {
-          std::printf("  async: skipped, MPI does not provide MPI_THREAD_MULTIPLE\n");
-        }
-      }
+    for (const std::uint64_t natoms : opt.sizes) {
+      c.natoms = natoms;
+      c.state = md_state(comm, natoms);
+      if (!bench_shared(comm, opt, c)) rc = 1;
+      if (!opt.levels_dir.empty() && !bench_levels(comm, opt, c, provided)) rc = 1;
     }
   }
   MPI_Finalize();
