@@ -127,6 +127,42 @@ std::vector<Atoms> random_chains(int n, int count, unsigned seed) {
   return out;
 }
 
+// Each interaction's forces and energy in a kernel (a free function: a device lambda may not live in a
+// test's private body).
+void kernel_dihedrals_and_angles(const Kokkos::View<double* [4][3], spotrun::md::MemSpace>& x,
+                                 const Kokkos::View<double* [4][3], spotrun::md::MemSpace>& f,
+                                 const Kokkos::View<double*, spotrun::md::MemSpace>& e, const DihedralOpls& opls,
+                                 const AngleHarmonic& angle) {
+  const int n = static_cast<int>(x.extent(0));
+  Kokkos::parallel_for(
+      "test::bonded", Kokkos::RangePolicy<spotrun::md::ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
+        double b1[3], b2[3], b3[3], f1[3], f2[3], f3[3], f4[3], dedphi, ed, dedc, ea, a1[3], a3[3];
+        for (int d = 0; d < 3; ++d) {
+          b1[d] = x(i, 1, d) - x(i, 0, d);
+          b2[d] = x(i, 2, d) - x(i, 1, d);
+          b3[d] = x(i, 3, d) - x(i, 2, d);
+        }
+        const DihedralGeometry g = dihedral_geometry(b1, b2, b3);
+        opls.compute(g.phi, dedphi, ed);
+        dihedral_forces(g, b1, b2, b3, dedphi, f1, f2, f3, f4);
+        double del1[3], del2[3];
+        for (int d = 0; d < 3; ++d) {
+          del1[d] = -b1[d];
+          del2[d] = b2[d];
+        }
+        const AngleGeometry ga = angle_geometry(del1, del2);
+        angle.compute(ga, dedc, ea);
+        angle_forces(ga, del1, del2, dedc, a1, a3);
+        for (int d = 0; d < 3; ++d) {
+          f(i, 0, d) = f1[d] + a1[d];
+          f(i, 1, d) = f2[d] - a1[d] - a3[d];
+          f(i, 2, d) = f3[d] + a3[d];
+          f(i, 3, d) = f4[d];
+        }
+        e(i) = ed + ea;
+      });
+}
+
 }  // namespace
 
 TEST(BondedStyles, BondsFollowTheirClosedForms) {
@@ -239,33 +275,7 @@ TEST(BondedStyles, KernelGivesTheHostsNumbers) {
   Kokkos::deep_copy(x, hx);
   const DihedralOpls opls{1.3, -0.05, 0.2, 0.7};
   const AngleHarmonic angle{5.0, 1.9};
-  Kokkos::parallel_for(
-      "test::bonded", Kokkos::RangePolicy<spotrun::md::ExecSpace>(0, n), KOKKOS_LAMBDA(const int i) {
-        double b1[3], b2[3], b3[3], f1[3], f2[3], f3[3], f4[3], dedphi, ed, dedc, ea, a1[3], a3[3];
-        for (int d = 0; d < 3; ++d) {
-          b1[d] = x(i, 1, d) - x(i, 0, d);
-          b2[d] = x(i, 2, d) - x(i, 1, d);
-          b3[d] = x(i, 3, d) - x(i, 2, d);
-        }
-        const DihedralGeometry g = dihedral_geometry(b1, b2, b3);
-        opls.compute(g.phi, dedphi, ed);
-        dihedral_forces(g, b1, b2, b3, dedphi, f1, f2, f3, f4);
-        double del1[3], del2[3];
-        for (int d = 0; d < 3; ++d) {
-          del1[d] = -b1[d];
-          del2[d] = b2[d];
-        }
-        const AngleGeometry ga = angle_geometry(del1, del2);
-        angle.compute(ga, dedc, ea);
-        angle_forces(ga, del1, del2, dedc, a1, a3);
-        for (int d = 0; d < 3; ++d) {
-          f(i, 0, d) = f1[d] + a1[d];
-          f(i, 1, d) = f2[d] - a1[d] - a3[d];
-          f(i, 2, d) = f3[d] + a3[d];
-          f(i, 3, d) = f4[d];
-        }
-        e(i) = ed + ea;
-      });
+  kernel_dihedrals_and_angles(x, f, e, opls, angle);
   auto hf = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), f);
   auto he = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), e);
   double worst = 0;

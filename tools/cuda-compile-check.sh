@@ -129,7 +129,10 @@ if ! grep -qiE 'spotrun: Kokkos 4\.6.*cuda' "$WORK/spotrun-configure.log"; then
     echo "cuda build: 0 targets, 1 errors"
     exit 1
 fi
-cmake --build "$BUILD" -j"$JOBS" >"$WORK/spotrun-build.log" 2>&1
+# Every target that can be built is (ninja -k 0, make -k): one error does not hide the others.
+keep_going=(-k)
+if [[ ${#generator[@]} -gt 0 ]]; then keep_going=(-k 0); fi
+cmake --build "$BUILD" -j"$JOBS" -- "${keep_going[@]}" >"$WORK/spotrun-build.log" 2>&1
 status=$?
 t2=$(now)
 log "spotrun: $((t2 - t1)) s"
