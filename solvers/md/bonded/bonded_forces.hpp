@@ -82,6 +82,8 @@ BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles
   Kokkos::parallel_reduce(
       "md::bonded::gather", Policy(0, list.nlocal),
       KOKKOS_LAMBDA(const int a, BondedTally& t) {
+        // Captured here, outside the if constexpr below (a CUDA device lambda may not first capture there).
+        const StyleView& style = styles;
         double fa[3] = {0, 0, 0};
         for (int e = offset(a); e < offset(a + 1); ++e) {
           int idx[Width];
@@ -95,7 +97,7 @@ BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles
           if constexpr (Width == 2) {
             const double del[3] = {-rel[1][0], -rel[1][1], -rel[1][2]};  // x_0 - x_1
             double fbond;
-            const auto state = styles(type).compute(dot3(del, del), fbond, energy);
+            const auto state = style(type).compute(dot3(del, del), fbond, energy);
             bad = static_cast<int>(state) == 2;
             for (int d = 0; d < 3; ++d) {
               fi[0][d] = fbond * del[d];
@@ -108,7 +110,7 @@ BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles
               del2[d] = rel[2][d] - rel[1][d];
             }
             const AngleGeometry g = angle_geometry(del1, del2);
-            styles(type).compute(g, dedc, energy);
+            style(type).compute(g, dedc, energy);
             angle_forces(g, del1, del2, dedc, f1, f3);
             for (int d = 0; d < 3; ++d) {
               fi[0][d] = f1[d];
@@ -123,7 +125,7 @@ BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles
               b3[d] = rel[3][d] - rel[2][d];
             }
             const DihedralGeometry g = dihedral_geometry(b1, b2, b3);
-            styles(type).compute(g.phi, dedphi, energy);
+            style(type).compute(g.phi, dedphi, energy);
             dihedral_forces(g, b1, b2, b3, dedphi, fi[0], fi[1], fi[2], fi[3]);
           }
           for (int d = 0; d < 3; ++d) fa[d] += fi[role][d];
