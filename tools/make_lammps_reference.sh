@@ -103,6 +103,29 @@ compare_np() {
         END { printf "  np=%s vs serial, %s: max rel diff %.3g\n", np, name, m }'
 }
 
+# check_rows CSV N: the CSV has N data rows.
+check_rows() {
+    local rows=$(( $(wc -l < "$DATA/$1") - 1 ))
+    [[ $rows -eq $2 ]] || { echo "error: $1 has $rows rows, expected $2" >&2; exit 1; }
+}
+
+# reference CSV ROWS INPUT [lmp -var args...]: a thermo reference, serial, into tests/data/CSV with ROWS
+# rows; with --check-np, the same run on N ranks compared with it.
+reference() {
+    local csv="$1" rows="$2" input="$3"
+    shift 3
+    local log="$TMP/log.${csv%.csv}"
+    (cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/$input" "$@")
+    log_to_csv "$log" > "$DATA/$csv"
+    check_rows "$csv" "$rows"
+    echo "wrote tests/data/$csv"
+    if [[ -n "$CHECK_NP" ]]; then
+        local plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
+        (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/$input" "$@")
+        compare_np "$csv" "$plog"
+    fi
+}
+
 # 2. NVE thermo references: name data-file shift
 CASES=(
     "lammps-lj-small-nve.csv        lj-small.data         no"
@@ -111,18 +134,7 @@ CASES=(
 )
 for c in "${CASES[@]}"; do
     read -r csv data shift <<<"$c"
-    log="$TMP/log.${csv%.csv}"
-    (cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.nve-ref" -var data "$DATA/$data" -var shift "$shift")
-    log_to_csv "$log" > "$DATA/$csv"
-    rows=$(( $(wc -l < "$DATA/$csv") - 1 ))
-    [[ $rows -eq 11 ]] || { echo "error: $csv has $rows rows, expected 11" >&2; exit 1; }
-    echo "wrote tests/data/$csv"
-
-    if [[ -n "$CHECK_NP" ]]; then
-        plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
-        (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.nve-ref" -var data "$DATA/$data" -var shift "$shift")
-        compare_np "$csv" "$plog"
-    fi
+    reference "$csv" 11 in.nve-ref -var data "$DATA/$data" -var shift "$shift"
 done
 
 # 3. Kob-Andersen thermo references: name fix coeffs
@@ -133,17 +145,7 @@ KA_CASES=(
 )
 for c in "${KA_CASES[@]}"; do
     read -r csv fix coeffs <<<"$c"
-    log="$TMP/log.${csv%.csv}"
-    (cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.ka-ref" -var data "$DATA/ka-small.data" -var fix "$fix" -var coeffs "$coeffs")
-    log_to_csv "$log" > "$DATA/$csv"
-    rows=$(( $(wc -l < "$DATA/$csv") - 1 ))
-    [[ $rows -eq 11 ]] || { echo "error: $csv has $rows rows, expected 11" >&2; exit 1; }
-    echo "wrote tests/data/$csv"
-    if [[ -n "$CHECK_NP" ]]; then
-        plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
-        (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.ka-ref" -var data "$DATA/ka-small.data" -var fix "$fix" -var coeffs "$coeffs")
-        compare_np "$csv" "$plog"
-    fi
+    reference "$csv" 11 in.ka-ref -var data "$DATA/ka-small.data" -var fix "$fix" -var coeffs "$coeffs"
 done
 
 # 4. Morse thermo references (pair morse, every pair given): name shift
@@ -153,24 +155,8 @@ MORSE_CASES=(
 )
 for c in "${MORSE_CASES[@]}"; do
     read -r csv shift <<<"$c"
-    log="$TMP/log.${csv%.csv}"
-    (cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.morse-ref" -var data "$DATA/ka-small.data" -var shift "$shift")
-    log_to_csv "$log" > "$DATA/$csv"
-    rows=$(( $(wc -l < "$DATA/$csv") - 1 ))
-    [[ $rows -eq 11 ]] || { echo "error: $csv has $rows rows, expected 11" >&2; exit 1; }
-    echo "wrote tests/data/$csv"
-    if [[ -n "$CHECK_NP" ]]; then
-        plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
-        (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.morse-ref" -var data "$DATA/ka-small.data" -var shift "$shift")
-        compare_np "$csv" "$plog"
-    fi
+    reference "$csv" 11 in.morse-ref -var data "$DATA/ka-small.data" -var shift "$shift"
 done
-
-# check_rows CSV N: the CSV has N data rows.
-check_rows() {
-    local rows=$(( $(wc -l < "$DATA/$1") - 1 ))
-    [[ $rows -eq $2 ]] || { echo "error: $1 has $rows rows, expected $2" >&2; exit 1; }
-}
 
 # 5. Kremer-Grest melt: kg-small.data from the in.chain benchmark data
 #    (serial), then 200 steps NVE with FENE bonds and WCA pairs.
@@ -180,17 +166,7 @@ CHAIN_DATA="${CHAIN_DATA:-/usr/share/lammps/examples/COUPLE/multiple/data.chain}
 cp "$TMP/kg-small.data" "$DATA/kg-small.data"
 echo "wrote tests/data/kg-small.data"
 
-csv=lammps-kg-small-nve.csv
-log="$TMP/log.${csv%.csv}"
-(cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.kg-ref" -var data "$DATA/kg-small.data")
-log_to_csv "$log" > "$DATA/$csv"
-check_rows "$csv" 21
-echo "wrote tests/data/$csv"
-if [[ -n "$CHECK_NP" ]]; then
-    plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
-    (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.kg-ref" -var data "$DATA/kg-small.data")
-    compare_np "$csv" "$plog"
-fi
+reference lammps-kg-small-nve.csv 21 in.kg-ref -var data "$DATA/kg-small.data"
 
 # 6. Semiflexible melt: the chains of kg-small.data with an Angles section
 #    (tools/lammps_add_angles.py), equilibrated with harmonic bonds and
@@ -201,14 +177,4 @@ PYTHON="${PYTHON:-/usr/bin/python3}"
 cp "$TMP/semiflexible-small.data" "$DATA/semiflexible-small.data"
 echo "wrote tests/data/semiflexible-small.data"
 
-csv=lammps-semiflexible-small-nve.csv
-log="$TMP/log.${csv%.csv}"
-(cd "$TMP" && run_lmp "$log" "$LMP" -in "$INPUTS/in.semiflex-ref" -var data "$DATA/semiflexible-small.data")
-log_to_csv "$log" > "$DATA/$csv"
-check_rows "$csv" 21
-echo "wrote tests/data/$csv"
-if [[ -n "$CHECK_NP" ]]; then
-    plog="$TMP/log.np$CHECK_NP.${csv%.csv}"
-    (cd "$TMP" && run_lmp "$plog" "$MPIRUN" --oversubscribe -np "$CHECK_NP" "$LMP" -in "$INPUTS/in.semiflex-ref" -var data "$DATA/semiflexible-small.data")
-    compare_np "$csv" "$plog"
-fi
+reference lammps-semiflexible-small-nve.csv 21 in.semiflex-ref -var data "$DATA/semiflexible-small.data"
