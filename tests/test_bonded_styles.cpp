@@ -235,30 +235,25 @@ TEST(BondedStyles, ForcesAreMinusTheEnergyGradient) {
       {"dihedral harmonic", dihedral_of(DihedralHarmonic{2.0, -1, 3})},
       {"dihedral harmonic n=0", dihedral_of(DihedralHarmonic{1.5, 1, 0})},
       {"dihedral opls", dihedral_of(DihedralOpls{1.3, -0.05, 0.2, 0.7})}};
-  for (const auto& [name, eval] : angles) {
-    Check worst;
-    for (const Atoms& x : random_chains(3, 200, 7)) {
-      const Check c = check_forces(eval, x);
-      worst = {std::max(worst.fd, c.fd), std::max(worst.net, c.net), std::max(worst.torque, c.torque)};
+  // Each style on 200 random chains of its atoms: the worst difference, net force and torque.
+  auto check_styles = [](const std::vector<std::pair<const char*, Evaluate>>& styles, int atoms, unsigned seed,
+                         const char* what) {
+    for (const auto& [name, eval] : styles) {
+      Check worst;
+      for (const Atoms& x : random_chains(atoms, 200, seed)) {
+        const Check c = check_forces(eval, x);
+        worst = {std::max(worst.fd, c.fd), std::max(worst.net, c.net), std::max(worst.torque, c.torque)};
+      }
+      EXPECT_LT(worst.fd, 1e-6) << name;
+      EXPECT_LT(worst.net, 1e-12) << name;
+      EXPECT_LT(worst.torque, 1e-11) << name;
+      spotrun::test::report(std::string(name) + ": 200 random " + what + ", max |F + dE/dx| " +
+                            spotrun::test::sci(worst.fd) + ", net force " + spotrun::test::sci(worst.net) +
+                            ", torque " + spotrun::test::sci(worst.torque));
     }
-    EXPECT_LT(worst.fd, 1e-6) << name;
-    EXPECT_LT(worst.net, 1e-12) << name;
-    EXPECT_LT(worst.torque, 1e-11) << name;
-    spotrun::test::report(std::string(name) + ": 200 random angles, max |F + dE/dx| " + spotrun::test::sci(worst.fd) +
-                          ", net force " + spotrun::test::sci(worst.net) + ", torque " + spotrun::test::sci(worst.torque));
-  }
-  for (const auto& [name, eval] : dihedrals) {
-    Check worst;
-    for (const Atoms& x : random_chains(4, 200, 11)) {
-      const Check c = check_forces(eval, x);
-      worst = {std::max(worst.fd, c.fd), std::max(worst.net, c.net), std::max(worst.torque, c.torque)};
-    }
-    EXPECT_LT(worst.fd, 1e-6) << name;
-    EXPECT_LT(worst.net, 1e-12) << name;
-    EXPECT_LT(worst.torque, 1e-11) << name;
-    spotrun::test::report(std::string(name) + ": 200 random dihedrals, max |F + dE/dx| " + spotrun::test::sci(worst.fd) +
-                          ", net force " + spotrun::test::sci(worst.net) + ", torque " + spotrun::test::sci(worst.torque));
-  }
+  };
+  check_styles(angles, 3, 7, "angles");
+  check_styles(dihedrals, 4, 11, "dihedrals");
 }
 
 // The evaluators in a Kokkos kernel (the execution space of the build: threads, or the GPU) give the
