@@ -70,6 +70,27 @@ std::string file_safe(const std::string& host) {
 
 }  // namespace
 
+std::string replace_file(const std::string& path, const std::string& text, const std::string& suffix) {
+  const fs::path tmp = path + suffix;
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      return "cannot write '" + tmp.string() + "'";
+    }
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return "cannot replace '" + path + "': " + ec.message();
+  }
+  return "";
+}
+
 std::string run_path(const std::string& outdir, const std::string& name) { return (fs::path(outdir) / name).string(); }
 
 // ---- checkpoint names -----------------------------------------------------------------------------------
@@ -257,14 +278,7 @@ std::string mark_status_stalled(const std::string& outdir, const StatusStalled& 
   r["stalled_hosts"] = s.hosts;
   if (s.step >= 0) r["step"] = s.step;
   r["last_heartbeat"] = null_or(s.last_heartbeat);
-  const std::string tmp = path.string() + ".launch.tmp";
-  std::error_code ec;
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << r.dump() << "\n";
-  }
-  fs::rename(tmp, path, ec);
-  return ec ? "cannot write " + path.string() + ": " + ec.message() : "";
+  return replace_file(path.string(), r.dump() + "\n", ".launch.tmp");
 }
 
 // ---- progress.json ---------------------------------------------------------------------------------------
@@ -354,19 +368,7 @@ void annotate_ledger(const std::string& outdir, const std::string& launch_attemp
   }
   in.close();
   if (!found) return;
-  const std::string tmp = path.string() + ".launch.tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return;
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
+  (void)replace_file(path.string(), text, ".launch.tmp");  // a ledger left unannotated is no error
 }
 
 // ---- .spotrun.lock ---------------------------------------------------------------------------------------

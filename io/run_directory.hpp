@@ -124,6 +124,11 @@ struct StatusEnd {
 };
 std::string status_end_text(const StatusEnd& end, const std::string& shared_text);
 
+// Writes text to path + suffix, then renames it over path: a reader sees the old file or the new one. ""
+// when written, else why not (the temporary file removed). Writers that may meet keep apart by their
+// suffix (the run's ".tmp", the supervisor's ".launch.tmp").
+std::string replace_file(const std::string& path, const std::string& text, const std::string& suffix = ".tmp");
+
 // The supervisor's verdict on an attempt that stalled: the record of `attempt` in OUTDIR/status.json (its
 // fields in their order) with state "stalled", exit_code null, the reason, the hosts whose heartbeat
 // stopped, the step a heartbeat reported (>= 0) and the last heartbeat (UTC, "" = null). Returns "" when

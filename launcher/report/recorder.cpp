@@ -44,28 +44,6 @@ bool read_text(const fs::path& path, std::string& text) {
   return true;
 }
 
-// Writes path.tmp, then renames it over path: a reader sees the old file or the new one. "" or why not.
-std::string write_atomic(const fs::path& path, const std::string& text) {
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ec;
-      fs::remove(tmp, ec);
-      return "cannot write '" + tmp.string() + "'";
-    }
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return "cannot replace '" + path.string() + "': " + ec.message();
-  }
-  return "";
-}
-
 std::vector<CheckpointFileInfo> checkpoint_files(const std::string& outdir) {
   std::vector<CheckpointFileInfo> files;
   for (const io::CheckpointName& c : io::list_checkpoints(outdir))
@@ -300,10 +278,10 @@ void RunRecorder::update(std::int64_t step) {
 }
 
 void RunRecorder::write_files(bool with_report) {
-  std::string error = write_atomic(fs::path(m_outdir) / k_ledger_name, ledger_text(m_attempts));
+  std::string error = io::replace_file((fs::path(m_outdir) / k_ledger_name).string(), ledger_text(m_attempts));
   if (error.empty() && with_report) {
     const auto report = derive(m_attempts, checkpoint_files(m_outdir), m_outdir);
-    error = write_atomic(fs::path(m_outdir) / k_report_name, report.dump(2) + "\n");
+    error = io::replace_file((fs::path(m_outdir) / k_report_name).string(), report.dump(2) + "\n");
   }
   if (!error.empty() && !m_write_warned)
     std::fprintf(stderr, "WARNING: run report: %s; the run goes on without it\n", error.c_str());
