@@ -17,16 +17,21 @@ const io::StateArray& dataset(const io::SolverState& st, AtomFieldId f) {
 
 }  // namespace
 
-io::StateArray dataset_layout(const AtomField& f) {
+io::StateArray dataset_layout(const AtomField& f, int width) {
   std::vector<std::uint64_t> inner;
-  if (f.width > 1) inner.push_back(static_cast<std::uint64_t>(f.width));
-  return io::StateArray::layout(std::string("/md/") + f.name, std::move(inner), f.is_integer(), 0);
+  if (f.is_list())
+    inner.push_back(width < 0 ? io::StateArray::k_any_extent : static_cast<std::uint64_t>(width));
+  else if (f.width > 1)
+    inner.push_back(static_cast<std::uint64_t>(f.width));
+  io::StateArray a = io::StateArray::layout(std::string("/md/") + f.name, std::move(inner), f.is_integer(), 0);
+  a.optional = f.has(k_optional) || (f.is_list() && width < 0);
+  return a;
 }
 
 std::vector<io::StateArray> export_arrays() {
   std::vector<io::StateArray> arrays;
   for (const auto& f : k_atom_fields)
-    if (f.has(k_exported))
+    if (f.has(k_exported) || f.is_list())
       arrays.push_back(dataset_layout(f));
   return arrays;
 }
