@@ -97,8 +97,9 @@ void MdSolver::build_bonded() {
   std::ostringstream msg;
   msg << "atom " << miss.partner << " of a " << miss.kind << " of atom " << miss.atom << " is missing on rank "
       << m_comm.rank() << " at step " << m_step << ": the ghost atoms reach " << significant(m_ghost_cutoff, 6)
-      << " sigma and the molecule is stretched further (md.ghost_cutoff raises the reach; LAMMPS: \"Bond atoms "
-         "missing\")";
+      << " sigma (1.2 x the longest bonded interaction of the data file + md.skin) and the molecule stretched "
+         "further, or the system is unstable (LAMMPS: \"Bond atoms missing\"): "
+      << instability_hint();
   m_comm.agree<RunError>(miss.atom == 0, msg.str());
   m_bonded.exclude_special_pairs(m_atoms, m_neighbor);
 }
