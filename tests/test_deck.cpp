@@ -50,6 +50,7 @@ void expect_same_values(const Deck& a, const Deck& b) {
       case KeyType::Bool: EXPECT_EQ(a.get_bool(s.key), b.get_bool(s.key)); break;
       case KeyType::String: EXPECT_EQ(a.get_string(s.key), b.get_string(s.key)); break;
       case KeyType::Int3: EXPECT_EQ(a.get_int3(s.key), b.get_int3(s.key)); break;
+      case KeyType::Float3: EXPECT_EQ(a.get_float3(s.key), b.get_float3(s.key)); break;
       case KeyType::Duration: EXPECT_EQ(a.get_seconds(s.key), b.get_seconds(s.key)); break;
       case KeyType::Strings: EXPECT_EQ(a.get_strings(s.key), b.get_strings(s.key)); break;
       case KeyType::TableArray: EXPECT_EQ(a.count(s.key), b.count(s.key)); break;
