@@ -109,7 +109,11 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
 namespace {
 // The bonded styles of a fresh run: the deck's over the data file's Coeffs sections.
 bonded::BondedSetup fresh_bonded(const MdConfig& cfg, const io::LammpsData* data) {
-  if (!data) return resolve_bonded(cfg, BondedCounts{}, std::array<const io::LammpsCoeffs*, 3>{}.data(), "the lattice");
+  if (!data) {  // a lattice of single atoms: no interactions (the deck's tables were checked as a deck's)
+    bonded::BondedSetup none;
+    none.special_lj = cfg.special_lj;
+    return none;
+  }
   const io::LammpsCoeffs* const rows[3] = {&data->bond_coeffs, &data->angle_coeffs, &data->dihedral_coeffs};
   return resolve_bonded(cfg, bonded_counts(*data), rows, "the data file");
 }

@@ -21,7 +21,8 @@ std::string table_key(BondedKind kind, std::size_t k, const std::string& field) 
   return std::string(bonded_kind_info(kind).key) + ".coeff." + std::to_string(k) + (field.empty() ? "" : "." + field);
 }
 std::string shown_key(BondedKind kind, std::size_t k, const std::string& field) {
-  return std::string(bonded_kind_info(kind).key) + ".coeff[" + std::to_string(k) + "]" + (field.empty() ? "" : "." + field);
+  return std::string(bonded_kind_info(kind).key) + ".coeff[" + std::to_string(k) + "]" +
+         (field.empty() ? "" : "." + field);
 }
 
 // The message about a deck key, led by where it comes from when that is known.
@@ -62,15 +63,16 @@ std::vector<double> bonded_table_values(const BondedStyleInfo& style, const Bond
                           "; its coefficients: " + style.names());
   std::vector<double> v;
   for (const auto& p : style.params) {
-    const auto it = std::find_if(spec.values.begin(), spec.values.end(), [&](const auto& nv) { return nv.first == p.name; });
+    const auto it =
+        std::find_if(spec.values.begin(), spec.values.end(), [&](const auto& nv) { return nv.first == p.name; });
     if (it == spec.values.end())
       throw key_error(where, table_key(kind, k, ""),
                       "'" + shown_key(kind, k, "") + "' has no key '" + p.name + "' (" + lower_first(p.help) + "); " +
                           style_words(style, style_source) + " takes " + style.names());
     if (const std::string why = bonded_value_problem(p, it->second); !why.empty())
       throw key_error(where, table_key(kind, k, p.name),
-                      shown_key(kind, k, p.name) + " = " + value_text(it->second) + ": " + style_words(style, style_source) +
-                          ": " + why);
+                      shown_key(kind, k, p.name) + " = " + value_text(it->second) + ": " +
+                          style_words(style, style_source) + ": " + why);
     v.push_back(it->second);
   }
   return v;
@@ -126,8 +128,8 @@ std::vector<std::vector<double>> resolve_bonded_coeffs(const MdConfig& cfg, Bond
     const std::string held = count > 0 ? plural(count, name, info.plural) + " of " + plural(ntypes, "type", "types")
                                        : plural(static_cast<std::size_t>(ntypes), name + " type", name + " types");
     throw InputError(file_text + ": the data file has " + held + "; give [" + key + "] style (allowed: " +
-                     quoted_bonded_style_names(kind) + "), or " + article(section) + " section whose header names it (\"" +
-                     section + " # " + bonded_style_names(kind).front() + "\")");
+                     quoted_bonded_style_names(kind) + "), or " + article(section) +
+                     " section whose header names it (\"" + section + " # " + bonded_style_names(kind).front() + "\")");
   }
   const BondedStyleInfo* style = find_bonded_style(kind, style_name);
   if (!style && !deck.style.empty())

@@ -24,7 +24,8 @@ std::vector<BondedStyleInfo> make_registry() {
       {BondedKind::Bond, "harmonic", "E = K (r - r0)^2",
        {{"k", "epsilon/sigma^2", "Spring constant K", 0, 1e9, false, V::Real},
         {"r0", "sigma", "Equilibrium length r0", 0, 1e3, false, V::Real}}},
-      {BondedKind::Bond, "fene", "E = -K R0^2/2 ln(1 - (r/R0)^2) + 4 epsilon [(sigma/r)^12 - (sigma/r)^6] + epsilon for r < 2^(1/6) sigma",
+      {BondedKind::Bond, "fene",
+       "E = -K R0^2/2 ln(1 - (r/R0)^2) + 4 epsilon [(sigma/r)^12 - (sigma/r)^6] + epsilon for r < 2^(1/6) sigma",
        {{"k", "epsilon/sigma^2", "Spring constant K", 0, 1e9, true, V::Real},
         {"r0", "sigma", "Maximum length R0", 0, 1e3, true, V::Real},
         {"epsilon", "epsilon", "Energy epsilon of the WCA repulsion", 0, 1e9, false, V::Real},
@@ -68,7 +69,8 @@ std::string bonded_allowed_text(const BondedParam& p) {
 }
 
 std::string bonded_value_problem(const BondedParam& p, double value) {
-  const bool in_range = std::isfinite(value) && value >= p.min && value <= p.max && !(p.min_exclusive && value == p.min);
+  const bool in_range =
+      std::isfinite(value) && value >= p.min && value <= p.max && !(p.min_exclusive && value == p.min);
   const bool whole = value == std::floor(value);
   const bool fine = p.value == BondedValue::Sign ? (value == 1 || value == -1)
                     : p.value == BondedValue::Integer ? in_range && whole
