@@ -115,7 +115,7 @@ bonded::BondedSetup fresh_bonded(const MdConfig& cfg, const io::LammpsData* data
     return none;
   }
   const io::LammpsCoeffs* const rows[3] = {&data->bond_coeffs, &data->angle_coeffs, &data->dihedral_coeffs};
-  return resolve_bonded(cfg, bonded_counts(*data), rows, "the data file");
+  return resolve_bonded(cfg, bonded_counts(*data), rows, "md.initial.lammps_data");
 }
 }  // namespace
 
