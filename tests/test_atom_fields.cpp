@@ -38,7 +38,7 @@ TEST(AtomFieldTable, CheckpointDatasetsAreTheTable) {
   // before molecules lack /md/molecule, which is optional); the list fields (bond, angle, ...) follow where the
   // system has them.
   const std::vector<std::string> historical = {"/md/id", "/md/x", "/md/v", "/md/f", "/md/image", "/md/x_build", "/md/type",
-                                               "/md/molecule"};
+                                               "/md/molecule", "/md/q"};
   test::MdRun run(test::lattice_config({6, 6, 6}, 1.0), world());
   const auto layout = run->state_layout();
   std::vector<std::string> names, from_table;
@@ -62,7 +62,7 @@ TEST(AtomFieldTable, CheckpointDatasetsAreTheTable) {
   ASSERT_NE(md, nullptr);
   const launcher::Deck deck = launcher::Deck::parse("[run]\nsolver = \"md\"\n", "deck");
   EXPECT_EQ(md->checkpoint_bytes_per_work_unit(deck), 8.0 * slots);
-  EXPECT_EQ(8 * slots, 144);
+  EXPECT_EQ(8 * slots, 152);
 }
 
 TEST(AtomFieldTable, ExportReadsTheExportedFields) {

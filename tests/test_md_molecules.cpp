@@ -25,27 +25,6 @@ using namespace spotrun;
 
 namespace {
 
-// A LAMMPS thermo CSV: its header and rows.
-struct Csv {
-  std::vector<std::string> header;
-  std::vector<std::vector<double>> rows;
-};
-Csv read_named_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error("cannot read " + path);
-  Csv c;
-  std::string line, cell;
-  std::getline(in, line);
-  for (std::istringstream s(line); std::getline(s, cell, ',');) c.header.push_back(cell);
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    std::vector<double> r;
-    for (std::istringstream s(line); std::getline(s, cell, ',');) r.push_back(std::stod(cell));
-    c.rows.push_back(r);
-  }
-  return c;
-}
-
 md::BondedCoeffSpec coeff(int type, std::vector<std::pair<std::string, double>> values) {
   md::BondedCoeffSpec c;
   c.type = type;
@@ -80,50 +59,16 @@ md::MdConfig semiflexible_config() {
   return c;
 }
 
-// The thermo of `steps` steps (every `every`) in the CSV's columns, against the CSV: the largest relative
-// difference and where.
-double run_against(md::MdConfig cfg, const io::LammpsData& data, const Csv& ref, int steps, int every, std::string& where) {
-  cfg.thermo_style = ref.header;
-  test::MdRun run(cfg, test::world(), &data);
-  run->setup();
-  std::vector<std::vector<double>> rows;
-  auto row = [&] {
-    run->prepare_thermo();
-    std::vector<double> r{static_cast<double>(run->step_index())};
-    for (const double v : run->thermo()) r.push_back(v);
-    rows.push_back(r);
-  };
-  row();
-  for (int n = 1; n <= steps; ++n) {
-    run->step(n % every == 0);
-    if (n % every == 0) row();
-  }
-  EXPECT_EQ(rows.size(), ref.rows.size());
-  double worst = 0;
-  for (std::size_t r = 0; r < std::min(rows.size(), ref.rows.size()); ++r)
-    for (std::size_t c = 0; c < ref.header.size(); ++c) {
-      const double d = test::rel_diff(rows[r][c], ref.rows[r][c]);
-      if (d > worst) {
-        worst = d;
-        std::ostringstream s;
-        s.precision(17);
-        s << "step " << rows[r][0] << " " << ref.header[c] << ": " << rows[r][c] << " vs LAMMPS " << ref.rows[r][c];
-        where = s.str();
-      }
-    }
-  return worst;
-}
-
 io::LammpsData data_file(const char* name) { return io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/" + name); }
 
 TEST(MdMolecules, KremerGrestAgreesWithLammps) {
   const io::LammpsData data = data_file("kg-small.data");
-  const Csv ref = read_named_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-kg-small-nve.csv");
+  const test::Csv ref = test::read_named_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-kg-small-nve.csv");
   for (const auto list : {md::NeighborListKind::Half, md::NeighborListKind::Full}) {
     auto cfg = kg_config();
     cfg.neighbor_list = list;
     std::string where;
-    const double diff = run_against(cfg, data, ref, 200, 10, where);
+    const double diff = test::run_against(cfg, data, ref, 200, 10, where, test::world());
     const std::string kind = list == md::NeighborListKind::Full ? "full list" : "half list";
     EXPECT_LE(diff, 1e-9) << kind << ": " << where;
     test::report("Kremer-Grest melt, " + kind + ", " + std::to_string(test::nranks()) +
@@ -133,12 +78,12 @@ TEST(MdMolecules, KremerGrestAgreesWithLammps) {
 
 TEST(MdMolecules, SemiflexibleAgreesWithLammps) {
   const io::LammpsData data = data_file("semiflexible-small.data");
-  const Csv ref = read_named_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-semiflexible-small-nve.csv");
+  const test::Csv ref = test::read_named_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-semiflexible-small-nve.csv");
   for (const auto list : {md::NeighborListKind::Half, md::NeighborListKind::Full}) {
     auto cfg = semiflexible_config();
     cfg.neighbor_list = list;
     std::string where;
-    const double diff = run_against(cfg, data, ref, 200, 10, where);
+    const double diff = test::run_against(cfg, data, ref, 200, 10, where, test::world());
     const std::string kind = list == md::NeighborListKind::Full ? "full list" : "half list";
     EXPECT_LE(diff, 1e-9) << kind << ": " << where;
     test::report("semiflexible melt, " + kind + ", " + std::to_string(test::nranks()) +

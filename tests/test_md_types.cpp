@@ -256,7 +256,8 @@ TEST(MdTypes, WhatIsNotSimulatedIsRefused) {
   const auto charged =
       io::parse_lammps_data(head + box + "Atoms # charge\n\n1 1 0.5 1 1 1\n2 1 -0.5 2 1 1\n", "q.data");
   e = input_error([&] { MdRun run(c, test::world(), &charged); });
-  EXPECT_NE(e.find("gives atoms non-zero charges; spotrun's MD does not simulate electrostatics yet"), std::string::npos)
+  EXPECT_NE(e.find("gives atoms non-zero charges, but md.pair.style \"lj/cut\" does not act between charges"),
+            std::string::npos)
       << e;
   // Zero charges are no charges: the run starts.
   const auto neutral = io::parse_lammps_data(head + box + "Atoms # full\n\n1 1 1 0 1 1 1\n2 1 1 0 2.5 1 1\n", "n.data");

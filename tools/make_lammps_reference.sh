@@ -178,3 +178,13 @@ cp "$TMP/semiflexible-small.data" "$DATA/semiflexible-small.data"
 echo "wrote tests/data/semiflexible-small.data"
 
 reference lammps-semiflexible-small-nve.csv 21 in.semiflex-ref -var data "$DATA/semiflexible-small.data"
+
+# 7. Charged Kob-Andersen mixture: ka-small.data in atom_style charge (odd ids +0.4, even ids -0.4), then
+#    100 steps NVE with lj/cut/coul/cut 2.5 3.0.
+awk '
+    /^Atoms/ { print "Atoms # charge"; sec = "Atoms"; next }
+    /^[A-Za-z]/ { sec = $1 }
+    sec == "Atoms" && NF >= 5 { q = ($1 % 2 == 1) ? "0.4" : "-0.4"; $2 = $2 " " q; print; next }
+    { print }' "$DATA/ka-small.data" > "$DATA/ka-charged-small.data"
+echo "wrote tests/data/ka-charged-small.data"
+reference lammps-ka-charged-small-coulcut-nve.csv 11 in.coulcut-ref -var data "$DATA/ka-charged-small.data"

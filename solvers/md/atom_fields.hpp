@@ -49,6 +49,7 @@ enum AtomFieldFlag : unsigned {
   FIELD(x_build, Vec3View, k_checkpointed, "position at the last neighbour build")                \
   FIELD(type, IntView, k_migrates | k_ghosted | k_checkpointed | k_exported, "type")                \
   FIELD(molecule, IdView, k_migrates | k_checkpointed | k_exported | k_optional, "molecule id")     \
+  FIELD(q, DoubleView, k_migrates | k_ghosted | k_checkpointed | k_exported | k_optional, "charge") \
   FIELD(bond, IdRowsView, k_migrates | k_checkpointed, "bond list")                                \
   FIELD(angle, IdRowsView, k_migrates | k_checkpointed, "angle list")                              \
   FIELD(dihedral, IdRowsView, k_migrates | k_checkpointed, "dihedral list")                        \

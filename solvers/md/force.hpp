@@ -22,23 +22,47 @@
 namespace spotrun::md {
 
 struct PairTally {
-  double energy = 0;  // sum of pair energies owned by this rank (ghost pairs count 1/2)
+  double energy = 0;  // sum of pair energies owned by this rank (ghost pairs count 1/2): the van der Waals part
   double virial = 0;  // sum of r_ij . F_ij, same weighting
+  double ecoul = 0;   // the Coulomb part of the energies, same weighting (a charged style: PairCharged)
 };
+
 
 using ForceScatter = Kokkos::Experimental::ScatterView<double* [3], Kokkos::LayoutRight, ExecSpace>;
 
 namespace impl {
 
+// One pair's force factor and, with EV, its energies (evdwl, ecoul; ecoul 0 for an uncharged style). qiqj:
+// the product of the two charges (read only by a charged style).
+template <bool EV, class Pair, class Real = typename Pair::real_type>
+KOKKOS_INLINE_FUNCTION void evaluate_pair(const Pair& pair, Real rsq, Real qiqj, Real& fpair, Real& evdwl, Real& ecoul) {
+  if constexpr (PairCharged<Pair>::value) {
+    if (EV)
+      pair.compute(rsq, qiqj, fpair, evdwl, ecoul);
+    else
+      pair.compute_force(rsq, qiqj, fpair);
+  } else {
+    (void)qiqj;
+    ecoul = Real(0);
+    if (EV)
+      pair.compute(rsq, fpair, evdwl);
+    else
+      pair.compute_force(rsq, fpair);
+  }
+}
+
 // Sum over the neighbours jj in [jbegin, jend) of row i of the pair force on atom i; calls
-// on_pair(j, fx, fy, fz, e, w) for each pair within the cutoff of the two atoms' types, with the pair's force
-// on i (double), its energy (only with EV) and r_ij . F_ij, rounded to double from the pair's precision.
+// on_pair(j, fx, fy, fz, e, ec, w) for each pair within the cutoff of the two atoms' types, with the pair's
+// force on i (double), its energies (van der Waals e and Coulomb ec; only with EV) and r_ij . F_ij, rounded to
+// double from the pair's precision. q: the charges (read only by a charged style).
 template <bool EV, class Pair, class OnPair>
-KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, const NeighborView& neigh,
-                                       const PairTable<Pair>& pairs, int i, int jbegin, int jend, double& fx,
-                                       double& fy, double& fz, const OnPair& on_pair) {
+KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, const DoubleView& q,
+                                       const NeighborView& neigh, const PairTable<Pair>& pairs, int i, int jbegin,
+                                       int jend, double& fx, double& fy, double& fz, const OnPair& on_pair) {
   using Real = typename Pair::real_type;
+  constexpr bool charged = PairCharged<Pair>::value;
   const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+  const double qi = charged ? q(i) : 0.0;
   const int ti = type(i);
   for (int jj = jbegin; jj < jend; ++jj) {
     const int j = neigh(i, jj);
@@ -47,17 +71,14 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, c
     const Real rsq = dx * dx + dy * dy + dz * dz;
     const Pair& pair = pairs(ti, type(j));
     if (rsq >= pair.cutsq) continue;
-    Real fpair, e = 0;
-    if (EV)
-      pair.compute(rsq, fpair, e);
-    else
-      pair.compute_force(rsq, fpair);
+    Real fpair, e = 0, ec = 0;
+    evaluate_pair<EV>(pair, rsq, static_cast<Real>(charged ? qi * q(j) : 0.0), fpair, e, ec);
     const double fd = static_cast<double>(fpair);
     const double fxp = dxd * fd, fyp = dyd * fd, fzp = dzd * fd;
     fx += fxp;
     fy += fyp;
     fz += fzp;
-    on_pair(j, fxp, fyp, fzp, static_cast<double>(e), static_cast<double>(rsq * fpair));
+    on_pair(j, fxp, fyp, fzp, static_cast<double>(e), static_cast<double>(ec), static_cast<double>(rsq * fpair));
   }
 }
 
@@ -139,21 +160,19 @@ constexpr bool k_scatter_in_place = false;
 // pair by pair). Adds the force on atom i to fi, the energy and virial (weighted by w) to e and v. Every
 // conversion is in this vectorised loop.
 template <bool EV, class Real, class PairOf>
-KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* dz, const PairOf& pair_of, double w,
-                                         double& fxi, double& fyi, double& fzi, double& e, double& v) {
-  double sx = 0, sy = 0, sz = 0, se = 0, sv = 0;
+KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* dz, const double* qq, const PairOf& pair_of,
+                                         double w, double& fxi, double& fyi, double& fzi, double& e, double& ec,
+                                         double& v) {
+  double sx = 0, sy = 0, sz = 0, se = 0, sc = 0, sv = 0;
 #if defined(SPOTRUN_OMP_SIMD)
-#pragma omp simd reduction(+ : sx, sy, sz, se, sv)
+#pragma omp simd reduction(+ : sx, sy, sz, se, sc, sv)
 #endif
   for (int k = 0; k < n; ++k) {
     const Real rx = static_cast<Real>(dx[k]), ry = static_cast<Real>(dy[k]), rz = static_cast<Real>(dz[k]);
     const Real rsq = rx * rx + ry * ry + rz * rz;
     const auto& pair = pair_of(k);
-    Real fpair, ek = 0;
-    if (EV)
-      pair.compute(rsq, fpair, ek);
-    else
-      pair.compute_force(rsq, fpair);
+    Real fpair, ek = 0, eck = 0;
+    evaluate_pair<EV>(pair, rsq, qq ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
     const bool inside = rsq < pair.cutsq;
     fpair = inside ? fpair : Real(0);  // a select, not a branch
     const double fd = static_cast<double>(fpair);
@@ -166,6 +185,7 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
     dz[k] = fz;
     if (EV) {
       se += static_cast<double>(inside ? ek : Real(0));
+      sc += static_cast<double>(inside ? eck : Real(0));
       sv += static_cast<double>(rsq * fpair);
     }
   }
@@ -174,6 +194,7 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
   fzi += sz;
   if (EV) {
     e += w * se;
+    ec += w * sc;
     v += w * sv;
   }
 }
@@ -190,17 +211,20 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
   const int maxn = list.max_neighbors();
   const bool newton = list.newton();
   auto f = atoms.f;
+  auto q = atoms.q;
   scatter.reset_except(f);
   double* const fraw = k_scatter_in_place ? scatter.subview().data() : nullptr;  // the force array itself
   PairTally t;
   using Real = typename Pair::real_type;
-  auto body = [=](int i, double& energy, double& virial) {
+  constexpr bool charged = PairCharged<Pair>::value;
+  auto body = [=](int i, double& energy, double& ecoul, double& virial) {
     auto fa = scatter.access();
     const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
     const int ti = type(i);
     const Pair pii = pairs(ti, ti);
     double fxi = 0, fyi = 0, fzi = 0;
     double dx[k_row_chunk], dy[k_row_chunk], dz[k_row_chunk];  // separations, then pair forces
+    double qq[charged ? k_row_chunk : 1];                        // a charged style: q_i q_j of each pair
     Pair pj[OneType ? 1 : k_row_chunk];
     // Owned neighbours (front of the row: the reaction goes to j, the pair counts whole), then ghosts
     // (back of the row). Under Newton a ghost pair is listed on this side alone: its reaction goes to the
@@ -215,12 +239,15 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
         RowsOfThree::gather(x.data(), row, n, xi, yi, zi, dx, dy, dz);
         if (!OneType)
           for (int k = 0; k < n; ++k) pj[k] = pairs(ti, type(row[k]));
+        if constexpr (charged)
+          for (int k = 0; k < n; ++k) qq[k] = q(i) * q(row[k]);
+        const double* qs = charged ? qq : nullptr;
         if (OneType)
-          masked_pairs<EV, Real>(n, dx, dy, dz, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
-                                 fyi, fzi, energy, virial);
+          masked_pairs<EV, Real>(n, dx, dy, dz, qs, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
+                                 fyi, fzi, energy, ecoul, virial);
         else
-          masked_pairs<EV, Real>(n, dx, dy, dz, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5,
-                                 fxi, fyi, fzi, energy, virial);
+          masked_pairs<EV, Real>(n, dx, dy, dz, qs, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5,
+                                 fxi, fyi, fzi, energy, ecoul, virial);
         if (owned) {
           if constexpr (k_scatter_in_place) {
             RowsOfThree::scatter(fraw, row, n, dx, dy, dz);
@@ -242,12 +269,13 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
   if (EV) {
     Kokkos::parallel_reduce(
         "md::pair::force_half", Policy(begin, end),
-        [=](int k, double& energy, double& virial) { body(order(k), energy, virial); }, t.energy, t.virial);
+        [=](int k, double& energy, double& ecoul, double& virial) { body(order(k), energy, ecoul, virial); }, t.energy,
+        t.ecoul, t.virial);
   } else {
     Kokkos::parallel_for(
         "md::pair::force_half", Policy(begin, end), [=](int k) {
-          double e = 0, w = 0;
-          body(order(k), e, w);
+          double e = 0, c = 0, w = 0;
+          body(order(k), e, c, w);
         });
   }
   Kokkos::Experimental::contribute(f, scatter);
@@ -264,6 +292,7 @@ PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& li
   auto numneigh = list.numneigh;
   auto numghost = list.numghost;
   auto type = atoms.type;
+  auto q = atoms.q;
   const int maxn = list.max_neighbors();
   auto f = atoms.f;
   scatter.reset_except(f);
@@ -271,23 +300,25 @@ PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& li
   // Owned neighbours at the front of the row (Newton's third law: the pair force acts on both atoms),
   // ghost neighbours at the back (only the owned atom is updated here; the ghost's owner computes the
   // pair too, so energy and virial count half).
-  auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& virial) {
+  auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& ecoul, double& virial) {
     auto fa = scatter.access();
     double fxi = 0, fyi = 0, fzi = 0;
-    row_forces<EV>(x, type, neigh, pair, i, 0, numneigh(i), fxi, fyi, fzi,
-                   [&](int j, double fx, double fy, double fz, double e, double w) {
+    row_forces<EV>(x, type, q, neigh, pair, i, 0, numneigh(i), fxi, fyi, fzi,
+                   [&](int j, double fx, double fy, double fz, double e, double ec, double w) {
                      fa(j, 0) -= fx;
                      fa(j, 1) -= fy;
                      fa(j, 2) -= fz;
                      if (EV) {
                        energy += e;
+                       ecoul += ec;
                        virial += w;
                      }
                    });
-    row_forces<EV>(x, type, neigh, pair, i, maxn - numghost(i), maxn, fxi, fyi, fzi,
-                   [&](int, double, double, double, double e, double w) {
+    row_forces<EV>(x, type, q, neigh, pair, i, maxn - numghost(i), maxn, fxi, fyi, fzi,
+                   [&](int, double, double, double, double e, double ec, double w) {
                      if (EV) {
                        energy += 0.5 * e;
+                       ecoul += 0.5 * ec;
                        virial += 0.5 * w;
                      }
                    });
@@ -298,13 +329,14 @@ PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& li
   if (EV) {
     Kokkos::parallel_reduce(
         "md::pair::force_half", Policy(begin, end),
-        KOKKOS_LAMBDA(int k, double& energy, double& virial) { body(order(k), energy, virial); }, t.energy, t.virial);
+        KOKKOS_LAMBDA(int k, double& energy, double& ecoul, double& virial) { body(order(k), energy, ecoul, virial); },
+        t.energy, t.ecoul, t.virial);
   } else {
     // No reduction: nothing returns to the host on a step without thermo.
     Kokkos::parallel_for(
         "md::pair::force_half", Policy(begin, end), KOKKOS_LAMBDA(int k) {
-          double e = 0, w = 0;
-          body(order(k), e, w);
+          double e = 0, c = 0, w = 0;
+          body(order(k), e, c, w);
         });
   }
   Kokkos::Experimental::contribute(f, scatter);
@@ -323,18 +355,20 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
   auto numneigh = list.numneigh;
   auto numghost = list.numghost;
   auto type = atoms.type;
+  auto q = atoms.q;
   const int maxn = list.max_neighbors();
   PairTally t;
-  auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& virial) {
+  auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& ecoul, double& virial) {
     double fxi = 0, fyi = 0, fzi = 0;
-    auto tally = [&](int, double, double, double, double e, double w) {
+    auto tally = [&](int, double, double, double, double e, double ec, double w) {
       if (EV) {
         energy += 0.5 * e;
+        ecoul += 0.5 * ec;
         virial += 0.5 * w;
       }
     };
-    row_forces<EV>(x, type, neigh, pair, i, 0, numneigh(i), fxi, fyi, fzi, tally);
-    row_forces<EV>(x, type, neigh, pair, i, maxn - numghost(i), maxn, fxi, fyi, fzi, tally);
+    row_forces<EV>(x, type, q, neigh, pair, i, 0, numneigh(i), fxi, fyi, fzi, tally);
+    row_forces<EV>(x, type, q, neigh, pair, i, maxn - numghost(i), maxn, fxi, fyi, fzi, tally);
     f(i, 0) = fxi;
     f(i, 1) = fyi;
     f(i, 2) = fzi;
@@ -342,12 +376,13 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
   if (EV) {
     Kokkos::parallel_reduce(
         "md::pair::force_full", Policy(begin, end),
-        KOKKOS_LAMBDA(int k, double& energy, double& virial) { body(order(k), energy, virial); }, t.energy, t.virial);
+        KOKKOS_LAMBDA(int k, double& energy, double& ecoul, double& virial) { body(order(k), energy, ecoul, virial); },
+        t.energy, t.ecoul, t.virial);
   } else {
     Kokkos::parallel_for(
         "md::pair::force_full", Policy(begin, end), KOKKOS_LAMBDA(int k) {
-          double e = 0, w = 0;
-          body(order(k), e, w);
+          double e = 0, c = 0, w = 0;
+          body(order(k), e, c, w);
         });
   }
   return t;

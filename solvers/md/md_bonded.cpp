@@ -27,6 +27,8 @@ bonded::BondedSetup resolve_bonded(const MdConfig& cfg, const BondedCounts& coun
     *styles[k] = counts.ntypes[k] > 0 ? bonded_style_of(cfg, kinds[k], rows[k]) : std::string();
   }
   s.special_lj = cfg.special_lj;
+  s.special_coul = cfg.special_coul;
+  s.charged = pair_style_info(cfg.pair_style).charged;
   return s;
 }
 
@@ -37,15 +39,18 @@ BondedCounts bonded_counts(const io::LammpsData& d) {
   return c;
 }
 
-void check_topology(const io::LammpsData& d) {
+void check_topology(const io::LammpsData& d, const MdConfig& cfg) {
   if (d.impropers.count() > 0)
     throw InputError("md.initial.lammps_data: the data file has " + std::to_string(d.impropers.count()) +
                      " impropers; spotrun's MD has no improper style yet (README, \"What spotrun does not do yet\")");
+  // Charges act only through a charged pair style: a run of another style would be another system.
+  const bool charged = pair_style_info(cfg.pair_style).charged;
   for (const double q : d.q)
-    if (q != 0)
+    if (q != 0 && !charged)
       throw InputError("md.initial.lammps_data: the data file (atom_style " + std::string(io::atom_style_name(d.atom_style)) +
-                       ") gives atoms non-zero charges; spotrun's MD does not simulate electrostatics yet (README, "
-                       "\"What spotrun does not do yet\")");
+                       ") gives atoms non-zero charges, but md.pair.style \"" + cfg.pair_style +
+                       "\" does not act between charges; use a style with Coulomb interactions (" +
+                       charged_pair_style_names() + ")");
 }
 
 void MdSolver::load_topology(const io::LammpsData& data, const std::vector<std::size_t>& mine) {
@@ -140,7 +145,10 @@ void MdSolver::put_bonded_state(io::SolverState& st) const {
       for (std::size_t c = 0; c < (*coeffs[k])[t].size(); ++c)
         st.reals[kind + ".coeff." + std::to_string(t + 1) + "." + std::to_string(c + 1)] = (*coeffs[k])[t][c];
   }
-  for (int k = 0; k < 3; ++k) st.reals["md.special_bonds.lj." + std::to_string(k + 1)] = s.special_lj[k];
+  for (int k = 0; k < 3; ++k) {
+    st.reals["md.special_bonds.lj." + std::to_string(k + 1)] = s.special_lj[k];
+    st.reals["md.special_bonds.coul." + std::to_string(k + 1)] = s.special_coul[k];
+  }
   st.reals["md.ghost_cutoff"] = m_ghost_cutoff;
 }
 

@@ -54,6 +54,9 @@ enum class NeighborListKind { ByBackend, Half, Full, HalfNoNewton };
 struct MdConfig {
   double dt = 0.005;             // tau
   double cutoff = 2.5;           // sigma
+  // md.pair.coulomb_cutoff: the Coulomb part's cutoff of a charged pair style (sigma; 0: md.cutoff).
+  double coulomb_cutoff = 0;
+  double coulomb_cutoff_or_default() const { return coulomb_cutoff > 0 ? coulomb_cutoff : cutoff; }
   double skin = 0.3;             // sigma
   int neighbor_every = 1;        // steps
   bool neighbor_check = true;

@@ -29,9 +29,9 @@ Thermo MdSolver::compute_thermo() {
   const bool bonded = m_bonded.active(m_atoms);
   const bonded::BondedEnergies b = bonded ? m_bonded_energy : bonded::BondedEnergies{};
   const PairTally sp = bonded ? m_special_tally : PairTally{};
-  double sums[6] = {local_mv2(), m_tally.energy + sp.energy, m_tally.virial + sp.virial + b.virial, b.ebond, b.eangle,
-                    b.edihed};
-  m_comm.sum_in_place(sums, 6);
+  double sums[7] = {local_mv2(), m_tally.energy + sp.energy, m_tally.virial + sp.virial + b.virial, b.ebond, b.eangle,
+                    b.edihed, m_tally.ecoul + sp.ecoul};
+  m_comm.sum_in_place(sums, 7);
   const double n = static_cast<double>(m_natoms);
   const double ke = 0.5 * sums[0];
   const double dof = 3.0 * n - 3.0;
@@ -41,7 +41,9 @@ Thermo MdSolver::compute_thermo() {
   t.ebond = sums[3] / n;
   t.eangle = sums[4] / n;
   t.edihed = sums[5] / n;
-  t.pe = bonded ? (sums[1] + sums[3] + sums[4] + sums[5]) / n : t.evdwl;
+  t.ecoul = sums[6] / n;
+  const bool charged = m_coeffs.style.charged;
+  t.pe = bonded || charged ? (sums[1] + sums[6] + sums[3] + sums[4] + sums[5]) / n : t.evdwl;
   t.ke = ke / n;
   t.etotal = t.pe + t.ke;
   t.press = (2.0 * ke + sums[2]) / (3.0 * m_box.volume());
@@ -50,7 +52,7 @@ Thermo MdSolver::compute_thermo() {
 
 std::vector<std::string> thermo_keywords() {
   return {"step", "time", "temp", "pe", "ke", "etotal", "press", "vol", "density", "ecouple", "econserve",
-          "evdwl", "ebond", "eangle", "edihed"};
+          "evdwl", "ebond", "eangle", "edihed", "ecoul"};
 }
 
 // The columns after "step" (the launcher writes the step itself).
@@ -87,6 +89,7 @@ std::vector<double> MdSolver::thermo() {
     else if (k == "ebond") values.push_back(t.ebond);
     else if (k == "eangle") values.push_back(t.eangle);
     else if (k == "edihed") values.push_back(t.edihed);
+    else if (k == "ecoul") values.push_back(t.ecoul);
     else throw std::logic_error("md.thermo_style: unknown column " + k);
   }
   return values;

@@ -121,6 +121,7 @@ MdConfig config_from_deck(const Deck& d) {
     for (const auto& p : style->params)
       if (p.type_default) c.pair_defaults.emplace_back(p.name, d.get_float(std::string("md.pair.") + p.name));
   c.shift = d.get_bool("md.pair.shift");
+  if (d.has("md.pair.coulomb_cutoff")) c.coulomb_cutoff = d.get_float("md.pair.coulomb_cutoff");
   c.mix = d.has("md.pair.mix") && d.get_string("md.pair.mix") == "arithmetic" ? PairMix::Arithmetic : PairMix::Geometric;
   for (std::size_t k = 0; k < d.count("md.types"); ++k) {
     const std::string at = "md.types." + std::to_string(k) + ".";
@@ -328,6 +329,9 @@ std::vector<KeySpec> md_keys() {
        "Coefficients of unlike type pairs not given in [[md.pair.coeff]] (LAMMPS pair_modify mix): epsilon = "
        "sqrt(eps_i eps_j); sigma and cutoff = sqrt(s_i s_j) (geometric) or (s_i + s_j)/2 (arithmetic)",
        -1e300, 1e300, false, {"geometric", "arithmetic"}},
+      {"md.pair.coulomb_cutoff", KeyType::Float, "", "sigma",
+       "Cutoff of the Coulomb part of a charged pair style (lj/cut/coul/cut: LAMMPS's cut_coul); default md.cutoff",
+       0, 1e3, true},
       {"md.pair.coeff", KeyType::TableArray, "", "-",
        "Coefficients of one pair of atom types ([[md.pair.coeff]] blocks, LAMMPS pair_coeff); a type's own pair "
        "not given has md.pair.epsilon, md.pair.sigma and md.cutoff, an unlike pair is mixed (md.pair.mix)",

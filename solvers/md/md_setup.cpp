@@ -27,7 +27,7 @@ FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
     for (const auto& t : cfg.types) f.masses.push_back(t.mass);
   }
   if (data) {
-    check_topology(*data);
+    check_topology(*data, cfg);
     // The ghosts reach past the longest bonded interaction of the file by a fifth of it and the skin: molecules
     // stretch as they move (a partner still missing later stops the run, naming it).
     const double span = bonded::bonded_span(*data);
@@ -60,7 +60,7 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
   DomainPlan plan;
   plan.coeffs = resolve_pair_coeffs(cfg, type_names(cfg, static_cast<int>(masses.size()), source));
   check_pair_style(cfg, plan.coeffs);
-  plan.cutneigh = plan.coeffs.max_cutoff() + cfg.skin;
+  plan.cutneigh = plan.coeffs.max_cutoff() + cfg.skin;  // a charged style's Coulomb cutoffs included
   plan.cutghost = std::max(plan.cutneigh, bonded_reach);
   // The sub-boxes must be as thick as the ghosts reach (the halo's swaps go to the nearest ranks only).
   const double cutneigh = plan.cutghost;
@@ -112,6 +112,8 @@ bonded::BondedSetup fresh_bonded(const MdConfig& cfg, const io::LammpsData* data
   if (!data) {  // a lattice of single atoms: no interactions (the deck's tables were checked as a deck's)
     bonded::BondedSetup none;
     none.special_lj = cfg.special_lj;
+    none.special_coul = cfg.special_coul;
+    none.charged = pair_style_info(cfg.pair_style).charged;
     return none;
   }
   const io::LammpsCoeffs* const rows[3] = {&data->bond_coeffs, &data->angle_coeffs, &data->dihedral_coeffs};
@@ -272,6 +274,11 @@ void MdSolver::load_data(const io::LammpsData& data) {
     auto hmol = Kokkos::create_mirror_view(m_atoms.molecule);
     for (int i = 0; i < nl; ++i) hmol(i) = data.molecule[mine[i]];
     Kokkos::deep_copy(m_atoms.molecule, hmol);
+  }
+  if (!data.q.empty()) {
+    auto hq = Kokkos::create_mirror_view(m_atoms.q);
+    for (int i = 0; i < nl; ++i) hq(i) = data.q[mine[i]];
+    Kokkos::deep_copy(m_atoms.q, hq);
   }
   load_topology(data, mine);
 }

@@ -29,6 +29,7 @@ namespace spotrun::md {
 struct Thermo {
   double temp, pe, ke, etotal, press;  // per-atom energies (thermo_modify norm yes)
   double evdwl, ebond, eangle, edihed;  // the parts of pe (evdwl: the pair style's, special pairs scaled)
+  double ecoul;                         // the Coulomb part of a charged pair style (its real-space part)
 };
 
 // The box and type masses of a fresh run, from the data file or the lattice of the configuration: InputError
@@ -53,7 +54,7 @@ BondedCounts bonded_counts(const io::LammpsData& d);
 bonded::BondedSetup resolve_bonded(const MdConfig& cfg, const BondedCounts& counts, const io::LammpsCoeffs* const rows[3],
                                    const std::string& source);
 // InputError for what the data file holds that the MD does not simulate (impropers, charges).
-void check_topology(const io::LammpsData& d);
+void check_topology(const io::LammpsData& d, const MdConfig& cfg);
 
 // The domain of a run on nranks: the pair coefficients of the types (InputError: a [[md.pair.coeff]] names an
 // unknown type or a pair twice, md.types counts other types than `source`; the pair style is not registered
@@ -76,7 +77,7 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
 void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nranks);
 
 // The thermo keywords md.thermo_style may list (LAMMPS thermo_style custom): step time temp pe ke etotal press
-// vol density ecouple econserve evdwl ebond eangle edihed.
+// vol density ecouple econserve evdwl ebond eangle edihed ecoul.
 std::vector<std::string> thermo_keywords();
 
 class MdSolver final : public SolverBase {

@@ -109,6 +109,7 @@ void MdSolver::compute_forces(bool ev) {
         },
         m_pair);
     m_tally.energy += t.energy;
+    m_tally.ecoul += t.ecoul;
     m_tally.virial += t.virial;
   };
   // The rows in the list's order (NeighborList::order): the first interior rows in chunks, looking at the

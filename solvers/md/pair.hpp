@@ -11,12 +11,13 @@
 #include "md_config.hpp"
 #include "pair_coeffs.hpp"
 #include "pair_lj_cut.hpp"
+#include "pair_lj_cut_coul_cut.hpp"
 #include "pair_morse.hpp"
 #include "pair_style.hpp"
 
 namespace spotrun::md {
 
-using PairStyles = PairStyleList<LjCut, Morse>;
+using PairStyles = PairStyleList<LjCut, Morse, LjCutCoulCut>;
 
 // The evaluator tables of every (style, precision): the kernels' pair argument, visited once per force call.
 using AnyPair = PairStyles::AnyPair;
@@ -26,6 +27,15 @@ inline std::vector<std::string> pair_style_names() { return PairStyles::names();
 
 // The coefficients of every registered style (the deck keys of [md.pair] and [[md.pair.coeff]]).
 inline std::vector<PairStyleInfo> pair_style_infos() { return PairStyles::infos(); }
+// The style called name (InputError naming md.pair.style and the registered styles when none is).
+inline PairStyleInfo pair_style_info(const std::string& name) { return PairStyles::info(name); }
+// The styles that act between charges, for messages: "\"lj/cut/coul/cut\"".
+inline std::string charged_pair_style_names() {
+  std::string s;
+  for (const auto& i : pair_style_infos())
+    if (i.charged) s += (s.empty() ? "\"" : ", \"") + i.name + "\"";
+  return s;
+}
 
 // InputError when the configuration's style is not registered (naming every registered style) or the style
 // refuses the coefficients.

@@ -12,7 +12,10 @@ namespace spotrun::md {
 double PairCoeffs::max_cutoff() const {
   double m = 0;
   for (int i = 1; i <= ntypes; ++i)
-    for (int j = 1; j <= ntypes; ++j) m = std::max(m, at(cutoff, i, j));
+    for (int j = 1; j <= ntypes; ++j) {
+      m = std::max(m, at(cutoff, i, j));
+      if (!coul_cutoff.empty()) m = std::max(m, at(coul_cutoff, i, j));
+    }
   return m;
 }
 
@@ -83,6 +86,7 @@ PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::strin
   const std::size_t nparams = style.params.size();
   p.values.assign(nparams, std::vector<double>(static_cast<std::size_t>(n1 * n1), 0.0));
   p.cutoff.assign(static_cast<std::size_t>(n1 * n1), 0.0);
+  if (style.charged) p.coul_cutoff.assign(static_cast<std::size_t>(n1 * n1), 0.0);
   std::vector<char> given(static_cast<std::size_t>(n1 * n1), 0);
   auto type_of = [&](const std::string& name, std::size_t k) {
     const auto it = std::find(names.begin(), names.end(), name);
@@ -102,6 +106,7 @@ PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::strin
     for (const auto ij : {i * n1 + j, j * n1 + i}) {
       for (std::size_t q = 0; q < nparams; ++q) p.values[q][ij] = v[q];
       p.cutoff[ij] = c.cutoff > 0 ? c.cutoff : cfg.cutoff;
+      if (style.charged) p.coul_cutoff[ij] = c.cutoff > 0 ? c.cutoff : cfg.coulomb_cutoff_or_default();
       given[ij] = 1;
     }
   }
@@ -114,6 +119,7 @@ PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::strin
                        style.names(false) + " (LAMMPS: All pair coeffs are not set)");
     for (std::size_t q = 0; q < nparams; ++q) p.values[q][i * n1 + i] = type_default(cfg, style.params[q]);
     p.cutoff[i * n1 + i] = cfg.cutoff;
+    if (style.charged) p.coul_cutoff[i * n1 + i] = cfg.coulomb_cutoff_or_default();
   }
   // Unlike pairs not given: mixed from the two types' own pairs, where the style mixes.
   const bool geometric = cfg.mix == PairMix::Geometric;
@@ -131,6 +137,7 @@ PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::strin
         p.values[q][i * n1 + j] = style.params[q].mix == PairParamMix::Geometric ? std::sqrt(a * b) : mix_distance(a, b);
       }
       p.cutoff[i * n1 + j] = mix_distance(p.at(p.cutoff, i, i), p.at(p.cutoff, j, j));
+      if (style.charged) p.coul_cutoff[i * n1 + j] = mix_distance(p.at(p.coul_cutoff, i, i), p.at(p.coul_cutoff, j, j));
     }
   return p;
 }

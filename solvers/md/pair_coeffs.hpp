@@ -21,6 +21,10 @@ struct PairCoeffs {
   // values[k] of the style's coefficient k, cutoff of the pair's cutoff.
   std::vector<std::vector<double>> values;
   std::vector<double> cutoff;
+  // A charged style's Coulomb cutoff of each pair, as LAMMPS's lj/cut/coul/cut sets it: a [[md.pair.coeff]]
+  // block's `cutoff` is both cutoffs of its pair, other own pairs take md.pair.coulomb_cutoff, unlike pairs not
+  // given mix their types' (md.pair.mix). Empty for an uncharged style.
+  std::vector<double> coul_cutoff;
   double at(const std::vector<double>& table, int ti, int tj) const { return table[ti * (ntypes + 1) + tj]; }
   // The style's coefficient k (its index in style.params) of the pair (ti, tj).
   double value(std::size_t k, int ti, int tj) const { return at(values[k], ti, tj); }

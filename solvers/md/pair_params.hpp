@@ -30,6 +30,7 @@ struct PairStyleInfo {
   std::string name;                 // md.pair.style
   std::vector<PairParam> params;    // its coefficients, in LAMMPS order (without the cutoff)
   std::string contact;              // the coefficient whose half bounds the closest start distance
+  bool charged = false;             // it acts between charges (force.hpp's PairCharged): md.pair.coulomb_cutoff
 
   // Whether an unlike pair not given can be mixed (no coefficient is PairParamMix::None).
   bool mixes() const {

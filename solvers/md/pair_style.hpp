@@ -38,6 +38,14 @@
 
 namespace spotrun::md {
 
+// Whether a pair evaluator acts between charges: `static constexpr bool charged = true`, and compute() /
+// compute_force() take q_i q_j after rsq and split the energy into its van der Waals and Coulomb parts
+// (force.hpp).
+template <class Pair, class = void>
+struct PairCharged : std::false_type {};
+template <class Pair>
+struct PairCharged<Pair, std::enable_if_t<Pair::charged>> : std::true_type {};
+
 // Evaluators by type pair, [ti][tj] for types 1..ntypes (row and column 0 unused).
 template <class Pair>
 struct PairTable {
@@ -138,6 +146,7 @@ struct PairStyleList {
     PairStyleInfo i;
     i.name = Style::name;
     i.contact = Style::contact;
+    i.charged = PairCharged<typename Style::template Evaluator<double>>::value;
     for (const PairParam& p : Style::params) i.params.push_back(p);
     return i;
   }

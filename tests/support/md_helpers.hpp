@@ -232,4 +232,61 @@ inline md::MdConfig ka_config(bool explicit_ab) {
   return c;
 }
 
+
+// A LAMMPS thermo CSV: its header and rows.
+struct Csv {
+  std::vector<std::string> header;
+  std::vector<std::vector<double>> rows;
+};
+inline Csv read_named_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  Csv c;
+  std::string line, cell;
+  std::getline(in, line);
+  for (std::istringstream s(line); std::getline(s, cell, ',');) c.header.push_back(cell);
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    std::vector<double> r;
+    for (std::istringstream s(line); std::getline(s, cell, ',');) r.push_back(std::stod(cell));
+    c.rows.push_back(r);
+  }
+  return c;
+}
+
+// The thermo of `steps` steps (every `every`) on comm in the CSV's columns, against the CSV: the largest
+// relative difference and where.
+inline double run_against(md::MdConfig cfg, const io::LammpsData& data, const Csv& ref, int steps, int every,
+                          std::string& where, const comm::Communicator& comm) {
+  cfg.thermo_style = ref.header;
+  test::MdRun run(cfg, comm, &data);
+  run->setup();
+  std::vector<std::vector<double>> rows;
+  auto row = [&] {
+    run->prepare_thermo();
+    std::vector<double> r{static_cast<double>(run->step_index())};
+    for (const double v : run->thermo()) r.push_back(v);
+    rows.push_back(r);
+  };
+  row();
+  for (int n = 1; n <= steps; ++n) {
+    run->step(n % every == 0);
+    if (n % every == 0) row();
+  }
+  EXPECT_EQ(rows.size(), ref.rows.size());
+  double worst = 0;
+  for (std::size_t r = 0; r < std::min(rows.size(), ref.rows.size()); ++r)
+    for (std::size_t c = 0; c < ref.header.size(); ++c) {
+      const double d = test::rel_diff(rows[r][c], ref.rows[r][c]);
+      if (d > worst) {
+        worst = d;
+        std::ostringstream s;
+        s.precision(17);
+        s << "step " << rows[r][0] << " " << ref.header[c] << ": " << rows[r][c] << " vs LAMMPS " << ref.rows[r][c];
+        where = s.str();
+      }
+    }
+  return worst;
+}
+
 }  // namespace spotrun::test

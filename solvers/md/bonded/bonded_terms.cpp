@@ -149,6 +149,8 @@ void BondedTerms::setup(const BondedSetup& s) {
   m_angle_styles = make_angle_styles(s.angle_style, s.angle_coeffs);
   m_dihedral_styles = make_dihedral_styles(s.dihedral_style, s.dihedral_coeffs);
   m_special_lj = s.special_lj;
+  m_special_coul = s.special_coul;
+  m_charged = s.charged;
 }
 
 namespace {
@@ -163,8 +165,10 @@ bool BondedTerms::active(const AtomStore& atoms) const {
 }
 
 bool BondedTerms::scaled_specials() const {
-  for (const double f : m_special_lj)
-    if (f != 0.0 && f != 1.0) return true;
+  for (int k = 0; k < 3; ++k) {
+    const double flj = m_special_lj[k], fcoul = m_charged ? m_special_coul[k] : flj;
+    if (!((flj == 1.0 && fcoul == 1.0) || (flj == 0.0 && fcoul == 0.0))) return true;
+  }
   return false;
 }
 
@@ -184,8 +188,9 @@ MissingPartner BondedTerms::build(const AtomStore& atoms) {
 void BondedTerms::exclude_special_pairs(const AtomStore& atoms, NeighborList& list) const {
   const IdRowsView special = atoms.special;
   if (special.extent(1) == 0) return;
-  // Which levels leave the list: those whose factor is not 1.
-  const bool out12 = m_special_lj[0] != 1.0, out13 = m_special_lj[1] != 1.0, out14 = m_special_lj[2] != 1.0;
+  // Which levels leave the list: those with a factor that is not 1 (of either part of a charged style).
+  auto out = [&](int k) { return m_special_lj[k] != 1.0 || (m_charged && m_special_coul[k] != 1.0); };
+  const bool out12 = out(0), out13 = out(1), out14 = out(2);
   if (!out12 && !out13 && !out14) return;
   auto neigh = list.neighbors;
   auto numneigh = list.numneigh;

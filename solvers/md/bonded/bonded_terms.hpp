@@ -44,6 +44,10 @@ struct BondedSetup {
   std::string bond_style, angle_style, dihedral_style;
   std::vector<std::vector<double>> bond_coeffs, angle_coeffs, dihedral_coeffs;
   std::array<double, 3> special_lj{0, 0, 0};
+  // The factors of the Coulomb part of a charged pair style (special_bonds coul); charged: the run's pair
+  // style acts between charges (only then do they count).
+  std::array<double, 3> special_coul{0, 0, 0};
+  bool charged = false;
 };
 
 // The evaluator table of a style from its rows (InputError naming the style for an unknown one or a row of
@@ -95,6 +99,8 @@ class BondedTerms {
   AngleStyleView m_angle_styles;
   DihedralStyleView m_dihedral_styles;
   std::array<double, 3> m_special_lj{0, 0, 0};
+  std::array<double, 3> m_special_coul{0, 0, 0};
+  bool m_charged = false;
   AtomMap m_map;
   GatherList<2> m_bonds;
   GatherList<3> m_angles;
@@ -113,20 +119,26 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
   const IdRowsView special = atoms.special;
   if (special.extent(1) == 0 || !scaled_specials()) return t;
   using Real = typename Pair::real_type;
+  constexpr bool charged = PairCharged<Pair>::value;
   const AtomMap::Lookup map = m_map.lookup();
   const auto x = atoms.x;
   const auto f = atoms.f;
   const auto type = atoms.type;
-  const double f12 = m_special_lj[0], f13 = m_special_lj[1], f14 = m_special_lj[2];
+  const auto q = atoms.q;
+  const double l12 = m_special_lj[0], l13 = m_special_lj[1], l14 = m_special_lj[2];
+  // An uncharged style: the Coulomb factors are those of the van der Waals part (they change nothing).
+  const double c12 = charged ? m_special_coul[0] : l12, c13 = charged ? m_special_coul[1] : l13,
+               c14 = charged ? m_special_coul[2] : l14;
   Kokkos::parallel_reduce(
       "md::bonded::special_pairs", Policy(0, atoms.nlocal),
-      KOKKOS_LAMBDA(int i, double& energy, double& virial) {
+      KOKKOS_LAMBDA(int i, double& energy, double& ecoul, double& virial) {
         const int n12 = static_cast<int>(special(i, 0)), n13 = static_cast<int>(special(i, 1)),
                   n14 = static_cast<int>(special(i, 2));
         double fx = 0, fy = 0, fz = 0;
         for (int s = 0; s < n14; ++s) {
-          const double factor = s < n12 ? f12 : (s < n13 ? f13 : f14);
-          if (factor == 0.0 || factor == 1.0) continue;  // removed from the list, or in it as it is
+          const double flj = s < n12 ? l12 : (s < n13 ? l13 : l14), fcoul = s < n12 ? c12 : (s < n13 ? c13 : c14);
+          // In the list as it is, or removed from it whole.
+          if ((flj == 1.0 && fcoul == 1.0) || (flj == 0.0 && fcoul == 0.0)) continue;
           const int j = map.closest(special(i, 3 + s), x(i, 0), x(i, 1), x(i, 2));
           if (j < 0) continue;  // beyond the ghosts: beyond every cutoff
           const double dxd = x(i, 0) - x(j, 0), dyd = x(i, 1) - x(j, 1), dzd = x(i, 2) - x(j, 2);
@@ -134,14 +146,25 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
                            static_cast<Real>(dzd) * static_cast<Real>(dzd);
           const Pair& pair = pairs(type(i), type(j));
           if (rsq >= pair.cutsq) continue;
-          Real fpair, e = 0;
-          pair.compute(rsq, fpair, e);
-          const double fd = factor * static_cast<double>(fpair);
+          double fd = 0, evdwl = 0, ec = 0;
+          if constexpr (charged) {
+            Real fl, fc, el, eq;
+            pair.compute_parts(rsq, static_cast<Real>(q(i) * q(j)), fl, fc, el, eq);
+            fd = flj * static_cast<double>(fl) + fcoul * static_cast<double>(fc);
+            evdwl = flj * static_cast<double>(el);
+            ec = fcoul * static_cast<double>(eq);
+          } else {
+            Real fpair, e = 0;
+            pair.compute(rsq, fpair, e);
+            fd = flj * static_cast<double>(fpair);
+            evdwl = flj * static_cast<double>(e);
+          }
           fx += dxd * fd;
           fy += dyd * fd;
           fz += dzd * fd;
           if (EV) {
-            energy += 0.5 * factor * static_cast<double>(e);
+            energy += 0.5 * evdwl;
+            ecoul += 0.5 * ec;
             virial += 0.5 * fd * static_cast<double>(rsq);
           }
         }
@@ -149,7 +172,7 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
         f(i, 1) += fy;
         f(i, 2) += fz;
       },
-      t.energy, t.virial);
+      t.energy, t.ecoul, t.virial);
   return t;
 }
 
