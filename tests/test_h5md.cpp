@@ -1,20 +1,24 @@
-// io::H5mdTrajectory's time-independent data at 1-3 ranks, read back with HDF5's C API: /particles/all/id and
-// the connectivity (/connectivity/bonds, angles, dihedrals: int64 [n][width] atom ids, each rank's share in
-// rank order, particles_group an object reference to /particles/all), the same file at every rank count; no
-// dataset for a kind without rows; bad connectivity (a shape, a name, after the first frame) refused on every
-// rank; a continued file keeps its connectivity.
+// The time-independent outputs for viewers at 1-3 ranks, the same files at every rank count.
+// io::H5mdTrajectory's, read back with HDF5's C API: /particles/all/id and the connectivity
+// (/connectivity/bonds, angles, dihedrals: int64 [n][width] atom ids, each rank's share in rank order,
+// particles_group an object reference to /particles/all); no dataset for a kind without rows; bad
+// connectivity (a shape, a name, after the first frame) refused on every rank; a continued file keeps its
+// connectivity. io::write_topology's OUTDIR/topology.data: the molecule ids and every rank's interactions.
 #include <gtest/gtest.h>
 #include <hdf5.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "io/h5md_trajectory.hpp"
+#include "io/lammps_dump.hpp"
 #include "io/solver_state.hpp"
 #include "support/mpi_test.hpp"
 
@@ -261,4 +265,54 @@ TEST_F(H5md, ContinuedFileKeepsItsConnectivity) {
     EXPECT_EQ(read_i64(file, "/connectivity/bonds").values, k_bonds);
     EXPECT_EQ(read_i64(file, "/particles/all/position/step").values, (std::vector<std::int64_t>{0, 10}));
   });
+}
+
+// OUTDIR/topology.data, the other time-independent output MDAnalysis reads with the trajectory
+// (io::write_topology): every rank's rows with their molecule ids and its share of the interactions, in
+// rank order, the same file at every rank count.
+TEST_F(H5md, TopologyDataHoldsEveryRanksMolecules) {
+  const std::string path = m_dir + "/topology.data";
+  const Block b = my_block();
+  spotrun::io::LammpsData header;
+  header.hi = {30, 30, 30};
+  header.ntypes = 1;
+  header.masses = {1.0};
+  header.bonds.ntypes = 2;
+  header.angles.ntypes = 1;
+  header.dihedrals.ntypes = 1;
+  std::vector<std::int64_t> ids(k_ids.begin() + b.first, k_ids.begin() + b.first + b.rows), type(b.rows, 1),
+      image(3 * b.rows, 0), molecule;
+  std::vector<double> x;
+  for (const auto id : ids) {
+    molecule.push_back(id < 11 ? 1 : id < 19 ? 2 : 0);
+    x.insert(x.end(), {static_cast<double>(id), 1.0, 2.0});
+  }
+  spotrun::io::TopologyShare share;
+  share.molecule = molecule.data();
+  share.bonds.atoms = b.share(k_bonds, 2);
+  for (std::size_t k = 0; k < share.bonds.atoms.size(); k += 2)
+    share.bonds.type.push_back(share.bonds.atoms[k] < 11 ? 1 : 2);
+  share.angles.atoms = b.share(k_angles, 3);
+  share.angles.type.assign(share.angles.atoms.size() / 3, 1);
+  share.dihedrals.atoms = b.share(k_dihedrals, 4);
+  share.dihedrals.type.assign(share.dihedrals.atoms.size() / 4, 1);
+  spotrun::io::write_topology(world(), path, header, {"A"}, "topology of the test", b.rows, ids.data(), type.data(),
+                              x.data(), image.data(), share);
+  if (is_root()) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const spotrun::io::LammpsData d = spotrun::io::parse_lammps_data(text.str(), path);
+    EXPECT_EQ(d.atom_style, spotrun::io::AtomStyle::Molecular);
+    EXPECT_EQ(d.id, k_ids);
+    EXPECT_EQ(d.molecule, (std::vector<std::int64_t>{1, 1, 1, 1, 2, 2, 2, 0}));
+    EXPECT_EQ(d.bonds.atoms, k_bonds);
+    EXPECT_EQ(d.bonds.type, (std::vector<int>{1, 1, 1, 2, 2}));
+    EXPECT_EQ(d.bonds.ntypes, 2);
+    EXPECT_EQ(d.angles.atoms, k_angles);
+    EXPECT_EQ(d.dihedrals.atoms, k_dihedrals);
+    EXPECT_EQ(d.impropers.count(), 0u);
+    EXPECT_NE(text.str().find("\nMasses\n\n1 1 # A\n"), std::string::npos) << text.str();
+  }
+  world().barrier();
 }
