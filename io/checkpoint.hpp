@@ -52,7 +52,8 @@ class CheckpointSource {
   virtual const std::vector<std::string>& sources() const = 0;
   // One line per copy refused where another copy of its file is read; none for one shared file.
   virtual const std::vector<std::string>& skipped() const = 0;
-  // Every rank its block_of() rows of every expected array (collective); InputError.
+  // Every rank its block_of() rows of every expected array (collective); InputError. An optional array the
+  // checkpoint lacks is left out; a row extent of StateArray::k_any_extent is the file's.
   virtual SolverState read(const std::vector<StateArray>& expected) = 0;
   // Every dataset and checksum (collective); never throws for a bad item, it reports it.
   virtual VerifyReport verify() = 0;

@@ -357,12 +357,15 @@ StateArray redistribute(LevelSetReader::Impl& r, const std::vector<SolverState>&
 
 }  // namespace
 
-SolverState LevelSetReader::read(const std::vector<StateArray>& expected) {
+SolverState LevelSetReader::read(const std::vector<StateArray>& wanted) {
   Impl& r = *m_impl;
   const comm::Communicator& world = r.nodes.world();
   const std::string what = "checkpoint " + r.path + ": ";
-  for (const auto& e : expected) {
+  std::vector<StateArray> expected;  // the wanted datasets the set has (an optional one may be absent)
+  for (const auto& e : wanted) {
     auto it = r.global_rows.find(e.name);
+    if (it == r.global_rows.end() && e.optional) continue;
+    expected.push_back(e);
     if (it == r.global_rows.end()) throw InputError(what + "dataset '" + e.name + "' is missing");
     if (e.global_rows != 0 && e.global_rows != it->second)
       throw InputError(what + "dataset '" + e.name + "' has " + std::to_string(it->second) + " rows, expected " +
@@ -399,6 +402,16 @@ SolverState LevelSetReader::read(const std::vector<StateArray>& expected) {
   SolverState out;
   out.solver = r.meta.solver;
   unpack_scalars(first_scalars, out);
+  // A row extent the layout leaves open (StateArray::k_any_extent) is the files': every rank takes the
+  // largest any of its parts has (one the rank holds no part of has none).
+  for (StateArray& e : expected)
+    for (std::size_t d = 0; d < e.inner.size(); ++d) {
+      if (e.inner[d] != StateArray::k_any_extent) continue;
+      std::int64_t extent = 0;
+      for (const SolverState& part : parts)
+        if (const StateArray* got = part.find(e.name)) extent = std::max<std::int64_t>(extent, static_cast<std::int64_t>(got->inner[d]));
+      e.inner[d] = static_cast<std::uint64_t>(world.max(extent));
+    }
   // Every row to the rank that owns it in an even split of the run's rows (as CheckpointReader::read).
   for (const StateArray& e : expected) out.arrays.push_back(redistribute(r, parts, e, what));
   return out;

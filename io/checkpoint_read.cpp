@@ -230,6 +230,15 @@ struct DatasetPlan {
   std::uint64_t offset = 0;
 };
 
+// Whether every component of the path `name` exists as a link.
+bool link_exists(hid_t file, const std::string& path, const std::string& name) {
+  for (std::size_t pos = name.find('/', 1);; pos = name.find('/', pos + 1)) {
+    const std::string part = pos == std::string::npos ? name : name.substr(0, pos);
+    if (!SPOTRUN_H5_CALL(path, H5Lexists, file, part.c_str(), H5P_DEFAULT)) return false;
+    if (pos == std::string::npos) return true;
+  }
+}
+
 // Opens dataset `name` and checks it; `expected` (may be null) adds type, inner shape and row checks.
 // Throws std::runtime_error describing the problem.
 DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file_size, StringKinds strings,
@@ -237,12 +246,7 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file
   DatasetPlan p;
   p.name = name;
   // Every component of the path must exist as a link before H5Dopen is asked.
-  for (std::size_t pos = name.find('/', 1);; pos = name.find('/', pos + 1)) {
-    const std::string part = pos == std::string::npos ? name : name.substr(0, pos);
-    if (!SPOTRUN_H5_CALL(path, H5Lexists, file, part.c_str(), H5P_DEFAULT))
-      throw std::runtime_error("dataset '" + name + "' is missing");
-    if (pos == std::string::npos) break;
-  }
+  if (!link_exists(file, path, name)) throw std::runtime_error("dataset '" + name + "' is missing");
   H5Handle obj = SPOTRUN_H5_OPEN(path, H5Oclose, H5Oopen, file, name.c_str(), H5P_DEFAULT);
   if (H5Iget_type(obj) != H5I_DATASET) throw std::runtime_error("'" + name + "' is not a dataset");
   obj.reset();
@@ -269,7 +273,7 @@ DatasetPlan plan_dataset(hid_t file, const std::string& path, std::uint64_t file
   p.inner.assign(dims.begin() + 1, dims.end());
   if (expected) {
     const bool rows_fixed = expected->global_rows != 0;
-    if (p.inner != expected->inner || (rows_fixed && p.global_rows != expected->global_rows))
+    if (!expected->accepts_inner(p.inner) || (rows_fixed && p.global_rows != expected->global_rows))
       throw std::runtime_error("dataset '" + name + "' has shape " + shape_text(p.global_rows, p.inner) + ", expected " +
                                shape_text(expected->global_rows, expected->inner, rows_fixed));
   }
@@ -432,7 +436,7 @@ const std::vector<std::string>& CheckpointReader::sources() const {
 }
 const std::vector<std::string>& CheckpointReader::skipped() const { return sources(); }
 
-SolverState CheckpointReader::read(const std::vector<StateArray>& expected) {
+SolverState CheckpointReader::read(const std::vector<StateArray>& wanted) {
   QuietHdf5Errors quiet;
   Impl& r = *m_impl;
   const comm::Communicator& comm = r.comm;
@@ -440,15 +444,20 @@ SolverState CheckpointReader::read(const std::vector<StateArray>& expected) {
   const std::string& prefix = r.prefix;
   {
     std::set<std::string> names;
-    for (const auto& e : expected)
+    for (const auto& e : wanted)
       if (!names.insert(e.name).second) throw std::invalid_argument("read_checkpoint: '" + e.name + "' expected twice");
   }
   SolverState state;
   std::vector<DatasetPlan> plans;
+  std::vector<StateArray> expected;  // the wanted datasets the file has (an optional one may be absent)
   agreed_step<InputError>(comm, prefix, [&] {
     state.solver = r.meta.solver;
     read_state_scalars(r.f.file, path, r.strings, state);
-    for (const auto& e : expected) plans.push_back(plan_dataset(r.f.file, path, r.f.size, r.strings, e.name, &e));
+    for (const auto& e : wanted) {
+      if (e.optional && !link_exists(r.f.file, path, e.name)) continue;
+      plans.push_back(plan_dataset(r.f.file, path, r.f.size, r.strings, e.name, &e));
+      expected.push_back(StateArray::layout(e.name, e.inner, e.is_integer, e.global_rows));
+    }
   });
   // Each rank reads its even block of every dataset, dataset by dataset, and stops at its first
   // failure. Then one allreduce agrees on the first dataset that failed anywhere and one sums the row

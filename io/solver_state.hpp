@@ -15,13 +15,27 @@ namespace spotrun::io {
 
 struct StateArray {
   std::string name;                  // dataset path in the file, e.g. "/md/x"
-  std::vector<std::uint64_t> inner;  // shape of one row ({} for a scalar per row)
+  // Shape of one row ({} for a scalar per row). In a layout a reader is given (Solver::state_layout()), an
+  // extent k_any_extent takes the file's extent (a per-atom list whose length the run chose: /md/bond).
+  std::vector<std::uint64_t> inner;
   bool is_integer = false;           // int64 data in i64, else float64 data in f64
   std::uint64_t global_rows = 0;
   std::uint64_t first_row = 0;
   std::uint64_t rows = 0;
   std::vector<double> f64;           // rows * prod(inner) values, row-major
   std::vector<std::int64_t> i64;
+  // In a layout a reader is given: a checkpoint without this dataset is read without it (the state then has
+  // no such array), not refused.
+  bool optional = false;
+
+  static constexpr std::uint64_t k_any_extent = 0;
+  // Whether a row shape read from a file is the one this layout expects (k_any_extent matches any extent).
+  bool accepts_inner(const std::vector<std::uint64_t>& got) const {
+    if (got.size() != inner.size()) return false;
+    for (std::size_t d = 0; d < inner.size(); ++d)
+      if (inner[d] != k_any_extent && inner[d] != got[d]) return false;
+    return true;
+  }
 
   std::uint64_t row_size() const {
     std::uint64_t n = 1;

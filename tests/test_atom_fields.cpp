@@ -34,14 +34,17 @@ bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; 
 // ---- the table and what reads it -----------------------------------------------------------------------------
 
 TEST(AtomFieldTable, CheckpointDatasetsAreTheTable) {
-  // The file layout of every checkpoint written so far: these datasets, in this order.
-  const std::vector<std::string> historical = {"/md/id", "/md/x", "/md/v", "/md/f", "/md/image", "/md/x_build", "/md/type"};
+  // The file layout of every checkpoint of single atoms: these datasets, in this order (the checkpoints written
+  // before molecules lack /md/molecule, which is optional); the list fields (bond, angle, ...) follow where the
+  // system has them.
+  const std::vector<std::string> historical = {"/md/id", "/md/x", "/md/v", "/md/f", "/md/image", "/md/x_build", "/md/type",
+                                               "/md/molecule"};
   test::MdRun run(test::lattice_config({6, 6, 6}, 1.0), world());
   const auto layout = run->state_layout();
   std::vector<std::string> names, from_table;
   for (const auto& a : layout) names.push_back(a.name);
   for (const auto& f : md::k_atom_fields)
-    if (f.has(md::k_checkpointed)) from_table.push_back(std::string("/md/") + f.name);
+    if (f.has(md::k_checkpointed) && !f.is_list()) from_table.push_back(std::string("/md/") + f.name);
   EXPECT_EQ(names, historical);
   EXPECT_EQ(names, from_table);
   int slots = 0;
@@ -49,15 +52,17 @@ TEST(AtomFieldTable, CheckpointDatasetsAreTheTable) {
     const md::AtomField& f = md::k_atom_fields[k];
     EXPECT_EQ(layout[k].is_integer, f.is_integer()) << layout[k].name;
     EXPECT_EQ(layout[k].row_size(), static_cast<std::uint64_t>(f.width)) << layout[k].name;
+    EXPECT_EQ(layout[k].optional, f.has(md::k_optional)) << layout[k].name;
     slots += f.width;
   }
   EXPECT_EQ(slots, md::record_slots());
+  EXPECT_EQ(slots, run->atoms().record_layout().total);
   // What state() writes per atom is what the registration tells the checkpoint sizing.
   const solvers::SolverRegistration* md = solvers::find_solver("md");
   ASSERT_NE(md, nullptr);
   const launcher::Deck deck = launcher::Deck::parse("[run]\nsolver = \"md\"\n", "deck");
   EXPECT_EQ(md->checkpoint_bytes_per_work_unit(deck), 8.0 * slots);
-  EXPECT_EQ(8 * slots, 136);
+  EXPECT_EQ(8 * slots, 144);
 }
 
 TEST(AtomFieldTable, ExportReadsTheExportedFields) {
@@ -67,8 +72,13 @@ TEST(AtomFieldTable, ExportReadsTheExportedFields) {
   std::vector<std::string> names, want;
   for (const auto& a : md->exporter.arrays()) names.push_back(a.name);
   for (const auto& f : md::k_atom_fields)
-    if (f.has(md::k_exported)) want.push_back(std::string("/md/") + f.name);
+    if (f.has(md::k_exported) || f.is_list()) want.push_back(std::string("/md/") + f.name);
   EXPECT_EQ(names, want);
+  for (const auto& a : md->exporter.arrays()) {
+    if (a.name != "/md/bond") continue;
+    EXPECT_TRUE(a.optional);
+    EXPECT_EQ(a.inner, std::vector<std::uint64_t>{io::StateArray::k_any_extent});
+  }
   // Solvers without particles do not export.
   const solvers::SolverRegistration* fluid = solvers::find_solver("fluid");
   ASSERT_NE(fluid, nullptr);
@@ -82,7 +92,7 @@ TEST(AtomFieldTable, StoreGrowsEveryField) {
   atoms.for_each_field([&](const md::AtomField& f, const auto& view) {
     ++fields;
     EXPECT_EQ(static_cast<int>(view.extent(0)), atoms.capacity()) << f.name;
-    EXPECT_EQ(static_cast<int>(view.size() / view.extent(0)), f.width) << f.name;
+    EXPECT_EQ(static_cast<int>(view.size() / view.extent(0)), f.width) << f.name;  // a list field: 0 until set
     EXPECT_EQ(view.label(), std::string("md::") + f.name);
   });
   EXPECT_EQ(fields, md::k_natom_fields);
@@ -224,6 +234,46 @@ void mark_atoms(md::MdSolver& s, const std::array<double, 3>& shift) {
   Kokkos::deep_copy(a.x, hx);
 }
 
+// List fields of lengths no system has, each atom's rows and molecule id made from its id: the oracle of lists
+// that travel with their atoms (no bonded style is set, so nothing reads them as interactions).
+std::int64_t list_value(std::int64_t id, int field, int c) { return id * 1000 + field * 100 + c; }
+void mark_lists(md::MdSolver& s) {
+  auto& a = s.atoms();
+  const int n = a.nlocal;
+  a.set_width(md::AtomFieldId::bond, 7);
+  a.set_width(md::AtomFieldId::special, 4);
+  auto hid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.id);
+  auto hb = Kokkos::create_mirror_view(a.bond);
+  auto hs = Kokkos::create_mirror_view(a.special);
+  auto hm = Kokkos::create_mirror_view(a.molecule);
+  for (int i = 0; i < n; ++i) {
+    for (int c = 0; c < 7; ++c) hb(i, c) = list_value(hid(i), 1, c);
+    // special: no 1-2, 1-3 or 1-4 neighbours (counts 0), then values nothing reads.
+    for (int c = 0; c < 4; ++c) hs(i, c) = c < 3 ? 0 : list_value(hid(i), 2, c);
+    hm(i) = hid(i) % 13;
+  }
+  Kokkos::deep_copy(a.bond, hb);
+  Kokkos::deep_copy(a.special, hs);
+  Kokkos::deep_copy(a.molecule, hm);
+}
+// How many owned atoms hold other lists or molecule ids than mark_lists() gave them.
+int wrong_lists(const md::MdSolver& s) {
+  const auto& a = s.atoms();
+  auto hid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.id);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.bond);
+  auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.special);
+  auto hm = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.molecule);
+  if (hb.extent(1) != 7 || hs.extent(1) != 4) return a.nlocal > 0 ? a.nlocal : 1;
+  int wrong = 0;
+  for (int i = 0; i < a.nlocal; ++i) {
+    bool ok = hm(i) == hid(i) % 13;
+    for (int c = 0; c < 7; ++c) ok = ok && hb(i, c) == list_value(hid(i), 1, c);
+    for (int c = 3; c < 4; ++c) ok = ok && hs(i, c) == list_value(hid(i), 2, c);
+    wrong += ok ? 0 : 1;
+  }
+  return wrong;
+}
+
 TEST(MdAtomFields, FieldsMigrateWithTheirAtoms) {
   test::MdRun run(test::lattice_config({6, 6, 6}, 1.0), world());
   run->setup();
@@ -235,7 +285,9 @@ TEST(MdAtomFields, FieldsMigrateWithTheirAtoms) {
   for (int d = 0; d < 3; ++d) shift[d] = 0.45 * grid.sub_box().length(d) + 0.01 * d;
   const auto before = test::gather_atoms(*run.solver, world());
   mark_atoms(*run.solver, shift);
+  mark_lists(*run.solver);
   run->halo().migrate(run->atoms());
+  EXPECT_EQ(world().sum(static_cast<std::int64_t>(wrong_lists(*run.solver))), 0) << "list fields left their atoms";
   std::vector<test::AtomState> after;
   std::string error;
   try {
@@ -266,7 +318,9 @@ TEST(MdAtomFields, FieldsMigrateWithTheirAtoms) {
   }
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(crossed, 0);
-  if (test::nranks() > 1) EXPECT_GT(moved, 0);
+  if (test::nranks() > 1) {
+    EXPECT_GT(moved, 0);
+  }
 }
 
 // A state of every atom's arrays gathered on every rank (id order), to compare bit for bit.
@@ -306,6 +360,7 @@ TEST(MdAtomFields, CheckpointAtNRanksRestoresAtM) {
   run->setup();
   for (int s = 0; s < 5; ++s) run->step(false);
   mark_atoms(*run.solver, {0, 0, 0});  // velocities and image flags that only the atom's id explains
+  mark_lists(*run.solver);
   const io::SolverState st = run->state();
   const auto want = gathered(st, world());
   // One file written by every rank of this run.
@@ -343,6 +398,7 @@ TEST(MdAtomFields, CheckpointAtNRanksRestoresAtM) {
         for (const auto& a : atoms)
           for (int d = 0; d < 3; ++d)
             if (!same_bits(a.v[d], velocity_of(a.id)[d]) || a.image[d] != image_of(a.id)[d]) fields_ok = 0;
+        if (wrong_lists(restored) != 0) fields_ok = 0;
         exact = same_arrays(gathered(restored.state(), c), want) ? 1 : 0;
       } catch (const std::exception& e) {
         error = e.what();

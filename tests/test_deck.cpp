@@ -50,6 +50,7 @@ void expect_same_values(const Deck& a, const Deck& b) {
       case KeyType::Bool: EXPECT_EQ(a.get_bool(s.key), b.get_bool(s.key)); break;
       case KeyType::String: EXPECT_EQ(a.get_string(s.key), b.get_string(s.key)); break;
       case KeyType::Int3: EXPECT_EQ(a.get_int3(s.key), b.get_int3(s.key)); break;
+      case KeyType::Float3: EXPECT_EQ(a.get_float3(s.key), b.get_float3(s.key)); break;
       case KeyType::Duration: EXPECT_EQ(a.get_seconds(s.key), b.get_seconds(s.key)); break;
       case KeyType::Strings: EXPECT_EQ(a.get_strings(s.key), b.get_strings(s.key)); break;
       case KeyType::TableArray: EXPECT_EQ(a.count(s.key), b.count(s.key)); break;
@@ -1029,7 +1030,8 @@ TEST(Deck, DidYouMeanOnlyForCloseKeysSameSectionFirst) {
   EXPECT_EQ(validate_error("[run]\nfoo = 1\n"), "deck.toml:2: unknown key 'run.foo'; [run] has the keys solver, steps, thermo_every, output_dir, "
             "progress_seconds, time_limit");
   EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"), "; [md] has the keys dt, cutoff,");
-  EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"), " and the sections [md.pair], [md.lattice], ");
+  EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"),
+                  " and the sections [md.pair], [md.bond], [md.angle], [md.dihedral], [md.special_bonds], [md.lattice], ");
   EXPECT_EQ(validate_error("x = 1\n"), "deck.toml:1: unknown key 'x'; a deck has the sections [run], [checkpoint], "
                                         "[comm], [cloud], [report], [md], [fluid]");
   using spotrun::launcher::closest_key;

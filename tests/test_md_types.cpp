@@ -235,9 +235,9 @@ TEST(MdTypes, CloseAtomsAreRefusedNamingTheClosestPair) {
   }
 }
 
-// A data file with bonded topology or charges is read, then refused by the MD on every rank: it does not
-// simulate them yet, and a run without them would be another system.
-TEST(MdTypes, TopologyAndChargesAreRefusedUntilSimulated) {
+// A data file with what the MD does not simulate is read, then refused on every rank: bonds without a style
+// (the deck's [md.bond] or the file's Bond Coeffs comment), impropers, charges.
+TEST(MdTypes, WhatIsNotSimulatedIsRefused) {
   const std::string head = "t\n\n2 atoms\n1 atom types\n";
   const std::string box = "\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1.0\n\n";
   const auto bonded = io::parse_lammps_data(
@@ -245,8 +245,14 @@ TEST(MdTypes, TopologyAndChargesAreRefusedUntilSimulated) {
   md::MdConfig c;
   c.from_lattice = false;
   std::string e = input_error([&] { MdRun run(c, test::world(), &bonded); });
-  EXPECT_EQ(e, "md.initial.lammps_data: the data file (atom_style bond) has 1 bonds; spotrun's MD does not simulate "
-               "bonded interactions yet (README, \"What spotrun does not do yet\"); only the pair style acts between atoms");
+  EXPECT_EQ(e, "md.initial.lammps_data: the data file has 1 bond of 1 type; give [md.bond] style (allowed: \"harmonic\", "
+               "\"fene\"), or a Bond Coeffs section whose header names it (\"Bond Coeffs # harmonic\")");
+  const auto improper = io::parse_lammps_data(
+      "t\n\n4 atoms\n1 atom types\n1 impropers\n1 improper types\n" + box +
+          "Atoms # molecular\n\n1 1 1 1 1 1\n2 1 1 2 1 1\n3 1 1 2 2 1\n4 1 1 2 2 2\n\nImpropers\n\n1 1 1 2 3 4\n",
+      "i.data");
+  e = input_error([&] { MdRun run(c, test::world(), &improper); });
+  EXPECT_NE(e.find("the data file has 1 impropers; spotrun's MD has no improper style yet"), std::string::npos) << e;
   const auto charged =
       io::parse_lammps_data(head + box + "Atoms # charge\n\n1 1 0.5 1 1 1\n2 1 -0.5 2 1 1\n", "q.data");
   e = input_error([&] { MdRun run(c, test::world(), &charged); });

@@ -321,6 +321,15 @@ std::array<int, 3> Deck::get_int3(const std::string& key) const {
   return {static_cast<int>(a[0].as_integer()), static_cast<int>(a[1].as_integer()),
           static_cast<int>(a[2].as_integer())};
 }
+std::array<double, 3> Deck::get_float3(const std::string& key) const {
+  const toml::value v = value_or_default(key);
+  std::array<double, 3> out{};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const toml::value& e = v.as_array()[i];
+    out[i] = e.is_integer() ? static_cast<double>(e.as_integer()) : e.as_floating();
+  }
+  return out;
+}
 std::vector<std::string> Deck::get_strings(const std::string& key) const {
   const toml::value v = value_or_default(key);
   std::vector<std::string> out;
@@ -411,6 +420,17 @@ void Deck::check_value(const KeySpec& spec, const std::string& key, const toml::
         if (!e.is_integer()) bad("expected " + type_name(s->type));
         if (e.as_integer() < s->min || e.as_integer() > s->max)
           bad("each component must be " + range_text(*s));
+      }
+      break;
+    }
+    case KeyType::Float3: {
+      // Integers count as numbers, as for Float keys: [0, 0, 0.5].
+      if (!v.is_array() || v.as_array().size() != 3) bad("expected " + type_name(s->type));
+      for (const auto& e : v.as_array()) {
+        if (!e.is_integer() && !e.is_floating()) bad("expected " + type_name(s->type));
+        const double x = e.is_integer() ? static_cast<double>(e.as_integer()) : e.as_floating();
+        if (!std::isfinite(x) || x < s->min || x > s->max || (s->min_exclusive && x == s->min))
+          bad("each component must be " + range_text(*s) + " (" + s->unit + ")");
       }
       break;
     }

@@ -37,10 +37,11 @@ inline constexpr std::size_t k_message_quote_max = 80;
 // start and the end, then the total length: "aaaa...aaa" (1048000 characters).
 std::string quote_for_message(const std::string& text, char q = '"');
 
-// Strings: an array of strings, min..max of them. TableArray: an array of tables ([[md.pair.coeff]] blocks),
+// Int3, Float3: an array of 3 integers or 3 numbers, each component in the key's range. Strings: an array of
+// strings, min..max of them. TableArray: an array of tables ([[md.pair.coeff]] blocks),
 // at most max of them; the fields of its tables are the schema keys one level below it ("md.pair.coeff.epsilon"),
 // each checked like a key of its own, and a field without a default is required in every table.
-enum class KeyType { Int, Float, Bool, String, Int3, Duration, Strings, TableArray };
+enum class KeyType { Int, Float, Bool, String, Int3, Float3, Duration, Strings, TableArray };
 
 struct KeySpec {
   std::string key;                    // full dotted key, e.g. "md.pair.epsilon"
@@ -48,7 +49,7 @@ struct KeySpec {
   std::string default_value;          // TOML literal; empty: no default (required where needed)
   std::string unit;                   // e.g. "tau", "sigma", "steps", "-"
   std::string help;
-  double min = -1e300, max = 1e300;   // allowed range of numbers (and of Int3 components)
+  double min = -1e300, max = 1e300;   // allowed range of numbers (and of Int3, Float3 components)
   bool min_exclusive = false;
   std::vector<std::string> choices;   // allowed strings
   bool resumable = false;             // may change between a checkpoint and its resume (not physics)
@@ -109,6 +110,7 @@ class Deck {
   bool get_bool(const std::string& key) const;
   std::string get_string(const std::string& key) const;
   std::array<int, 3> get_int3(const std::string& key) const;
+  std::array<double, 3> get_float3(const std::string& key) const;
   std::vector<std::string> get_strings(const std::string& key) const;
   // Tables of a TableArray key (0 when the deck has none). Their fields are read with the index as a key
   // part: get_float("md.pair.coeff.0.epsilon"); a field not given reads as its schema default.

@@ -117,6 +117,7 @@ std::string type_name(KeyType t) {
     case KeyType::Bool: return "true or false";
     case KeyType::String: return "a string";
     case KeyType::Int3: return "an array of 3 integers";
+    case KeyType::Float3: return "an array of 3 numbers";
     case KeyType::Duration: return std::string("a duration: ") + k_duration_forms;
     case KeyType::Strings: return "an array of strings";
     case KeyType::TableArray: return "an array of tables ([[...]] blocks)";

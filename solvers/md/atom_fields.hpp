@@ -14,6 +14,16 @@
 // its view type (types.hpp; the element type and component count follow from it), what the generic code does
 // with it, and the noun messages use. Its initial values (zero unless set up) and its physics are the code's
 // that uses it.
+//
+// A list field (IdRowsView: bond, angle, dihedral, special) has a row length the run chooses
+// (AtomStore::set_width(), from the data file or the checkpoint; 0 when the system has no such list): its
+// dataset /md/<name> has rows of that length and is written only when it is not 0. List fields come after
+// every fixed-width field, so the fixed fields' places in a record and among the datasets are constants.
+//
+// The topology lists (bonded/topology.hpp) hold, per atom, every interaction of the kind it takes part in:
+// column 0 the count c, then slot s < c at columns 1 + s (W + 1): the interaction type and the W atom ids in
+// the interaction's order (W = 2 bonds, 3 angles, 4 dihedrals). special: columns 0-2 the cumulative counts of
+// the 1-2, 1-3 and 1-4 neighbours (LAMMPS's nspecial), then their ids.
 #include <cstdint>
 
 #include "types.hpp"
@@ -26,6 +36,7 @@ enum AtomFieldFlag : unsigned {
   k_ghosted = 1u << 1,       // copied to the ghost atoms at each re-neighbouring
   k_checkpointed = 1u << 2,  // a dataset /md/<name> of every checkpoint
   k_exported = 1u << 3,      // read by `spotrun export` and by the trajectory frames (H5MD, dump)
+  k_optional = 1u << 4,      // a checkpoint without its dataset (one written before the field existed) reads as 0
 };
 
 // FIELD(name, view type, flags, noun), in the order of the checkpoint's datasets.
@@ -36,7 +47,12 @@ enum AtomFieldFlag : unsigned {
   FIELD(f, Vec3View, k_checkpointed | k_exported, "force")                                        \
   FIELD(image, Int3View, k_migrates | k_checkpointed | k_exported, "image flag")                  \
   FIELD(x_build, Vec3View, k_checkpointed, "position at the last neighbour build")                \
-  FIELD(type, IntView, k_migrates | k_ghosted | k_checkpointed | k_exported, "type")
+  FIELD(type, IntView, k_migrates | k_ghosted | k_checkpointed | k_exported, "type")                \
+  FIELD(molecule, IdView, k_migrates | k_checkpointed | k_exported | k_optional, "molecule id")     \
+  FIELD(bond, IdRowsView, k_migrates | k_checkpointed, "bond list")                                \
+  FIELD(angle, IdRowsView, k_migrates | k_checkpointed, "angle list")                              \
+  FIELD(dihedral, IdRowsView, k_migrates | k_checkpointed, "dihedral list")                        \
+  FIELD(special, IdRowsView, k_migrates | k_checkpointed, "special neighbour list")
 
 // The element type of a field's view.
 enum class AtomElem { f64, i32, i64 };
@@ -69,17 +85,23 @@ struct AtomViewTraits<IdView> {
   static constexpr AtomElem elem = AtomElem::i64;
   static constexpr int width = 1;
 };
+template <>
+struct AtomViewTraits<IdRowsView> {
+  static constexpr AtomElem elem = AtomElem::i64;
+  static constexpr int width = 0;  // the run's (AtomStore::width())
+};
 }  // namespace impl
 
 // One line of the table.
 struct AtomField {
   const char* name;   // "x": the AtomStore member, the dataset /md/x
   AtomElem elem;      // double, int or 64-bit int
-  int width;          // components per atom: 1 or 3
+  int width;          // components per atom: 1 or 3; 0 for a list field (the run's: AtomStore::width())
   unsigned flags;     // AtomFieldFlag
   const char* noun;   // for messages: "image flag"
   constexpr bool has(unsigned flag) const { return (flags & flag) != 0; }
   constexpr bool is_integer() const { return elem != AtomElem::f64; }
+  constexpr bool is_list() const { return width == 0; }
 };
 
 // The fields by name: AtomFieldId::x.
@@ -102,7 +124,8 @@ constexpr int index_of(AtomFieldId f) { return static_cast<int>(f); }
 constexpr int index_of(const AtomField& f) { return static_cast<int>(&f - k_atom_fields); }
 
 // A checkpoint record of one atom (md_state.cpp: the atoms' records sent to the ranks that write or restore
-// them): the components of every checkpointed field, one 8-byte slot each, in the order of the table.
+// them): the components of every checkpointed field, one 8-byte slot each, in the order of the table. The
+// constants below count the fixed-width fields (a list field's slots follow them: AtomStore::record_layout()).
 constexpr int record_slot(AtomFieldId f) {
   int slot = 0;
   for (int k = 0; k < index_of(f); ++k)
@@ -154,5 +177,22 @@ static_assert(exported_fields_checkpointed(), "SPOTRUN_MD_ATOM_FIELDS: an export
 static_assert(migrating_fields_checkpointed(), "SPOTRUN_MD_ATOM_FIELDS: a migrating field must be checkpointed");
 static_assert(atom_field(AtomFieldId::x).has(k_migrates) && atom_field(AtomFieldId::id).has(k_migrates),
               "SPOTRUN_MD_ATOM_FIELDS: positions and ids move with their atoms");
+// List fields come last: the places of the fixed fields do not depend on the run.
+constexpr bool list_fields_last() {
+  bool list_seen = false;
+  for (const auto& f : k_atom_fields) {
+    if (!f.is_list() && list_seen) return false;
+    list_seen = list_seen || f.is_list();
+  }
+  return true;
+}
+static_assert(list_fields_last(), "SPOTRUN_MD_ATOM_FIELDS: list fields (IdRowsView) come after every other field");
+// A list field is neither ghosted nor exported one component at a time: the code of its physics reads it.
+constexpr bool list_fields_private() {
+  for (const auto& f : k_atom_fields)
+    if (f.is_list() && (f.has(k_ghosted) || f.has(k_exported))) return false;
+  return true;
+}
+static_assert(list_fields_private(), "SPOTRUN_MD_ATOM_FIELDS: a list field is neither ghosted nor exported");
 
 }  // namespace spotrun::md

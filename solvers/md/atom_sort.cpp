@@ -15,11 +15,12 @@ void permute(const View& src, const Scratch& scratch, const IntView& order, int 
 }
 
 template <class View, class Scratch>
-void permute3(const View& src, const Scratch& scratch, const IntView& order, int n) {
+void permute_rows(const View& src, const Scratch& scratch, const IntView& order, int n) {
   static_assert(View::rank == 2);
+  const int width = static_cast<int>(src.extent(1));
   Kokkos::parallel_for(
-      "md::sort::gather3", Policy(0, n), KOKKOS_LAMBDA(int k) {
-        for (int c = 0; c < 3; ++c) scratch(k, c) = src(order(k), c);
+      "md::sort::gather_rows", Policy(0, n), KOKKOS_LAMBDA(int k) {
+        for (int c = 0; c < width; ++c) scratch(k, c) = src(order(k), c);
       });
   const auto first = std::make_pair(0, n);
   Kokkos::deep_copy(Kokkos::subview(src, first, Kokkos::ALL), Kokkos::subview(scratch, first, Kokkos::ALL));
@@ -29,15 +30,24 @@ template <class View>
 void grow(View& v, int n) {
   if (v.extent(0) < static_cast<std::size_t>(n)) v = View(v.label(), n + n / 4 + 16);
 }
+// A list field's scratch: as many rows, of the field's length.
+void grow(IdRowsView& v, int n, std::size_t width) {
+  if (v.extent(0) < static_cast<std::size_t>(n) || v.extent(1) != width) v = IdRowsView(v.label(), n + n / 4 + 16, width);
+}
 
 // Permutes a field of the table through the scratch array of its type.
 template <class View, class Scratch>
 void permute_field(const View& src, Scratch& scratch, const IntView& order, int n) {
-  grow(scratch, n);
+  if constexpr (View::rank_dynamic == 2) {
+    if (src.extent(1) == 0) return;  // a list the system does not have
+    grow(scratch, n, src.extent(1));
+  } else {
+    grow(scratch, n);
+  }
   if constexpr (View::rank == 1)
     permute(src, scratch, order, n);
   else
-    permute3(src, scratch, order, n);
+    permute_rows(src, scratch, order, n);
 }
 
 }  // namespace

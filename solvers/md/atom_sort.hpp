@@ -26,12 +26,14 @@ class AtomSorter {
   IntView m_int{"md::sort::int", 0};
   IdView m_id{"md::sort::id", 0};
   DoubleView m_double{"md::sort::double", 0};
+  IdRowsView m_rows{"md::sort::rows", 0, 0};
   // The scratch array of a field's type.
   Vec3View& scratch_of(const Vec3View&) { return m_vec3; }
   Int3View& scratch_of(const Int3View&) { return m_int3; }
   IntView& scratch_of(const IntView&) { return m_int; }
   IdView& scratch_of(const IdView&) { return m_id; }
   DoubleView& scratch_of(const DoubleView&) { return m_double; }
+  IdRowsView& scratch_of(const IdRowsView&) { return m_rows; }
 };
 
 }  // namespace spotrun::md

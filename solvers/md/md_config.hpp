@@ -28,6 +28,23 @@ struct PairCoeffSpec {
   std::vector<std::pair<std::string, double>> values;  // e.g. {"epsilon", 1.5}, {"sigma", 0.8}
   double cutoff = 0.0;   // sigma; 0: md.cutoff
 };
+
+// The kinds of bonded interaction whose styles the deck names ([md.bond], [md.angle], [md.dihedral]).
+enum class BondedKind { Bond, Angle, Dihedral };
+
+// One [[md.bond.coeff]] table (or [[md.angle.coeff]], [[md.dihedral.coeff]]): the coefficients of one type
+// by name, as given (bonded/bonded_params.hpp lists each style's).
+struct BondedCoeffSpec {
+  int type = 0;                                         // 1-based, the data file's numbering
+  std::vector<std::pair<std::string, double>> values;  // e.g. {"k", 30.0}, {"r0", 1.5}
+};
+// The style of one kind and the deck's coefficient tables; style "": none given (the data file's Coeffs
+// section may name it, bonded/bonded_coeffs.hpp).
+struct BondedStyleConfig {
+  std::string style;
+  std::vector<BondedCoeffSpec> coeffs;
+};
+
 // Neighbour list kind (neighbor.hpp): by default a full list where kernels run on a GPU (no atomics,
 // bitwise reproducible), a half list on CPUs (half the pair evaluations).
 // HalfNoNewton: a half list without Newton's third law across ghosts (the device's half list; on the host
@@ -57,6 +74,11 @@ struct MdConfig {
   PairMix mix = PairMix::Geometric;
   std::vector<AtomTypeSpec> types;        // empty: one type of mass 1 (lattice), the data file's types
   std::vector<PairCoeffSpec> pair_coeffs;
+  // [md.bond], [md.angle], [md.dihedral]: the styles and coefficients of the bonded interactions.
+  BondedStyleConfig bond, angle, dihedral;
+  // [md.special_bonds] lj, coul: the factors of the pair interaction of 1-2, 1-3 and 1-4 neighbours along
+  // the bonds (LAMMPS special_bonds lj/coul; its default 0 0 0 excludes them).
+  std::array<double, 3> special_lj{0, 0, 0}, special_coul{0, 0, 0};
 
   bool from_lattice = true;      // false: atoms from a LAMMPS data file
   std::string lattice_type = "fcc";
@@ -74,6 +96,14 @@ struct MdConfig {
   // these columns (io/lammps_dump.hpp).
   std::int64_t dump_every = 0;
   std::vector<std::string> dump_columns{"id", "type", "x", "y", "z", "ix", "iy", "iz"};
+
+  // The style and coefficients of one kind of bonded interaction.
+  const BondedStyleConfig& bonded(BondedKind k) const {
+    return k == BondedKind::Bond ? bond : k == BondedKind::Angle ? angle : dihedral;
+  }
+  BondedStyleConfig& bonded(BondedKind k) {
+    return k == BondedKind::Bond ? bond : k == BondedKind::Angle ? angle : dihedral;
+  }
 };
 
 }  // namespace spotrun::md

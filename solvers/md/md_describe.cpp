@@ -33,6 +33,19 @@ std::vector<std::string> MdSolver::describe() const {
       break;
   }
   lines.push_back("time step: " + significant(m_cfg.dt, 10) + " tau; pair style " + m_cfg.pair_style);
+  // Molecules: the bonded styles with their type counts, and special_bonds.
+  const bonded::BondedSetup& b = m_bonded_setup;
+  std::string styles;
+  const std::pair<const std::string*, std::size_t> kinds[3] = {
+      {&b.bond_style, b.bond_coeffs.size()}, {&b.angle_style, b.angle_coeffs.size()}, {&b.dihedral_style, b.dihedral_coeffs.size()}};
+  const char* names[3] = {"bond", "angle", "dihedral"};
+  for (int k = 0; k < 3; ++k)
+    if (!kinds[k].first->empty())
+      styles += std::string(styles.empty() ? "" : ", ") + names[k] + " " + *kinds[k].first + " (" +
+                std::to_string(kinds[k].second) + " type(s))";
+  if (!styles.empty())
+    lines.push_back("molecules: " + styles + "; special_bonds lj " + significant(b.special_lj[0], 6) + " " +
+                    significant(b.special_lj[1], 6) + " " + significant(b.special_lj[2], 6));
   return lines;
 }
 

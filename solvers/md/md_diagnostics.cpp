@@ -26,14 +26,22 @@ double MdSolver::local_mv2() const {
 
 Thermo MdSolver::compute_thermo() {
   if (!m_tally_valid) throw std::logic_error("MdSolver::thermo() called for a step computed without energies");
-  double sums[3] = {local_mv2(), m_tally.energy, m_tally.virial};
-  m_comm.sum_in_place(sums, 3);
+  const bool bonded = m_bonded.active(m_atoms);
+  const bonded::BondedEnergies b = bonded ? m_bonded_energy : bonded::BondedEnergies{};
+  const PairTally sp = bonded ? m_special_tally : PairTally{};
+  double sums[6] = {local_mv2(), m_tally.energy + sp.energy, m_tally.virial + sp.virial + b.virial, b.ebond, b.eangle,
+                    b.edihed};
+  m_comm.sum_in_place(sums, 6);
   const double n = static_cast<double>(m_natoms);
   const double ke = 0.5 * sums[0];
   const double dof = 3.0 * n - 3.0;
   Thermo t;
   t.temp = dof > 0 ? 2.0 * ke / dof : 0.0;
-  t.pe = sums[1] / n;
+  t.evdwl = sums[1] / n;
+  t.ebond = sums[3] / n;
+  t.eangle = sums[4] / n;
+  t.edihed = sums[5] / n;
+  t.pe = bonded ? (sums[1] + sums[3] + sums[4] + sums[5]) / n : t.evdwl;
   t.ke = ke / n;
   t.etotal = t.pe + t.ke;
   t.press = (2.0 * ke + sums[2]) / (3.0 * m_box.volume());
@@ -41,7 +49,8 @@ Thermo MdSolver::compute_thermo() {
 }
 
 std::vector<std::string> thermo_keywords() {
-  return {"step", "time", "temp", "pe", "ke", "etotal", "press", "vol", "density", "ecouple", "econserve"};
+  return {"step", "time", "temp", "pe", "ke", "etotal", "press", "vol", "density", "ecouple", "econserve",
+          "evdwl", "ebond", "eangle", "edihed"};
 }
 
 // The columns after "step" (the launcher writes the step itself).
@@ -74,6 +83,10 @@ std::vector<double> MdSolver::thermo() {
     else if (k == "density") values.push_back(total_mass() / m_box.volume());  // mass per volume, as LAMMPS
     else if (k == "ecouple") values.push_back(ecouple);
     else if (k == "econserve") values.push_back(t.etotal + ecouple);
+    else if (k == "evdwl") values.push_back(t.evdwl);
+    else if (k == "ebond") values.push_back(t.ebond);
+    else if (k == "eangle") values.push_back(t.eangle);
+    else if (k == "edihed") values.push_back(t.edihed);
     else throw std::logic_error("md.thermo_style: unknown column " + k);
   }
   return values;
@@ -117,8 +130,9 @@ std::vector<std::string> MdSolver::summary() {
   out.push_back("Neighbor list builds = " + std::to_string(m_neighbor.builds()));
   out.push_back("Dangerous builds = " + std::to_string(m_dangerous_builds));
   // Timing breakdown: slowest rank per phase (load imbalance shows as max > total/ranks).
-  const char* names[k_nphase] = {"Pair", "Neigh", "Comm", "Integrate"};
+  const char* names[k_nphase] = {"Pair", "Bond", "Neigh", "Comm", "Integrate"};
   for (int p = 0; p < k_nphase; ++p) {
+    if (p == k_bond && !m_bonded.active(m_atoms)) continue;  // LAMMPS too prints Bond for molecular systems
     double tmax = m_comm.max(m_phase_time[p]);
     out.push_back(std::string("Time ") + names[p] + ": " + significant(tmax, 6) + " s (slowest rank)");
   }

@@ -59,7 +59,9 @@ void export_molecules(const io::SolverState& st, solvers::ExportedSystem& out) {
     c = coeffs_of(st, kind.name, t.ntypes);
     if (c.present) out.lammps_commands.push_back(std::string(kind.name) + "_style " + c.style);
   }
-  // special_bonds: the factors of the pair interactions of 1-2, 1-3, 1-4 neighbours, each set whole.
+  // special_bonds: the factors of the pair interactions of 1-2, 1-3, 1-4 neighbours, each set whole; only
+  // for a system with bonded types (every checkpoint has the factors, an atomic one needs no command).
+  if (d.bonds.ntypes + d.angles.ntypes + d.dihedrals.ntypes == 0) return;
   std::string special;
   for (const char* which : {"lj", "coul"}) {
     std::string factors;
@@ -128,16 +130,21 @@ io::LammpsCoeffs coeffs_of(const io::SolverState& st, const std::string& kind, i
   return c;
 }
 
-io::StateArray dataset_layout(const AtomField& f) {
+io::StateArray dataset_layout(const AtomField& f, int width) {
   std::vector<std::uint64_t> inner;
-  if (f.width > 1) inner.push_back(static_cast<std::uint64_t>(f.width));
-  return io::StateArray::layout(std::string("/md/") + f.name, std::move(inner), f.is_integer(), 0);
+  if (f.is_list())
+    inner.push_back(width < 0 ? io::StateArray::k_any_extent : static_cast<std::uint64_t>(width));
+  else if (f.width > 1)
+    inner.push_back(static_cast<std::uint64_t>(f.width));
+  io::StateArray a = io::StateArray::layout(std::string("/md/") + f.name, std::move(inner), f.is_integer(), 0);
+  a.optional = f.has(k_optional) || (f.is_list() && width < 0);
+  return a;
 }
 
 std::vector<io::StateArray> export_arrays() {
   std::vector<io::StateArray> arrays;
   for (const auto& f : k_atom_fields)
-    if (f.has(k_exported))
+    if (f.has(k_exported) || f.is_list())
       arrays.push_back(dataset_layout(f));
   return arrays;
 }

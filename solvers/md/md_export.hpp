@@ -10,9 +10,12 @@
 
 namespace spotrun::md {
 
-// The checkpoint dataset of a field of the table: /md/<name>, one row of its components per atom.
-io::StateArray dataset_layout(const AtomField& f);
-// The datasets export reads: /md/<name> of every exported field of the table (id, x, v, image, type).
+// The checkpoint dataset of a field of the table: /md/<name>, one row of its components per atom. A list
+// field's row has `width` components (< 0: whatever the checkpoint has, and the dataset is optional); a
+// k_optional field's dataset is optional.
+io::StateArray dataset_layout(const AtomField& f, int width = -1);
+// The datasets export reads: /md/<name> of every exported field of the table (id, x, v, image, type,
+// molecule), and of every list field (optional: bond, angle, dihedral, special).
 std::vector<io::StateArray> export_arrays();
 // The atoms of a checkpoint whose arrays hold every row (by id), with the box and masses of its scalars, and
 // its molecules where it has them (/md/molecule, the interactions of /md/bond, /md/angle, /md/dihedral, the

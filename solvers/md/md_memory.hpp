@@ -22,7 +22,9 @@ constexpr std::int64_t k_max_atoms_per_rank = std::int64_t{1} << 30;
 // the transients of a re-neighbouring, of a checkpoint (state()) and of a restore. The rank grid and
 // sub-box are those the solver chooses; the number density is the lattice's (md.lattice.density, also
 // assumed for data files, whose whole contents every rank holds while the solver is made). Not counted:
-// MPI and HDF5 internal buffers, and the Kokkos runtime itself.
+// MPI and HDF5 internal buffers, the Kokkos runtime itself, and the topology lists of molecules (bonds, angles,
+// dihedrals and special neighbours of each atom: 8 bytes per listed id, a few hundred bytes per atom of a
+// polymer; docs/md.md#molecules).
 solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nranks);
 // Its host part (on a host build, everything).
 double estimated_bytes_per_rank(const MdConfig& cfg, double natoms, int nranks);

@@ -1,4 +1,5 @@
-// The MD solver's registration: its deck keys ([md], [md.pair], [md.lattice], [md.initial]; docs/decks.md
+// The MD solver's registration: its deck keys ([md], [md.pair], [md.bond], [md.angle], [md.dihedral],
+// [md.special_bonds], [md.lattice], [md.initial]; docs/decks.md
 // documents the same keys), its configuration reader, the rules between its sections, its memory and
 // checkpoint sizes, the LAMMPS data file it may start from, and its factory.
 #include "md_registration.hpp"
@@ -8,6 +9,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "bonded/bonded_coeffs.hpp"
+#include "bonded/bonded_params.hpp"
 #include "comm/errors.hpp"
 #include "io/input_file.hpp"
 #include "io/lammps_data.hpp"
@@ -78,6 +81,22 @@ void check_pair_coeff_keys(const Deck& d) {
   }
 }
 
+// The [[md.bond.coeff]] tables (and those of angles and dihedrals) against the deck's style, as
+// resolve_bonded_coeffs() checks them, with the lines of the deck: InputError at the first coefficient of
+// another style, the first table without one of the style's, the first value the style does not take, or
+// a type given twice. Without a deck style the tables wait for the data file's (resolve_bonded_coeffs()).
+void check_bonded_coeff_keys(const Deck& d, const MdConfig& c) {
+  const BondedKeyWhere where = [&d](const std::string& key) { return d.where(key); };
+  for (const BondedKind kind : k_bonded_kinds) {
+    check_bonded_types_unique(c, kind, where);
+    const BondedStyleConfig& b = c.bonded(kind);
+    const BondedStyleInfo* style = find_bonded_style(kind, b.style);
+    if (!style) continue;  // none given; an unknown one the deck's own check names with the allowed ones
+    const std::string source = std::string(bonded_kind_info(kind).key) + ".style";
+    for (std::size_t k = 0; k < b.coeffs.size(); ++k) bonded_table_values(*style, b.coeffs[k], k, source, where);
+  }
+}
+
 }  // namespace
 
 MdConfig config_from_deck(const Deck& d) {
@@ -127,6 +146,22 @@ MdConfig config_from_deck(const Deck& d) {
     p.cutoff = d.has(at + "cutoff") ? d.get_float(at + "cutoff") : 0.0;
     c.pair_coeffs.push_back(p);
   }
+  for (const BondedKind kind : k_bonded_kinds) {
+    const std::string key = bonded_kind_info(kind).key;
+    BondedStyleConfig& b = c.bonded(kind);
+    b.style = d.get_string(key + ".style");  // "" when not given
+    for (std::size_t k = 0; k < d.count(key + ".coeff"); ++k) {
+      const std::string at = key + ".coeff." + std::to_string(k) + ".";
+      BondedCoeffSpec spec;
+      spec.type = static_cast<int>(d.get_int(at + "type"));
+      // The coefficients given, by name: check_rules and resolve_bonded_coeffs() check them against the style's.
+      for (const auto& name : bonded_coeff_names(kind))
+        if (d.has(at + name)) spec.values.emplace_back(name, d.get_float(at + name));
+      b.coeffs.push_back(spec);
+    }
+  }
+  c.special_lj = d.get_float3("md.special_bonds.lj");
+  c.special_coul = d.get_float3("md.special_bonds.coul");
   c.trajectory_every = d.get_int("md.trajectory.every");
   c.trajectory_fields = d.get_strings("md.trajectory.fields");
   c.dump_every = d.get_int("md.dump.every");
@@ -174,6 +209,67 @@ void insert_pair_style_keys(std::vector<KeySpec>& keys) {
   };
   keys.insert(at("md.pair.coeff.cutoff"), fields.begin(), fields.end());
   keys.insert(at("md.pair.shift"), defaults.begin(), defaults.end());
+}
+
+// The keys of [md.bond], [md.angle], [md.dihedral] from the registered bonded styles (bonded_params.hpp):
+// the style (its choices the registered ones), the [[...coeff]] tables and their fields, `type` and every
+// coefficient name of the kind's styles once. A coefficient shared by styles gets the loosest of their
+// ranges here; check_rules and resolve_bonded_coeffs() check each value against its style's range. The
+// fields are optional in the schema: which are required depends on the style.
+std::vector<KeySpec> bonded_keys() {
+  std::vector<KeySpec> keys;
+  for (const BondedKind kind : k_bonded_kinds) {
+    const BondedKindInfo& info = bonded_kind_info(kind);
+    const std::string key = info.key, name = info.name, section = info.section;
+    std::string styles;
+    for (const auto& st : bonded_styles(kind)) styles += "; " + st.name + ": " + st.energy;
+    std::string capital = name;
+    capital[0] = static_cast<char>(capital[0] - 'a' + 'A');
+    keys.push_back({key + ".style", KeyType::String, "", "-",
+                    capital + " style (LAMMPS " + name + "_style)" + styles + "; default: the style the data file's '" +
+                        section + " # STYLE' names",
+                    -1e300, 1e300, false, bonded_style_names(kind)});
+    keys.push_back({key + ".coeff", KeyType::TableArray, "", "-",
+                    "Coefficients of one " + name + " type ([[" + key + ".coeff]] blocks, LAMMPS " + info.command +
+                        "): type and the coefficients of " + key + ".style; a type not given takes its row of the "
+                        "data file's " + section,
+                    0, 1000});
+    keys.push_back({key + ".coeff.type", KeyType::Int, "", "-",
+                    capital + " type of the coefficients (1-based, as the data file numbers them)", 1, 1e6});
+    for (const auto& field : bonded_coeff_names(kind)) {
+      std::vector<std::pair<const BondedStyleInfo*, const BondedParam*>> of;
+      for (const auto& st : bonded_styles(kind))
+        if (st.index(field) >= 0) of.emplace_back(&st, &st.params[static_cast<std::size_t>(st.index(field))]);
+      KeySpec f{key + ".coeff." + field, KeyType::Int, "", "", "", 1e300, -1e300, true};
+      std::vector<std::string> units;
+      std::string helps, names;
+      bool same_help = true;
+      for (const auto& [st, p] : of) {
+        if (p->value == BondedValue::Real) f.type = KeyType::Float;
+        if (p->min < f.min) f.min_exclusive = p->min_exclusive;
+        else if (p->min == f.min) f.min_exclusive = f.min_exclusive && p->min_exclusive;
+        f.min = std::min(f.min, p->min);
+        f.max = std::max(f.max, p->max);
+        if (std::find(units.begin(), units.end(), p->unit) == units.end()) units.push_back(p->unit);
+        same_help = same_help && std::string(p->help) == of.front().second->help;
+        helps += (helps.empty() ? "" : "; ") + st->name + ": " + p->help;
+        names += (names.empty() ? "" : ", ") + st->name;
+      }
+      for (const auto& u : units) f.unit += (f.unit.empty() ? "" : " or ") + u;
+      f.help = (same_help ? std::string(of.front().second->help) : helps) + " (" + name + " style" +
+               (of.size() > 1 ? "s " : " ") + names + ")";
+      f.optional = true;
+      keys.push_back(f);
+    }
+  }
+  keys.push_back({"md.special_bonds.lj", KeyType::Float3, "[0.0, 0.0, 0.0]", "-",
+                  "Factors of the pair interaction between 1-2, 1-3 and 1-4 neighbours along the bonds (LAMMPS "
+                  "special_bonds lj): 0 leaves the pair out, 1 keeps it whole",
+                  0, 1});
+  keys.push_back({"md.special_bonds.coul", KeyType::Float3, "[0.0, 0.0, 0.0]", "-",
+                  "Factors of the Coulomb interaction between 1-2, 1-3 and 1-4 neighbours (LAMMPS special_bonds coul)",
+                  0, 1});
+  return keys;
 }
 
 std::vector<KeySpec> md_keys() {
@@ -272,6 +368,9 @@ std::vector<KeySpec> md_keys() {
   for (auto& k : keys)
     if (k.key == "md.pair.coeff.cutoff") k.optional = true;
   insert_pair_style_keys(keys);
+  const std::vector<KeySpec> bonded = bonded_keys();
+  keys.insert(std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) { return k.key == "md.lattice.type"; }),
+              bonded.begin(), bonded.end());
   return keys;
 }
 
@@ -305,6 +404,11 @@ struct MdDefinition {
     if (key == "md.lattice.type_seed") return solver == "md" && !from_data && typed;
     if (key == "md.pair.mix") return solver == "md" && typed;
     if (key == "md.tchain") return solver == "md" && d.get_string("md.ensemble") == "nvt";
+    // The special-bond factors: active in decks with bonded sections or [md.special_bonds], so that the
+    // physics of a deck without them (and of its checkpoints) stays as it was before they existed.
+    if (starts_with(key, "md.special_bonds."))
+      return solver == "md" &&
+             (d.has("md.bond") || d.has("md.angle") || d.has("md.dihedral") || d.has("md.special_bonds"));
     if (starts_with(key, "md.lattice.")) return source_keys && !from_data;
     if (starts_with(key, "md.initial.")) return source_keys && from_data;
     return solver == "md";
@@ -312,6 +416,7 @@ struct MdDefinition {
 
   static void check_rules(const Deck& d, const MdConfig& c) {
     check_pair_coeff_keys(d);
+    check_bonded_coeff_keys(d, c);
     for (std::size_t i = 0; i < c.types.size(); ++i)
       for (std::size_t j = 0; j < i; ++j)
         if (c.types[i].name == c.types[j].name)

@@ -17,26 +17,6 @@ namespace spotrun::md {
 
 namespace {
 
-// A data file with bonded topology or charges: read (io/lammps_data.hpp checks it), but the MD does not
-// simulate bonded or Coulomb interactions yet, and a run without them would be another system.
-void refuse_what_md_cannot_hold(const io::LammpsData& d) {
-  const std::pair<const char*, std::size_t> kinds[4] = {
-      {"bonds", d.bonds.count()}, {"angles", d.angles.count()}, {"dihedrals", d.dihedrals.count()},
-      {"impropers", d.impropers.count()}};
-  std::string held;
-  for (const auto& [name, n] : kinds)
-    if (n > 0) held += (held.empty() ? "" : ", ") + std::to_string(n) + " " + name;
-  if (!held.empty())
-    throw InputError("md.initial.lammps_data: the data file (atom_style " + std::string(io::atom_style_name(d.atom_style)) +
-                     ") has " + held + "; spotrun's MD does not simulate bonded interactions yet (README, \"What "
-                     "spotrun does not do yet\"); only the pair style acts between atoms");
-  for (const double q : d.q)
-    if (q != 0)
-      throw InputError("md.initial.lammps_data: the data file (atom_style " + std::string(io::atom_style_name(d.atom_style)) +
-                       ") gives atoms non-zero charges; spotrun's MD does not simulate electrostatics yet (README, "
-                       "\"What spotrun does not do yet\")");
-}
-
 }  // namespace
 
 FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
@@ -47,7 +27,11 @@ FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
     for (const auto& t : cfg.types) f.masses.push_back(t.mass);
   }
   if (data) {
-    refuse_what_md_cannot_hold(*data);
+    check_topology(*data);
+    // The ghosts reach past the longest bonded interaction of the file by a fifth of it and the skin: molecules
+    // stretch as they move (a partner still missing later stops the run, naming it).
+    const double span = bonded::bonded_span(*data);
+    if (span > 0) f.bonded_reach = 1.2 * span + cfg.skin;
     f.box.lo = data->lo;
     f.box.hi = data->hi;
     if (!cfg.types.empty() && cfg.types.size() == data->masses.size())
@@ -72,12 +56,14 @@ FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
 }
 
 DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::vector<double>& masses,
-                       const std::string& source, int nranks) {
+                       const std::string& source, int nranks, double bonded_reach) {
   DomainPlan plan;
   plan.coeffs = resolve_pair_coeffs(cfg, type_names(cfg, static_cast<int>(masses.size()), source));
   check_pair_style(cfg, plan.coeffs);
-  const double cutneigh = plan.coeffs.max_cutoff() + cfg.skin;
-  plan.cutneigh = cutneigh;
+  plan.cutneigh = plan.coeffs.max_cutoff() + cfg.skin;
+  plan.cutghost = std::max(plan.cutneigh, bonded_reach);
+  // The sub-boxes must be as thick as the ghosts reach (the halo's swaps go to the nearest ranks only).
+  const double cutneigh = plan.cutghost;
   const std::array<double, 3> length{box.length(0), box.length(1), box.length(2)};
   plan.dims = comm::choose_grid(nranks, length, cutneigh);
   if (plan.dims[0] == 0) {
@@ -120,17 +106,35 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
   return plan;
 }
 
+namespace {
+// The bonded styles of a fresh run: the deck's over the data file's Coeffs sections.
+bonded::BondedSetup fresh_bonded(const MdConfig& cfg, const io::LammpsData* data) {
+  if (!data) {  // a lattice of single atoms: no interactions (the deck's tables were checked as a deck's)
+    bonded::BondedSetup none;
+    none.special_lj = cfg.special_lj;
+    return none;
+  }
+  const io::LammpsCoeffs* const rows[3] = {&data->bond_coeffs, &data->angle_coeffs, &data->dihedral_coeffs};
+  return resolve_bonded(cfg, bonded_counts(*data), rows, "md.initial.lammps_data");
+}
+}  // namespace
+
 void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nranks) {
   const FreshDomain f = fresh_domain(cfg, data);
-  plan_domain(cfg, f.box, f.masses, f.source, nranks);
+  plan_domain(cfg, f.box, f.masses, f.source, nranks, f.bonded_reach);
+  const bonded::BondedSetup b = fresh_bonded(cfg, data);
+  bonded::BondedTerms().setup(b);  // the styles' own checks of their rows
 }
 
 MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
                    const io::LammpsData* data, bool restoring)
     : SolverBase("md", "atom-steps"), m_cfg(config), m_comm(comm), m_transport(transport) {
+  m_lists_from_checkpoint = restoring;
   if (restoring) return;  // restore() sets up the domain from the checkpoint
   const FreshDomain fresh = fresh_domain(m_cfg, data);
-  init_domain(fresh.box, fresh.masses, fresh.source);
+  m_bonded_setup = fresh_bonded(m_cfg, data);
+  m_bonded.setup(m_bonded_setup);
+  init_domain(fresh.box, fresh.masses, fresh.source, fresh.bonded_reach);
   if (data)
     load_data(*data);
   else
@@ -139,14 +143,16 @@ MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm:
   if (!data) create_velocities(m_cfg.lattice_temperature, m_cfg.lattice_seed);
 }
 
-void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source) {
+void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source,
+                           double bonded_reach) {
   m_box = box;
-  DomainPlan plan = plan_domain(m_cfg, m_box, masses, source, m_comm.size());
+  DomainPlan plan = plan_domain(m_cfg, m_box, masses, source, m_comm.size(), bonded_reach);
   m_coeffs = std::move(plan.coeffs);
   m_pair = make_pair(m_cfg, m_coeffs);
   const double cutneigh = plan.cutneigh;
+  m_ghost_cutoff = plan.cutghost;
   m_grid = std::make_unique<comm::ProcessGrid>(m_comm, m_box, plan.dims);
-  m_halo = std::make_unique<Halo>(m_comm, *m_grid, m_transport, cutneigh);
+  m_halo = std::make_unique<Halo>(m_comm, *m_grid, m_transport, plan.cutghost);
   m_neighbor.setup(m_grid->sub_box(), cutneigh, full_neighbor_list(),
                    m_cfg.neighbor_list != NeighborListKind::HalfNoNewton);
   m_masses = masses;
@@ -262,6 +268,12 @@ void MdSolver::load_data(const io::LammpsData& data) {
   Kokkos::deep_copy(m_atoms.id, hid);
   Kokkos::deep_copy(m_atoms.type, ht);
   Kokkos::deep_copy(m_atoms.image, himg);
+  if (!data.molecule.empty()) {
+    auto hmol = Kokkos::create_mirror_view(m_atoms.molecule);
+    for (int i = 0; i < nl; ++i) hmol(i) = data.molecule[mine[i]];
+    Kokkos::deep_copy(m_atoms.molecule, hmol);
+  }
+  load_topology(data, mine);
 }
 
 void MdSolver::create_velocities(double temperature, std::uint64_t seed) {

@@ -8,6 +8,8 @@
 
 #include "atom_sort.hpp"
 #include "atoms.hpp"
+#include "bonded/bonded_coeffs.hpp"
+#include "bonded/bonded_terms.hpp"
 #include "comm/communicator.hpp"
 #include "comm/process_grid.hpp"
 #include "comm/transport.hpp"
@@ -26,6 +28,7 @@ namespace spotrun::md {
 
 struct Thermo {
   double temp, pe, ke, etotal, press;  // per-atom energies (thermo_modify norm yes)
+  double evdwl, ebond, eangle, edihed;  // the parts of pe (evdwl: the pair style's, special pairs scaled)
 };
 
 // The box and type masses of a fresh run, from the data file or the lattice of the configuration: InputError
@@ -34,8 +37,23 @@ struct FreshDomain {
   comm::Box3 box;
   std::vector<double> masses;  // by type, type 1 first
   std::string source;          // where the types come from, for messages ("the data file")
+  double bonded_reach = 0;     // how far the ghosts must reach for the bonded interactions (0: none)
 };
 FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data);
+
+// The bonded types and interactions of each kind (bond, angle, dihedral) of a system.
+struct BondedCounts {
+  std::array<int, 3> ntypes{0, 0, 0};
+  std::array<std::size_t, 3> count{0, 0, 0};
+};
+BondedCounts bonded_counts(const io::LammpsData& d);
+// The bonded styles and coefficients of a run: the deck's over the rows of `rows` (the data file's or the
+// checkpoint's Coeffs of bonds, angles, dihedrals; nullptr: none), named `source` in messages. InputError
+// (resolve_bonded_coeffs()).
+bonded::BondedSetup resolve_bonded(const MdConfig& cfg, const BondedCounts& counts, const io::LammpsCoeffs* const rows[3],
+                                   const std::string& source);
+// InputError for what the data file holds that the MD does not simulate (impropers, charges).
+void check_topology(const io::LammpsData& d);
 
 // The domain of a run on nranks: the pair coefficients of the types (InputError: a [[md.pair.coeff]] names an
 // unknown type or a pair twice, md.types counts other types than `source`; the pair style is not registered
@@ -47,16 +65,18 @@ struct DomainPlan {
   PairCoeffs coeffs;
   std::array<int, 3> dims{};
   double cutneigh = 0;  // the largest pair cutoff + md.skin
+  double cutghost = 0;  // how far the ghosts reach: cutneigh, or further for the bonded interactions
 };
+// bonded_reach: FreshDomain::bonded_reach, or the checkpoint's ghost reach.
 DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::vector<double>& masses,
-                       const std::string& source, int nranks);
+                       const std::string& source, int nranks, double bonded_reach = 0);
 
 // What the constructor of a fresh run checks before it allocates the atoms, on nranks ranks: fresh_domain()
 // and plan_domain(). `spotrun validate` (and run, before it makes the solver) call it. InputError.
 void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nranks);
 
 // The thermo keywords md.thermo_style may list (LAMMPS thermo_style custom): step time temp pe ke etotal press
-// vol density ecouple econserve.
+// vol density ecouple econserve evdwl ebond eangle edihed.
 std::vector<std::string> thermo_keywords();
 
 class MdSolver final : public SolverBase {
@@ -114,12 +134,27 @@ class MdSolver final : public SolverBase {
   double total_mass();
   void scale_velocities(double factor);
   const NoseHooverChain& thermostat() const { return m_nhc; }
+  // The bonded styles of the run and its bonded terms (the gather lists of the last neighbour build).
+  const bonded::BondedSetup& bonded_setup() const { return m_bonded_setup; }
+  const bonded::BondedTerms& bonded_terms() const { return m_bonded; }
+  // How far the ghost atoms reach (cutoff + skin, or further for the bonded interactions).
+  double ghost_cutoff() const { return m_ghost_cutoff; }
 
  private:
   // source: where the types come from, for messages ("the data file F", "checkpoint F").
-  void init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source);
+  void init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source,
+                   double bonded_reach);
   void create_lattice();
   void load_data(const io::LammpsData& data);
+  // Molecules (md_bonded.cpp): the list fields of the owned atoms (mine: their places in data), the gather
+  // lists and special exclusions after a neighbour build, the bonded forces of a step, the stop on a broken
+  // FENE bond (collective: broken_anywhere is the ranks' agreed flag), the checkpoint's bonded scalars.
+  void load_topology(const io::LammpsData& data, const std::vector<std::size_t>& mine);
+  void build_bonded();
+  void compute_bonded(bool ev);
+  void check_broken_bonds(bool broken_anywhere);
+  void put_bonded_state(io::SolverState& st) const;
+  bonded::BondedSetup restore_bonded_setup(const io::SolverState& st);
   void rebuild();
   void sort_owned_atoms();
   void compute_forces(bool ev);
@@ -159,15 +194,27 @@ class MdSolver final : public SolverBase {
   bool collect_moved_too_far();
   long long m_dangerous_builds = 0;
   // Wall time per phase (seconds), reported in summary() as LAMMPS reports its timing breakdown.
-  enum Phase { k_pair, k_neigh, k_comm, k_integrate, k_nphase };
-  double m_phase_time[k_nphase] = {0, 0, 0, 0};
+  enum Phase { k_pair, k_bond, k_neigh, k_comm, k_integrate, k_nphase };
+  double m_phase_time[k_nphase] = {};
   std::unique_ptr<io::H5mdTrajectory> m_trajectory;  // opened at the first write_outputs()
   std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
   NoseHooverChain m_nhc;  // md.ensemble = "nvt"
   PairTally m_tally;
+  // Molecules: the styles and coefficients, the terms, what the last force call tallied, the first FENE bond
+  // found broken on this rank (step -1: none), the reach of the ghosts.
+  bonded::BondedSetup m_bonded_setup;
+  bonded::BondedTerms m_bonded;
+  bonded::BondedEnergies m_bonded_energy;
+  PairTally m_special_tally;
+  std::int64_t m_broken_at = -1;
+  std::int64_t m_broken[2] = {0, 0};
+  double m_ghost_cutoff = 0;
   bool m_tally_valid = false;
   bool m_setup_done = false;
   bool m_restored = false;
+  // A solver made to restore: the list fields' lengths are the checkpoint's, unknown until restore() reads them
+  // (state_layout() leaves them open).
+  bool m_lists_from_checkpoint = false;
   std::vector<double> m_masses;  // by type - 1
   // state_reusing(): the atoms' records sent to the ranks that own their rows and those received (none on one
   // rank), the destinations and the record of each row, kept from one checkpoint to the next (their memory,

@@ -15,8 +15,9 @@ namespace spotrun::md {
 namespace {
 
 // Per-atom record moved between ranks: every checkpointed field of the per-atom field table (atom_fields.hpp),
-// one 8-byte slot per component (id, x[3], v[3], f[3], image[3], x_build[3], type: 17).
-constexpr int k_rec = record_slots();
+// one 8-byte slot per component (id, x[3], v[3], f[3], image[3], x_build[3], type, molecule: 18, then the
+// list fields at this run's lengths): AtomStore::record_layout().
+using RecordLayout = AtomStore::RecordLayout;
 
 // The records hold 64-bit integers by their bits, 32-bit ones and doubles by value (exact either way).
 double to_slot(double v) { return v; }
@@ -50,7 +51,7 @@ void for_each_field(HostAtoms& host, Fn&& fn) {
 #undef SPOTRUN_MD_HOST
 }
 
-// Component c of atom i of a host view of the table (one component or three).
+// Component c of atom i of a host view of the table (one component, three, or a list field's).
 template <class V>
 auto& component(const V& v, int i, int c) {
   if constexpr (V::rank == 1)
@@ -78,44 +79,44 @@ void copy_to_atoms(HostAtoms& host, AtomStore& atoms, unsigned flag) {
 }
 
 // Atom i's record from the host copies of its checkpointed fields, and the fields with `flag` from a record.
-void pack_record(HostAtoms& host, int i, double* r) {
+void pack_record(HostAtoms& host, const RecordLayout& layout, int i, double* r) {
   for_each_field(host, [&](const AtomField& f, const auto& h) {
     if (!f.has(k_checkpointed)) return;
-    const int slot = record_slot(f);
-    for (int c = 0; c < f.width; ++c) r[slot + c] = to_slot(component(h, i, c));
+    const int slot = layout.slot[index_of(f)];
+    for (int c = 0; c < layout.width[index_of(f)]; ++c) r[slot + c] = to_slot(component(h, i, c));
   });
 }
-void unpack_record(const double* r, HostAtoms& host, int i, unsigned flag) {
+void unpack_record(const double* r, const RecordLayout& layout, HostAtoms& host, int i, unsigned flag) {
   for_each_field(host, [&](const AtomField& f, const auto& h) {
     if (!f.has(flag) || !f.has(k_checkpointed)) return;
-    const int slot = record_slot(f);
-    for (int c = 0; c < f.width; ++c) from_slot(r[slot + c], component(h, i, c));
+    const int slot = layout.slot[index_of(f)];
+    for (int c = 0; c < layout.width[index_of(f)]; ++c) from_slot(r[slot + c], component(h, i, c));
   });
 }
 
 // The checkpointed fields as the datasets of state_layout() hold them (in its order): where each row's values
-// go in a record, and back.
+// go in a record, and back. A field without a dataset (a list of length 0) has no column.
 struct Column {
   const AtomField* field;
   int slot;
+  int width;
 };
-const std::vector<Column>& checkpoint_columns() {
-  static const std::vector<Column> columns = [] {
-    std::vector<Column> c;
-    for (const auto& f : k_atom_fields)
-      if (f.has(k_checkpointed)) c.push_back({&f, record_slot(f)});
-    return c;
-  }();
-  return columns;
+std::vector<Column> checkpoint_columns(const RecordLayout& layout) {
+  std::vector<Column> c;
+  for (const auto& f : k_atom_fields)
+    if (f.has(k_checkpointed) && layout.width[index_of(f)] > 0)
+      c.push_back({&f, layout.slot[index_of(f)], layout.width[index_of(f)]});
+  return c;
 }
 // Row `row` of the state's arrays from record r, or (to_record) the record from the row.
-void record_to_row(const double* r, std::vector<io::StateArray>& arrays, std::uint64_t row) {
-  const auto& columns = checkpoint_columns();
+void record_to_row(const std::vector<Column>& columns, const double* r, std::vector<io::StateArray>& arrays,
+                   std::uint64_t row) {
   for (std::size_t k = 0; k < columns.size(); ++k) {
     const AtomField& f = *columns[k].field;
+    const int width = columns[k].width;
     const double* slot = r + columns[k].slot;
-    const std::uint64_t at = row * static_cast<std::uint64_t>(f.width);
-    for (int c = 0; c < f.width; ++c) {
+    const std::uint64_t at = row * static_cast<std::uint64_t>(width);
+    for (int c = 0; c < width; ++c) {
       if (f.elem == AtomElem::f64) {
         arrays[k].f64[at + c] = slot[c];
       } else if (f.elem == AtomElem::i64) {
@@ -128,13 +129,19 @@ void record_to_row(const double* r, std::vector<io::StateArray>& arrays, std::ui
     }
   }
 }
-void row_to_record(const io::StateArray* const arrays[], std::uint64_t row, double* r) {
-  const auto& columns = checkpoint_columns();
+// arrays[k]: the dataset of column k, or nullptr for an optional one the checkpoint lacks (its slots stay 0).
+void row_to_record(const std::vector<Column>& columns, const io::StateArray* const arrays[], std::uint64_t row,
+                   double* r) {
   for (std::size_t k = 0; k < columns.size(); ++k) {
     const AtomField& f = *columns[k].field;
+    const int width = columns[k].width;
     double* slot = r + columns[k].slot;
-    const std::uint64_t at = row * static_cast<std::uint64_t>(f.width);
-    for (int c = 0; c < f.width; ++c) {
+    if (!arrays[k]) {
+      std::fill_n(slot, width, 0.0);
+      continue;
+    }
+    const std::uint64_t at = row * static_cast<std::uint64_t>(width);
+    for (int c = 0; c < width; ++c) {
       if (f.elem == AtomElem::f64)
         slot[c] = arrays[k]->f64[at + c];
       else if (f.elem == AtomElem::i64)
@@ -163,11 +170,11 @@ struct PackPlan {
   std::vector<std::size_t> offset;  // nranks + 1 entries
 };
 
-// The plan for sending record k to rank dest[k].
-PackPlan pack_plan(int nranks, const std::vector<int>& dest) {
+// The plan for sending record k (of `rec` values) to rank dest[k].
+PackPlan pack_plan(int nranks, const std::vector<int>& dest, int rec) {
   PackPlan p;
   p.offset.assign(static_cast<std::size_t>(nranks) + 1, 0);
-  for (int d : dest) p.offset[static_cast<std::size_t>(d) + 1] += k_rec;
+  for (int d : dest) p.offset[static_cast<std::size_t>(d) + 1] += static_cast<std::size_t>(rec);
   for (int r = 0; r < nranks; ++r) p.offset[r + 1] += p.offset[r];
   return p;
 }
@@ -207,14 +214,15 @@ void exchange_packed(const comm::Communicator& comm, comm::Transport& transport,
 // Sends record k of `recs` to rank dest[k]; returns the records received (in the order of the sending ranks).
 // On one rank (exchange_is_local) the records are returned as they are, without a copy.
 std::vector<double> exchange_records(const comm::Communicator& comm, comm::Transport& transport,
-                                     std::vector<double> recs, const std::vector<int>& dest) {
+                                     std::vector<double> recs, const std::vector<int>& dest, int rec) {
   if (exchange_is_local(comm, transport)) return recs;
-  const PackPlan plan = pack_plan(comm.size(), dest);
+  const PackPlan plan = pack_plan(comm.size(), dest, rec);
   std::vector<double> packed(recs.size());
   std::vector<std::size_t> fill(plan.offset.begin(), plan.offset.end() - 1);
+  const auto n = static_cast<std::size_t>(rec);
   for (std::size_t k = 0; k < dest.size(); ++k) {
-    std::copy_n(&recs[k * k_rec], k_rec, &packed[fill[dest[k]]]);
-    fill[dest[k]] += k_rec;
+    std::copy_n(&recs[k * n], n, &packed[fill[dest[k]]]);
+    fill[dest[k]] += n;
   }
   recs = std::vector<double>();
   std::vector<double> out;
@@ -342,11 +350,12 @@ std::string check_datasets(const io::SolverState& st, const std::vector<io::Stat
     const std::string& name = layout[k].name;
     arr[k] = st.find(name);
     const io::StateArray* a = arr[k];
+    if (!a && layout[k].optional) continue;
     if (!a) return "checkpoint has no dataset " + name;
     if (a->global_rows != static_cast<std::uint64_t>(natoms))
       return "checkpoint dataset " + name + " has " + std::to_string(a->global_rows) + " rows, but md.natoms is " +
              std::to_string(natoms);
-    if (a->is_integer != layout[k].is_integer || a->inner != layout[k].inner)
+    if (a->is_integer != layout[k].is_integer || !layout[k].accepts_inner(a->inner))
       return "checkpoint dataset " + name + " does not have the type and row shape of " + name;
     if (a->first_row != first || a->rows != rows)
       return "checkpoint dataset " + name + " gives rank " + std::to_string(rank) + " rows [" +
@@ -363,12 +372,12 @@ std::string check_datasets(const io::SolverState& st, const std::vector<io::Stat
 // Checks every atom of this rank's block: ids >= 1 and strictly increasing (the rows are sorted by id),
 // types, finite values, x_build inside the box as every neighbour build leaves it ([lo, hi), wrapped),
 // x near x_build, image flags that fit an int. Returns the first problem or "".
-std::string check_atoms(const io::StateArray* arr[], const comm::Box3& box, std::int64_t ntypes) {
+std::string check_atoms(const std::vector<Column>& columns, const io::StateArray* arr[], const comm::Box3& box,
+                        std::int64_t ntypes) {
   const io::StateArray& id = *arr[checkpoint_index(AtomFieldId::id)];
   const io::StateArray& types = *arr[checkpoint_index(AtomFieldId::type)];
   const io::StateArray& x = *arr[checkpoint_index(AtomFieldId::x)];
   const io::StateArray& x_build = *arr[checkpoint_index(AtomFieldId::x_build)];
-  const auto& columns = checkpoint_columns();
   const double half_box = 0.5 * std::min({box.length(0), box.length(1), box.length(2)});
   for (std::uint64_t k = 0; k < id.rows; ++k) {
     const std::int64_t i = id.i64[k];
@@ -389,9 +398,11 @@ std::string check_atoms(const io::StateArray* arr[], const comm::Box3& box, std:
     // Every field of the table: doubles finite, 32-bit integers within int.
     for (std::size_t n = 0; n < columns.size(); ++n) {
       const AtomField& f = *columns[n].field;
-      for (int d = 0; d < f.width; ++d) {
-        const char* which = f.width == 3 ? (d == 0 ? "x" : d == 1 ? "y" : "z") : "";
-        const std::uint64_t at = static_cast<std::uint64_t>(f.width) * k + d;
+      if (!arr[n]) continue;
+      const int width = columns[n].width;
+      for (int d = 0; d < width; ++d) {
+        const char* which = !f.is_list() && width == 3 ? (d == 0 ? "x" : d == 1 ? "y" : "z") : "";
+        const std::uint64_t at = static_cast<std::uint64_t>(width) * k + d;
         if (f.elem == AtomElem::f64 && !std::isfinite(arr[n]->f64[at]))
           return atom + " has a non-finite " + f.name + " (" + (*which ? std::string(which) + " component " : "") +
                  exact(arr[n]->f64[at]) + ")";
@@ -444,10 +455,18 @@ std::string check_block_order(const comm::Communicator& comm, const io::StateArr
 
 std::vector<io::StateArray> MdSolver::state_layout() const {
   // /md/<name> of every checkpointed field of the table, in its order: /md/id, /md/x, /md/v, /md/f, /md/image,
-  // /md/x_build, /md/type.
+  // /md/x_build, /md/type, /md/molecule, then the list fields this run has (/md/bond, ...). Before a restore
+  // has read them, a list field's length is the checkpoint's, and its dataset optional.
   std::vector<io::StateArray> layout;
-  for (const auto& f : k_atom_fields)
-    if (f.has(k_checkpointed)) layout.push_back(dataset_layout(f));
+  for (const auto& f : k_atom_fields) {
+    if (!f.has(k_checkpointed)) continue;
+    if (f.is_list() && m_lists_from_checkpoint) {
+      layout.push_back(dataset_layout(f));
+      continue;
+    }
+    const int width = m_atoms.width(f);
+    if (width > 0) layout.push_back(dataset_layout(f, width));
+  }
   return layout;
 }
 
@@ -455,6 +474,9 @@ io::SolverState MdSolver::state() { return state_reusing(io::SolverState{}); }
 
 io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   const int nl = m_atoms.nlocal;
+  const RecordLayout rl = m_atoms.record_layout();
+  const int rec = rl.total;
+  const std::vector<Column> columns = checkpoint_columns(rl);
   HostAtoms host = host_atoms(m_atoms, k_checkpointed, true);
   const auto& hid = host.id;
 
@@ -481,14 +503,14 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   const auto N = static_cast<std::uint64_t>(m_natoms);
   m_state_dest.resize(nl);
   for (int i = 0; i < nl; ++i) m_state_dest[i] = block_owner(N, m_comm.size(), row_of(hid(i)));
-  const PackPlan plan = pack_plan(m_comm.size(), m_state_dest);
-  const std::size_t values = static_cast<std::size_t>(nl) * k_rec;
+  const PackPlan plan = pack_plan(m_comm.size(), m_state_dest, rec);
+  const std::size_t values = static_cast<std::size_t>(nl) * rec;
   io::resize_for_overwrite(m_state_records, values, values / 8);  // an eighth to spare, as the block received
   std::vector<std::size_t> fill(plan.offset.begin(), plan.offset.end() - 1);
   for (int i = 0; i < nl; ++i) {
     double* r = &m_state_records[fill[m_state_dest[i]]];
-    fill[m_state_dest[i]] += k_rec;
-    pack_record(host, i, r);
+    fill[m_state_dest[i]] += rec;
+    pack_record(host, rl, i, r);
   }
   exchange_packed(m_comm, m_transport, m_state_records, plan, m_state_received);
   const std::vector<double>& got = exchange_is_local(m_comm, m_transport) ? m_state_records : m_state_received;
@@ -498,7 +520,7 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   st.arrays = state_layout();
   std::uint64_t first = 0, rows = 0;
   io::block_of(N, m_comm.size(), m_comm.rank(), first, rows);
-  if (got.size() != rows * k_rec) throw std::logic_error("MdSolver::state: row block does not match the atoms received");
+  if (got.size() != rows * rec) throw std::logic_error("MdSolver::state: row block does not match the atoms received");
   for (std::size_t k = 0; k < st.arrays.size(); ++k) {
     io::StateArray& a = st.arrays[k];
     if (k < spare.arrays.size() && spare.arrays[k].name == a.name) {  // its memory, not its values
@@ -523,10 +545,10 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   constexpr std::uint64_t k_none = ~std::uint64_t(0);
   std::vector<std::uint64_t>& record_of_row = m_state_record_of_row;
   record_of_row.assign(rows, k_none);
-  for (std::uint64_t k = 0; k < rows; ++k) record_of_row[row_of(id_of_record(&got[k * k_rec])) - first] = k;
-  static constexpr double k_zeros[k_rec] = {};  // a row no record reached (not while ids are unique): zeros
+  for (std::uint64_t k = 0; k < rows; ++k) record_of_row[row_of(id_of_record(&got[k * rec])) - first] = k;
+  const std::vector<double> zeros(static_cast<std::size_t>(rec), 0.0);  // a row no record reached (not while ids are unique)
   for (std::uint64_t row = 0; row < rows; ++row)
-    record_to_row(record_of_row[row] == k_none ? k_zeros : &got[record_of_row[row] * k_rec], st.arrays, row);
+    record_to_row(columns, record_of_row[row] == k_none ? zeros.data() : &got[record_of_row[row] * rec], st.arrays, row);
   st.integers["step"] = m_step;
   st.reals["time"] = m_time;
   st.integers["md.natoms"] = m_natoms;
@@ -539,6 +561,7 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
     st.reals[std::string("md.box.lo_") + char('x' + d)] = m_box.lo[d];
     st.reals[std::string("md.box.hi_") + char('x' + d)] = m_box.hi[d];
   }
+  put_bonded_state(st);
   if (m_cfg.ensemble == Ensemble::Nvt) {  // the Nose-Hoover chain, so that a resume continues it bitwise
     st.integers["md.nvt.tchain"] = m_nhc.chain();
     st.reals["md.nvt.t_current"] = m_nhc.t_current();
@@ -564,14 +587,39 @@ void MdSolver::restore(const io::SolverState& st) {
     bad = e.what();
   }
   m_comm.agree<InputError>(bad.empty(), bad);
-  init_domain(s.box, s.masses, "the checkpoint");
+  // The bonded styles: the deck's over the coefficients the checkpoint recorded; the ghosts reach as far as
+  // they did (the same lists, so a resume on as many ranks is bitwise).
+  try {
+    m_bonded_setup = restore_bonded_setup(st);
+    m_bonded.setup(m_bonded_setup);
+    bad.clear();
+  } catch (const InputError& e) {
+    bad = e.what();
+  }
+  m_comm.agree<InputError>(bad.empty(), bad);
+  const auto reach = st.reals.find("md.ghost_cutoff");
+  init_domain(s.box, s.masses, "the checkpoint", reach == st.reals.end() ? 0.0 : reach->second);
   m_natoms = s.natoms;
 
-  // 2. This rank's block of every dataset, then its atoms, then the ids where blocks meet.
+  // 2. The lengths of the list fields (the checkpoint's: 0 where it has none), this rank's block of every
+  //    dataset, then its atoms, then the ids where blocks meet.
+  for (const auto& f : k_atom_fields) {
+    if (!f.is_list() || !f.has(k_checkpointed)) continue;
+    const io::StateArray* a = st.find(std::string("/md/") + f.name);
+    const std::uint64_t width = a && a->inner.size() == 1 ? a->inner[0] : 0;
+    m_comm.agree<InputError>(!a || (a->inner.size() == 1 && width <= 1000000),
+                             std::string("checkpoint dataset /md/") + f.name + " does not have rows of one list each (the " +
+                                 f.noun + " of every atom, at most 1000000 values)");
+    m_atoms.set_width(static_cast<AtomFieldId>(index_of(f)), static_cast<int>(width));
+  }
+  m_lists_from_checkpoint = false;
+  const RecordLayout rl = m_atoms.record_layout();
+  const int rec = rl.total;
   const auto layout = state_layout();
+  const std::vector<Column> columns = checkpoint_columns(rl);
   const io::StateArray* arr[k_natom_fields] = {};
   bad = check_datasets(st, layout, s.natoms, m_comm.size(), m_comm.rank(), arr);
-  if (bad.empty()) bad = check_atoms(arr, m_box, static_cast<std::int64_t>(s.masses.size()));
+  if (bad.empty()) bad = check_atoms(columns, arr, m_box, static_cast<std::int64_t>(s.masses.size()));
   m_comm.agree<InputError>(bad.empty(), bad);
   bad = check_block_order(m_comm, arr[checkpoint_index(AtomFieldId::id)]);
   m_comm.agree<InputError>(bad.empty(), bad);
@@ -580,16 +628,16 @@ void MdSolver::restore(const io::SolverState& st) {
   std::vector<double> got;
   {
     const std::uint64_t rows = arr[0]->rows;
-    std::vector<double> recs(rows * k_rec);
+    std::vector<double> recs(rows * rec);
     std::vector<int> dest(rows);
     for (std::uint64_t k = 0; k < rows; ++k) {
-      double* r = &recs[k * k_rec];
-      row_to_record(arr, k, r);
+      double* r = &recs[k * rec];
+      row_to_record(columns, arr, k, r);
       dest[k] = m_grid->owner_of(&r[record_slot(AtomFieldId::x_build)]);
     }
-    got = exchange_records(m_comm, m_transport, std::move(recs), dest);
+    got = exchange_records(m_comm, m_transport, std::move(recs), dest, rec);
   }
-  const std::size_t received = got.size() / k_rec;
+  const std::size_t received = got.size() / rec;
   m_comm.agree<InputError>(static_cast<std::int64_t>(received) <= k_max_atoms_per_rank,
                            "rank " + std::to_string(m_comm.rank()) + " would own " + std::to_string(received) +
                                " atoms of the checkpoint, more than the " + std::to_string(k_max_atoms_per_rank) +
@@ -604,8 +652,8 @@ void MdSolver::restore(const io::SolverState& st) {
   std::unordered_map<std::int64_t, int> rec_of;
   rec_of.reserve(nl);
   for (int i = 0; i < nl; ++i) {
-    const double* r = &got[static_cast<std::size_t>(i) * k_rec];
-    unpack_record(r, host, i, k_migrates);
+    const double* r = &got[static_cast<std::size_t>(i) * rec];
+    unpack_record(r, rl, host, i, k_migrates);
     for (int d = 0; d < 3; ++d) host.x(i, d) = r[record_slot(AtomFieldId::x_build) + d];
     rec_of[host.id(i)] = i;
   }
@@ -622,7 +670,7 @@ void MdSolver::restore(const io::SolverState& st) {
   auto cid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), m_atoms.id);
   auto cf = Kokkos::create_mirror_view(m_atoms.f);
   for (int i = 0; i < nl; ++i) {
-    const double* r = &got[static_cast<std::size_t>(rec_of.at(cid(i))) * k_rec];
+    const double* r = &got[static_cast<std::size_t>(rec_of.at(cid(i))) * rec];
     for (int d = 0; d < 3; ++d) {
       cx(i, d) = r[record_slot(AtomFieldId::x) + d];
       cf(i, d) = r[record_slot(AtomFieldId::f) + d];

@@ -51,10 +51,12 @@ void MdSolver::sort_owned_atoms() { m_sorter.sort(m_atoms, m_neighbor); }
 void MdSolver::rebuild() {
   PhaseTimer timer(m_phase_time[k_neigh]);
   const int nonfinite = m_halo->migrate(m_atoms);
-  // One reduction serves the lost-atom check, the dangerous-build count and the cause of a loss.
-  double counts[3] = {static_cast<double>(m_atoms.nlocal), collect_moved_too_far() ? 1.0 : 0.0,
-                      static_cast<double>(nonfinite)};
-  m_comm.sum_in_place(counts, 3);
+  // One reduction serves the lost-atom check, the dangerous-build count, the cause of a loss and a FENE bond
+  // found broken since the last build.
+  double counts[4] = {static_cast<double>(m_atoms.nlocal), collect_moved_too_far() ? 1.0 : 0.0,
+                      static_cast<double>(nonfinite), m_broken_at >= 0 ? 1.0 : 0.0};
+  m_comm.sum_in_place(counts, 4);
+  check_broken_bonds(counts[3] > 0);
   if (counts[1] > 0) ++m_dangerous_builds;
   m_moved_too_far = false;
   const auto total = static_cast<std::int64_t>(counts[0]);
@@ -75,6 +77,7 @@ void MdSolver::rebuild() {
   sort_owned_atoms();
   m_halo->build(m_atoms);
   m_neighbor.build(m_atoms, overlap_windows(m_atoms.nlocal, m_halo->plan().remote()));
+  build_bonded();
   if (m_atoms.f.extent(0) != m_scatter_of.extent(0) || m_atoms.f.data() != m_scatter_of.data()) {
     m_scatter = ForceScatter(m_atoms.f);
     m_scatter_of = m_atoms.f;
@@ -143,6 +146,8 @@ void MdSolver::compute_forces(bool ev) {
     else
       m_halo->reverse_forces(m_atoms);
   }
+  // Bonds, angles, dihedrals and scaled special pairs: on the owned atoms only, nothing goes back.
+  compute_bonded(ev);
 }
 
 bool MdSolver::collect_moved_too_far() {

@@ -78,7 +78,7 @@ int Distributor::place_arrivals(const Fields& fields, const Window& window, cons
       std::size_t word = recv_first[k];
       for (const auto& f : fields.fields()) {
         if (f.shifted) break;
-        word += block_words(f.kind, m_nrecv[k]);
+        word += block_words(f, m_nrecv[k]);
       }
       const double* x = m_recv.data() + word;
       const int c = window.component;
@@ -132,8 +132,8 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
         Kokkos::parallel_for("particles::distributor::pack", Policy(0, static_cast<int>(m_nsend[k])),
                              Pack<V>{v, m_leave, m_send, word[k], false, 0, 0.0, m_send_first[k]});
     });
-    stay_word += block_words(f.kind, static_cast<std::size_t>(m_nstay));
-    for (std::size_t k = 0; k < npeers; ++k) word[k] += block_words(f.kind, m_nsend[k]);
+    stay_word += block_words(f, static_cast<std::size_t>(m_nstay));
+    for (std::size_t k = 0; k < npeers; ++k) word[k] += block_words(f, m_nsend[k]);
   }
 
   // Move the messages; those to this rank itself are copied here unless the transport routes them.
@@ -168,8 +168,8 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
         arrived += static_cast<int>(m_nrecv[k]);
       }
     });
-    stay_word += block_words(f.kind, static_cast<std::size_t>(m_nstay));
-    for (std::size_t k = 0; k < npeers; ++k) word[k] += block_words(f.kind, m_nrecv[k]);
+    stay_word += block_words(f, static_cast<std::size_t>(m_nstay));
+    for (std::size_t k = 0; k < npeers; ++k) word[k] += block_words(f, m_nrecv[k]);
   }
   return m_nstay + naccepted;
 }

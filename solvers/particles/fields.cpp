@@ -33,6 +33,10 @@ Fields& Fields::add(Int3View& v) {
   m_fields.push_back({Kind::int3, &v, false});
   return *this;
 }
+Fields& Fields::add(Int64RowsView& v) {
+  m_fields.push_back({Kind::int64_rows, &v, false});
+  return *this;
+}
 
 const Vec3View* Fields::position_view() const {
   for (const auto& f : m_fields)
@@ -42,7 +46,7 @@ const Vec3View* Fields::position_view() const {
 
 std::size_t Fields::bytes_per_particle() const {
   std::size_t b = 0;
-  for (const auto& f : m_fields) b += element_bytes(f.kind);
+  for (const auto& f : m_fields) b += element_bytes(f);
   return b;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // The per-particle fields one operation of a particle method moves (particles::Halo, particles::Distributor):
 // the caller's arrays, by reference: 3-component and scalar doubles, 32- and 64-bit integers and 3-component
-// 32-bit integers (sent as integers, so they arrive exactly). At most one field is the position.
+// 32-bit integers (sent as integers, so they arrive exactly), and rows of 64-bit integers of a length fixed
+// by the view. At most one field is the position.
 // Includes nothing of any solver: Kokkos only.
 #include <Kokkos_Core.hpp>
 #include <cstddef>
@@ -18,6 +19,9 @@ using DoubleView = Kokkos::View<double*, MemSpace>;
 using IntView = Kokkos::View<int*, MemSpace>;
 using Int64View = Kokkos::View<std::int64_t*, MemSpace>;
 using Int3View = Kokkos::View<int* [3], Kokkos::LayoutRight, MemSpace>;
+// A row of 64-bit integers per particle, its length the view's second extent, the same for every particle
+// (a list the particle carries: the ids of its bonded partners).
+using Int64RowsView = Kokkos::View<std::int64_t**, Kokkos::LayoutRight, MemSpace>;
 
 // The per-particle fields one halo or migration operation moves. Each is a reference to the caller's view, read at
 // every use: the caller may reallocate it in between (as the grow callback of build() does), but the
@@ -31,8 +35,9 @@ class Fields {
   Fields& add(IntView& v);
   Fields& add(Int64View& v);
   Fields& add(Int3View& v);
+  Fields& add(Int64RowsView& v);
 
-  enum class Kind { vec3, scalar, int32, int64, int3 };
+  enum class Kind { vec3, scalar, int32, int64, int3, int64_rows };
   struct Field {
     Kind kind;
     void* view;

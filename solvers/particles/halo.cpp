@@ -26,8 +26,8 @@ struct Copy {
   double shift;
   KOKKOS_INLINE_FUNCTION void operator()(int j) const {
     using E = Elem<V>;
-    const int i = list(j);
-    for (int c = 0; c < E::nc; ++c) E::at(v, first + j, c) = sent(v, i, c, shifted, d, shift);
+    const int i = list(j), nc = E::count(v);
+    for (int c = 0; c < nc; ++c) E::at(v, first + j, c) = sent(v, i, c, shifted, d, shift);
   }
 };
 
@@ -41,7 +41,8 @@ struct PackGhosts {
   KOKKOS_INLINE_FUNCTION void operator()(int j) const {
     using E = Elem<V>;
     auto* r = reinterpret_cast<typename E::T*>(buf.data() + word);
-    for (int c = 0; c < E::nc; ++c) r[E::nc * j + c] = E::at(v, first + j, c);
+    const int nc = E::count(v);
+    for (int c = 0; c < nc; ++c) r[nc * j + c] = E::at(v, first + j, c);
   }
 };
 
@@ -60,11 +61,12 @@ struct Add {
     using E = Elem<V>;
     const int i = list(j);
     if (i < from || i >= below) return;
+    const int nc = E::count(v);
     if (from_ghosts) {
-      for (int c = 0; c < E::nc; ++c) E::at(v, i, c) += E::at(v, first + j, c);
+      for (int c = 0; c < nc; ++c) E::at(v, i, c) += E::at(v, first + j, c);
     } else {
       const auto* r = reinterpret_cast<const typename E::T*>(buf.data() + word);
-      for (int c = 0; c < E::nc; ++c) E::at(v, i, c) += r[E::nc * j + c];
+      for (int c = 0; c < nc; ++c) E::at(v, i, c) += r[nc * j + c];
     }
   }
 };
@@ -146,7 +148,7 @@ Halo::Layout Halo::pack_dim(int d, const Fields& fields) {
           Kokkos::parallel_for("particles::halo::pack", Policy(0, s.nsend),
                                Pack<V>{v, list, m_send, word, f.shifted, d, s.shift});
       });
-      word += block_words(f.kind, l.nsend[k]);
+      word += block_words(f, l.nsend[k]);
     }
   }
   return l;
@@ -161,7 +163,7 @@ void Halo::for_each_remote_block(int d, const std::array<std::size_t, 2>& first,
     std::size_t word = first[k];
     for (const auto& f : fields.fields()) {
       visit(f, [&](const auto& v) { launch(s, v, word); });
-      word += block_words(f.kind, count[k]);
+      word += block_words(f, count[k]);
     }
   }
 }
@@ -334,7 +336,7 @@ void Halo::add_dim(int d, const Layout& l, const Fields& fields, AddTo to) {
         if (to == AddTo::ghosts) add.from = m_nlocal;
         Kokkos::parallel_for(own ? "particles::halo::add_own" : "particles::halo::add", Policy(0, s.nsend), add);
       });
-      word += block_words(f.kind, l.nrecv[k]);
+      word += block_words(f, l.nrecv[k]);
     }
   }
 }

@@ -138,6 +138,26 @@ validate)
     expect_exit 0
     expect_count "$OUT" "order.toml: valid" 1
     expect_in "$OUT" "dt = 0.002"
+    # The bonded sections ([md.bond], [md.angle], [md.dihedral] and their coefficient tables,
+    # [md.special_bonds]) are checked and shown in the resolved deck.
+    good_deck bonded.toml
+    printf '[md.bond]\nstyle = "fene"\n[[md.bond.coeff]]\ntype = 1\nk = 30.0\nr0 = 1.5\nepsilon = 1.0\nsigma = 1.0\n[md.angle]\nstyle = "harmonic"\n[[md.angle.coeff]]\ntype = 1\nk = 2.0\ntheta0 = 180.0\n[md.dihedral]\nstyle = "opls"\n[[md.dihedral.coeff]]\ntype = 1\nk1 = 1.0\nk2 = -0.5\nk3 = 0.25\nk4 = 0.0\n[md.special_bonds]\nlj = [0.0, 1.0, 1.0]\n' >>bonded.toml
+    run "$NP" validate bonded.toml
+    expect_exit 0
+    expect_count "$OUT" "bonded.toml: valid" 1
+    expect_in "$OUT" "[md.bond]"
+    expect_in "$OUT" "  {epsilon = 1.0, k = 30.0, r0 = 1.5, sigma = 1.0, type = 1},"
+    expect_in "$OUT" "  {k = 2.0, theta0 = 180.0, type = 1},"
+    expect_in "$OUT" "style = \"opls\""
+    expect_in "$OUT" "[md.special_bonds]"
+    expect_in "$OUT" "lj = [0.0, 1.0, 1.0]"
+    # An unknown style and a coefficient of another style name the key and what is allowed.
+    run "$NP" validate bonded.toml --set md.bond.style=morse
+    expect_input_error
+    expect_in "$ERR" "key 'md.bond.style' = \"morse\": allowed: one of \"harmonic\", \"fene\""
+    run "$NP" validate bonded.toml --set md.bond.style=harmonic
+    expect_input_error
+    expect_in "$ERR" "md.bond.coeff[0].epsilon: not a coefficient of bond style \"harmonic\" (md.bond.style); its coefficients: k, r0"
     ;;
 version)
     run "$NP" --version

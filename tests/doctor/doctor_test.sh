@@ -139,11 +139,11 @@ read_only)
     ;;
 deck)
     # --deck: the deck's output directory and its checkpoint size (10 x 10 x 10 fcc cells: 4000 atoms of
-    # 136 bytes); a file system with less room than checkpoint.keep + 1 checkpoints is broken.
+    # 144 bytes); a file system with less room than checkpoint.keep + 1 checkpoints is broken.
     printf '[run]\noutput_dir = "%s/deck-out"\n[md.lattice]\ncells = [10, 10, 10]\n' "$W" >deck.toml
     run "$NP" doctor --quick --slow-factor 0.02 --deck deck.toml --json "$W/report.json"
     expect_exit 0
-    check_report "$W/report.json" healthy checkpoint=544000
+    check_report "$W/report.json" healthy checkpoint=576000
     expect_in "$OUT" "Checkpoint directory $W/deck-out"
     [[ ! -e "$W/deck-out" ]] || fail "the deck's output directory the doctor made is still there"
     # A data file deck: the size comes from the file (3 atoms).
@@ -151,7 +151,7 @@ deck)
     printf '[md.initial]\nlammps_data = "three.data"\n' >data.toml
     run "$NP" doctor --quick --slow-factor 0.02 --deck data.toml --output-dir "$W/data-out" --json "$W/report.json"
     expect_exit 0
-    check_report "$W/report.json" checkpoint=408
+    check_report "$W/report.json" checkpoint=432
     # --set applies to the deck, and the fluid solver sizes its checkpoint too (16^3 points).
     printf '[run]\nsolver = "fluid"\n[fluid]\nn = [8, 8, 8]\n' >fluid.toml
     run "$NP" doctor --quick --slow-factor 0.02 --deck fluid.toml --set 'fluid.n=[16,16,16]' --output-dir "$W/f" --json "$W/report.json"
@@ -170,7 +170,7 @@ deck)
         run "$NP" doctor --quick --slow-factor 0.02 --deck deck.toml --set 'md.lattice.cells=[20,20,20]' \
             --output-dir "$W/small" --json "$W/report.json"
         expect_exit 1
-        check_report "$W/report.json" no-space checkpoint=4352000
+        check_report "$W/report.json" no-space checkpoint=4608000
         expect_in "$OUT" "too little free space"
         no_leftovers "$W/small"
     else

@@ -10,6 +10,7 @@
 // built at each neighbour build from the atoms' topology.
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <type_traits>
 
 #include "geometry.hpp"
 #include "solvers/md/types.hpp"
@@ -68,6 +69,17 @@ KOKKOS_INLINE_FUNCTION void add_virial(const double (&rel)[Width][3], const doub
   }
 }
 
+// A bond's force and energy; whether the style refused the bond (a FENE bond at or beyond R0: FeneState).
+template <class Bond>
+KOKKOS_INLINE_FUNCTION bool bond_compute(const Bond& b, double rsq, double& fbond, double& energy) {
+  if constexpr (std::is_void_v<decltype(b.compute(rsq, fbond, energy))>) {
+    b.compute(rsq, fbond, energy);
+    return false;
+  } else {
+    return static_cast<int>(b.compute(rsq, fbond, energy)) == static_cast<int>(FeneState::Broken);
+  }
+}
+
 }  // namespace impl
 
 // The forces of every interaction of a kind on the owned atoms, added to f; the tally of the interactions
@@ -97,8 +109,7 @@ BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles
           if constexpr (Width == 2) {
             const double del[3] = {-rel[1][0], -rel[1][1], -rel[1][2]};  // x_0 - x_1
             double fbond;
-            const auto state = style(type).compute(dot3(del, del), fbond, energy);
-            bad = static_cast<int>(state) == 2;
+            bad = impl::bond_compute(style(type), dot3(del, del), fbond, energy);
             for (int d = 0; d < 3; ++d) {
               fi[0][d] = fbond * del[d];
               fi[1][d] = -fi[0][d];

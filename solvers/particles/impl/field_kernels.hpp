@@ -23,32 +23,39 @@ struct Elem;
 template <>
 struct Elem<Vec3View> {
   using T = double;
-  static constexpr int nc = 3;
+  KOKKOS_INLINE_FUNCTION static constexpr int count(const Vec3View&) { return 3; }
   KOKKOS_INLINE_FUNCTION static double& at(const Vec3View& v, int i, int c) { return v(i, c); }
 };
 template <>
 struct Elem<DoubleView> {
   using T = double;
-  static constexpr int nc = 1;
+  KOKKOS_INLINE_FUNCTION static constexpr int count(const DoubleView&) { return 1; }
   KOKKOS_INLINE_FUNCTION static double& at(const DoubleView& v, int i, int) { return v(i); }
 };
 template <>
 struct Elem<IntView> {
   using T = int;
-  static constexpr int nc = 1;
+  KOKKOS_INLINE_FUNCTION static constexpr int count(const IntView&) { return 1; }
   KOKKOS_INLINE_FUNCTION static int& at(const IntView& v, int i, int) { return v(i); }
 };
 template <>
 struct Elem<Int64View> {
   using T = std::int64_t;
-  static constexpr int nc = 1;
+  KOKKOS_INLINE_FUNCTION static constexpr int count(const Int64View&) { return 1; }
   KOKKOS_INLINE_FUNCTION static std::int64_t& at(const Int64View& v, int i, int) { return v(i); }
 };
 template <>
 struct Elem<Int3View> {
   using T = int;
-  static constexpr int nc = 3;
+  KOKKOS_INLINE_FUNCTION static constexpr int count(const Int3View&) { return 3; }
   KOKKOS_INLINE_FUNCTION static int& at(const Int3View& v, int i, int c) { return v(i, c); }
+};
+// Rows of 64-bit integers whose length is the view's second extent (a per-particle list: bonds).
+template <>
+struct Elem<Int64RowsView> {
+  using T = std::int64_t;
+  KOKKOS_INLINE_FUNCTION static int count(const Int64RowsView& v) { return static_cast<int>(v.extent(1)); }
+  KOKKOS_INLINE_FUNCTION static std::int64_t& at(const Int64RowsView& v, int i, int c) { return v(i, c); }
 };
 
 // Calls fn(view) with the field's view as its own type.
@@ -60,27 +67,27 @@ void visit(const Fields::Field& f, Fn&& fn) {
     case Fields::Kind::int32: fn(*static_cast<IntView*>(f.view)); break;
     case Fields::Kind::int64: fn(*static_cast<Int64View*>(f.view)); break;
     case Fields::Kind::int3: fn(*static_cast<Int3View*>(f.view)); break;
+    case Fields::Kind::int64_rows: fn(*static_cast<Int64RowsView*>(f.view)); break;
   }
 }
 
-inline std::size_t element_bytes(Fields::Kind k) {
-  switch (k) {
-    case Fields::Kind::vec3: return 3 * sizeof(double);
-    case Fields::Kind::scalar: return sizeof(double);
-    case Fields::Kind::int32: return sizeof(int);
-    case Fields::Kind::int64: return sizeof(std::int64_t);
-    case Fields::Kind::int3: return 3 * sizeof(int);
-  }
-  return 0;
+// Bytes of one particle's value of a field.
+inline std::size_t element_bytes(const Fields::Field& f) {
+  std::size_t b = 0;
+  visit(f, [&b](const auto& v) {
+    using V = std::decay_t<decltype(v)>;
+    b = sizeof(typename Elem<V>::T) * static_cast<std::size_t>(Elem<V>::count(v));
+  });
+  return b;
 }
 
 // 8-byte words of one field's block in a message of n particles.
-inline std::size_t block_words(Fields::Kind k, std::size_t n) { return (n * element_bytes(k) + 7) / 8; }
+inline std::size_t block_words(const Fields::Field& f, std::size_t n) { return (n * element_bytes(f) + 7) / 8; }
 
 // 8-byte words of a message of n particles: the fields' blocks one after the other.
 inline std::size_t message_words(const Fields& fields, std::size_t n) {
   std::size_t w = 0;
-  for (const auto& f : fields.fields()) w += block_words(f.kind, n);
+  for (const auto& f : fields.fields()) w += block_words(f, n);
   return w;
 }
 
@@ -107,8 +114,8 @@ struct Pack {
   KOKKOS_INLINE_FUNCTION void operator()(int j) const {
     using E = Elem<V>;
     auto* r = reinterpret_cast<typename E::T*>(buf.data() + word);
-    const int i = list(list_first + j);
-    for (int c = 0; c < E::nc; ++c) r[E::nc * j + c] = sent(v, i, c, shifted, d, shift);
+    const int i = list(list_first + j), nc = E::count(v);
+    for (int c = 0; c < nc; ++c) r[nc * j + c] = sent(v, i, c, shifted, d, shift);
   }
 };
 
@@ -122,7 +129,8 @@ struct Unpack {
   KOKKOS_INLINE_FUNCTION void operator()(int j) const {
     using E = Elem<V>;
     const auto* r = reinterpret_cast<const typename E::T*>(buf.data() + word);
-    for (int c = 0; c < E::nc; ++c) E::at(v, first + j, c) = r[E::nc * j + c];
+    const int nc = E::count(v);
+    for (int c = 0; c < nc; ++c) E::at(v, first + j, c) = r[nc * j + c];
   }
 };
 
@@ -139,7 +147,8 @@ struct UnpackTo {
     const int to = target(target_first + j);
     if (to < 0) return;
     const auto* r = reinterpret_cast<const typename E::T*>(buf.data() + word);
-    for (int c = 0; c < E::nc; ++c) E::at(v, to, c) = r[E::nc * j + c];
+    const int nc = E::count(v);
+    for (int c = 0; c < nc; ++c) E::at(v, to, c) = r[nc * j + c];
   }
 };
 
