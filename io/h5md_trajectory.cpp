@@ -77,6 +77,28 @@ void int_array_attribute(hid_t obj, const char* name, const std::vector<int>& va
   SPOTRUN_H5_CALL(file, H5Awrite, a, H5T_NATIVE_INT, values.data());
 }
 
+// A time-independent dataset `name` of `parent`, [global_rows] or [global_rows][width] of file type `type`,
+// each rank writing its rows [first_row, first_row + rows) of int64 values (collective).
+void write_block_dataset(hid_t parent, const char* name, hid_t type, std::uint64_t global_rows, int width,
+                         std::uint64_t first_row, std::uint64_t rows, const std::int64_t* data, const std::string& f) {
+  const int rank = width > 1 ? 2 : 1;
+  const hsize_t dims[2] = {global_rows, static_cast<hsize_t>(width)};
+  const hsize_t start[2] = {first_row, 0}, count[2] = {rows, static_cast<hsize_t>(width)};
+  H5Handle space = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, rank, dims, nullptr);
+  H5Handle d =
+      SPOTRUN_H5_OPEN(f, H5Dclose, H5Dcreate2, parent, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Handle fs = SPOTRUN_H5_OPEN(f, H5Sclose, H5Dget_space, d);
+  H5Handle ms = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, rank, count, nullptr);
+  if (rows > 0) {
+    SPOTRUN_H5_CALL(f, H5Sselect_hyperslab, fs, H5S_SELECT_SET, start, nullptr, count, nullptr);
+  } else {
+    SPOTRUN_H5_CALL(f, H5Sselect_none, fs);
+    SPOTRUN_H5_CALL(f, H5Sselect_none, ms);
+  }
+  H5Handle dxpl = impl::dxpl_collective(f);
+  SPOTRUN_H5_CALL(f, H5Dwrite, d, H5T_NATIVE_INT64, ms, fs, dxpl, data);
+}
+
 // Number of frames in a series (the extent of its step dataset).
 hsize_t frames_of(hid_t file_id, const Series& s, const std::string& file) {
   H5Handle d = SPOTRUN_H5_OPEN(file, H5Dclose, H5Dopen2, file_id, (s.group + "/step").c_str(), H5P_DEFAULT);
@@ -107,6 +129,7 @@ H5mdTrajectory::H5mdTrajectory(std::string path, std::vector<std::string> fields
 void H5mdTrajectory::continue_after(const comm::Communicator& comm, std::int64_t step) {
   const bool exists = comm.broadcast(std::filesystem::exists(m_path) ? "1" : "0") == "1";
   m_exists = false;
+  m_continued = false;
   if (!exists || step < 0) return;  // a new file at the first frame (a fresh run replaces an old one)
   // Rank 0 alone checks and shortens the file, with the serial driver: a few metadata operations, and
   // none of parallel HDF5's collective metadata rules (independent reads left the ranks' metadata caches
@@ -154,6 +177,7 @@ void H5mdTrajectory::continue_after(const comm::Communicator& comm, std::int64_t
   }
   comm.agree<std::runtime_error>(error.empty(), error);
   m_exists = true;
+  m_continued = true;
 }
 
 void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) {
@@ -197,23 +221,28 @@ void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) 
       impl::write_string_attribute(parameters, "unit_energy", "epsilon", f);
       impl::write_string_attribute(parameters, "unit_mass", "mass", f);
       impl::write_string_attribute(parameters, "unit_time", "tau = sigma sqrt(mass / epsilon)", f);
-      if (std::find(m_fields.begin(), m_fields.end(), "species") != m_fields.end()) {
-        // Time-independent: the types of the atoms, in id order.
-        const hsize_t n = m_natoms;
-        H5Handle space = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, 1, &n, nullptr);
-        H5Handle d = SPOTRUN_H5_OPEN(f, H5Dclose, H5Dcreate2, all, "species", H5T_STD_I32LE, space, H5P_DEFAULT,
-                                     H5P_DEFAULT, H5P_DEFAULT);
-        const hsize_t first = fr.first_row, count = fr.rows;
-        H5Handle fs = SPOTRUN_H5_OPEN(f, H5Sclose, H5Dget_space, d);
-        H5Handle ms = SPOTRUN_H5_OPEN(f, H5Sclose, H5Screate_simple, 1, &count, nullptr);
-        if (count > 0) {
-          SPOTRUN_H5_CALL(f, H5Sselect_hyperslab, fs, H5S_SELECT_SET, &first, nullptr, &count, nullptr);
-        } else {
-          SPOTRUN_H5_CALL(f, H5Sselect_none, fs);
-          SPOTRUN_H5_CALL(f, H5Sselect_none, ms);
+      // Time-independent: the types of the atoms, in id order.
+      if (std::find(m_fields.begin(), m_fields.end(), "species") != m_fields.end())
+        write_block_dataset(all, "species", H5T_STD_I32LE, m_natoms, 1, fr.first_row, fr.rows, fr.species, f);
+      // The ids of the atoms (H5MD: a particle's identity, what the connectivity's values refer to).
+      if (fr.id) write_block_dataset(all, "id", H5T_STD_I64LE, m_natoms, 1, fr.first_row, fr.rows, fr.id, f);
+      // The connectivity given before this first frame: tuples of ids of the atoms of /particles/all.
+      bool any_connectivity = false;
+      for (const auto& c : m_connectivity) any_connectivity = any_connectivity || c.total_rows > 0;
+      if (any_connectivity) {
+        if (!fr.id)
+          throw std::runtime_error("the connectivity holds atom ids, but the frame gives none (H5mdFrame::id)");
+        H5Handle connectivity = make_group(file, "connectivity", f);
+        hobj_ref_t particles_all;
+        SPOTRUN_H5_CALL(f, H5Rcreate, &particles_all, file, "/particles/all", H5R_OBJECT, -1);
+        for (const auto& c : m_connectivity) {
+          if (c.total_rows == 0) continue;
+          const std::uint64_t rows = c.ids.size() / static_cast<std::size_t>(c.width);
+          write_block_dataset(connectivity, c.name.c_str(), H5T_STD_I64LE, c.total_rows, c.width, c.first_row, rows,
+                              c.ids.data(), f);
+          H5Handle d = SPOTRUN_H5_OPEN(f, H5Dclose, H5Dopen2, connectivity, c.name.c_str(), H5P_DEFAULT);
+          impl::write_attribute(d, "particles_group", H5T_STD_REF_OBJ, H5T_STD_REF_OBJ, &particles_all, f);
         }
-        H5Handle dxpl = impl::dxpl_collective(f);
-        SPOTRUN_H5_CALL(f, H5Dwrite, d, H5T_NATIVE_INT64, ms, fs, dxpl, fr.species);
       }
     } else {
       file = SPOTRUN_H5_OPEN(f, H5Fclose, H5Fopen, f.c_str(), H5F_ACC_RDWR, fapl);
@@ -274,6 +303,38 @@ void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) 
   }
   comm.agree<std::runtime_error>(error.empty(), error);
   m_exists = true;
+  m_connectivity.clear();
+}
+
+void H5mdTrajectory::write_connectivity(const comm::Communicator& comm, const std::string& name, int width,
+                                        const std::vector<std::int64_t>& ids) {
+  std::string error;
+  const bool name_ok = !name.empty() && name.find_first_of("/.") == std::string::npos;
+  if (!name_ok)
+    error = "connectivity name '" + name + "' is not a dataset name of /connectivity (no '/' or '.'; e.g. \"bonds\")";
+  else if (width < 2)
+    error = "connectivity '" + name + "': width " + std::to_string(width) + "; tuples have 2 atoms or more";
+  else if (ids.size() % static_cast<std::size_t>(width) != 0)
+    error = "connectivity '" + name + "': " + std::to_string(ids.size()) + " ids are not whole rows of " +
+            std::to_string(width);
+  else if (m_exists && !m_continued)
+    error = "connectivity '" + name + "' given after this run's first frame (give it before)";
+  for (const auto& c : m_connectivity)
+    if (error.empty() && c.name == name) error = "connectivity '" + name + "' given twice";
+  comm.agree<std::runtime_error>(error.empty(), "trajectory '" + m_path + "': " + error);
+  // Each rank's first row: the rows of the ranks before it (the same on every rank, whatever it passed).
+  const std::size_t mine = ids.size() / static_cast<std::size_t>(width);
+  const auto rows = comm.all_gather(std::vector<std::int64_t>{static_cast<std::int64_t>(mine)});
+  if (m_continued) return;  // the file's connectivity is the run's that began it
+  Connectivity c;
+  c.name = name;
+  c.width = width;
+  c.ids = ids;
+  for (int r = 0; r < comm.size(); ++r) {
+    if (r < comm.rank()) c.first_row += static_cast<std::uint64_t>(rows[r]);
+    c.total_rows += static_cast<std::uint64_t>(rows[r]);
+  }
+  m_connectivity.push_back(std::move(c));
 }
 
 }  // namespace spotrun::io

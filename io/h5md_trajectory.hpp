@@ -4,7 +4,9 @@
 // frame) and one time-dependent group per field (step, time, value) under /particles/all; species (the
 // atom types) is time-independent. Rows are atoms in id order, each rank writing its block collectively
 // (parallel HDF5), so the file does not depend on the rank count. The file is opened and closed around
-// every frame, so that it is complete whenever no frame is being written.
+// every frame, so that it is complete whenever no frame is being written. The ids of the atoms
+// (/particles/all/id) and the connectivity (/connectivity: bonds, angles, dihedrals as tuples of atom
+// ids, H5MD 1.1) are time-independent, written with the first frame of a new file.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -22,13 +24,15 @@ struct H5mdFrame {
   double time = 0;
   std::array<double, 3> box_edges{};
   // This rank's block of rows [first_row, first_row + rows) of the atoms sorted by id; each array that its
-  // field needs: position, velocity, force (3 doubles a row), image (3 ints), species (1 int).
+  // field needs: position, velocity, force (3 doubles a row), image (3 ints), species (1 int); id (1 int):
+  // the atoms' ids, /particles/all/id of a new file where given (connectivity needs it).
   std::uint64_t first_row = 0, rows = 0;
   const double* position = nullptr;
   const double* velocity = nullptr;
   const double* force = nullptr;
   const std::int64_t* image = nullptr;
   const std::int64_t* species = nullptr;
+  const std::int64_t* id = nullptr;
 };
 
 class H5mdTrajectory {
@@ -42,15 +46,40 @@ class H5mdTrajectory {
   // starts a new one at the next frame; one with other fields or another atom count is an error naming
   // the file (std::runtime_error on every rank).
   void continue_after(const comm::Communicator& comm, std::int64_t step);
-  // Appends one frame (collective). The first frame of a new file creates it.
+  // Appends one frame (collective). The first frame of a new file creates it, with the connectivity given
+  // before; it then needs frame.id (the connectivity's atom ids refer to /particles/all/id).
   void write(const comm::Communicator& comm, const H5mdFrame& frame);
+
+  // Time-independent connectivity of the atoms, H5MD 1.1: dataset /connectivity/<name>, int64 [n][width],
+  // a row of `width` atom ids per interaction ("bonds": width 2, "angles": 3, "dihedrals": 4), with the
+  // attribute particles_group, an object reference to /particles/all (whose id element gives the rows the
+  // ids are). Collective: each rank passes its share of the rows (ids: whole rows, in order), the dataset
+  // holds rank 0's rows, then rank 1's, and so on; the MD solver passes each interaction once, on the rank
+  // whose block of rows holds its first atom, so the list does not depend on the rank count. None on any
+  // rank: no dataset. A new file gets it with its first frame; call before that frame. A continued file
+  // (continue_after() found it) keeps the connectivity it has, written by the run that began it, and the
+  // call does nothing. Errors (a name that is no H5MD name, ids not whole rows, a call after this run's
+  // first frame): std::runtime_error on every rank.
+  void write_connectivity(const comm::Communicator& comm, const std::string& name, int width,
+                          const std::vector<std::int64_t>& ids);
   const std::string& path() const { return m_path; }
 
  private:
+  // A connectivity dataset to write with the first frame: this rank's rows from global row `first_row`
+  // of `total_rows`.
+  struct Connectivity {
+    std::string name;
+    int width = 2;
+    std::vector<std::int64_t> ids;
+    std::uint64_t first_row = 0, total_rows = 0;
+  };
+
   std::string m_path;
   std::vector<std::string> m_fields;
   std::uint64_t m_natoms;
-  bool m_exists = false;  // the file holds this run's frames (created or continued)
+  bool m_exists = false;     // the file holds this run's frames (created or continued)
+  bool m_continued = false;  // continue_after() found the file (its connectivity is the run's that began it)
+  std::vector<Connectivity> m_connectivity;  // written with the first frame of a new file
 };
 
 }  // namespace spotrun::io

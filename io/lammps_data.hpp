@@ -1,8 +1,8 @@
 #pragma once
-// Reader of LAMMPS data files: orthogonal box, Masses, Atoms of atom_style atomic, bond, angle, molecular,
-// charge or full, with or without image flags, optional Velocities, the topology sections (Bonds, Angles,
-// Dihedrals, Impropers) and the Coeffs sections (Pair, PairIJ, Bond, Angle, Dihedral, Improper), kept as
-// numbers for the solver to interpret with its styles. Errors name the file and line and what was expected.
+// Reader and writer of LAMMPS data files: orthogonal box, Masses, Atoms of atom_style atomic, bond, angle,
+// molecular, charge or full, with or without image flags, optional Velocities, the topology sections (Bonds,
+// Angles, Dihedrals, Impropers) and the Coeffs sections (Pair, PairIJ, Bond, Angle, Dihedral, Improper), kept
+// as numbers for the solver to interpret with its styles. Errors name the file and line and what was expected.
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -61,14 +61,36 @@ struct LammpsData {
   bool has_topology() const { return bonds.count() + angles.count() + dihedrals.count() + impropers.count() > 0; }
 };
 
-// The Atoms section's style: atomic (id type x y z ix iy iz), or molecular (id molecule type x y z ix iy iz,
-// molecule 0: in none), the layout MDAnalysis reads without being told the style (OUTDIR/topology.data).
-enum class LammpsDataStyle { Atomic, Molecular };
-// The text of a data file of `d` that LAMMPS read_data reads (header, Masses, Atoms with image flags, and
-// Velocities when d.has_velocities), every number exact (17 significant digits); read_lammps_data() reads
-// the atomic style. title: the first line; type_names: a comment after each mass ("1 1 # A"), if given.
+// What the Atoms rows of a style hold: a molecule column, a charge column, and how many of the topology kinds
+// (bonds, angles, dihedrals, impropers, in that order) its files may have: 0, 1 (bond), 2 (angle) or 4.
+struct AtomStyleHolds {
+  bool molecule = false;
+  bool charge = false;
+  int kinds = 0;
+};
+AtomStyleHolds atom_style_holds(AtomStyle s);
+// The smallest atom style that holds d: the columns of d.atom_style, a molecule column when an atom has a
+// molecule id, a charge column when an atom has a charge (either nonzero), and every kind of topology d has
+// (interactions, or types in the header). Atoms alone: atomic; charges alone: charge; bonds: bond (with
+// charges: full); angles: angle; dihedrals or impropers: molecular.
+AtomStyle atom_style_to_write(const LammpsData& d);
+
+// The Atoms section's style format_lammps_data() writes:
+// - Smallest: atom_style_to_write(d), so that LAMMPS read_data (with that atom_style) reads every number
+//   of d, and parse_lammps_data() gives d back (spotrun export);
+// - Molecular: "id molecule type x y z ix iy iz" (molecule 0: in none), the layout MDAnalysis reads without
+//   being told the style, with the topology sections but no charges (OUTDIR/topology.data).
+enum class LammpsDataStyle { Smallest, Molecular };
+// The text of a data file of `d` that LAMMPS read_data reads, every number exact (17 significant digits):
+// the header (atoms, atom types, and for each kind of topology d has "N bonds", "N bond types"), the box,
+// Masses, the Coeffs sections d carries (present: "Bond Coeffs # fene" and a row per type), Atoms with
+// image flags ("Atoms # full"), Velocities when d.has_velocities, then Bonds, Angles, Dihedrals, Impropers
+// ("id type atom1 atom2 ...", ids 1.. in d's order). A Coeffs section needs its style defined before
+// read_data in LAMMPS (bond_style fene). title: the first line; type_names: a comment after each mass
+// ("1 1 # A"), if given. std::invalid_argument for a d whose parts disagree (a topology's atoms not width
+// per interaction, a type out of range, Coeffs rows not one per type, molecule or q not one per atom).
 std::string format_lammps_data(const LammpsData& d, const std::string& title,
-                               LammpsDataStyle style = LammpsDataStyle::Atomic,
+                               LammpsDataStyle style = LammpsDataStyle::Smallest,
                                const std::vector<std::string>& type_names = {});
 // Extended XYZ of `d` (one frame): the atom count, a comment line with the box (Lattice) and properties,
 // then "NAME x y z" per atom, NAME the type's name (names[type - 1]).

@@ -454,6 +454,11 @@ const char* atom_style_name(AtomStyle s) {
   return "atomic";
 }
 
+AtomStyleHolds atom_style_holds(AtomStyle s) {
+  const StyleColumns c = columns_of(s);
+  return {c.molecule, c.charge, kinds_held(s)};
+}
+
 std::vector<std::string> atom_style_names() {
   return {"atomic", "bond", "angle", "molecular", "charge", "full"};
 }

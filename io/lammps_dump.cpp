@@ -265,13 +265,31 @@ void LammpsDump::write(const comm::Communicator& comm, const DumpFrame& fr) {
 
 void write_topology(const comm::Communicator& comm, const std::string& path, const LammpsData& header,
                     const std::vector<std::string>& type_names, const std::string& title, std::uint64_t rows,
-                    const std::int64_t* id, const std::int64_t* type, const double* x, const std::int64_t* image) {
+                    const std::int64_t* id, const std::int64_t* type, const double* x, const std::int64_t* image,
+                    const TopologyShare& molecules) {
   std::string error;
   try {
     const std::vector<std::int64_t> ids = gather_rows(comm, std::vector<std::int64_t>(id, id + rows));
     const std::vector<std::int64_t> types = gather_rows(comm, std::vector<std::int64_t>(type, type + rows));
     const std::vector<std::int64_t> images = gather_rows(comm, std::vector<std::int64_t>(image, image + 3 * rows));
     std::vector<double> xs = gather_rows(comm, std::vector<double>(x, x + 3 * rows));
+    // Molecule ids where any rank has them (else none: molecule 0 in the file).
+    const bool with_molecules = comm.any(molecules.molecule != nullptr);
+    std::vector<std::int64_t> mols;
+    if (with_molecules) {
+      std::vector<std::int64_t> mine(rows, 0);
+      if (molecules.molecule) mine.assign(molecules.molecule, molecules.molecule + rows);
+      mols = gather_rows(comm, mine);
+    }
+    // Each kind's interactions of every rank, in rank order: the types, then the ids.
+    const LammpsTopology* shares[3] = {&molecules.bonds, &molecules.angles, &molecules.dihedrals};
+    LammpsTopology all[3] = {header.bonds, header.angles, header.dihedrals};
+    for (int k = 0; k < 3; ++k) {
+      const std::vector<std::int64_t> t = gather_rows(comm, std::vector<std::int64_t>(shares[k]->type.begin(),
+                                                                                      shares[k]->type.end()));
+      all[k].type.assign(t.begin(), t.end());
+      all[k].atoms = gather_rows(comm, shares[k]->atoms);
+    }
     if (comm.is_root()) {
       LammpsData d = header;
       d.has_velocities = false;
@@ -279,6 +297,10 @@ void write_topology(const comm::Communicator& comm, const std::string& path, con
       d.type.assign(types.begin(), types.end());
       d.image.assign(images.begin(), images.end());
       d.x = std::move(xs);
+      d.molecule = std::move(mols);
+      d.bonds = std::move(all[0]);
+      d.angles = std::move(all[1]);
+      d.dihedrals = std::move(all[2]);
       write_text(path, format_lammps_data(d, title, LammpsDataStyle::Molecular, type_names), false);
     }
   } catch (const std::exception& e) {

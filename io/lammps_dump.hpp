@@ -6,8 +6,8 @@
 //   with the chosen columns. A resumed run continues it after the step it resumed from, as
 //   H5mdTrajectory does: no frame twice, none missing.
 // - write_topology(): OUTDIR/topology.data, a LAMMPS data file of the system (box, types and masses, the
-//   atoms of one frame) in the molecular layout that MDAnalysis reads as the topology of the H5MD
-//   trajectory.
+//   atoms of one frame with their molecule ids, the bonds, angles and dihedrals) in the molecular layout
+//   that MDAnalysis reads as the topology of the H5MD trajectory.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -55,11 +55,21 @@ class LammpsDump {
   bool m_exists = false;  // the file holds this run's frames (created or continued)
 };
 
-// Writes `path` (collective; the root rank writes): `header` gives the box, ntypes and masses; each rank
-// gives its block of rows in id order (id, type, x: 3 a row, image: 3 a row). type_names: comments of the
-// Masses lines. Errors: std::runtime_error naming the file, on every rank.
+// This rank's share of the molecules of a system for write_topology(): its rows' molecule ids (null: in
+// none), and the interactions it lists (type and ids of each; every interaction on one rank only), which
+// the file holds in rank order.
+struct TopologyShare {
+  const std::int64_t* molecule = nullptr;
+  LammpsTopology bonds{0, 2, {}, {}}, angles{0, 3, {}, {}}, dihedrals{0, 4, {}, {}};
+};
+
+// Writes `path` (collective; the root rank writes): `header` gives the box, ntypes and masses, and the number
+// of types of each kind of topology (header.bonds.ntypes, ...); each rank gives its block of rows in id order
+// (id, type, x: 3 a row, image: 3 a row) and its share of the molecules. type_names: comments of the Masses
+// lines. Errors: std::runtime_error naming the file, on every rank.
 void write_topology(const comm::Communicator& comm, const std::string& path, const LammpsData& header,
                     const std::vector<std::string>& type_names, const std::string& title, std::uint64_t rows,
-                    const std::int64_t* id, const std::int64_t* type, const double* x, const std::int64_t* image);
+                    const std::int64_t* id, const std::int64_t* type, const double* x, const std::int64_t* image,
+                    const TopologyShare& molecules = {});
 
 }  // namespace spotrun::io

@@ -32,6 +32,9 @@ namespace spotrun::solvers {
 struct ExportedSystem {
   io::LammpsData data;
   std::vector<std::string> type_names;
+  // The LAMMPS commands the data file needs before read_data besides its atom_style ("bond_style fene", the
+  // styles of its Coeffs sections, and "special_bonds lj 0 1 1 coul 0 0 0"); none for atoms alone.
+  std::vector<std::string> lammps_commands;
 };
 
 // `spotrun export` of a solver's checkpoints (optional; a solver without it does not export): the arrays it

@@ -63,6 +63,16 @@ foreach(np 1 2)
                        SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: mdanalysis at np ${np}")
 endforeach()
 
+# The same of a run of molecules (tests/trajectory/mdanalysis_molecules_test.sh): topology.data's bonds, angles
+# and molecules, and the trajectory's /connectivity, as the data file has them; skipped (77) without MDAnalysis.
+foreach(np 1 3)
+  add_test(NAME trajectory.mdanalysis.molecules.np${np}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/trajectory/mdanalysis_molecules_test.sh $<TARGET_FILE:spotrun> ${np})
+  set_tests_properties(trajectory.mdanalysis.molecules.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np}
+                       LABELS "resume;mpi" SKIP_RETURN_CODE 77
+                       PASS_REGULAR_EXPRESSION "PASS: mdanalysis of molecules at np ${np}")
+endforeach()
+
 # spotrun export (tests/export/export_test.sh): LAMMPS (Debian's lammps, `lmp`) reads the exported data file
 # and gives the run's last thermo row at its step 0 to 1e-12.
 find_program(SPOTRUN_LMP lmp)
@@ -72,6 +82,14 @@ if(SPOTRUN_LMP)
              COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/export/export_test.sh $<TARGET_FILE:spotrun> ${SPOTRUN_LMP} ${np})
     set_tests_properties(export.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "cli;mpi"
                          PASS_REGULAR_EXPRESSION "PASS: export at np ${np}")
+  endforeach()
+  # Molecules (tests/export/molecules_test.sh): the Kremer-Grest and semiflexible melts exported with their
+  # topology and Coeffs; LAMMPS (with the commands the export says) and spotrun read them back to 1e-12.
+  foreach(np 1 3)
+    add_test(NAME export.molecules.np${np}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/export/molecules_test.sh $<TARGET_FILE:spotrun> ${SPOTRUN_LMP} ${np})
+    set_tests_properties(export.molecules.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "cli;mpi"
+                         PASS_REGULAR_EXPRESSION "PASS: export of molecules at np ${np}")
   endforeach()
 else()
   message(WARNING "spotrun: lmp not found (Debian: lammps); the export tests are not registered")

@@ -93,8 +93,17 @@ int export_checkpoint(const comm::Communicator& comm, const ExportOptions& opt) 
       if (!opt.xyz.empty()) deck = std::make_unique<Deck>(Deck::parse(meta.deck, opt.checkpoint + " (its deck)"));
       solvers::ExportedSystem sys = solver->exporter.system(all, deck.get());
       const io::LammpsData& d = sys.data;
-      const std::string title = "LAMMPS data file written by spotrun export of " + opt.checkpoint + " (step " +
-                                std::to_string(meta.step) + ", time " + std::to_string(meta.time) + ", units " + solver->units + ")";
+      std::string title = "LAMMPS data file written by spotrun export of " + opt.checkpoint + " (step " +
+                          std::to_string(meta.step) + ", time " + std::to_string(meta.time) + ", units " +
+                          solver->units + ")";
+      // Molecules: the commands that LAMMPS reads the file after, in its title and said (atoms alone: neither).
+      std::string commands;
+      const io::AtomStyle style = io::atom_style_to_write(d);
+      if (style != io::AtomStyle::Atomic || !sys.lammps_commands.empty()) {
+        commands = std::string("atom_style ") + io::atom_style_name(style);
+        for (const auto& c : sys.lammps_commands) commands += "; " + c;
+        title += "; LAMMPS input before read_data: " + commands;
+      }
       if (!opt.lammps_data.empty()) write_file(opt.lammps_data, io::format_lammps_data(d, title));
       if (!opt.xyz.empty()) {
         std::vector<std::string>& names = sys.type_names;
@@ -110,6 +119,8 @@ int export_checkpoint(const comm::Communicator& comm, const ExportOptions& opt) 
       if (!opt.xyz.empty()) to += (to.empty() ? " to XYZ " : " and XYZ ") + opt.xyz;
       std::printf("Exported %zu atoms of %s (step %lld)%s\n", d.natoms(), opt.checkpoint.c_str(),
                   static_cast<long long>(meta.step), to.c_str());
+      if (!commands.empty() && !opt.lammps_data.empty())
+        std::printf("LAMMPS reads %s after: %s\n", opt.lammps_data.c_str(), commands.c_str());
     } catch (const std::exception& e) {
       error = std::string("spotrun export: ") + e.what();
     }
