@@ -172,7 +172,7 @@ TEST(MdExport, MoleculesWithTopologyAndCoeffs) {
   EXPECT_EQ(d.dihedral_coeffs.rows[1], (std::vector<double>{2, 3, 4, 5}));
   EXPECT_EQ(sys.lammps_commands, (std::vector<std::string>{"bond_style fene", "angle_style cosine",
                                                            "dihedral_style opls",
-                                                           "special_bonds lj 0 1 1 coul 0 0 0.5"}));
+                                                           "special_bonds lj 0 1 1"}));
   EXPECT_EQ(spotrun::io::atom_style_to_write(d), spotrun::io::AtomStyle::Molecular);
   const std::string text = spotrun::io::format_lammps_data(d, "t");
   EXPECT_CONTAINS(text, "\n5 atoms\n1 atom types\n3 bonds\n2 bond types\n2 angles\n1 angle types\n1 dihedrals\n"
@@ -196,7 +196,7 @@ TEST(MdExport, BondsWithoutScalars) {
   const auto sys = spotrun::md::export_system(st, nullptr);
   EXPECT_EQ(sys.data.bonds.ntypes, 2);
   EXPECT_FALSE(sys.data.bond_coeffs.present);
-  EXPECT_EQ(sys.lammps_commands, (std::vector<std::string>{"special_bonds lj 0 1 1 coul 0 0 0.5"}));
+  EXPECT_EQ(sys.lammps_commands, (std::vector<std::string>{"special_bonds lj 0 1 1"}));
   EXPECT_EQ(spotrun::io::atom_style_to_write(sys.data), spotrun::io::AtomStyle::Bond);
 }
 

@@ -63,7 +63,9 @@ void export_molecules(const io::SolverState& st, solvers::ExportedSystem& out) {
   // for a system with bonded types (every checkpoint has the factors, an atomic one needs no command).
   if (d.bonds.ntypes + d.angles.ntypes + d.dihedrals.ntypes == 0) return;
   std::string special;
+  const bool charged = std::any_of(d.q.begin(), d.q.end(), [](double q) { return q != 0.0; });
   for (const char* which : {"lj", "coul"}) {
+    if (std::string(which) == "coul" && !charged) continue;  // the Coulomb factors act on charges only
     std::string factors;
     int found = 0;
     for (int n = 1; n <= 3; ++n) {
@@ -167,6 +169,13 @@ solvers::ExportedSystem export_system(const io::SolverState& st, const io::Deck*
   d.x = dataset(st, AtomFieldId::x).f64;
   d.v = dataset(st, AtomFieldId::v).f64;
   d.has_velocities = true;
+  // Charges, where the checkpoint has them (the data file's atom style then holds them: charge or full).
+  if (const io::StateArray* q = st.find("/md/q")) {
+    if (q->f64.size() != d.natoms())
+      throw InputError("checkpoint dataset /md/q has " + std::to_string(q->f64.size()) + " values for " +
+                       std::to_string(d.natoms()) + " atoms");
+    d.q = q->f64;
+  }
   export_molecules(st, out);
   // Type names from the checkpoint's deck ([[md.types]]), else the type numbers.
   if (deck) {
