@@ -141,7 +141,7 @@ int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const Bri
 }
 
 // This rank's spectral sums (V / 2 N^2 not applied): sum_k w G |rho|^2 and its virial, w = 2 for the modes
-// whose conjugate the half spectrum does not hold.
+// whose conjugate the half spectrum does not hold (Tally::add_mode: the Nyquist planes' off-diagonal terms).
 Tally spectral_energy(const fft::Layout3& layout, const SpectralMesh& mesh, double g, const fft::RealView& green,
                       const fft::ComplexView& rho_hat) {
   const BlockDecode decode(layout);
@@ -153,15 +153,16 @@ Tally spectral_energy(const fft::Layout3& layout, const SpectralMesh& mesh, doub
       KOKKOS_LAMBDA(const std::int64_t pt, Tally& s) {
         int idx[3];
         decode(pt, idx);
-        double kv[3], ksq = 0;
+        double kv[3], kp[3], ksq = 0;
         for (int d = 0; d < 3; ++d) {
           kv[d] = m.unit_k[d] * signed_index(idx[d], m.n[d]);
+          kp[d] = 2 * idx[d] == m.n[d] ? 0.0 : kv[d];
           ksq += kv[d] * kv[d];
         }
         if (ksq == 0.0) return;
         const double weight = (idx[2] == 0 || 2 * idx[2] == m.n[2]) ? 1.0 : 2.0;
         const fft::Complex r = rho_hat(pt);
-        s.add_mode(weight * green(pt) * (r.real() * r.real() + r.imag() * r.imag()), kv, ksq, inv_4g2);
+        s.add_mode(weight * green(pt) * (r.real() * r.real() + r.imag() * r.imag()), kv, kp, ksq, inv_4g2);
       },
       Kokkos::Sum<Tally>(t));
   return t;

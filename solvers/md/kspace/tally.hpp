@@ -21,16 +21,22 @@ struct Tally {
     energy += o.energy;
     for (int c = 0; c < 6; ++c) virial[c] += o.virial[c];
   }
-  // Adds the energy e of wavevector k (|k|^2 = ksq > 0) and its virial; inv_4g2 = 1 / (4 g^2).
-  KOKKOS_INLINE_FUNCTION void add_mode(double e, const double k[3], double ksq, double inv_4g2) {
+  // Adds the energy e of wavevector k (|k|^2 = ksq > 0) and its virial; inv_4g2 = 1 / (4 g^2). The
+  // off-diagonal components take their wavenumbers from kp: k, except on a mesh's Nyquist plane, where the
+  // mode and its conjugate (which the half spectrum counts by doubling e) have the same k_d = -n/2 and
+  // their off-diagonal terms cancel (kp_d = 0, as the sum over the whole spectrum gives them).
+  KOKKOS_INLINE_FUNCTION void add_mode(double e, const double k[3], const double kp[3], double ksq, double inv_4g2) {
     energy += e;
     const double c = -2.0 * (1.0 / ksq + inv_4g2);
     virial[0] += e * (1.0 + c * k[0] * k[0]);
     virial[1] += e * (1.0 + c * k[1] * k[1]);
     virial[2] += e * (1.0 + c * k[2] * k[2]);
-    virial[3] += e * c * k[0] * k[1];
-    virial[4] += e * c * k[0] * k[2];
-    virial[5] += e * c * k[1] * k[2];
+    virial[3] += e * c * kp[0] * kp[1];
+    virial[4] += e * c * kp[0] * kp[2];
+    virial[5] += e * c * kp[1] * kp[2];
+  }
+  KOKKOS_INLINE_FUNCTION void add_mode(double e, const double k[3], double ksq, double inv_4g2) {
+    add_mode(e, k, k, ksq, inv_4g2);
   }
 };
 
