@@ -16,8 +16,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
 #include <functional>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -25,6 +27,7 @@
 #include "comm/number_text.hpp"
 #include "comm/process_grid.hpp"
 #include "comm/transport.hpp"
+#include "io/lammps_data.hpp"
 #include "solvers/md/kspace/ewald.hpp"
 #include "solvers/md/kspace/mesh_halo.hpp"
 #include "solvers/md/kspace/pppm.hpp"
@@ -831,3 +834,243 @@ TEST(Pppm, NonNeutralSystem) {
   EXPECT_LT(std::fabs(got.energy - ref.energy), energy_bound(o.accuracy, s.size()));
 }
 
+
+// --- LAMMPS references (tools/make_lammps_kspace_reference.sh) -------------------------------------------
+
+namespace {
+
+// A data file of tests/data (atom_style charge) as a System, atoms in id order (ids 1..N); q1: atom 1's
+// charge instead of the file's (0: the file's).
+System data_system(const std::string& name, double q1 = 0) {
+  const io::LammpsData d = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/" + name);
+  System s;
+  s.box.lo = d.lo;
+  s.box.hi = d.hi;
+  const std::size_t n = d.natoms();
+  s.x.resize(n);
+  s.q.resize(n);
+  for (std::size_t a = 0; a < n; ++a) {
+    const std::size_t i = static_cast<std::size_t>(d.id[a] - 1);
+    s.x[i] = {d.x[3 * a], d.x[3 * a + 1], d.x[3 * a + 2]};
+    s.q[i] = d.q[a];
+  }
+  if (q1 != 0) s.q[0] = q1;
+  return s;
+}
+
+ChargeTotals totals_of(const System& s) {
+  ChargeTotals c;
+  c.count = s.size();
+  for (double q : s.q) {
+    c.sum += q;
+    c.sum_sq += q * q;
+  }
+  return c;
+}
+
+// tests/data/lammps-kspace-NAME.txt
+struct LammpsRun {
+  std::string data, style;
+  double q1 = 0, accuracy = 0, g_ewald = 0, elong = 0;
+  std::array<int, 3> mesh{0, 0, 0};
+  int order = 5;
+  std::array<double, 6> pressure{};
+  std::vector<Vec> f;  // by id - 1
+};
+
+LammpsRun read_lammps_run(const std::string& name) {
+  const std::string path = std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-kspace-" + name + ".txt";
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  LammpsRun r;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string key;
+    ls >> key;
+    if (key == "data") ls >> r.data;
+    else if (key == "q1") ls >> r.q1;
+    else if (key == "style") ls >> r.style;
+    else if (key == "accuracy") ls >> r.accuracy;
+    else if (key == "g_ewald") ls >> r.g_ewald;
+    else if (key == "mesh") ls >> r.mesh[0] >> r.mesh[1] >> r.mesh[2];
+    else if (key == "order") ls >> r.order;
+    else if (key == "elong") ls >> r.elong;
+    else if (key == "pressure") for (double& p : r.pressure) ls >> p;
+    else if (key == "atoms") {
+      int n = 0;
+      ls >> n;
+      r.f.resize(static_cast<std::size_t>(n));
+      for (int k = 0; k < n; ++k) {
+        std::int64_t id = 0;
+        Vec v{};
+        in >> id >> v[0] >> v[1] >> v[2];
+        r.f[static_cast<std::size_t>(id - 1)] = v;
+      }
+    }
+  }
+  return r;
+}
+
+// LAMMPS's mesh rule (PPPM::set_grid_global), reproduced from spotrun's estimates: from n = int(L g) + 1, the
+// loop that evaluates the error of the spacing before it steps n, so that it stops one point above the first
+// n that meets the accuracy; then the next size of factors 2, 3 and 5.
+int lammps_mesh_rule(double length, double g, int order, double q2, double natoms, double accuracy) {
+  double h = 1.0 / g;
+  int n = static_cast<int>(length / h) + 1;
+  double err = ik_error(h, length, g, order, q2, natoms);
+  while (err > accuracy) {
+    err = ik_error(h, length, g, order, q2, natoms);
+    ++n;
+    h = length / n;
+  }
+  while (!factorable(n)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// spotrun's estimates and choices against what LAMMPS reports for the same system (lammps-kspace-choice.txt):
+// the estimated accuracy of given parameters (every order), Ewald's g_ewald, kmax and k-vector count, and
+// PPPM's mesh: spotrun's is the smallest that meets the accuracy, LAMMPS's loop ends one point above it
+// (reproduced exactly from spotrun's estimates).
+TEST(Lammps, ParameterChoice) {
+  std::ifstream in(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-kspace-choice.txt");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  int cases = 0;
+  double worst_estimate = 0;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream ls(line);
+    std::string data, style;
+    double accuracy, cutoff, g_given, g, estimated;
+    int order;
+    std::array<int, 3> given, mesh;
+    long long vectors;
+    ls >> data >> style >> accuracy >> cutoff >> order >> g_given >> given[0] >> given[1] >> given[2] >> g >> mesh[0] >>
+        mesh[1] >> mesh[2] >> vectors >> estimated;
+    ASSERT_FALSE(ls.fail()) << line;
+    ++cases;
+    const System s = data_system(data);
+    const ChargeTotals c = totals_of(s);
+    const double q2 = c.sum_sq, n = static_cast<double>(c.count), volume = s.box.volume();
+    KspaceOptions o;
+    o.accuracy = accuracy;
+    o.cutoff = cutoff;
+    o.order = order;
+    o.g_ewald = g_given;
+    if (style == "ewald") {
+      const EwaldChoice e = choose_ewald(o, s.box, c);
+      EXPECT_NEAR(e.g_ewald, g, 1e-7 * g) << line;
+      EXPECT_EQ(e.kmax, mesh) << line;
+      EXPECT_EQ(e.vectors, vectors) << line;
+      worst_estimate = std::max(worst_estimate, std::fabs(e.estimated_accuracy / estimated - 1));
+      test::report("ewald " + test::sci(accuracy) + ": " + e.describe() + "; LAMMPS g_ewald " + exact(g) + ", kmax " +
+                   std::to_string(mesh[0]) + " " + std::to_string(mesh[1]) + " " + std::to_string(mesh[2]) + ", " +
+                   std::to_string(vectors) + " k-vectors, estimate " + exact(estimated));
+      continue;
+    }
+    // The estimate of LAMMPS's parameters (given or chosen) by spotrun's formulas. A g_ewald LAMMPS chose is
+    // known to its 8 printed digits: the estimate is allowed what that rounding changes in it.
+    auto estimate = [&](double gg) {
+      const double k = pppm_kspace_error(mesh, s.box, gg, order, q2, n);
+      const double r = real_space_error(gg, cutoff, q2, n, volume);
+      return std::sqrt(k * k + r * r);
+    };
+    const double mine = estimate(g);
+    const double dg = g_given != 0 ? 0.0 : 0.5 * std::pow(10.0, std::floor(std::log10(g)) - 7);
+    const double rounding = std::max(std::fabs(estimate(g + dg) - mine), std::fabs(estimate(g - dg) - mine));
+    const double rel = (std::fabs(mine - estimated) - rounding) / estimated;
+    worst_estimate = std::max(worst_estimate, rel);
+    EXPECT_LT(rel, 1e-7) << line;
+    if (g_given != 0) continue;
+    const PppmChoice p = choose_pppm(o, s.box, c, 1);
+    const double g0 = initial_g_ewald(accuracy, cutoff, q2, n, volume);
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(lammps_mesh_rule(s.box.length(d), g0, order, q2, n, accuracy), mesh[d]) << line;
+      EXPECT_LE(p.mesh[d], mesh[d]) << line;
+    }
+    // LAMMPS stops its Newton iteration on g_ewald at |real - k-space estimate| < 1e-5 (absolute): the two
+    // estimates at its g_ewald.
+    const double lk = pppm_kspace_error(mesh, s.box, g, order, q2, n), lr = real_space_error(g, cutoff, q2, n, volume);
+    test::report("pppm " + test::sci(accuracy) + " order " + std::to_string(order) + ": " + p.describe() +
+                 "; LAMMPS g_ewald " + exact(g) + ", mesh " + std::to_string(mesh[0]) + " x " + std::to_string(mesh[1]) +
+                 " x " + std::to_string(mesh[2]) + ", estimate " + exact(estimated) + " (k-space " + test::sci(lk) +
+                 ", real space " + test::sci(lr) + ")");
+  }
+  EXPECT_EQ(cases, 15);
+  test::report("estimates against LAMMPS's (8 digits): largest relative difference " + test::sci(worst_estimate) +
+               " beyond the rounding of a printed g_ewald");
+  EXPECT_LT(worst_estimate, 1e-7);
+}
+
+// spotrun's PPPM and Ewald with LAMMPS's parameters against LAMMPS's (lammps-kspace-*.txt: k-space energy,
+// forces, virial), and spotrun's PPPM against LAMMPS's Ewald to the accuracy both promise. LAMMPS's influence
+// function has 4 pi as 12.5663706 (1.1e-9 relative): the PPPM figures agree to about that.
+TEST(Lammps, EnergyForcesAndVirial) {
+  const auto& world = test::world();
+  struct Pair {
+    const char* pppm;
+    const char* ewald;
+  };
+  for (const Pair& p : {Pair{"pppm5", "ewald"}, Pair{"pppm7", "ewald7"}, Pair{"pppm3", "ewald3"},
+                        Pair{"pppm5-charged", "ewald-charged"}, Pair{"dipole-pppm", "dipole-ewald"}}) {
+    const LammpsRun lp = read_lammps_run(p.pppm), le = read_lammps_run(p.ewald);
+    const System s = data_system(lp.data, lp.q1);
+    ASSERT_EQ(lp.f.size(), static_cast<std::size_t>(s.size()));
+    const double volume = s.box.volume();
+    KspaceOptions o;
+    o.accuracy = lp.accuracy;
+    o.cutoff = 3.0;  // only in the estimates: g_ewald and the mesh are given
+    o.g_ewald = lp.g_ewald;
+    o.mesh = lp.mesh;
+    o.order = lp.order;
+    const Outcome mp = run_pppm(s, o, world);
+    KspaceOptions oe = o;
+    oe.accuracy = le.accuracy;
+    oe.g_ewald = le.g_ewald;
+    oe.mesh = {0, 0, 0};
+    const Outcome me = run_ewald(s, oe, world);
+    // The background's virial (spotrun includes it; see below) on each diagonal component.
+    const ChargeTotals c = totals_of(s);
+    const double background = -k_pi * c.sum * c.sum / (2 * lp.g_ewald * lp.g_ewald * volume);
+    auto compare = [&](const Outcome& mine, const LammpsRun& ref, const std::string& what, double tolerance) {
+      const double de = std::fabs(mine.energy - ref.elong) / std::fabs(ref.elong);
+      const double df = max_difference(mine.f, ref.f) / max_abs(ref.f);
+      double dv = 0, scale = 0;
+      for (int k = 0; k < 6; ++k) scale = std::max(scale, std::fabs(ref.pressure[k] * volume));
+      for (int k = 0; k < 6; ++k) {
+        const double lammps = ref.pressure[k] * volume + (k < 3 ? background : 0.0);
+        dv = std::max(dv, std::fabs(mine.virial[k] - lammps) / scale);
+      }
+      test::report(std::string(p.pppm) + ", " + what + ": energy " + exact(mine.energy) + " vs LAMMPS " + exact(ref.elong) +
+                   " (relative " + test::sci(de) + "), forces " + test::sci(df) + ", virial " + test::sci(dv) +
+                   " (relative to the largest)");
+      EXPECT_LT(de, tolerance) << what;
+      EXPECT_LT(df, tolerance) << what;
+      EXPECT_LT(dv, tolerance) << what;
+    };
+    compare(mp, lp, "PPPM vs LAMMPS's PPPM", 1e-8);
+    // With LAMMPS's 4 pi: the spectral part (forces, the k-space sum of the energy, the virial but the
+    // background's) scaled by 12.5663706 / 4 pi, the rest (self energy, background) as it is.
+    {
+      const double c4 = 12.5663706 / (4 * k_pi);
+      const double self = -lp.g_ewald / std::sqrt(k_pi) * c.sum_sq;
+      Outcome scaled = mp;
+      scaled.energy = c4 * (mp.energy - self - background) + self + background;
+      for (int k = 0; k < 6; ++k) scaled.virial[k] = c4 * (mp.virial[k] - (k < 3 ? background : 0.0)) + (k < 3 ? background : 0.0);
+      for (Vec& v : scaled.f)
+        for (double& x : v) x *= c4;
+      compare(scaled, lp, "PPPM with LAMMPS's 4 pi vs LAMMPS's PPPM", 1e-12);
+    }
+    compare(me, le, "Ewald vs LAMMPS's Ewald", 1e-10);
+    // The accuracy both promise: spotrun's PPPM against LAMMPS's Ewald, and LAMMPS's PPPM against it too.
+    const double rms = rms_difference(mp.f, le.f), rms_lammps = rms_difference(lp.f, le.f);
+    test::report(std::string(p.pppm) + ": RMS force difference to LAMMPS's Ewald " + test::sci(rms) +
+                 " (LAMMPS's PPPM " + test::sci(rms_lammps) + "), accuracy " + test::sci(lp.accuracy));
+    if (std::string(p.pppm) != "dipole-pppm")  // a close pair: beyond the estimate (Pppm.DipoleAgainstEwald)
+      EXPECT_LT(rms, lp.accuracy);
+  }
+}
