@@ -372,8 +372,6 @@ TEST(MeshHalo, SumsAndFillsAgainstBruteForce) {
   const auto& world = test::world();
   const std::array<int, 3> n{7, 6, 5};
   const int nranks = world.size(), me = world.rank();
-  comm::Box3 box;
-  box.hi = {7, 6, 5};
   const std::array<int, 3> dims = comm::choose_grid(nranks, {7, 6, 5});
   std::vector<BrickBoxes> boxes(static_cast<std::size_t>(nranks));
   for (int r = 0; r < nranks; ++r) {
@@ -785,6 +783,30 @@ TEST(Pppm, ForcesAgainstFiniteDifferences) {
   EXPECT_LT(difference[1], difference[0] / 3);
 }
 
+// Real units: the Coulomb constant qqrd2e scales energy, forces and virial, and with the two-charge force
+// scaled alike (LAMMPS: qqr2e qelectron^2 / angstrom^2) the same accuracy chooses the same parameters.
+TEST(Pppm, CoulombConstant) {
+  const auto& world = test::world();
+  const System s = random_system(150, 0.8442, 0.8, 12);
+  KspaceOptions o;
+  o.cutoff = 2.5;
+  PppmChoice lj_choice, real_choice;
+  const Outcome lj = run_pppm(s, o, world, {}, &lj_choice);
+  o.qqrd2e = o.two_charge_force = 332.06371;
+  const Outcome real = run_pppm(s, o, world, {}, &real_choice);
+  EXPECT_EQ(real_choice.mesh, lj_choice.mesh);
+  EXPECT_NEAR(real_choice.g_ewald, lj_choice.g_ewald, 1e-12 * lj_choice.g_ewald);
+  EXPECT_NEAR(real.energy, 332.06371 * lj.energy, 1e-12 * std::fabs(real.energy));
+  EXPECT_LT(max_difference(real.f, [&] {
+              std::vector<Vec> f = lj.f;
+              for (Vec& v : f)
+                for (double& x : v) x *= 332.06371;
+              return f;
+            }()),
+            1e-12 * max_abs(real.f));
+  for (int c = 0; c < 6; ++c) EXPECT_NEAR(real.virial[c], 332.06371 * lj.virial[c], 1e-12 * std::fabs(real.virial[0]));
+}
+
 // An atom further outside its sub-box than the margin: RunError on every rank, naming the margin.
 TEST(Pppm, AtomBeyondMarginIsRefused) {
   const auto& world = test::world();
@@ -1070,7 +1092,8 @@ TEST(Lammps, EnergyForcesAndVirial) {
     const double rms = rms_difference(mp.f, le.f), rms_lammps = rms_difference(lp.f, le.f);
     test::report(std::string(p.pppm) + ": RMS force difference to LAMMPS's Ewald " + test::sci(rms) +
                  " (LAMMPS's PPPM " + test::sci(rms_lammps) + "), accuracy " + test::sci(lp.accuracy));
-    if (std::string(p.pppm) != "dipole-pppm")  // a close pair: beyond the estimate (Pppm.DipoleAgainstEwald)
+    if (std::string(p.pppm) != "dipole-pppm") {  // a close pair: beyond the estimate (Pppm.DipoleAgainstEwald)
       EXPECT_LT(rms, lp.accuracy);
+    }
   }
 }

@@ -357,10 +357,12 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
 
   Kokkos::deep_copy(m_density, 0.0);
   const int outside = impl::spread_charges(x, q, nlocal, map, m_density);
-  m_comm.agree<RunError>(outside == 0, "md: " + std::to_string(outside) + " atom(s) of rank " +
-                                           std::to_string(m_comm.rank()) +
-                                           " are further outside its sub-box than the PPPM mesh's ghost cells reach "
-                                           "(out of range atoms: lost, or moved more than half the neighbour skin)");
+  m_comm.agree<RunError>(outside == 0, outside == 0 ? std::string()
+                                                    : "md: " + std::to_string(outside) + " atom(s) of rank " +
+                                                          std::to_string(m_comm.rank()) +
+                                                          " are further outside its sub-box than the PPPM mesh's "
+                                                          "ghost cells reach (out of range atoms: lost, or moved more "
+                                                          "than half the neighbour skin)");
   m_halo->reverse_sum(m_density.data());
   impl::pack_box(m_density.data(), plan.brick, m_owned, m_owned_work.data());
   m_to_fft->execute(m_owned_work.data(), m_real.data());
