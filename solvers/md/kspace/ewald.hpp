@@ -11,7 +11,10 @@
 // gives every rank the whole S; each rank then computes the forces of its owned atoms and its share of the
 // energy and virial (sum over its atoms of q_i Re[exp(i k.r_i) S(k)*] per mode, the self and background
 // terms of its charges). Kernels: over k-vectors (S, a fixed order of the atoms) and over atoms (forces);
-// no atomics, so a run repeats itself bit for bit.
+// no atomics, so a run repeats itself bit for bit. The per-atom phase table (cos and sin of n k_1 x along
+// each axis) grows in compute() when a rank holds more atoms than ever before, by a quarter more.
+// Checked against LAMMPS's ewald (tests/test_kspace.cpp): the same g_ewald, kmax and k-vectors, energies,
+// forces and virial to 1e-14.
 #include <string>
 #include <vector>
 
