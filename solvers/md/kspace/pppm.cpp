@@ -1,0 +1,404 @@
+#include "pppm.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "comm/errors.hpp"
+#include "comm/number_text.hpp"
+#include "solvers/fft/reshape_plan.hpp"
+#include "stencil.hpp"
+#include "tally.hpp"
+
+namespace spotrun::md::kspace {
+
+namespace impl {
+
+// Global indices (kx, ky, kz) of point p of a rank's block stored in the order of its layout.
+struct BlockDecode {
+  int lo[3] = {0, 0, 0};
+  long extent[3] = {0, 0, 0};
+  int order[3] = {0, 1, 2};
+
+  explicit BlockDecode(const fft::Layout3& l) {
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = l.box.lo[d];
+      extent[d] = l.box.extent(d);
+      order[d] = l.order[d];
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(std::int64_t p, int idx[3]) const {
+    const long e1 = extent[order[1]], e2 = extent[order[2]];
+    idx[order[2]] = lo[order[2]] + static_cast<int>(p % e2);
+    idx[order[1]] = lo[order[1]] + static_cast<int>((p / e2) % e1);
+    idx[order[0]] = lo[order[0]] + static_cast<int>(p / (e1 * e2));
+  }
+};
+
+// The signed wavenumber of index i of an axis of n points: i for i < n/2, i - n from n/2 on (the Nyquist
+// index n/2 of an even n is -n/2).
+KOKKOS_INLINE_FUNCTION int signed_index(int i, int n) { return i - n * ((2 * i) / n); }
+
+// (sin x / x)^power.
+KOKKOS_INLINE_FUNCTION double sinc_power(double x, int power) {
+  if (x == 0.0) return 1.0;
+  const double s = ::sin(x) / x;
+  double r = 1.0;
+  for (int k = 0; k < power; ++k) r *= s;
+  return r;
+}
+
+// What the spectral kernels need of the mesh.
+struct SpectralMesh {
+  int n[3] = {0, 0, 0};
+  double unit_k[3] = {0, 0, 0};  // 2 pi / L
+  double h[3] = {0, 0, 0};
+};
+
+// The influence function optimal for ik differentiation (Hockney and Eastwood) on the rank's spectral box:
+//   G(k) = 4 pi / k^2 sum_m (k.k_m / k_m^2) U^2(k_m) exp(-k_m^2 / (4 g^2)) / [sum_m U^2(k_m)]^2,
+// k_m = k + 2 pi m / h, U(k) = prod_d sinc^order(k_d h_d / 2), the numerator's aliases |m_d| <= alias[d] and
+// the denominator's sum in closed form (alias_sum_coefficients, b[0 .. order-1]). G(0) = 0.
+// Not in the unnamed namespace: CUDA extended lambdas need an enclosing function with external linkage.
+void influence_function(const fft::Layout3& layout, const SpectralMesh& mesh, double g, int order,
+                        const std::array<double, k_max_order>& b, const std::array<int, 3>& alias,
+                        const fft::RealView& green) {
+  const BlockDecode decode(layout);
+  const SpectralMesh m = mesh;
+  const double inv_4g2 = 0.25 / (g * g);
+  const int p = order;
+  const double bc[k_max_order] = {b[0], b[1], b[2], b[3], b[4], b[5], b[6]};
+  const int nb[3] = {alias[0], alias[1], alias[2]};
+  Kokkos::parallel_for(
+      "md::kspace::influence_function", fft::Policy(0, static_cast<std::int64_t>(layout.count())),
+      KOKKOS_LAMBDA(const std::int64_t pt) {
+        int idx[3];
+        decode(pt, idx);
+        int kper[3];
+        double kv[3];
+        double ksq = 0, denom = 1;
+        for (int d = 0; d < 3; ++d) {
+          kper[d] = signed_index(idx[d], m.n[d]);
+          kv[d] = m.unit_k[d] * kper[d];
+          ksq += kv[d] * kv[d];
+          const double s = ::sin(0.5 * kv[d] * m.h[d]);
+          const double x = s * s;
+          double poly = 0;
+          for (int l = p - 1; l >= 0; --l) poly = bc[l] + poly * x;
+          denom *= poly;
+        }
+        if (ksq == 0.0) {
+          green(pt) = 0.0;
+          return;
+        }
+        denom *= denom;
+        double sum = 0;
+        for (int mx = -nb[0]; mx <= nb[0]; ++mx) {
+          const double qx = m.unit_k[0] * (kper[0] + m.n[0] * mx);
+          const double fx = ::exp(-inv_4g2 * qx * qx) * sinc_power(0.5 * qx * m.h[0], 2 * p);
+          for (int my = -nb[1]; my <= nb[1]; ++my) {
+            const double qy = m.unit_k[1] * (kper[1] + m.n[1] * my);
+            const double fy = ::exp(-inv_4g2 * qy * qy) * sinc_power(0.5 * qy * m.h[1], 2 * p);
+            for (int mz = -nb[2]; mz <= nb[2]; ++mz) {
+              const double qz = m.unit_k[2] * (kper[2] + m.n[2] * mz);
+              const double fz = ::exp(-inv_4g2 * qz * qz) * sinc_power(0.5 * qz * m.h[2], 2 * p);
+              const double dot = kv[0] * qx + kv[1] * qy + kv[2] * qz;
+              const double qsq = qx * qx + qy * qy + qz * qz;
+              sum += dot / qsq * fx * fy * fz;
+            }
+          }
+        }
+        green(pt) = 4.0 * k_pi / ksq * sum / denom;
+      });
+}
+
+// Spreads the owned atoms' charges over the brick (atomic additions); returns how many atoms' stencils
+// leave it (those are not spread).
+int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map, const fft::RealView& rho) {
+  const BrickMap bm = map;
+  const double inv_cell = map.inv_h[0] * map.inv_h[1] * map.inv_h[2];
+  int outside = 0;
+  Kokkos::parallel_reduce(
+      "md::kspace::spread_charges", Policy(0, nlocal),
+      KOKKOS_LAMBDA(const int i, int& bad) {
+        const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
+        int s[3];
+        double w[3][k_max_order];
+        if (!bm.stencil(xi, s, w)) {
+          ++bad;
+          return;
+        }
+        const double qi = q(i) * inv_cell;
+        for (int a = 0; a < bm.order; ++a)
+          for (int b = 0; b < bm.order; ++b) {
+            const double wab = qi * w[0][a] * w[1][b];
+            const long row = bm.offset(s[0] + a, s[1] + b, s[2]);
+            for (int c = 0; c < bm.order; ++c) Kokkos::atomic_add(&rho(row + c), wab * w[2][c]);
+          }
+      },
+      outside);
+  return outside;
+}
+
+// This rank's spectral sums (V / 2 N^2 not applied): sum_k w G |rho|^2 and its virial, w = 2 for the modes
+// whose conjugate the half spectrum does not hold (Tally::add_mode: the Nyquist planes' off-diagonal terms).
+Tally spectral_energy(const fft::Layout3& layout, const SpectralMesh& mesh, double g, const fft::RealView& green,
+                      const fft::ComplexView& rho_hat) {
+  const BlockDecode decode(layout);
+  const SpectralMesh m = mesh;
+  const double inv_4g2 = 0.25 / (g * g);
+  Tally t;
+  Kokkos::parallel_reduce(
+      "md::kspace::pppm_energy", fft::Policy(0, static_cast<std::int64_t>(layout.count())),
+      KOKKOS_LAMBDA(const std::int64_t pt, Tally& s) {
+        int idx[3];
+        decode(pt, idx);
+        double kv[3], kp[3], ksq = 0;
+        for (int d = 0; d < 3; ++d) {
+          kv[d] = m.unit_k[d] * signed_index(idx[d], m.n[d]);
+          kp[d] = 2 * idx[d] == m.n[d] ? 0.0 : kv[d];
+          ksq += kv[d] * kv[d];
+        }
+        if (ksq == 0.0) return;
+        const double weight = (idx[2] == 0 || 2 * idx[2] == m.n[2]) ? 1.0 : 2.0;
+        const fft::Complex r = rho_hat(pt);
+        s.add_mode(weight * green(pt) * (r.real() * r.real() + r.imag() * r.imag()), kv, kp, ksq, inv_4g2);
+      },
+      Kokkos::Sum<Tally>(t));
+  return t;
+}
+
+// E_d(k) = -i k_d G(k) rho(k) scale into field d of `field` (fields at distance `stride`), k_d = 0 on the
+// Nyquist index of axis d.
+void spectral_field(const fft::Layout3& layout, const SpectralMesh& mesh, double scale, const fft::RealView& green,
+                    const fft::ComplexView& rho_hat, const fft::ComplexView& field, std::size_t stride) {
+  const BlockDecode decode(layout);
+  const SpectralMesh m = mesh;
+  const std::int64_t st = static_cast<std::int64_t>(stride);
+  Kokkos::parallel_for(
+      "md::kspace::pppm_field", fft::Policy(0, static_cast<std::int64_t>(layout.count())),
+      KOKKOS_LAMBDA(const std::int64_t pt) {
+        int idx[3];
+        decode(pt, idx);
+        const double gr = green(pt) * scale;
+        const fft::Complex r = rho_hat(pt);
+        for (int d = 0; d < 3; ++d) {
+          const double kd = 2 * idx[d] == m.n[d] ? 0.0 : m.unit_k[d] * signed_index(idx[d], m.n[d]);
+          field(d * st + pt) = fft::Complex(kd * gr * r.imag(), -kd * gr * r.real());
+        }
+      });
+}
+
+// F_i += scale q_i sum_stencil W E at each owned atom (the fields at distance `stride` in `field`).
+void interpolate_forces(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map,
+                        const fft::RealView& field, std::size_t stride, double scale, const Vec3View& f) {
+  const BrickMap bm = map;
+  const long st = static_cast<long>(stride);
+  Kokkos::parallel_for(
+      "md::kspace::interpolate_forces", Policy(0, nlocal), KOKKOS_LAMBDA(const int i) {
+        const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
+        int s[3];
+        double w[3][k_max_order];
+        bm.stencil(xi, s, w);  // inside: spread_charges has checked every atom
+        double e[3] = {0, 0, 0};
+        for (int a = 0; a < bm.order; ++a)
+          for (int b = 0; b < bm.order; ++b) {
+            const double wab = w[0][a] * w[1][b];
+            const long row = bm.offset(s[0] + a, s[1] + b, s[2]);
+            for (int c = 0; c < bm.order; ++c) {
+              const double wt = wab * w[2][c];
+              for (int d = 0; d < 3; ++d) e[d] += wt * field(d * st + row + c);
+            }
+          }
+        const double qs = scale * q(i);
+        for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
+      });
+}
+
+}  // namespace impl
+
+namespace {
+
+std::string box_text(const fft::Box3i& b) {
+  std::string t;
+  for (int d = 0; d < 3; ++d) t += (d ? " x " : "") + std::to_string(b.lo[d]) + ".." + std::to_string(b.hi[d]);
+  return t;
+}
+
+// The brick map of a rank: its mesh coordinates and brick.
+BrickMap brick_map(const comm::Box3& box, const std::array<int, 3>& n, int order, const fft::Box3i& brick) {
+  BrickMap m;
+  m.order = order;
+  for (int d = 0; d < 3; ++d) {
+    m.lo[d] = box.lo[d];
+    m.inv_h[d] = n[d] / box.length(d);
+    m.first[d] = brick.lo[d];
+    m.extent[d] = brick.extent(d);
+  }
+  return m;
+}
+
+}  // namespace
+
+Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const comm::Communicator& comm,
+           comm::Transport& transport, const ChargeTotals& charges)
+    : m_choice(choose_pppm(options, grid.global_box(), charges, comm.size())),
+      m_options(options),
+      m_box(grid.global_box()),
+      m_comm(comm),
+      m_charges(charges) {
+  const std::string warning = neutrality_warning(charges);
+  if (!warning.empty()) m_warnings.push_back(warning);
+  const auto& n = m_choice.mesh;
+  const int order = m_choice.order;
+  const int nranks = comm.size(), rank = comm.rank();
+
+  // This rank's owned box and brick: the mesh points its atoms' stencils reach when they are up to
+  // `margin` outside its sub-box (the same stencil arithmetic as the kernels).
+  fft::Box3i brick;
+  const comm::Box3& sub = grid.sub_box();
+  for (int d = 0; d < 3; ++d) {
+    const long long c = grid.coords()[d], p = grid.dims()[d];
+    m_owned.lo[d] = static_cast<int>(c * n[d] / p);
+    m_owned.hi[d] = static_cast<int>((c + 1) * n[d] / p) - 1;
+    const double inv_h = n[d] / m_box.length(d);
+    double w[k_max_order];
+    const int lo = stencil_weights((sub.lo[d] - options.margin - m_box.lo[d]) * inv_h, order, w);
+    const int hi = stencil_weights((sub.hi[d] + options.margin - m_box.lo[d]) * inv_h, order, w) + order - 1;
+    const bool owns = m_owned.hi[d] >= m_owned.lo[d];
+    brick.lo[d] = owns ? std::min(lo, m_owned.lo[d]) : lo;
+    brick.hi[d] = owns ? std::max(hi, m_owned.hi[d]) : hi;
+  }
+  std::vector<std::int64_t> mine;
+  for (int d = 0; d < 3; ++d) {
+    mine.push_back(m_owned.lo[d]);
+    mine.push_back(m_owned.hi[d]);
+    mine.push_back(brick.lo[d]);
+    mine.push_back(brick.hi[d]);
+  }
+  const std::vector<std::int64_t> all = comm.all_gather(mine);
+  std::vector<BrickBoxes> boxes(static_cast<std::size_t>(nranks));
+  std::string too_coarse;
+  for (int r = 0; r < nranks; ++r) {
+    BrickBoxes& b = boxes[static_cast<std::size_t>(r)];
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t* v = &all[static_cast<std::size_t>(12 * r + 4 * d)];
+      b.owned.lo[d] = static_cast<int>(v[0]);
+      b.owned.hi[d] = static_cast<int>(v[1]);
+      b.brick.lo[d] = static_cast<int>(v[2]);
+      b.brick.hi[d] = static_cast<int>(v[3]);
+      if (too_coarse.empty() && (b.brick.lo[d] < -n[d] || b.brick.hi[d] >= 2 * n[d]))
+        too_coarse = "md.kspace.mesh: the PPPM mesh " + std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
+                     std::to_string(n[2]) + " is too coarse for the ghost cells of rank " + std::to_string(r) +
+                     " (brick " + box_text(b.brick) + ", order " + std::to_string(order) +
+                     "): its atoms' stencils reach beyond the neighbouring periodic image; give a finer mesh";
+    }
+  }
+  // The same gathered boxes on every rank: the same verdict everywhere.
+  if (!too_coarse.empty()) throw InputError(too_coarse);
+  m_halo = std::make_unique<MeshHalo>(make_mesh_halo_plan(boxes, n, rank), transport, 3);
+
+  fft::FftGeometry geometry;
+  try {
+    geometry = fft::make_fft_geometry(n, nranks, options.decomposition, options.fft_grid);
+  } catch (const InputError& e) {
+    throw InputError(std::string("md.kspace.mesh: ") + e.what());
+  }
+  fft::FftBatching batching;
+  batching.max_batch = 3;
+  batching.real_distance = fft::padded_field(geometry.real[static_cast<std::size_t>(rank)].count());
+  batching.complex_distance = fft::padded_field(geometry.spectral[static_cast<std::size_t>(rank)].count());
+  m_fft = std::make_unique<fft::DistributedFft>(geometry, comm, transport, fft::backend::Default{},
+                                                fft::PlanRigor::Estimate, std::nullopt, batching);
+  std::vector<fft::Layout3> owned_layouts(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) owned_layouts[static_cast<std::size_t>(r)].box = boxes[static_cast<std::size_t>(r)].owned;
+  m_to_fft = std::make_unique<fft::Reshape<double>>(fft::make_reshape_plan(owned_layouts, geometry.real, rank),
+                                                    transport, "md::kspace::to_fft", 1);
+  m_from_fft = std::make_unique<fft::Reshape<double>>(fft::make_reshape_plan(geometry.real, owned_layouts, rank),
+                                                      transport, "md::kspace::from_fft", 3);
+
+  m_brick_stride = fft::padded_field(brick.count());
+  m_owned_stride = fft::padded_field(m_owned.count());
+  m_real_stride = batching.real_distance;
+  m_spectral_stride = batching.complex_distance;
+  m_density = fft::RealView("md::kspace::density", brick.count());
+  m_field = fft::RealView("md::kspace::field", 3 * m_brick_stride);
+  m_owned_work = fft::RealView("md::kspace::owned", 3 * m_owned_stride);
+  m_real = fft::RealView("md::kspace::real", 3 * m_real_stride);
+  m_rho_hat = fft::ComplexView("md::kspace::rho_hat", m_fft->complex_size());
+  m_field_hat = fft::ComplexView("md::kspace::field_hat", 3 * m_spectral_stride);
+  m_green = fft::RealView("md::kspace::green", m_fft->complex_size());
+
+  // The influence function, its aliases as LAMMPS's compute_gf_ik: |m_d| <= g L_d / (pi n_d) (-ln 1e-7)^(1/4).
+  impl::SpectralMesh sm;
+  std::array<int, 3> alias{0, 0, 0};
+  const double g = m_choice.g_ewald;
+  for (int d = 0; d < 3; ++d) {
+    sm.n[d] = n[d];
+    sm.unit_k[d] = 2.0 * k_pi / m_box.length(d);
+    sm.h[d] = m_box.length(d) / n[d];
+    alias[d] = static_cast<int>(g * m_box.length(d) / (k_pi * n[d]) * std::pow(-std::log(1e-7), 0.25));
+  }
+  const std::vector<double> coeffs = alias_sum_coefficients(order);
+  std::array<double, k_max_order> b{};
+  std::copy(coeffs.begin(), coeffs.end(), b.begin());
+  impl::influence_function(m_fft->spectral_layout(), sm, g, order, b, alias, m_green);
+}
+
+Pppm::~Pppm() = default;
+
+KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, const Vec3View& f, bool energy_virial) {
+  if (nlocal < 0 || static_cast<std::size_t>(nlocal) > x.extent(0) || static_cast<std::size_t>(nlocal) > q.extent(0) ||
+      static_cast<std::size_t>(nlocal) > f.extent(0))
+    throw std::invalid_argument("md::kspace::Pppm::compute: nlocal beyond the arrays");
+  const auto& n = m_choice.mesh;
+  const MeshHaloPlan& plan = m_halo->plan();
+  const BrickMap map = brick_map(m_box, n, m_choice.order, plan.brick.box);
+
+  Kokkos::deep_copy(m_density, 0.0);
+  const int outside = impl::spread_charges(x, q, nlocal, map, m_density);
+  m_comm.agree<RunError>(outside == 0, outside == 0 ? std::string()
+                                                    : "md: " + std::to_string(outside) + " atom(s) of rank " +
+                                                          std::to_string(m_comm.rank()) +
+                                                          " are further outside its sub-box than the PPPM mesh's "
+                                                          "ghost cells reach (out of range atoms: lost, or moved more "
+                                                          "than half the neighbour skin)");
+  m_halo->reverse_sum(m_density.data());
+  impl::pack_box(m_density.data(), plan.brick, m_owned, m_owned_work.data());
+  m_to_fft->execute(m_owned_work.data(), m_real.data());
+  m_fft->forward(m_real.data(), m_rho_hat.data());
+
+  impl::SpectralMesh sm;
+  for (int d = 0; d < 3; ++d) {
+    sm.n[d] = n[d];
+    sm.unit_k[d] = 2.0 * k_pi / m_box.length(d);
+    sm.h[d] = m_box.length(d) / n[d];
+  }
+  const double g = m_choice.g_ewald, volume = m_box.volume(), qqrd2e = m_options.qqrd2e;
+  KspaceResult r;
+  if (energy_virial) {
+    const impl::Tally t = impl::spectral_energy(m_fft->spectral_layout(), sm, g, m_green, m_rho_hat);
+    const double total = static_cast<double>(m_fft->geometry().total_real());
+    const double s = qqrd2e * 0.5 * volume / (total * total);
+    r.energy = s * t.energy;
+    for (int c = 0; c < 6; ++c) r.virial[c] = s * t.virial[c];
+    double sum = 0, sum_sq = 0;
+    impl::owned_charge_sums(q, nlocal, sum, sum_sq);
+    impl::add_self_and_background(r, sum, sum_sq, m_charges.sum, g, volume, qqrd2e);
+  }
+
+  impl::spectral_field(m_fft->spectral_layout(), sm, m_fft->scale(), m_green, m_rho_hat, m_field_hat, m_spectral_stride);
+  const fft::Complex* hats[3] = {m_field_hat.data(), m_field_hat.data() + m_spectral_stride,
+                                 m_field_hat.data() + 2 * m_spectral_stride};
+  double* reals[3] = {m_real.data(), m_real.data() + m_real_stride, m_real.data() + 2 * m_real_stride};
+  m_fft->backward_many(3, hats, reals);
+  double* owned[3] = {m_owned_work.data(), m_owned_work.data() + m_owned_stride, m_owned_work.data() + 2 * m_owned_stride};
+  m_from_fft->execute_many(3, reals, owned);
+  double* bricks[3] = {m_field.data(), m_field.data() + m_brick_stride, m_field.data() + 2 * m_brick_stride};
+  for (int d = 0; d < 3; ++d) impl::unpack_box(owned[d], bricks[d], plan.brick, m_owned, false);
+  m_halo->forward_fill(3, bricks);
+  impl::interpolate_forces(x, q, nlocal, map, m_field, m_brick_stride, qqrd2e, f);
+  return r;
+}
+
+}  // namespace spotrun::md::kspace

@@ -1,0 +1,88 @@
+#pragma once
+// Particle-particle particle-mesh k-space solver (Hockney and Eastwood; LAMMPS kspace_style pppm):
+// charge assignment of order 2..7, the influence function optimal for ik differentiation (Hockney and
+// Eastwood's, with LAMMPS's range of aliases), the field by ik differentiation (three backward
+// transforms), energy and virial from the spectral sums, and the neutralising background of a net charge.
+//
+// One compute():
+//   1. spread: each owned atom's charge over the order^3 points of its stencil in this rank's brick of the
+//      mesh (rho = q W / h^3; atomic additions: on a GPU the order of the additions, and so the last bits
+//      of the density, varies from run to run; on the host it is fixed);
+//   2. MeshHalo::reverse_sum: ghost cells added into their owners (comm::Transport);
+//   3. the owned cells reshaped (fft::Reshape) into the FFT's real layout, one real-to-complex transform;
+//   4. energy and virial: (V / 2 N^2) sum_k G(k) |rho(k)|^2 (delta_ab - 2 k_a k_b (1/k^2 + 1/(4 g^2)))
+//      over the whole spectrum (the half the transform keeps, kz in (0, nz/2) counted twice);
+//   5. E_d(k) = -i k_d G(k) rho(k) / N (k_d = 0 on the Nyquist plane of axis d, whose derivative a real
+//      field cannot hold: what LAMMPS's complex transform keeps of it when it takes the real part);
+//      three backward transforms in one batched call (DistributedFft::backward_many);
+//   6. the fields reshaped back into the bricks' owned cells, MeshHalo::forward_fill for the ghosts;
+//   7. interpolate: F_i = qqrd2e q_i sum_stencil W E (a gather per atom, no atomics).
+// Energy: qqrd2e [(V / 2 N^2) sum G |rho|^2 - g / sqrt(pi) sum q^2 - pi Q^2 / (2 g^2 V)]; the virial adds
+// the background's, the background energy on each diagonal component (LAMMPS leaves it out).
+// Checked against LAMMPS's pppm (tests/test_kspace.cpp, Lammps.EnergyForcesAndVirial): the same to 2e-14
+// once LAMMPS's 12.5663706 for 4 pi in its influence function is used (1.1e-9 apart without).
+//
+// The mesh is split over the ranks of the MD's rank grid (owned boxes: mesh points [c n / P, (c + 1) n / P)
+// along each axis of a rank at grid coordinate c of P), each brick extended by the ghost cells its atoms'
+// stencils reach when they are up to `margin` outside the sub-box. The FFT has its own decomposition (slabs
+// or pencils, KspaceOptions::decomposition). Everything is made in the constructor; compute() allocates
+// nothing.
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.hpp"
+#include "comm/process_grid.hpp"
+#include "comm/transport.hpp"
+#include "kspace_params.hpp"
+#include "mesh_halo.hpp"
+#include "solvers/fft/distributed_fft.hpp"
+
+namespace spotrun::md::kspace {
+
+class Pppm {
+ public:
+  // Chooses the parameters (choose_pppm() for comm.size() ranks, its InputError), plans the bricks, their
+  // halo, the reshapes and the FFT, and computes the influence function. charges: the totals of the whole
+  // system (charge_totals()). Collective; throws InputError (agreed) when the mesh cannot be decomposed
+  // (make_fft_geometry) or is too coarse for the ghost cells of its bricks.
+  Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const comm::Communicator& comm,
+       comm::Transport& transport, const ChargeTotals& charges);
+  ~Pppm();
+  Pppm(const Pppm&) = delete;
+  Pppm& operator=(const Pppm&) = delete;
+
+  // Adds the k-space forces to f(i) of the owned atoms i < nlocal (positions x, charges q), each within
+  // `margin` of the rank's sub-box; returns this rank's share of the energy and virial (zero without
+  // energy_virial: the spectral sums are skipped). Throws RunError (agreed) when an atom's stencil leaves
+  // its rank's brick (an atom further than margin outside its sub-box). Collective.
+  KspaceResult compute(const Vec3View& x, const DoubleView& q, int nlocal, const Vec3View& f, bool energy_virial = true);
+
+  const PppmChoice& choice() const { return m_choice; }
+  const std::vector<std::string>& warnings() const { return m_warnings; }
+  const fft::FftGeometry& fft_geometry() const { return m_fft->geometry(); }
+  const MeshHaloPlan& halo_plan() const { return m_halo->plan(); }
+
+ private:
+  PppmChoice m_choice;
+  KspaceOptions m_options;
+  comm::Box3 m_box;
+  const comm::Communicator& m_comm;
+  ChargeTotals m_charges;
+  std::vector<std::string> m_warnings;
+  fft::Box3i m_owned;
+  std::unique_ptr<MeshHalo> m_halo;
+  std::unique_ptr<fft::DistributedFft> m_fft;
+  std::unique_ptr<fft::Reshape<double>> m_to_fft, m_from_fft;
+  // Distances between the fields of the three-field views (padded: every field aligned as the first).
+  std::size_t m_brick_stride = 0, m_owned_stride = 0, m_real_stride = 0, m_spectral_stride = 0;
+  fft::RealView m_density;   // brick
+  fft::RealView m_field;     // three bricks (Ex, Ey, Ez)
+  fft::RealView m_owned_work;  // three owned boxes, dense
+  fft::RealView m_real;      // three FFT real arrays
+  fft::ComplexView m_rho_hat, m_field_hat;  // one and three spectral arrays
+  fft::RealView m_green;     // influence function on this rank's spectral box
+};
+
+}  // namespace spotrun::md::kspace

@@ -1,0 +1,65 @@
+#pragma once
+// Charge assignment of PPPM (Hockney and Eastwood): a charge at mesh coordinate u = (x - lo) n / L spreads
+// over the `order` mesh points nearest to it with the weights of the centred cardinal B-spline of that
+// order, W(u - m), the same weights that interpolate the field back to it. Callable in device kernels.
+#include <Kokkos_Core.hpp>
+
+#include "kspace_params.hpp"
+
+namespace spotrun::md::kspace {
+
+// The first of the `order` mesh points (along one axis) that a charge at mesh coordinate u reaches, and
+// their weights w[0 .. order - 1] (summing to 1). Odd orders centre the stencil on the nearest point, even
+// ones on the nearest midpoint. The B-spline M_p of support [0, p] at frac + j (j < p, frac in [0, 1)) by
+// the recursion M_p(x) = (x M_(p-1)(x) + (p - x) M_(p-1)(x - 1)) / (p - 1) from M_1 = 1 on [0, 1); the
+// centred spline is W(s) = M_p(s + p / 2).
+KOKKOS_INLINE_FUNCTION int stencil_weights(double u, int order, double* w) {
+  const double t = u + 0.5 * order;
+  const double f = ::floor(t);
+  const double frac = t - f;
+  double c[k_max_order];
+  c[0] = 1.0;
+  for (int p = 2; p <= order; ++p) {
+    const double inv = 1.0 / (p - 1);
+    for (int j = p - 1; j >= 0; --j) {
+      const double x = frac + j;
+      const double a = j < p - 1 ? c[j] : 0.0;  // M_(p-1)(x)
+      const double b = j > 0 ? c[j - 1] : 0.0;  // M_(p-1)(x - 1)
+      c[j] = (x * a + (p - x) * b) * inv;
+    }
+  }
+  // Mesh point first + k is at distance u - first - k = frac + order - 1 - k below t - order / 2.
+  for (int k = 0; k < order; ++k) w[k] = c[order - 1 - k];
+  return static_cast<int>(f) - (order - 1);
+}
+
+// Where the owned atoms of a rank fall on its brick of the mesh: mesh coordinates u_d = (x_d - lo_d) *
+// inv_h_d, and the brick's first index and extent along each axis (row-major [x][y][z], z fastest).
+struct BrickMap {
+  double lo[3] = {0, 0, 0};
+  double inv_h[3] = {1, 1, 1};
+  int first[3] = {0, 0, 0};
+  int extent[3] = {0, 0, 0};
+  int order = 5;
+
+  KOKKOS_INLINE_FUNCTION long offset(int i, int j, int k) const {
+    return (static_cast<long>(i - first[0]) * extent[1] + (j - first[1])) * extent[2] + (k - first[2]);
+  }
+  // The stencil of position x: first points s[d] and weights w[d][.]; false when it leaves the brick.
+  KOKKOS_INLINE_FUNCTION bool stencil(const double x[3], int s[3], double w[3][k_max_order]) const {
+    bool inside = true;
+    for (int d = 0; d < 3; ++d) {
+      const double u = (x[d] - lo[d]) * inv_h[d];
+      if (!(u > first[d] - 1.0 && u < first[d] + extent[d] + 1.0)) {  // far outside, or not a number
+        s[d] = first[d];
+        inside = false;
+        continue;
+      }
+      s[d] = stencil_weights(u, order, w[d]);
+      if (s[d] < first[d] || s[d] + order > first[d] + extent[d]) inside = false;
+    }
+    return inside;
+  }
+};
+
+}  // namespace spotrun::md::kspace
