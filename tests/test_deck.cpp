@@ -1031,7 +1031,7 @@ TEST(Deck, DidYouMeanOnlyForCloseKeysSameSectionFirst) {
             "progress_seconds, time_limit");
   EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"), "; [md] has the keys dt, cutoff,");
   EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"),
-                  " and the sections [md.pair], [md.bond], [md.angle], [md.dihedral], [md.special_bonds], [md.lattice], ");
+                  " and the sections [md.pair], [md.kspace], [md.bond], [md.angle], [md.dihedral], [md.special_bonds], [md.lattice], ");
   EXPECT_EQ(validate_error("x = 1\n"), "deck.toml:1: unknown key 'x'; a deck has the sections [run], [checkpoint], "
                                         "[comm], [cloud], [report], [md], [fluid]");
   using spotrun::launcher::closest_key;

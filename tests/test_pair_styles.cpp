@@ -60,7 +60,7 @@ std::vector<std::string> sorted(std::vector<std::string> v) {
   return v;
 }
 
-const std::string k_unknown = "lj/cut/coul/long";
+const std::string k_unknown = "buck/coul/long";
 
 }  // namespace
 

@@ -188,3 +188,10 @@ awk '
     { print }' "$DATA/ka-small.data" > "$DATA/ka-charged-small.data"
 echo "wrote tests/data/ka-charged-small.data"
 reference lammps-ka-charged-small-coulcut-nve.csv 11 in.coulcut-ref -var data "$DATA/ka-charged-small.data"
+
+# 8. The same charged mixture with lj/cut/coul/long and a k-space solver, its parameters fixed so that spotrun
+#    can take the same (PPPM: mesh 24^3, order 5, g_ewald 1.0; Ewald: g_ewald 1.0, kmax from accuracy 1e-6).
+reference lammps-ka-charged-small-pppm-nve.csv 11 in.coullong-ref -var data "$DATA/ka-charged-small.data" \
+    -var kspace pppm -var acc 1e-5 -var mod "mesh 24 24 24 order 5 gewald 1.0"
+reference lammps-ka-charged-small-ewald-nve.csv 11 in.coullong-ref -var data "$DATA/ka-charged-small.data" \
+    -var kspace ewald -var acc 1e-6 -var mod "gewald 1.0"

@@ -29,6 +29,7 @@ bonded::BondedSetup resolve_bonded(const MdConfig& cfg, const BondedCounts& coun
   s.special_lj = cfg.special_lj;
   s.special_coul = cfg.special_coul;
   s.charged = pair_style_info(cfg.pair_style).charged;
+  s.long_range = pair_style_info(cfg.pair_style).long_range;
   return s;
 }
 

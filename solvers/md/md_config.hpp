@@ -51,12 +51,24 @@ struct BondedStyleConfig {
 // for tests: owned-ghost pairs computed on both ranks, nothing sent back).
 enum class NeighborListKind { ByBackend, Half, Full, HalfNoNewton };
 
+// [md.kspace]: the long-range part of the Coulomb sum of a long-range pair style (lj/cut/coul/long).
+enum class KspaceStyle { None, Pppm, Ewald };
+struct KspaceConfig {
+  KspaceStyle style = KspaceStyle::None;  // "none", "pppm", "ewald"
+  double accuracy = 1e-5;           // relative RMS force accuracy (LAMMPS kspace_style pppm ACCURACY)
+  std::array<int, 3> mesh{0, 0, 0};  // PPPM mesh; 0: chosen from the accuracy
+  int order = 5;                    // PPPM charge assignment order, 2..7
+  double g_ewald = 0;               // 1/sigma; 0: chosen from the accuracy
+  double g_ewald_resolved = 0;      // the run's g_ewald (set by the solver once chosen; not a deck key)
+};
+
 struct MdConfig {
   double dt = 0.005;             // tau
   double cutoff = 2.5;           // sigma
   // md.pair.coulomb_cutoff: the Coulomb part's cutoff of a charged pair style (sigma; 0: md.cutoff).
   double coulomb_cutoff = 0;
   double coulomb_cutoff_or_default() const { return coulomb_cutoff > 0 ? coulomb_cutoff : cutoff; }
+  KspaceConfig kspace;  // [md.kspace]
   double skin = 0.3;             // sigma
   int neighbor_every = 1;        // steps
   bool neighbor_check = true;

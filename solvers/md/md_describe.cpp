@@ -46,6 +46,7 @@ std::vector<std::string> MdSolver::describe() const {
   if (!styles.empty())
     lines.push_back("molecules: " + styles + "; special_bonds lj " + significant(b.special_lj[0], 6) + " " +
                     significant(b.special_lj[1], 6) + " " + significant(b.special_lj[2], 6));
+  for (const auto& l : m_kspace_lines) lines.push_back("long-range Coulomb: " + l);
   return lines;
 }
 

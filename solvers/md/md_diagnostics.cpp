@@ -29,9 +29,17 @@ Thermo MdSolver::compute_thermo() {
   const bool bonded = m_bonded.active(m_atoms);
   const bonded::BondedEnergies b = bonded ? m_bonded_energy : bonded::BondedEnergies{};
   const PairTally sp = bonded ? m_special_tally : PairTally{};
-  double sums[7] = {local_mv2(), m_tally.energy + sp.energy, m_tally.virial + sp.virial + b.virial, b.ebond, b.eangle,
-                    b.edihed, m_tally.ecoul + sp.ecoul};
-  m_comm.sum_in_place(sums, 7);
+  const bool long_range = m_pppm || m_ewald;
+  const kspace::KspaceResult k = long_range ? m_kspace : kspace::KspaceResult{};
+  double sums[8] = {local_mv2(),
+                    m_tally.energy + sp.energy,
+                    m_tally.virial + sp.virial + b.virial + (k.virial[0] + k.virial[1] + k.virial[2]),
+                    b.ebond,
+                    b.eangle,
+                    b.edihed,
+                    m_tally.ecoul + sp.ecoul,
+                    k.energy};
+  m_comm.sum_in_place(sums, 8);
   const double n = static_cast<double>(m_natoms);
   const double ke = 0.5 * sums[0];
   const double dof = 3.0 * n - 3.0;
@@ -42,8 +50,9 @@ Thermo MdSolver::compute_thermo() {
   t.eangle = sums[4] / n;
   t.edihed = sums[5] / n;
   t.ecoul = sums[6] / n;
+  t.elong = sums[7] / n;
   const bool charged = m_coeffs.style.charged;
-  t.pe = bonded || charged ? (sums[1] + sums[6] + sums[3] + sums[4] + sums[5]) / n : t.evdwl;
+  t.pe = bonded || charged ? (sums[1] + sums[6] + sums[7] + sums[3] + sums[4] + sums[5]) / n : t.evdwl;
   t.ke = ke / n;
   t.etotal = t.pe + t.ke;
   t.press = (2.0 * ke + sums[2]) / (3.0 * m_box.volume());
@@ -52,7 +61,7 @@ Thermo MdSolver::compute_thermo() {
 
 std::vector<std::string> thermo_keywords() {
   return {"step", "time", "temp", "pe", "ke", "etotal", "press", "vol", "density", "ecouple", "econserve",
-          "evdwl", "ebond", "eangle", "edihed", "ecoul"};
+          "evdwl", "ebond", "eangle", "edihed", "ecoul", "elong"};
 }
 
 // The columns after "step" (the launcher writes the step itself).
@@ -90,6 +99,7 @@ std::vector<double> MdSolver::thermo() {
     else if (k == "eangle") values.push_back(t.eangle);
     else if (k == "edihed") values.push_back(t.edihed);
     else if (k == "ecoul") values.push_back(t.ecoul);
+    else if (k == "elong") values.push_back(t.elong);
     else throw std::logic_error("md.thermo_style: unknown column " + k);
   }
   return values;
@@ -133,9 +143,10 @@ std::vector<std::string> MdSolver::summary() {
   out.push_back("Neighbor list builds = " + std::to_string(m_neighbor.builds()));
   out.push_back("Dangerous builds = " + std::to_string(m_dangerous_builds));
   // Timing breakdown: slowest rank per phase (load imbalance shows as max > total/ranks).
-  const char* names[k_nphase] = {"Pair", "Bond", "Neigh", "Comm", "Integrate"};
+  const char* names[k_nphase] = {"Pair", "Bond", "Kspace", "Neigh", "Comm", "Integrate"};
   for (int p = 0; p < k_nphase; ++p) {
     if (p == k_bond && !m_bonded.active(m_atoms)) continue;  // LAMMPS too prints Bond for molecular systems
+    if (p == k_kspace && !m_pppm && !m_ewald) continue;
     double tmax = m_comm.max(m_phase_time[p]);
     out.push_back(std::string("Time ") + names[p] + ": " + significant(tmax, 6) + " s (slowest rank)");
   }

@@ -122,6 +122,14 @@ MdConfig config_from_deck(const Deck& d) {
       if (p.type_default) c.pair_defaults.emplace_back(p.name, d.get_float(std::string("md.pair.") + p.name));
   c.shift = d.get_bool("md.pair.shift");
   if (d.has("md.pair.coulomb_cutoff")) c.coulomb_cutoff = d.get_float("md.pair.coulomb_cutoff");
+  if (d.has("md.kspace")) {
+    const std::string style = d.get_string("md.kspace.style");
+    c.kspace.style = style == "pppm" ? KspaceStyle::Pppm : style == "ewald" ? KspaceStyle::Ewald : KspaceStyle::None;
+    c.kspace.accuracy = d.get_float("md.kspace.accuracy");
+    c.kspace.order = static_cast<int>(d.get_int("md.kspace.order"));
+    if (d.has("md.kspace.mesh")) c.kspace.mesh = d.get_int3("md.kspace.mesh");
+    if (d.has("md.kspace.g_ewald")) c.kspace.g_ewald = d.get_float("md.kspace.g_ewald");
+  }
   c.mix = d.has("md.pair.mix") && d.get_string("md.pair.mix") == "arithmetic" ? PairMix::Arithmetic : PairMix::Geometric;
   for (std::size_t k = 0; k < d.count("md.types"); ++k) {
     const std::string at = "md.types." + std::to_string(k) + ".";
@@ -332,6 +340,20 @@ std::vector<KeySpec> md_keys() {
       {"md.pair.coulomb_cutoff", KeyType::Float, "", "sigma",
        "Cutoff of the Coulomb part of a charged pair style (lj/cut/coul/cut: LAMMPS's cut_coul); default md.cutoff",
        0, 1e3, true},
+      // [md.kspace]
+      {"md.kspace.style", KeyType::String, "\"none\"", "-",
+       "Long-range Coulomb solver of a long-range pair style (LAMMPS kspace_style): pppm (particle-particle "
+       "particle-mesh on spotrun's distributed FFT) or ewald (the direct k-space sum)",
+       -1e300, 1e300, false, {"none", "pppm", "ewald"}},
+      {"md.kspace.accuracy", KeyType::Float, "1e-5", "-",
+       "Relative RMS force accuracy the solver's g_ewald and mesh are chosen for (LAMMPS kspace_style ACCURACY)", 0,
+       1, true},
+      {"md.kspace.mesh", KeyType::Int3, "", "points", "PPPM mesh [nx, ny, nz]; default: the smallest that meets the "
+       "accuracy (LAMMPS kspace_modify mesh)", 2, 16384},
+      {"md.kspace.order", KeyType::Int, "5", "-", "PPPM charge assignment order (LAMMPS kspace_modify order)", 2, 7},
+      {"md.kspace.g_ewald", KeyType::Float, "", "sigma^-1",
+       "Ewald splitting parameter; default: chosen from the accuracy and md.pair.coulomb_cutoff (LAMMPS "
+       "kspace_modify gewald)", 0, 1e3, true},
       {"md.pair.coeff", KeyType::TableArray, "", "-",
        "Coefficients of one pair of atom types ([[md.pair.coeff]] blocks, LAMMPS pair_coeff); a type's own pair "
        "not given has md.pair.epsilon, md.pair.sigma and md.cutoff, an unlike pair is mixed (md.pair.mix)",
@@ -413,6 +435,8 @@ struct MdDefinition {
     if (starts_with(key, "md.special_bonds."))
       return solver == "md" &&
              (d.has("md.bond") || d.has("md.angle") || d.has("md.dihedral") || d.has("md.special_bonds"));
+    // The long-range solver's keys: active in decks with [md.kspace] (the physics of other decks stays as it was).
+    if (starts_with(key, "md.kspace.")) return solver == "md" && d.has("md.kspace");
     if (starts_with(key, "md.lattice.")) return source_keys && !from_data;
     if (starts_with(key, "md.initial.")) return source_keys && from_data;
     return solver == "md";

@@ -60,6 +60,7 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
   DomainPlan plan;
   plan.coeffs = resolve_pair_coeffs(cfg, type_names(cfg, static_cast<int>(masses.size()), source));
   check_pair_style(cfg, plan.coeffs);
+  check_kspace(cfg, plan.coeffs.style);
   plan.cutneigh = plan.coeffs.max_cutoff() + cfg.skin;  // a charged style's Coulomb cutoffs included
   plan.cutghost = std::max(plan.cutneigh, bonded_reach);
   // The sub-boxes must be as thick as the ghosts reach (the halo's swaps go to the nearest ranks only).
@@ -114,6 +115,7 @@ bonded::BondedSetup fresh_bonded(const MdConfig& cfg, const io::LammpsData* data
     none.special_lj = cfg.special_lj;
     none.special_coul = cfg.special_coul;
     none.charged = pair_style_info(cfg.pair_style).charged;
+    none.long_range = pair_style_info(cfg.pair_style).long_range;
     return none;
   }
   const io::LammpsCoeffs* const rows[3] = {&data->bond_coeffs, &data->angle_coeffs, &data->dihedral_coeffs};
@@ -126,6 +128,19 @@ void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nran
   plan_domain(cfg, f.box, f.masses, f.source, nranks, f.bonded_reach);
   const bonded::BondedSetup b = fresh_bonded(cfg, data);
   bonded::BondedTerms().setup(b);  // the styles' own checks of their rows
+  // The k-space solver's choice from the file's charges: InputError for what cannot reach the accuracy.
+  if (data && cfg.kspace.style != KspaceStyle::None) {
+    kspace::ChargeTotals totals;
+    totals.count = static_cast<std::int64_t>(data->natoms());
+    for (const double q : data->q) {
+      totals.sum += q;
+      totals.sum_sq += q * q;
+    }
+    if (cfg.kspace.style == KspaceStyle::Pppm)
+      kspace::choose_pppm(kspace_options(cfg), f.box, totals, nranks);
+    else
+      kspace::choose_ewald(kspace_options(cfg), f.box, totals);
+  }
 }
 
 MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm::Transport& transport,
@@ -142,6 +157,7 @@ MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm:
   else
     create_lattice();
   m_natoms = m_comm.sum(static_cast<std::int64_t>(m_atoms.nlocal));
+  setup_kspace();
   if (!data) create_velocities(m_cfg.lattice_temperature, m_cfg.lattice_seed);
 }
 

@@ -16,6 +16,8 @@
 #include "force.hpp"
 #include "halo.hpp"
 #include "io/h5md_trajectory.hpp"
+#include "kspace/ewald.hpp"
+#include "kspace/pppm.hpp"
 #include "io/lammps_data.hpp"
 #include "io/lammps_dump.hpp"
 #include "md_config.hpp"
@@ -30,6 +32,7 @@ struct Thermo {
   double temp, pe, ke, etotal, press;  // per-atom energies (thermo_modify norm yes)
   double evdwl, ebond, eangle, edihed;  // the parts of pe (evdwl: the pair style's, special pairs scaled)
   double ecoul;                         // the Coulomb part of a charged pair style (its real-space part)
+  double elong;                         // the k-space part of a long-range Coulomb sum ([md.kspace])
 };
 
 // The box and type masses of a fresh run, from the data file or the lattice of the configuration: InputError
@@ -53,6 +56,10 @@ BondedCounts bonded_counts(const io::LammpsData& d);
 // (resolve_bonded_coeffs()).
 bonded::BondedSetup resolve_bonded(const MdConfig& cfg, const BondedCounts& counts, const io::LammpsCoeffs* const rows[3],
                                    const std::string& source);
+// [md.kspace]: the solver's options from the configuration, and the InputError of a long-range pair style
+// without a solver or a solver without one (md_kspace.cpp).
+kspace::KspaceOptions kspace_options(const MdConfig& cfg);
+void check_kspace(const MdConfig& cfg, const PairStyleInfo& style);
 // InputError for what the data file holds that the MD does not simulate (impropers, charges).
 void check_topology(const io::LammpsData& d, const MdConfig& cfg);
 
@@ -77,7 +84,7 @@ DomainPlan plan_domain(const MdConfig& cfg, const comm::Box3& box, const std::ve
 void check_fresh_start(const MdConfig& cfg, const io::LammpsData* data, int nranks);
 
 // The thermo keywords md.thermo_style may list (LAMMPS thermo_style custom): step time temp pe ke etotal press
-// vol density ecouple econserve evdwl ebond eangle edihed ecoul.
+// vol density ecouple econserve evdwl ebond eangle edihed ecoul elong.
 std::vector<std::string> thermo_keywords();
 
 class MdSolver final : public SolverBase {
@@ -152,6 +159,10 @@ class MdSolver final : public SolverBase {
   // FENE bond (collective: broken_anywhere is the ranks' agreed flag), the checkpoint's bonded scalars.
   void load_topology(const io::LammpsData& data, const std::vector<std::size_t>& mine);
   void build_bonded();
+  // [md.kspace] (md_kspace.cpp): the solver of the long-range Coulomb sum, chosen once the charges are in
+  // place (its g_ewald goes into the pair evaluators), and its part of a force call.
+  void setup_kspace();
+  void compute_kspace(bool ev);
   void compute_bonded(bool ev);
   void check_broken_bonds(bool broken_anywhere);
   void put_bonded_state(io::SolverState& st) const;
@@ -195,7 +206,7 @@ class MdSolver final : public SolverBase {
   bool collect_moved_too_far();
   long long m_dangerous_builds = 0;
   // Wall time per phase (seconds), reported in summary() as LAMMPS reports its timing breakdown.
-  enum Phase { k_pair, k_bond, k_neigh, k_comm, k_integrate, k_nphase };
+  enum Phase { k_pair, k_bond, k_kspace, k_neigh, k_comm, k_integrate, k_nphase };
   double m_phase_time[k_nphase] = {};
   std::unique_ptr<io::H5mdTrajectory> m_trajectory;  // opened at the first write_outputs()
   std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
@@ -210,6 +221,11 @@ class MdSolver final : public SolverBase {
   std::int64_t m_broken_at = -1;
   std::int64_t m_broken[2] = {0, 0};
   double m_ghost_cutoff = 0;
+  // [md.kspace]: one of the two solvers, what its last call tallied on this rank, and its choice in words.
+  std::unique_ptr<kspace::Pppm> m_pppm;
+  std::unique_ptr<kspace::Ewald> m_ewald;
+  kspace::KspaceResult m_kspace;
+  std::vector<std::string> m_kspace_lines;
   bool m_tally_valid = false;
   bool m_setup_done = false;
   bool m_restored = false;

@@ -658,6 +658,7 @@ void MdSolver::restore(const io::SolverState& st) {
     rec_of[host.id(i)] = i;
   }
   copy_to_atoms(host, m_atoms, k_migrates);
+  setup_kspace();  // from the restored charges, before any force
 
   m_step = s.step;
   m_time = static_cast<double>(m_step) * m_cfg.dt;  // equal to the checkpoint's, checked above

@@ -147,8 +147,10 @@ void MdSolver::compute_forces(bool ev) {
     else
       m_halo->reverse_forces(m_atoms);
   }
-  // Bonds, angles, dihedrals and scaled special pairs: on the owned atoms only, nothing goes back.
+  // Bonds, angles, dihedrals and scaled special pairs, then the k-space part of the Coulomb sum: on the owned
+  // atoms only, nothing goes back.
   compute_bonded(ev);
+  compute_kspace(ev);
 }
 
 bool MdSolver::collect_moved_too_far() {

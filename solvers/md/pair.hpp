@@ -12,12 +12,13 @@
 #include "pair_coeffs.hpp"
 #include "pair_lj_cut.hpp"
 #include "pair_lj_cut_coul_cut.hpp"
+#include "pair_lj_cut_coul_long.hpp"
 #include "pair_morse.hpp"
 #include "pair_style.hpp"
 
 namespace spotrun::md {
 
-using PairStyles = PairStyleList<LjCut, Morse, LjCutCoulCut>;
+using PairStyles = PairStyleList<LjCut, Morse, LjCutCoulCut, LjCutCoulLong>;
 
 // The evaluator tables of every (style, precision): the kernels' pair argument, visited once per force call.
 using AnyPair = PairStyles::AnyPair;

@@ -106,7 +106,8 @@ PairCoeffs resolve_pair_coeffs(const MdConfig& cfg, const std::vector<std::strin
     for (const auto ij : {i * n1 + j, j * n1 + i}) {
       for (std::size_t q = 0; q < nparams; ++q) p.values[q][ij] = v[q];
       p.cutoff[ij] = c.cutoff > 0 ? c.cutoff : cfg.cutoff;
-      if (style.charged) p.coul_cutoff[ij] = c.cutoff > 0 ? c.cutoff : cfg.coulomb_cutoff_or_default();
+      if (style.charged)
+        p.coul_cutoff[ij] = c.cutoff > 0 && !style.global_coulomb_cutoff ? c.cutoff : cfg.coulomb_cutoff_or_default();
       given[ij] = 1;
     }
   }

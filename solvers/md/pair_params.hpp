@@ -31,6 +31,8 @@ struct PairStyleInfo {
   std::vector<PairParam> params;    // its coefficients, in LAMMPS order (without the cutoff)
   std::string contact;              // the coefficient whose half bounds the closest start distance
   bool charged = false;             // it acts between charges (force.hpp's PairCharged): md.pair.coulomb_cutoff
+  bool long_range = false;          // its Coulomb part is the real-space part of [md.kspace]'s sum
+  bool global_coulomb_cutoff = false;  // md.pair.coulomb_cutoff is every pair's (no per-pair Coulomb cutoff)
 
   // Whether an unlike pair not given can be mixed (no coefficient is PairParamMix::None).
   bool mixes() const {

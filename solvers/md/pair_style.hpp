@@ -45,6 +45,16 @@ template <class Pair, class = void>
 struct PairCharged : std::false_type {};
 template <class Pair>
 struct PairCharged<Pair, std::enable_if_t<Pair::charged>> : std::true_type {};
+// Whether a charged evaluator's Coulomb part is the real-space part of a k-space sum (`long_range = true`):
+// special_bonds then also removes the share (1 - factor) of each special pair's whole Coulomb energy.
+template <class Pair, class = void>
+struct PairLongRange : std::false_type {};
+template <class Pair>
+struct PairLongRange<Pair, std::enable_if_t<Pair::long_range>> : std::true_type {};
+template <class Style, class = void>
+struct HasGlobalCoulombCutoff : std::false_type {};
+template <class Style>
+struct HasGlobalCoulombCutoff<Style, std::void_t<decltype(Style::global_coulomb_cutoff)>> : std::true_type {};
 
 // Evaluators by type pair, [ti][tj] for types 1..ntypes (row and column 0 unused).
 template <class Pair>
@@ -147,6 +157,8 @@ struct PairStyleList {
     i.name = Style::name;
     i.contact = Style::contact;
     i.charged = PairCharged<typename Style::template Evaluator<double>>::value;
+    i.long_range = PairLongRange<typename Style::template Evaluator<double>>::value;
+    if constexpr (HasGlobalCoulombCutoff<Style>::value) i.global_coulomb_cutoff = Style::global_coulomb_cutoff;
     for (const PairParam& p : Style::params) i.params.push_back(p);
     return i;
   }

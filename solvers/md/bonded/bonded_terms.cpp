@@ -151,6 +151,7 @@ void BondedTerms::setup(const BondedSetup& s) {
   m_special_lj = s.special_lj;
   m_special_coul = s.special_coul;
   m_charged = s.charged;
+  m_long_range = s.long_range;
 }
 
 namespace {
@@ -165,6 +166,7 @@ bool BondedTerms::active(const AtomStore& atoms) const {
 }
 
 bool BondedTerms::scaled_specials() const {
+  if (m_long_range) return true;  // every special pair not in the list needs the Coulomb correction
   for (int k = 0; k < 3; ++k) {
     const double flj = m_special_lj[k], fcoul = m_charged ? m_special_coul[k] : flj;
     if (!((flj == 1.0 && fcoul == 1.0) || (flj == 0.0 && fcoul == 0.0))) return true;

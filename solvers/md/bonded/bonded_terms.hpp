@@ -48,6 +48,7 @@ struct BondedSetup {
   // style acts between charges (only then do they count).
   std::array<double, 3> special_coul{0, 0, 0};
   bool charged = false;
+  bool long_range = false;  // the pair style's Coulomb part is the real space of a k-space sum
 };
 
 // The evaluator table of a style from its rows (InputError naming the style for an unknown one or a row of
@@ -101,6 +102,7 @@ class BondedTerms {
   std::array<double, 3> m_special_lj{0, 0, 0};
   std::array<double, 3> m_special_coul{0, 0, 0};
   bool m_charged = false;
+  bool m_long_range = false;
   AtomMap m_map;
   GatherList<2> m_bonds;
   GatherList<3> m_angles;
@@ -120,6 +122,7 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
   if (special.extent(1) == 0 || !scaled_specials()) return t;
   using Real = typename Pair::real_type;
   constexpr bool charged = PairCharged<Pair>::value;
+  constexpr bool long_range = PairLongRange<Pair>::value;
   const AtomMap::Lookup map = m_map.lookup();
   const auto x = atoms.x;
   const auto f = atoms.f;
@@ -137,8 +140,8 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
         double fx = 0, fy = 0, fz = 0;
         for (int s = 0; s < n14; ++s) {
           const double flj = s < n12 ? l12 : (s < n13 ? l13 : l14), fcoul = s < n12 ? c12 : (s < n13 ? c13 : c14);
-          // In the list as it is, or removed from it whole.
-          if ((flj == 1.0 && fcoul == 1.0) || (flj == 0.0 && fcoul == 0.0)) continue;
+          // In the list as it is, or removed from it whole (a long-range Coulomb sum still needs its correction).
+          if ((flj == 1.0 && fcoul == 1.0) || (!long_range && flj == 0.0 && fcoul == 0.0)) continue;
           const int j = map.closest(special(i, 3 + s), x(i, 0), x(i, 1), x(i, 2));
           if (j < 0) continue;  // beyond the ghosts: beyond every cutoff
           const double dxd = x(i, 0) - x(j, 0), dyd = x(i, 1) - x(j, 1), dzd = x(i, 2) - x(j, 2);
@@ -147,7 +150,16 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
           const Pair& pair = pairs(type(i), type(j));
           if (rsq >= pair.cutsq) continue;
           double fd = 0, evdwl = 0, ec = 0;
-          if constexpr (charged) {
+          if constexpr (long_range) {
+            // The k-space sum holds every pair's whole Coulomb energy: the real-space part keeps its erfc term
+            // and removes the share (1 - factor) of the whole (LAMMPS's coul/long with special_bonds coul).
+            Real fl, fc, el, eq, full;
+            pair.compute_parts(rsq, static_cast<Real>(q(i) * q(j)), fl, fc, el, eq, full);
+            const double r2inv = 1.0 / static_cast<double>(rsq), whole = (1.0 - fcoul) * static_cast<double>(full);
+            fd = flj * static_cast<double>(fl) + static_cast<double>(fc) - whole * r2inv;
+            evdwl = flj * static_cast<double>(el);
+            ec = static_cast<double>(eq) - whole;
+          } else if constexpr (charged) {
             Real fl, fc, el, eq;
             pair.compute_parts(rsq, static_cast<Real>(q(i) * q(j)), fl, fc, el, eq);
             fd = flj * static_cast<double>(fl) + fcoul * static_cast<double>(fc);
