@@ -6,8 +6,8 @@
 #   ./quickstart.sh test         build, then run the whole test suite with ctest
 #
 # `run` installs the Debian packages the build and a run need when any is missing (apt-get, with sudo
-# when not root), configures `cmake -S . -B build -DCMAKE_BUILD_TYPE=Release` and builds the spotrun
-# program only; `test` adds the packages of the tests and builds everything.
+# when not root; lammps-examples too for a deck that reads its data), configures build/ (`cmake
+# -DCMAKE_BUILD_TYPE=Release`), builds the spotrun program only; `test` adds the tests' packages, builds all.
 set -euo pipefail
 
 CALLER_DIR="$PWD"
@@ -24,14 +24,17 @@ RUN_PACKAGES=(
     libfftw3-dev libxxhash-dev libhwloc-dev libcurl4-openssl-dev libopenblas-dev
     rclone
 )
+# What a deck that reads LAMMPS's example data adds (inputs/chain.toml: the in.chain data file under
+# /usr/share/lammps/examples/): Debian's lammps-examples, installed by `run` for such a deck only.
+EXAMPLE_PACKAGES=(lammps-examples)
 # What the tests and benchmarks add: GoogleTest and Google Benchmark, the HDF5 tools, LAMMPS and its
-# reference runs, Python with numpy, h5py, matplotlib and MDAnalysis, a private Slurm, sshd for the
-# simulated nodes, JUBE.
+# reference runs, the LAMMPS examples (the in.chain data of inputs/chain.toml and the chain benchmark),
+# Python with numpy, h5py, matplotlib and MDAnalysis, a private Slurm, sshd for the simulated nodes, JUBE.
 TEST_PACKAGES=(
     hdf5-tools libgtest-dev libbenchmark-dev
     python3-numpy python3-scipy
     slurm-wlm munge
-    libfftw3-mpi-dev lammps jube python3-matplotlib
+    libfftw3-mpi-dev lammps "${EXAMPLE_PACKAGES[@]}" jube python3-matplotlib
     python3-h5py python3-mdanalysis
     openssh-server
 )
@@ -103,6 +106,9 @@ case "$cmd" in
         # A deck given on the command line is relative to the caller's directory.
         if [[ $# -eq 2 && "$deck" != /* ]]; then deck="$CALLER_DIR/$deck"; fi
         install_packages "${RUN_PACKAGES[@]}"
+        if grep -q '/usr/share/lammps/examples/' "$deck" 2>/dev/null; then
+            install_packages "${EXAMPLE_PACKAGES[@]}"
+        fi
         build spotrun
         mpi_env
         # A fresh run every time (a second run would otherwise resume from runs/<deck>/final.h5).

@@ -17,6 +17,12 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
               the ratios (LJ_TARGETS); from two ranks the Comm share of the loop (lj.comm_share) against
               the same run without the halo overlap (md.halo_overlap = false), target COMM_SHARE_TARGET
   lj-weak     the same at 32k atoms per rank (weak)
+  chain       FENE bead-spring polymer melt, LAMMPS in.chain in NVE (bench/chain-bench.toml and
+              bench/lammps/in.chain), 32k beads from in.chain's data file (Debian lammps-examples; smoke: 1,500
+              beads, tests/data/kg-small.data), 100 steps (strong), spotrun `run` against LAMMPS `lmp` and
+              `lmp -sf opt`: atom-steps/s, their ratios and the target CHAIN_TARGETS; the bonded terms' share
+              of spotrun's loop (its summary's Time Bond over Loop time: chain.bond_time against
+              chain.loop_time), target at most BOND_SHARE_TARGET
   fluid       Taylor-Green RK4 step at 64^3, 128^3, 256^3 (strong) against its FFT floor, 36 of spotrun's
               unpruned distributed transforms of the grid measured in the same run (bench_fluid), with
               the targets of the deck (a "Targets" table in the report)
@@ -32,7 +38,8 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
               memory-bandwidth floors (bench_halo)
   halo-weak   the same at 32k atoms per rank
 --quick runs each deck's quick sizes, --smoke its smoke sizes (tiny: the tests). --size N replaces every
-chosen suite's sizes with N (atoms, or n for an n^3 grid; per rank for the weak suites).
+chosen suite's sizes with N (atoms, beads of a chain data file, or n for an n^3 grid; per rank for the weak
+suites).
 
 --quick has a budget of 10 minutes on 2 cores (ranks 1 and 2; QUICK_BUDGET_S), each suite a share (its
 deck's quick_budget); report.md gives each suite's measured duration and warns when one ran past its
@@ -59,7 +66,8 @@ before it are kept).
 
 --no-peers runs no LAMMPS; --no-opt runs plain LAMMPS only, without its `-sf opt` peer.
 
-Environment: MPIRUN (default mpirun), LMP (default lmp; the LAMMPS peers run only when found),
+Environment: MPIRUN (default mpirun), LMP (default lmp; the LAMMPS peers run only when found), CHAIN_DATA (the
+chain suite's 32k-bead data file; default /usr/share/lammps/examples/COUPLE/multiple/data.chain),
 SPOTRUN_TEST_FORCE_SLOWDOWN is passed to the programs (a test hook of spotrun-test, the program of
 --spotrun in the regression test: tests/support/spotrun_test_main.cpp; spotrun itself ignores it).
 """
@@ -83,15 +91,23 @@ import suite_records as sr  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LJ_DECK = os.path.join(ROOT, "bench", "lj-bench.toml")
 LMP_INPUT = os.path.join(ROOT, "bench", "lammps", "in.lj")
+CHAIN_DECK = os.path.join(ROOT, "bench", "chain-bench.toml")
+LMP_CHAIN_INPUT = os.path.join(ROOT, "bench", "lammps", "in.chain")
+# The chain suite's data file of each size (beads): in.chain's own (Debian lammps-examples; the environment's
+# CHAIN_DATA names another copy), and for the smoke run the 1,500-bead melt cut from it (tests/data/README.md).
+CHAIN_DATA = {32000: os.path.abspath(os.environ.get("CHAIN_DATA") or
+                                     "/usr/share/lammps/examples/COUPLE/multiple/data.chain"),
+              1500: os.path.join(ROOT, "tests", "data", "kg-small.data")}
 
 SUITE_DIR = os.path.join(ROOT, "bench", "suite")
-PROGRAMS = ("lj", "fluid", "fft", "checkpoint", "halo")
+PROGRAMS = ("lj", "chain", "fluid", "fft", "checkpoint", "halo")
 # deck key -> what it holds (all required)
 DECK_KEYS = {
     "title": "a string, the report's heading",
     "program": "one of " + ", ".join(PROGRAMS),
     "scaling": "strong (fixed total size) or weak (fixed size per rank)",
-    "sizes": "sizes of the full suite: atoms (lj, checkpoint, halo) or n of an n^3 grid (fluid, fft); per rank when weak",
+    "sizes": "sizes of the full suite: atoms (lj, checkpoint, halo), beads (chain: " + ", ".join(map(str, CHAIN_DATA)) +
+             ") or n of an n^3 grid (fluid, fft); per rank when weak",
     "quick": "sizes of --quick",
     "smoke": "sizes of --smoke",
 }
@@ -138,6 +154,14 @@ def lj_cells(atoms):
     return c
 
 
+def chain_data(beads):
+    """The data file of the chain suite's size (beads), or ValueError."""
+    if beads not in CHAIN_DATA:
+        raise ValueError(f"{beads} beads: the chain suite has data files of " +
+                         ", ".join(f"{n} ({os.path.basename(f)})" for n, f in CHAIN_DATA.items()) + " beads only")
+    return CHAIN_DATA[beads]
+
+
 class DeckError(Exception):
     pass
 
@@ -175,6 +199,15 @@ def load_suite(path):
                     lj_cells(x)
                 except ValueError as e:
                     raise DeckError(f"{path}: {key}: {e}")
+        if data["program"] == "chain":
+            for x in v:
+                try:
+                    chain_data(x)
+                except ValueError as e:
+                    raise DeckError(f"{path}: {key}: {e}")
+    if data["program"] == "chain" and data["scaling"] != "strong":
+        raise DeckError(f"{path}: scaling = {data['scaling']!r}: program chain runs its data files as they are "
+                        f"(strong only)")
     targets = {}
     if "targets" in data:
         t = data["targets"]
@@ -353,6 +386,16 @@ def parse_spotrun_comm_share(out, label):
     return float(comm[-1]) / float(loop[-1])
 
 
+def parse_spotrun_bond_time(out, label):
+    """Loop time and the bonded terms' time (Time Bond, slowest rank) of spotrun run's summary, in seconds; the
+    Bond line is there when the system has bonds, angles or dihedrals."""
+    loop = re.findall(r"Loop time:\s*([0-9.eE+-]+)\s*s", out)
+    bond = re.findall(r"Time Bond:\s*([0-9.eE+-]+)\s*s", out)
+    if not loop or not bond:
+        raise BenchFailure(f"{label}: no 'Loop time' or 'Time Bond' line")
+    return float(loop[-1]), float(bond[-1])
+
+
 def parse_spotrun_rate(out, label, progress_rate=None):
     """The summary's Performance line; without one, OUTDIR/progress.json's rate (progress_rate)."""
     m = re.findall(r"Performance:\s*([0-9.eE+-]+)\s*atom-steps/s", out)
@@ -382,6 +425,13 @@ class Task:
 # The targets of the LJ strong-scaling ratios (on the CPUs of the suite's machine, peers in the same
 # run): record name -> the least ratio to its reference. report.md says for each whether it is met.
 LJ_TARGETS = {"lj.spotrun": 2.0, "lj.spotrun-mixed": 3.0, "lj.spotrun-mixed-vs-opt": 2.5}
+# The same for the chain suite (in.chain in NVE against LAMMPS, in the same run).
+CHAIN_TARGETS = {"chain.spotrun": 1.5}
+# The chain suite: the bonded terms' share of spotrun's loop (its summary's Time Bond, slowest rank, over the
+# Loop time of the same run; chain.bond_time against chain.loop_time) at most this.
+BOND_SHARE_TARGET = 0.15
+# The chain suite's steps (in.chain's run 100): 26 neighbour list builds at 32,000 beads.
+CHAIN_STEPS = 100
 # The checkpoint suite's targets (docs/checkpoints.md): the loop blocked for a background set at most 25 % of
 # the shared write (checkpoint.async_blocking, MB/s over the write's: at least 4), and the steps during a
 # durable flush at most 5 % slower than right after it (checkpoint.step_durable over step_after_durable).
@@ -418,6 +468,10 @@ def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None):
     if kind == "lj":
         per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
         return repeat * per * (len(LJ_PRECISIONS) + peers + (1 if ranks > 1 else 0))
+    if kind == "chain":
+        # the data file read (3 MB at 32,000 beads) and the loop, spotrun and each LAMMPS peer alike
+        per = 1.0 + total * 1e-5 + total * CHAIN_STEPS / (4e6 * eff)
+        return repeat * per * (1 + peers)
     if kind in ("fluid", "fft"):
         step = 1.5e-8 * total * math.log2(max(total, 2)) / eff
         return 1.5 + total * 4e-7 + (repeat + 1) * 2.2 * step
@@ -442,6 +496,9 @@ def plan(args, cores, peers):
                 if spec["kind"] in ("lj", "checkpoint", "halo"):
                     total = size * r if spec["scaling"] == "weak" else size
                     label = f"{suite} {total} atoms np{r}"
+                elif spec["kind"] == "chain":
+                    total = size
+                    label = f"{suite} {total} beads np{r}"
                 else:
                     a, b, c = factor3(r) if spec["scaling"] == "weak" else (1, 1, 1)
                     total = size ** 3 * a * b * c
@@ -449,8 +506,8 @@ def plan(args, cores, peers):
                 durable = None
                 if spec["kind"] == "checkpoint" and (not args.quick or size == min(sizes)):
                     durable = QUICK_DURABLE_WINDOW_S if args.quick else 0
-                cost = predicted_cost(spec["kind"], total, r, args.repeat, peers if spec["kind"] == "lj" else 0, cores,
-                                      durable)
+                cost = predicted_cost(spec["kind"], total, r, args.repeat,
+                                      peers if spec["kind"] in ("lj", "chain") else 0, cores, durable)
                 tasks.append(Task(suite, spec["kind"], spec["scaling"], size, r, cost, label))
     return tasks
 
@@ -490,7 +547,8 @@ class Suite:
         self.spotrun = args.spotrun
         # spotrun run's summary (Loop time, Performance, Time Comm) on the terminal: --verbose where the program
         # has it (its summary may otherwise go to OUTDIR/spotrun.log only, which spotrun_text reads as well).
-        self.spotrun_verbose = (["--verbose"] if any(kind == "lj" for kind in (args.specs[x]["kind"] for x in args.suites))
+        self.spotrun_verbose = (["--verbose"] if any(kind in ("lj", "chain") for kind in (args.specs[x]["kind"]
+                                                                                          for x in args.suites))
                                 and "--verbose" in capture([args.spotrun, "run", "--help"]) else [])
         self.bench_fluid = os.path.join(b, "bench", "bench_fluid")
         self.bench_checkpoint = os.path.join(b, "bench", "bench_checkpoint")
@@ -627,6 +685,75 @@ class Suite:
                                         program=f"spotrun run ({precision})", samples=spot[suffix],
                                         command=spot_cmd[suffix], reference=opt,
                                         details=with_target(f"{name}-vs-opt", dict(d, samples_of=own["id"])), **common))
+
+    def run_chain(self, task, load):
+        r, atoms, steps = task.ranks, task.size, CHAIN_STEPS
+        data = chain_data(atoms)
+        spot, loop, bond = [], [], []  # spotrun: atom-steps/s; Loop time and Time Bond per step of the same runs
+        peer, peer_opt = [], []
+        spot_cmd = lmp_cmd = opt_cmd = version = ""
+        runs = 1 + (1 if self.lammps else 0) + (1 if self.lammps and not self.args.no_opt else 0)
+        lmp_args = ["-in", LMP_CHAIN_INPUT, "-var", "data", data, "-var", "steps", steps, "-log", "none", "-nocite"]
+        for rep in range(self.args.repeat):
+            self.progress.note(task, rep / self.args.repeat, f"spotrun run {rep + 1}/{self.args.repeat}")
+            outdir = tempfile.mkdtemp(prefix="chain.", dir=self.scratch)
+            try:
+                out, spot_cmd = self.runner.run(f"chain-spotrun-{atoms}-np{r}-{rep}", r, [
+                    self.spotrun, "run", CHAIN_DECK, "--set", f"md.initial.lammps_data={json.dumps(data)}",
+                    "--set", f"run.steps={steps}", "--output-dir", outdir, "--resume", "never"] + self.spotrun_verbose)
+                out, rate = spotrun_text(out, outdir), spotrun_progress_rate(outdir)
+            finally:
+                shutil.rmtree(outdir, ignore_errors=True)
+            spot.append(parse_spotrun_rate(out, "spotrun", rate))
+            t_loop, t_bond = parse_spotrun_bond_time(out, "spotrun")
+            loop.append(t_loop / steps)
+            bond.append(t_bond / steps)
+            done = 1
+            if self.lammps:
+                self.progress.note(task, (rep + done / runs) / self.args.repeat, f"LAMMPS run {rep + 1}/{self.args.repeat}")
+                out, lmp_cmd = self.runner.run(f"chain-lammps-{atoms}-np{r}-{rep}", r, [self.lammps] + lmp_args,
+                                               cwd=self.scratch)
+                peer.append(parse_lammps_rate(out, "LAMMPS"))
+                m = re.search(r"LAMMPS \(([^)]+)\)", out)
+                version = m.group(1) if m else version
+                done += 1
+            if self.lammps and not self.args.no_opt:
+                # The OPT package's lj/cut/opt for the pair (FENE has no OPT style: the same bond_style fene).
+                self.progress.note(task, (rep + done / runs) / self.args.repeat,
+                                   f"LAMMPS -sf opt run {rep + 1}/{self.args.repeat}")
+                out, opt_cmd = self.runner.run(f"chain-lammps-opt-{atoms}-np{r}-{rep}", r,
+                                               [self.lammps, "-sf", "opt"] + lmp_args, cwd=self.scratch)
+                peer_opt.append(parse_lammps_rate(out, "LAMMPS -sf opt"))
+        base = self.base(task, load)
+        details = {"steps": steps, "data": data, "ensemble": "nve"}
+        common = dict(suite=task.suite, metric="throughput", unit="atom-steps/s", better="higher", size=atoms,
+                      size_unit="atoms", scaling=task.scaling)
+        ref = opt = None
+        if peer:
+            ref = self.add(sr.make_record(base, name="chain.lammps", role="peer", program=f"LAMMPS {version}".strip(),
+                                          samples=peer, command=lmp_cmd, details=details, **common))
+        if peer_opt:
+            opt = self.add(sr.make_record(base, name="chain.lammps-opt", role="peer",
+                                          program=" ".join(x for x in ("LAMMPS", version, "-sf opt") if x),
+                                          samples=peer_opt, command=opt_cmd, details=details, **common))
+        target = dict(details, target_ratio=CHAIN_TARGETS["chain.spotrun"])
+        own = self.add(sr.make_record(base, name="chain.spotrun", role="measurement", program="spotrun run",
+                                      samples=spot, command=spot_cmd, reference=ref,
+                                      details=target if ref else details, **common))
+        if opt:
+            # The same spotrun samples against the second peer (as lj.spotrun-vs-opt): judged in chain.spotrun.
+            self.add(sr.make_record(base, name="chain.spotrun-vs-opt", role="measurement", program="spotrun run",
+                                    samples=spot, command=spot_cmd, reference=opt,
+                                    details=dict(details, samples_of=own["id"]), **common))
+        # The bonded terms' share of the loop: Time Bond (slowest rank) against the Loop time of the same runs, its
+        # reference (role peer, as lj.comm_share_no_overlap: a spotrun quantity that the measurement is judged
+        # by); ratio = the share, target at most BOND_SHARE_TARGET.
+        times = dict(common, metric="time", unit="s/step", better="lower")
+        whole = self.add(sr.make_record(base, name="chain.loop_time", role="peer", program="spotrun run (Loop time)",
+                                        samples=loop, command=spot_cmd, details=details, **times))
+        self.add(sr.make_record(base, name="chain.bond_time", role="measurement",
+                                program="spotrun run (Time Bond, slowest rank)", samples=bond, command=spot_cmd,
+                                reference=whole, details=dict(details, target_ratio=BOND_SHARE_TARGET), **times))
 
     def grid(self, task):
         f = factor3(task.ranks) if task.scaling == "weak" else (1, 1, 1)
@@ -796,7 +923,7 @@ def parse_args(argv):
                       help="the decks' quick sizes; budget 10 minutes on 2 cores, each suite's share checked in "
                            "report.md (measured 2026-12-04: 4 min 14 s and 4 min 09 s idle, 10 min 52 s beside other work)")
     mode.add_argument("--smoke", action="store_true", help="tiny sizes (the tests)")
-    p.add_argument("--size", type=int, help="only this size (atoms, or n of an n^3 grid; per rank when weak)")
+    p.add_argument("--size", type=int, help="only this size (atoms, beads, or n of an n^3 grid; per rank when weak)")
     p.add_argument("--repeat", type=int, default=3, help="repetitions of each measurement (default 3, at least 1)")
     p.add_argument("--out", help="output directory (default runs/bench/<date>-<time>)")
     p.add_argument("--compare", metavar="OLD.json", help="compare with these results; exit 1 on a regression")
@@ -808,8 +935,8 @@ def parse_args(argv):
     p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (default build/)")
     p.add_argument("--scratch", help="directory for checkpoint files and run outputs (default: a new one in $TMPDIR)")
     p.add_argument("--spotrun", metavar="PROGRAM",
-                   help="the spotrun program the lj suite runs (default BUILD/launcher/spotrun; the regression test "
-                        "gives BUILD/tests/spotrun-test, which has the test hooks)")
+                   help="the spotrun program the lj and chain suites run (default BUILD/launcher/spotrun; the "
+                        "regression test gives BUILD/tests/spotrun-test, which has the test hooks)")
     args = p.parse_args(argv)
     args.spotrun = os.path.abspath(args.spotrun) if args.spotrun else os.path.join(args.build, "launcher", "spotrun")
     try:
@@ -873,11 +1000,24 @@ def main(argv):
             except ValueError as e:
                 print(f"bench/suite.py: --size: {e}", file=sys.stderr)
                 return 2
-    needed = {"lj": "launcher/spotrun", "fluid": "bench/bench_fluid", "fft": "bench/bench_fluid",
-              "checkpoint": "bench/bench_checkpoint", "halo": "bench/bench_halo"}
+        if args.specs[suite]["kind"] == "chain":
+            spec = args.specs[suite]
+            for size in [args.size] if args.size else spec["smoke" if args.smoke else "quick" if args.quick else "full"]:
+                try:
+                    data = chain_data(size)
+                except ValueError as e:
+                    print(f"bench/suite.py: {'--size' if args.size else suite}: {e}", file=sys.stderr)
+                    return 2
+                if not os.path.isfile(data):
+                    print(f"bench/suite.py: {suite}: the data file of {size} beads, {data}, is missing: install "
+                          f"Debian's lammps-examples (in ./quickstart.sh test) or name a copy of in.chain's data.chain "
+                          f"in CHAIN_DATA", file=sys.stderr)
+                    return 2
+    needed = {"lj": "launcher/spotrun", "chain": "launcher/spotrun", "fluid": "bench/bench_fluid",
+              "fft": "bench/bench_fluid", "checkpoint": "bench/bench_checkpoint", "halo": "bench/bench_halo"}
     for suite in args.suites:
         kind = args.specs[suite]["kind"]
-        exe = args.spotrun if kind == "lj" else os.path.join(args.build, needed[kind])
+        exe = args.spotrun if kind in ("lj", "chain") else os.path.join(args.build, needed[kind])
         if not os.access(exe, os.X_OK):
             print(f"bench/suite.py: {exe} not found: build it (cmake --build {args.build})", file=sys.stderr)
             return 2
@@ -914,8 +1054,8 @@ def main(argv):
     if max(args.ranks) > cores:
         print(f"bench/suite.py: warning: {max(args.ranks)} ranks on {cores} cores: oversubscribed, the timings of those "
               f"runs are not scaling figures", file=sys.stderr)
-    if lammps is None and not args.no_peers and any(args.specs[s]["kind"] == "lj" for s in args.suites):
-        print("bench/suite.py: LAMMPS (lmp) not found: LJ without its peer", file=sys.stderr)
+    if lammps is None and not args.no_peers and any(args.specs[s]["kind"] in ("lj", "chain") for s in args.suites):
+        print("bench/suite.py: LAMMPS (lmp) not found: LJ and chain without their peer", file=sys.stderr)
     print(f"bench/suite.py: {len(tasks)} measurements, predicted about {fmt_duration(progress.total)}; output {out}",
           file=sys.stderr)
     # The measured duration of each suite (report.md), and in --quick the shares of the budget it is judged by.

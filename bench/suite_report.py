@@ -12,6 +12,11 @@ RATIO_MEANING = {
     "lj.spotrun-mixed": "spotrun with md.precision = \"mixed\" / LAMMPS atom-steps/s (> 1: spotrun faster)",
     "lj.spotrun-mixed-vs-opt": "spotrun mixed / LAMMPS -sf opt atom-steps/s, the samples of lj.spotrun-mixed "
                                "(> 1: spotrun faster)",
+    "chain.spotrun": "spotrun / LAMMPS atom-steps/s, in.chain in NVE (> 1: spotrun faster)",
+    "chain.spotrun-vs-opt": "spotrun / LAMMPS -sf opt (lj/cut/opt, bond fene) atom-steps/s, the samples of "
+                            "chain.spotrun (> 1: spotrun faster)",
+    "chain.bond_time": "spotrun's Time Bond (slowest rank) / its Loop time, the same runs: the bonded terms' share "
+                       "of the loop (target <= 0.15)",
     "fluid.step": "step time / FFT floor (36 transforms; 1 = at the floor)",
     "fft.transform": "spotrun / raw FFTW time per transform (< 1: spotrun faster)",
     "checkpoint.write": "write / raw write MB/s (1 = at the disk floor)",
@@ -30,6 +35,11 @@ RATIO_MEANING = {
     "halo.update": "update time / memory-bandwidth floor (52 bytes per ghost)",
     "md.integrate": "integrate time / memory-bandwidth floor (224 bytes per atom)",
 }
+
+
+# Records whose ratio is the share of the reference that the measurement is a part of (the bonded terms' time in
+# the loop's), not a speed against a peer or floor: left out of peer_ratio.png and floor_fraction.png.
+SHARES = {"chain.bond_time"}
 
 
 def speed(rec, value=None):
@@ -120,7 +130,8 @@ def summary_table(records):
 
 def targets_table(records):
     """Every record with a target ratio (details.target_ratio: bench/suite.py LJ_TARGETS and COMM_SHARE_TARGET
-    for lj, BLOCKING_TARGET and STEP_DURABLE_TARGET for checkpoint, the deck's `targets` for fluid): met or not. A ratio meets its target from the side its record calls better: at
+    for lj, CHAIN_TARGETS and BOND_SHARE_TARGET for chain, BLOCKING_TARGET and STEP_DURABLE_TARGET for
+    checkpoint, the deck's `targets` for fluid): met or not. A ratio meets its target from the side its record calls better: at
     most the target where lower is better (a time over its floor), at least it where higher is (a rate over
     its peer's)."""
     recs = [r for r in records if r["ratio"] is not None and (r.get("details") or {}).get("target_ratio")]
@@ -285,7 +296,7 @@ def plots(out, records):
     for role, fname, ylabel, title in (
             ("peer", "peer_ratio.png", "spotrun speed / peer speed", "Speed relative to the peer (1 = parity)"),
             ("floor", "floor_fraction.png", "floor time / spotrun time", "Fraction of the floor (1 = at the floor)")):
-        recs = [r for r in records if r["reference"] and r["reference"]["role"] == role]
+        recs = [r for r in records if r["reference"] and r["reference"]["role"] == role and r["name"] not in SHARES]
         if not recs:
             continue
         fig, ax = plt.subplots(figsize=(7, 4.5))

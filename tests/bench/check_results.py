@@ -11,7 +11,9 @@ when there is any.
   also against LAMMPS -sf opt (lj.spotrun-vs-opt: the samples of lj.spotrun, and every -sf opt run's log
   shows the pair style lj/cut/opt), without LAMMPS no such record; the same for md.precision = "mixed"
   (lj.spotrun-mixed, lj.spotrun-mixed-vs-opt); lj strong records against a peer carry their target;
-  from two ranks lj.comm_share against lj.comm_share_no_overlap (the halo overlap on and off);
+  from two ranks lj.comm_share against lj.comm_share_no_overlap (the halo overlap on and off); chain the
+  same against LAMMPS and LAMMPS -sf opt (chain.spotrun, chain.spotrun-vs-opt; target on chain.spotrun),
+  and always chain.bond_time against chain.loop_time (the bonded share of the loop, with its target);
 - report.md: a table per suite, and each suite's measured duration (meta.suite_seconds); summary.txt: one
   line per record; the three plots are PNG images.
 """
@@ -27,10 +29,15 @@ import suite_records as sr  # noqa: E402
 
 # suite kind -> [(measurement name, name of its reference record)]
 # measured only against a peer: absent without LAMMPS; their samples are those of the measurement named
-PEER_ONLY = {"lj.spotrun-vs-opt": "lj.spotrun", "lj.spotrun-mixed-vs-opt": "lj.spotrun-mixed"}
+PEER_ONLY = {"lj.spotrun-vs-opt": "lj.spotrun", "lj.spotrun-mixed-vs-opt": "lj.spotrun-mixed",
+             "chain.spotrun-vs-opt": "chain.spotrun"}
+# the measurements whose reference is LAMMPS: without it, no reference
+LAMMPS_REFERENCED = {"lj.spotrun", "lj.spotrun-mixed", "chain.spotrun"} | set(PEER_ONLY)
 EXPECTED = {
     "lj": [("lj.spotrun", "lj.lammps"), ("lj.spotrun-vs-opt", "lj.lammps-opt"), ("lj.spotrun-mixed", "lj.lammps"),
            ("lj.spotrun-mixed-vs-opt", "lj.lammps-opt")],
+    "chain": [("chain.spotrun", "chain.lammps"), ("chain.spotrun-vs-opt", "chain.lammps-opt"),
+              ("chain.bond_time", "chain.loop_time")],
     "fluid": [("fluid.step", "fluid.fft_floor")],
     "fft": [("fft.transform", "fft.fftw_raw")],
     "checkpoint": [("checkpoint.write", "checkpoint.raw_write"), ("checkpoint.read", "checkpoint.raw_read"),
@@ -45,7 +52,7 @@ EXPECTED = {
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("dir")
-    p.add_argument("--suites", default="lj,lj-weak,fluid,fluid-weak,fft,checkpoint,halo,halo-weak")
+    p.add_argument("--suites", default="lj,lj-weak,chain,fluid,fluid-weak,fft,checkpoint,halo,halo-weak")
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--lammps", choices=("yes", "no"), default="yes")
     a = p.parse_args()
@@ -80,7 +87,7 @@ def main():
                 if not found:
                     problems.append(f"suite {suite}: no {name} record at {np} ranks")
                 for r in found:
-                    want_ref = not (kind == "lj" and a.lammps == "no")
+                    want_ref = not (name in LAMMPS_REFERENCED and a.lammps == "no")
                     got = r["reference"]["name"] if r["reference"] else None
                     if (got == ref_name) != want_ref:
                         problems.append(f"{r['id']}: reference {got}, expected {ref_name if want_ref else None}")
@@ -103,23 +110,26 @@ def main():
                            found[0]["reference"]["name"] != "lj.comm_share_no_overlap" or found[0]["repeats"] < 3):
                 problems.append(f"suite {suite}: no lj.comm_share against lj.comm_share_no_overlap at {np} ranks")
     # The checkpoint targets (bench/suite.py): blocking at most 25 % of the shared write, steps during a durable
-    # flush at most 5 % slower.
-    checkpoint_targets = {"checkpoint.async_blocking": 4.0, "checkpoint.step_durable": 1.05}
-    for r in records:  # the LJ and checkpoint targets: on the strong-scaling records against a peer, in report.md
+    # flush at most 5 % slower; the chain targets: 1.5 x LAMMPS, the bonded terms at most 15 % of the loop.
+    fixed_targets = {"checkpoint.async_blocking": 4.0, "checkpoint.step_durable": 1.05, "chain.spotrun": 1.5,
+                     "chain.bond_time": 0.15}
+    for r in records:  # the LJ, chain and checkpoint targets: on the strong-scaling records with a reference
         want = r["reference"] is not None and (
             (r["suite"] == "lj" and r["name"] in ("lj.spotrun", "lj.spotrun-mixed", "lj.spotrun-mixed-vs-opt", "lj.comm_share"))
-            or (r["suite"] == "checkpoint" and r["name"] in checkpoint_targets))
+            or (r["suite"] in ("checkpoint", "chain") and r["name"] in fixed_targets))
         got = (r.get("details") or {}).get("target_ratio")
         if want != (got is not None):
             problems.append(f"{r['id']}: target_ratio {'missing' if want else 'unexpected'}")
-        elif r["suite"] == "checkpoint" and want and got != checkpoint_targets[r["name"]]:
-            problems.append(f"{r['id']}: target_ratio {got}, expected {checkpoint_targets[r['name']]}")
-    if a.lammps == "yes" and any(suite.split("-")[0] == "lj" for suite in a.suites.split(",")):
+        elif r["suite"] in ("checkpoint", "chain") and want and got != fixed_targets[r["name"]]:
+            problems.append(f"{r['id']}: target_ratio {got}, expected {fixed_targets[r['name']]}")
+    for kind in ("lj", "chain"):
+        if a.lammps != "yes" or not any(suite.split("-")[0] == kind for suite in a.suites.split(",")):
+            continue
         logs = [os.path.join(a.dir, "logs", f) for f in sorted(os.listdir(os.path.join(a.dir, "logs")))]
-        opt_logs = [f for f in logs if "-lj-lammps-opt-" in os.path.basename(f)]
-        plain_logs = [f for f in logs if "-lj-lammps-" in os.path.basename(f) and f not in opt_logs]
+        opt_logs = [f for f in logs if f"-{kind}-lammps-opt-" in os.path.basename(f)]
+        plain_logs = [f for f in logs if f"-{kind}-lammps-" in os.path.basename(f) and f not in opt_logs]
         if len(opt_logs) != len(plain_logs):
-            problems.append(f"logs: {len(opt_logs)} LAMMPS -sf opt runs for {len(plain_logs)} plain LAMMPS runs")
+            problems.append(f"logs: {len(opt_logs)} LAMMPS -sf opt runs of {kind} for {len(plain_logs)} plain LAMMPS runs")
         for f in opt_logs:
             with open(f) as fh:
                 if "pair lj/cut/opt" not in fh.read():
@@ -145,8 +155,8 @@ def main():
     if len(lines) != len(records):
         problems.append(f"summary.txt: {len(lines)} lines for {len(records)} records")
     kinds = {suite.split("-")[0] for suite in a.suites.split(",")}
-    pngs = ["throughput.png"] + (["floor_fraction.png"] if kinds - {"lj"} else []) + (
-        ["peer_ratio.png"] if a.lammps == "yes" and "lj" in kinds else [])
+    pngs = ["throughput.png"] + (["floor_fraction.png"] if kinds - {"lj", "chain"} else []) + (
+        ["peer_ratio.png"] if a.lammps == "yes" and kinds & {"lj", "chain"} else [])
     for png in pngs:
         try:
             with open(os.path.join(a.dir, png), "rb") as f:

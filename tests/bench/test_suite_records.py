@@ -244,8 +244,11 @@ class QuickBudget(unittest.TestCase):
 class Decks(unittest.TestCase):
     def test_shipped_decks(self):
         suites = suite_py.load_suites()
-        self.assertEqual(set(suites), {"lj", "lj-weak", "fluid", "fluid-weak", "fft", "checkpoint", "halo", "halo-weak"})
+        self.assertEqual(set(suites), {"lj", "lj-weak", "chain", "fluid", "fluid-weak", "fft", "checkpoint", "halo",
+                                       "halo-weak"})
         self.assertEqual(suites["lj"]["full"], [32000, 256000, 2048000])
+        self.assertEqual((suites["chain"]["full"], suites["chain"]["smoke"]), ([32000], [1500]))
+        self.assertEqual(suite_py.chain_data(1500), os.path.join(ROOT, "tests", "data", "kg-small.data"))
         self.assertEqual(suites["fluid"]["full"], [64, 128, 256])
         self.assertEqual(suites["checkpoint"]["full"], [256000, 2048000])
         self.assertEqual({s["scaling"] for s in suites.values()}, {"strong", "weak"})
@@ -295,12 +298,18 @@ class Decks(unittest.TestCase):
         self.assertIn("5000 atoms is not an fcc lattice", self.deck_error(self.GOOD.replace("[4000]", "[5000]")))
         self.assertIn("quick = []", self.deck_error(self.GOOD.replace("quick = [32000]", "quick = []")))
         self.assertIn("not valid TOML", self.deck_error("title = \n"))
+        chain = self.GOOD.replace('"lj"', '"chain"').replace("[4000]", "[1500]")
+        self.assertEqual(self.load(chain)["kind"], "chain")
+        self.assertIn("4000 beads: the chain suite has data files of 32000 (data.chain), 1500 (kg-small.data) beads only",
+                      self.deck_error(chain.replace("[1500]", "[4000]")))
+        self.assertIn("scaling = 'weak': program chain", self.deck_error(chain.replace('"strong"', '"weak"')))
 
     def test_bad_usage_exits_2(self):
         suite = os.path.join(ROOT, "bench", "suite.py")
         for argv, text in ((["nosuch"], "unknown suite 'nosuch'"), (["--ranks", "0"], "--ranks"),
                            (["--repeat", "0"], "--repeat"), (["--quick", "--smoke"], "not allowed"),
                            (["lj", "--size", "5000"], "not an fcc lattice"),
+                           (["chain", "--size", "4000"], "data files of 32000"),
                            (["lj", "--build", "/nonexistent"], "not found: build it")):
             r = subprocess.run([sys.executable, suite] + argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             self.assertEqual(r.returncode, 2, f"{argv}: {r.stdout}")
