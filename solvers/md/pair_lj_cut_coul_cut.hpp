@@ -9,6 +9,7 @@
 
 #include "md_config.hpp"
 #include "pair_coeffs.hpp"
+#include "pair_lj_cut.hpp"
 #include "pair_params.hpp"
 
 namespace spotrun::md {
@@ -68,11 +69,8 @@ struct PairLJCutCoulCutT {
 // block's cutoff is both of its pair's, as LAMMPS's pair_coeff with one cutoff (pair_coeffs.hpp).
 struct LjCutCoulCut {
   static constexpr const char* name = "lj/cut/coul/cut";
-  static constexpr PairParam params[] = {
-      {"epsilon", "epsilon", "LJ well depth", 0, 1e9, "1.0", PairParamMix::Geometric},
-      {"sigma", "sigma", "LJ zero-crossing distance", 0, 1e9, "1.0", PairParamMix::ByRule},
-  };
-  static constexpr const char* contact = "sigma";
+  static constexpr const auto& params = LjCut::params;  // the LJ part's coefficients, as lj/cut
+  static constexpr const char* contact = LjCut::contact;
   template <class Real>
   using Evaluator = PairLJCutCoulCutT<Real>;
   template <class Real>

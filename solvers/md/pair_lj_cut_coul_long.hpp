@@ -10,6 +10,7 @@
 
 #include "md_config.hpp"
 #include "pair_coeffs.hpp"
+#include "pair_lj_cut.hpp"
 #include "pair_params.hpp"
 
 namespace spotrun::md {
@@ -70,11 +71,8 @@ struct PairLJCutCoulLongT {
 // cutoff md.pair.coulomb_cutoff for every pair; g_ewald from [md.kspace] (which it needs).
 struct LjCutCoulLong {
   static constexpr const char* name = "lj/cut/coul/long";
-  static constexpr PairParam params[] = {
-      {"epsilon", "epsilon", "LJ well depth", 0, 1e9, "1.0", PairParamMix::Geometric},
-      {"sigma", "sigma", "LJ zero-crossing distance", 0, 1e9, "1.0", PairParamMix::ByRule},
-  };
-  static constexpr const char* contact = "sigma";
+  static constexpr const auto& params = LjCut::params;  // the LJ part's coefficients, as lj/cut
+  static constexpr const char* contact = LjCut::contact;
   static constexpr bool global_coulomb_cutoff = true;  // pair_coeff cutoffs are the LJ part's only
   template <class Real>
   using Evaluator = PairLJCutCoulLongT<Real>;
