@@ -150,18 +150,20 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
           const Pair& pair = pairs(type(i), type(j));
           if (rsq >= pair.cutsq) continue;
           double fd = 0, evdwl = 0, ec = 0;
+          // Read here, outside the if constexpr below (a CUDA device lambda may not first capture there).
+          const double qiqj = q(i) * q(j);
           if constexpr (long_range) {
             // The k-space sum holds every pair's whole Coulomb energy: the real-space part keeps its erfc term
             // and removes the share (1 - factor) of the whole (LAMMPS's coul/long with special_bonds coul).
             Real fl, fc, el, eq, full;
-            pair.compute_parts(rsq, static_cast<Real>(q(i) * q(j)), fl, fc, el, eq, full);
+            pair.compute_parts(rsq, static_cast<Real>(qiqj), fl, fc, el, eq, full);
             const double r2inv = 1.0 / static_cast<double>(rsq), whole = (1.0 - fcoul) * static_cast<double>(full);
             fd = flj * static_cast<double>(fl) + static_cast<double>(fc) - whole * r2inv;
             evdwl = flj * static_cast<double>(el);
             ec = static_cast<double>(eq) - whole;
           } else if constexpr (charged) {
             Real fl, fc, el, eq;
-            pair.compute_parts(rsq, static_cast<Real>(q(i) * q(j)), fl, fc, el, eq);
+            pair.compute_parts(rsq, static_cast<Real>(qiqj), fl, fc, el, eq);
             fd = flj * static_cast<double>(fl) + fcoul * static_cast<double>(fc);
             evdwl = flj * static_cast<double>(el);
             ec = fcoul * static_cast<double>(eq);
