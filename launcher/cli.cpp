@@ -19,7 +19,7 @@
 #include "launcher/launch/launch.hpp"  // --- spotrun launch ---
 #include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
 #include "launcher/run/export.hpp"
-#include "launcher/report/recorder.hpp"  // --- spotrun report ---
+#include "launcher/report/command.hpp"  // --- spotrun report ---
 #include "launcher/run/run.hpp"
 #include "launcher/run/stop.hpp"
 #include "spotrun/version.hpp"
@@ -111,7 +111,7 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
   auto* doctor_cmd = app.add_subcommand("doctor", "Measure CPUs, GPUs, MPI and the checkpoint directory of every rank before a run");
   doctor::add_doctor_options(*doctor_cmd, doctor_opt);
 
-  // --- spotrun report (launcher/report/recorder.hpp, docs/report.md) ---
+  // --- spotrun report (launcher/report/command.hpp, docs/report.md) ---
   std::string report_dir, report_png;
   bool report_json = false;
   auto* report_cmd = app.add_subcommand("report", "Print the run report of an output directory (every attempt: time, "

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <type_traits>
 #include <filesystem>
@@ -24,7 +25,7 @@
 #include "launcher/run/spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
 #include "launcher/run/heartbeat.hpp"  // --- stalls: heartbeat files and the in-rank watchdog ---
 #include "launcher/run/fence.hpp"  // --- fencing: no write from an attempt that is no longer current ---
-#include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
+#include "io/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
 #include "io/checkpoint_store.hpp"  // inspect: a checkpoint of either kind
 #include "comm/device.hpp"
@@ -391,6 +392,22 @@ struct Run {
   std::vector<std::string> noticed_hosts;  // and the nodes that saw it
 };
 
+// The run report's settings (io/report/recorder.hpp): the deck's report.* and checkpoint.* keys, and the
+// attempt of `spotrun launch` this run is, if any.
+report::RecorderSettings recorder_settings(const Deck& deck) {
+  report::RecorderSettings s;
+  s.sample_seconds = deck.get_float("report.sample_seconds");
+  s.price_per_gpu_hour = deck.get_float("report.price_per_gpu_hour");
+  s.on_demand_price_per_gpu_hour = deck.get_float("report.on_demand_price_per_gpu_hour");
+  s.min_gpu_utilisation = deck.get_float("report.min_gpu_utilisation");
+  s.every_steps = deck.get_int("checkpoint.every_steps");
+  s.every_seconds = deck.get_float("checkpoint.every_seconds");
+  s.auto_interval = deck.get_string("checkpoint.interval") == "auto";
+  s.mtbf = deck.get_float("checkpoint.mtbf");
+  if (const char* id = std::getenv(RunStatus::attempt_variable())) s.launch_attempt = id;
+  return s;
+}
+
 // Start-up: the transport, spot notices, the header, the output directory taken (its lock, status.json), the
 // limits, the checkpoint manager and the candidates of a resume. Returns an exit code when a stop signal of the
 // start-up ends the run here, else 0.
@@ -730,8 +747,8 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   // OUTDIR/spotrun.log: this attempt's lines after those of the attempts before it (console.hpp).
   if (comm.is_root()) open_run_log((fs::path(r.outdir) / "spotrun.log").string(), attempt_heading(opt, comm.size()));
   const std::vector<std::string> level_sources = resume(r);
-  // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (launcher/report/recorder.hpp) ---
-  r.run_report.emplace(comm, r.deck, r.outdir, opt.start_wtime, *r.transport);
+  // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (io/report/recorder.hpp) ---
+  r.run_report.emplace(comm, recorder_settings(r.deck), r.outdir, opt.start_wtime, *r.transport);
   if (comm.is_root()) say(Show::detail, r.run_report->header());
   set_up(r, fresh_said, level_sources);
   run_loop(r);
