@@ -19,8 +19,9 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "comm/nccl_library.hpp"
+#include "comm/probes/probes.hpp"
 #include "comm/transport.hpp"
-#include "impl/probes.hpp"
+#include "io/disk_probe.hpp"
 #include "io/input_file.hpp"
 #include "launcher/run/memory_check.hpp"
 #include "launcher/run/run.hpp"
@@ -56,8 +57,8 @@ struct Sizes {
   std::size_t gpu_triad_bytes = 256u << 20;
   std::size_t nccl_bytes = 64u << 20;
   int nccl_iterations = 20;
-  impl::MpiSizes mpi;
-  impl::DiskSizes disk;
+  probes::MpiSizes mpi;
+  io::DiskSizes disk;
 };
 
 bool env_flag(const char* name) {
@@ -151,7 +152,7 @@ std::vector<fs::path> make_directory(const std::string& dir, std::string& error)
 }
 
 // What one rank measured, as JSON for the gather.
-json rank_json(const RankResult& r, const std::vector<PairResult>& pairs, const DiskResult* disk) {
+json rank_json(const RankResult& r, const std::vector<probes::PairFigures>& pairs, const DiskResult* disk) {
   json j = {{"figures", r.figures}, {"blas", r.blas}, {"gpu", r.gpu}, {"errors", r.errors}};
   json jp = json::array();
   for (const auto& p : pairs) jp.push_back({{"a", p.rank_a}, {"b", p.rank_b}, {"figures", p.figures}});
@@ -237,7 +238,7 @@ void measure_nccl(const comm::Communicator& comm, const comm::DeviceInfo& me, co
     if (const char* t = std::getenv("SPOTRUN_NCCL_TIMEOUT")) timeout = std::max(1.0, std::atof(t));
     std::string error, own_error;
     const double algbw =
-        impl::nccl_allreduce_algbw(comm, me.gpu, sizes.nccl_bytes, sizes.nccl_iterations, timeout, error, own_error);
+        probes::nccl_allreduce_algbw(comm, me.gpu, sizes.nccl_bytes, sizes.nccl_iterations, timeout, error, own_error);
     if (!own_error.empty()) mine.errors.push_back(own_error);
     report.nccl.bytes = static_cast<double>(sizes.nccl_bytes);
     if (algbw > 0) {
@@ -302,13 +303,15 @@ DiskResult measure_disk(const comm::Communicator& comm, const std::string& direc
   if (leader && !comm.is_root()) created = make_directory(directory, dir_error);
   comm.barrier();
   if (leader) {
-    if (dir_error.empty())
-      disk = impl::probe_disk(directory, me.host + "-" + std::to_string(comm.rank()) + "-" + std::to_string(::getpid()),
-                              sizes.disk);
-    else
+    if (dir_error.empty()) {
+      const io::DiskProbe probe = io::probe_disk(
+          directory, me.host + "-" + std::to_string(comm.rank()) + "-" + std::to_string(::getpid()), sizes.disk);
+      disk.figures = probe.figures;
+      disk.written_bytes = probe.written_bytes;
+      disk.error = probe.error;
+    } else {
       disk.error = dir_error;
-    disk.rank = comm.rank();
-    disk.host = me.host;
+    }
   }
   comm.barrier();
   std::error_code ec;
@@ -391,22 +394,22 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   // CPU: every rank at once, as a run loads them.
   comm.barrier();
   // Without OpenBLAS (a bundle on a node that lacks it) the DGEMM is not measured: said, not broken.
-  mine.blas = impl::blas_config();
+  mine.blas = probes::blas_config();
   if (mine.blas.empty())
-    mine.blas = "not measured: " + impl::blas_missing();
+    mine.blas = "not measured: " + probes::blas_missing();
   else
     attempt("CPU DGEMM", [&] {
-      figure("cpu.dgemm_gflops", impl::cpu_dgemm_gflops(sizes.cpu_gemm_n, sizes.cpu_min_seconds, slow_down));
+      figure("cpu.dgemm_gflops", probes::cpu_dgemm_gflops(sizes.cpu_gemm_n, sizes.cpu_min_seconds, slow_down));
     });
   comm.barrier();
   attempt("CPU triad", [&] {
-    figure("cpu.triad_gbs", impl::cpu_triad_gbs(sizes.cpu_triad_bytes, sizes.triad_passes, slow_down));
+    figure("cpu.triad_gbs", probes::cpu_triad_gbs(sizes.cpu_triad_bytes, sizes.triad_passes, slow_down));
   });
 
   // GPU: every rank on its own GPU, then NCCL over all of them.
   comm.barrier();
-  impl::GpuProbe gpu;
-  attempt("GPU", [&] { gpu = impl::probe_gpu(sizes.gpu_gemm_n, sizes.gpu_triad_bytes, sizes.cpu_min_seconds); });
+  probes::GpuProbe gpu;
+  attempt("GPU", [&] { gpu = probes::probe_gpu(sizes.gpu_gemm_n, sizes.gpu_triad_bytes, sizes.cpu_min_seconds); });
   for (const auto& [k, v] : gpu.figures) mine.figures[k] = v;
   for (const auto& e : gpu.errors) mine.errors.push_back(e);
   if (!gpu.status.empty())
@@ -421,8 +424,8 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   // MPI between nodes.
   std::vector<int> node_of_rank;
   for (const auto& d : devices) node_of_rank.push_back(d.node);
-  const auto rounds = impl::mpi_rounds(node_of_rank);
-  const std::vector<PairResult> pairs = impl::probe_mpi(comm, rounds, sizes.mpi);
+  const auto rounds = probes::mpi_rounds(node_of_rank);
+  const std::vector<probes::PairFigures> pairs = probes::probe_mpi(comm, rounds, sizes.mpi);
   if (rounds.empty()) report.mpi_note = "one rank: no pair of ranks to measure";
 
   const bool leader = me.node == comm.rank();

@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
+#include "comm/number_text.hpp"
+#include "comm/probes/probes.hpp"
 #include "comm/shared_library.hpp"
-#include "impl/probes.hpp"
-#include "verdicts.hpp"
 
-namespace spotrun::doctor::impl {
+namespace spotrun::probes {
 
 namespace {
 
@@ -126,7 +126,7 @@ double cpu_dgemm_gflops(int n, double min_seconds, double slow_down) {
     const double got = c[static_cast<std::size_t>(i) * n + j];
     if (!(std::abs(got - want) <= 1e-10 * std::abs(want) * n))
       throw std::runtime_error("cblas_dgemm gave C(" + std::to_string(i) + ", " + std::to_string(j) + ") = " +
-                               format_value(got) + ", the sum is " + format_value(want));
+                               significant(got, 4) + ", the sum is " + significant(want, 4));
   }
   return 2.0 * static_cast<double>(n) * n * n / best / 1e9;
 }
@@ -156,8 +156,8 @@ double cpu_triad_gbs(std::size_t bytes_per_array, int passes, double slow_down) 
     if (pass >= 0) best = std::min(best, seconds_since(t0));
   }
   for (std::size_t i : {std::size_t{0}, n / 2, n - 1})
-    if (a(i) != 7.0) throw std::runtime_error("the triad gave a(" + std::to_string(i) + ") = " + format_value(a(i)) + ", not 7");
+    if (a(i) != 7.0) throw std::runtime_error("the triad gave a(" + std::to_string(i) + ") = " + significant(a(i), 4) + ", not 7");
   return 3.0 * sizeof(double) * static_cast<double>(n) / best / 1e9;
 }
 
-}  // namespace spotrun::doctor::impl
+}  // namespace spotrun::probes
