@@ -42,14 +42,15 @@ struct OpenBlas {
   std::string error;    // why it could not be loaded
 };
 
-// SPOTRUN_OPENBLAS_LIBRARY when set (that file only), else the library of the OpenBLAS spotrun was built
-// against, else the loader's search for libopenblas.so.0 and libopenblas.so. Loaded once, never unloaded.
-const OpenBlas& openblas() {
-  static const OpenBlas blas = [] {
+// `library` when given (that file only), else the library of the OpenBLAS spotrun was built against, else
+// the loader's search for libopenblas.so.0 and libopenblas.so. Loaded once (the first call's `library`
+// counts), never unloaded.
+const OpenBlas& openblas(const std::string& library) {
+  static const OpenBlas blas = [&library] {
     OpenBlas b;
     std::vector<std::string> candidates;
-    if (const char* env = std::getenv("SPOTRUN_OPENBLAS_LIBRARY"); env && *env) {
-      candidates.emplace_back(env);
+    if (!library.empty()) {
+      candidates.push_back(library);
     } else {
 #if defined(SPOTRUN_OPENBLAS_LIBRARY_DIR)
       candidates.push_back(std::string(SPOTRUN_OPENBLAS_LIBRARY_DIR) + "/libopenblas.so.0");
@@ -85,17 +86,17 @@ const OpenBlas& openblas() {
 
 }  // namespace
 
-std::string blas_config() {
-  const OpenBlas& b = openblas();
+std::string blas_config(const std::string& library) {
+  const OpenBlas& b = openblas(library);
   if (!b.dgemm) return "";
   const char* config = b.get_config ? b.get_config() : nullptr;
   return (config ? std::string(config) : std::string("OpenBLAS")) + " (" + b.library + ")";
 }
 
-std::string blas_missing() { return openblas().error; }
+std::string blas_missing(const std::string& library) { return openblas(library).error; }
 
-double cpu_dgemm_gflops(int n, double min_seconds, double slow_down) {
-  const OpenBlas& blas = openblas();
+double cpu_dgemm_gflops(int n, double min_seconds, double slow_down, const std::string& library) {
+  const OpenBlas& blas = openblas(library);
   if (!blas.dgemm) throw std::runtime_error(blas.error);
   blas.set_num_threads(1);
   const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);

@@ -17,17 +17,18 @@ namespace spotrun::probes {
 
 // --- CPU (one rank) ---------------------------------------------------------------------------------------
 // OpenBLAS cblas_dgemm of n x n matrices on one thread (openblas_set_num_threads(1)), OpenBLAS loaded at
-// run time (SPOTRUN_OPENBLAS_LIBRARY, the one of the build, or libopenblas.so.0); the best of at least
-// three calls and of min_seconds. slow_down > 1 (the SPOTRUN_DOCTOR_SLOW_RANK hook) sleeps inside each
-// timed call so that it takes that many times as long. Checks its result against a direct sum.
-double cpu_dgemm_gflops(int n, double min_seconds, double slow_down);
+// run time: `library` when given (the doctor's SPOTRUN_OPENBLAS_LIBRARY), else the one of the build, else
+// libopenblas.so.0; loaded once, by the first of these calls. The best of at least three calls and of
+// min_seconds. slow_down > 1 (the SPOTRUN_DOCTOR_SLOW_RANK hook) sleeps inside each timed call so that it
+// takes that many times as long. Checks its result against a direct sum.
+double cpu_dgemm_gflops(int n, double min_seconds, double slow_down, const std::string& library);
 // STREAM triad a = b + 3 c over three host arrays of bytes_per_array, a Kokkos kernel on the default
 // host execution space; counts 24 bytes per element; the best of `passes` timed passes. Checks a.
 double cpu_triad_gbs(std::size_t bytes_per_array, int passes, double slow_down);
 // OpenBLAS' build and file ("OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64 (libopenblas.so.0)"),
 // or "" when it cannot be loaded; then blas_missing() says why (cpu_dgemm_gflops throws that).
-std::string blas_config();
-std::string blas_missing();
+std::string blas_config(const std::string& library);
+std::string blas_missing(const std::string& library);
 
 // --- GPU (one rank, its GPU; CUDA builds) ------------------------------------------------------------------
 struct GpuProbe {

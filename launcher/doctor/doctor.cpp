@@ -61,10 +61,8 @@ struct Sizes {
   io::DiskSizes disk;
 };
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
+// A flag of the environment: set, not empty and not "0".
+bool env_flag(const std::string& value) { return !value.empty() && value != "0"; }
 
 // The last level cache one core sees, in bytes: sysfs (one instance, e.g. one CCD's L3), else sysconf
 // (which may report a whole socket, or the host's under a hypervisor), else 32 MiB.
@@ -109,10 +107,10 @@ Sizes choose_sizes(const comm::Communicator& comm, bool quick) {
   return s;
 }
 
-// SPOTRUN_DOCTOR_SLOW_RANK: a rank of this run, or -1 when unset. InputError on every rank otherwise.
-int slow_rank_from_env(const comm::Communicator& comm) {
-  const char* v = std::getenv("SPOTRUN_DOCTOR_SLOW_RANK");
-  if (!v || !*v) return -1;
+// SPOTRUN_DOCTOR_SLOW_RANK (`value`): a rank of this run, or -1 when unset. InputError on every rank otherwise.
+int slow_rank_from_env(const comm::Communicator& comm, const std::string& value) {
+  const char* v = value.c_str();
+  if (!*v) return -1;
   int rank = -1;
   try {
     std::size_t used = 0;
@@ -221,8 +219,10 @@ void read_inputs(const comm::Communicator& comm, const DoctorOptions& o, Report&
 }
 
 // NCCL over every rank's GPU, where the build, the ranks and the GPUs allow it.
+// timeout_text: SPOTRUN_NCCL_TIMEOUT of the environment ("": 60 s).
 void measure_nccl(const comm::Communicator& comm, const comm::DeviceInfo& me, const Sizes& sizes,
-                  const comm::DeviceReport& device_report, bool gpu_failed_somewhere, Report& report, RankResult& mine) {
+                  const comm::DeviceReport& device_report, bool gpu_failed_somewhere, const std::string& timeout_text,
+                  Report& report, RankResult& mine) {
   if (!k_kokkos_cuda) {
     report.nccl.status = "no GPU (CPU build)";
   } else if (const std::string missing = nccl_unusable(comm); !missing.empty()) {
@@ -235,7 +235,7 @@ void measure_nccl(const comm::Communicator& comm, const comm::DeviceInfo& me, co
     report.nccl.status = "not measured: a GPU failed (see the verdicts)";
   } else {
     double timeout = 60;
-    if (const char* t = std::getenv("SPOTRUN_NCCL_TIMEOUT")) timeout = std::max(1.0, std::atof(t));
+    if (!timeout_text.empty()) timeout = std::max(1.0, std::atof(timeout_text.c_str()));
     std::string error, own_error;
     const double algbw =
         probes::nccl_allreduce_algbw(comm, me.gpu, sizes.nccl_bytes, sizes.nccl_iterations, timeout, error, own_error);
@@ -347,9 +347,10 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   report.git_hash = k_git_hash;
   report.ranks = comm.size();
   report.nodes = comm.node_count();
-  report.quick = o.quick || env_flag("SPOTRUN_DOCTOR_QUICK");
+  const launcher::Environment& env = o.environment;
+  report.quick = o.quick || env_flag(env.doctor_quick);
   report.slow_factor = o.slow_factor;
-  const int slow_rank = slow_rank_from_env(comm);
+  const int slow_rank = slow_rank_from_env(comm, env.doctor_slow_rank);
 
   read_inputs(comm, o, report);
 
@@ -394,12 +395,12 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   // CPU: every rank at once, as a run loads them.
   comm.barrier();
   // Without OpenBLAS (a bundle on a node that lacks it) the DGEMM is not measured: said, not broken.
-  mine.blas = probes::blas_config();
+  mine.blas = probes::blas_config(env.openblas_library);
   if (mine.blas.empty())
-    mine.blas = "not measured: " + probes::blas_missing();
+    mine.blas = "not measured: " + probes::blas_missing(env.openblas_library);
   else
     attempt("CPU DGEMM", [&] {
-      figure("cpu.dgemm_gflops", probes::cpu_dgemm_gflops(sizes.cpu_gemm_n, sizes.cpu_min_seconds, slow_down));
+      figure("cpu.dgemm_gflops", probes::cpu_dgemm_gflops(sizes.cpu_gemm_n, sizes.cpu_min_seconds, slow_down, env.openblas_library));
     });
   comm.barrier();
   attempt("CPU triad", [&] {
@@ -419,7 +420,7 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   else
     mine.gpu = "no GPU: " + me.none_reason;
   const bool gpu_failed_somewhere = comm.any(!gpu.errors.empty());
-  measure_nccl(comm, me, sizes, device_report, gpu_failed_somewhere, report, mine);
+  measure_nccl(comm, me, sizes, device_report, gpu_failed_somewhere, env.nccl_timeout, report, mine);
 
   // MPI between nodes.
   std::vector<int> node_of_rank;

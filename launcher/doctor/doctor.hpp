@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "launcher/environment.hpp"
 
 namespace CLI {
 class App;
@@ -30,6 +31,9 @@ struct DoctorOptions {
   bool quick = false;             // --quick (or SPOTRUN_DOCTOR_QUICK=1): small sizes, for tests
   double slow_factor = 0.5;       // --slow-factor: slow below this times the median of the peers
   double disk_mib = 0;            // --disk-mib: MiB each node writes; 0: from the deck, else 256
+  // The process's environment, read where the command started: SPOTRUN_DOCTOR_QUICK, SPOTRUN_DOCTOR_SLOW_RANK,
+  // SPOTRUN_NCCL_TIMEOUT, SPOTRUN_OPENBLAS_LIBRARY (launcher/environment.hpp).
+  launcher::Environment environment;
 };
 
 // Adds the options of `spotrun doctor` to a CLI11 subcommand, writing into `options`.
