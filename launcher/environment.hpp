@@ -32,11 +32,9 @@ struct Environment {
   // OMPI_COMM_WORLD_LOCAL_RANK, CUDA_VISIBLE_DEVICES, SPOTRUN_CPU_BIND and whether KOKKOS_DEVICE_ID,
   // KOKKOS_MAP_DEVICE_ID_BY or KOKKOS_NUM_DEVICES is set.
   comm::DeviceEnvironment device;
-  // spotrun doctor (launcher/doctor/doctor.hpp): SPOTRUN_DOCTOR_QUICK (set and not "0": as --quick),
-  // SPOTRUN_DOCTOR_SLOW_RANK (the test hook: this rank's CPU figures measured slowed down) and
+  // spotrun doctor (launcher/doctor/doctor.hpp): SPOTRUN_DOCTOR_QUICK (set and not "0": as --quick) and
   // SPOTRUN_OPENBLAS_LIBRARY (the OpenBLAS to load, comm/probes/probes.hpp).
   std::string doctor_quick;
-  std::string doctor_slow_rank;
   std::string openblas_library;
 
   // This process's environment now.
@@ -57,7 +55,6 @@ struct Environment {
     e.device.kokkos_device_chosen = std::getenv("KOKKOS_DEVICE_ID") || std::getenv("KOKKOS_MAP_DEVICE_ID_BY") ||
                                     std::getenv("KOKKOS_NUM_DEVICES");
     e.doctor_quick = text("SPOTRUN_DOCTOR_QUICK");
-    e.doctor_slow_rank = text("SPOTRUN_DOCTOR_SLOW_RANK");
     e.openblas_library = text("SPOTRUN_OPENBLAS_LIBRARY");
     return e;
   }

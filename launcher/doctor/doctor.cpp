@@ -20,6 +20,7 @@
 #include "comm/errors.hpp"
 #include "comm/nccl_library.hpp"
 #include "comm/probes/probes.hpp"
+#include "comm/test_hooks.hpp"
 #include "comm/transport.hpp"
 #include "io/disk_probe.hpp"
 #include "io/input_file.hpp"
@@ -107,8 +108,11 @@ Sizes choose_sizes(const comm::Communicator& comm, bool quick) {
   return s;
 }
 
-// SPOTRUN_DOCTOR_SLOW_RANK (`value`): a rank of this run, or -1 when unset. InputError on every rank otherwise.
-int slow_rank_from_env(const comm::Communicator& comm, const std::string& value) {
+// The rank the test hook TestHooks::doctor_slow_rank names (spotrun-test: SPOTRUN_DOCTOR_SLOW_RANK), or -1
+// when none is installed; InputError on every rank when it is not a rank of this run.
+int slow_rank_of_hook(const comm::Communicator& comm) {
+  const auto& hook = comm::test_hooks().doctor_slow_rank;
+  const std::string value = hook ? hook() : std::string();
   const char* v = value.c_str();
   if (!*v) return -1;
   int rank = -1;
@@ -350,7 +354,7 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   const launcher::Environment& env = o.environment;
   report.quick = o.quick || env_flag(env.doctor_quick);
   report.slow_factor = o.slow_factor;
-  const int slow_rank = slow_rank_from_env(comm, env.doctor_slow_rank);
+  const int slow_rank = slow_rank_of_hook(comm);
 
   read_inputs(comm, o, report);
 
