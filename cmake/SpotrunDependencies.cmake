@@ -41,7 +41,7 @@ find_package(CLI11 CONFIG REQUIRED)
 find_package(toml11 CONFIG REQUIRED)
 find_package(nlohmann_json CONFIG REQUIRED)
 find_package(spdlog CONFIG REQUIRED)
-# libcurl: the spot notice watcher's HTTP to the metadata service (launcher/cloud/impl/http_curl.cpp).
+# libcurl: the spot notice watcher's HTTP to the metadata service (io/cloud/impl/http_curl.cpp).
 find_package(CURL REQUIRED)
 
 find_package(PkgConfig REQUIRED)

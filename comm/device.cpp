@@ -23,12 +23,17 @@
 namespace spotrun::comm {
 namespace {
 
-// A non-negative integer environment variable, or -1 when unset or not a plain number.
-int env_int(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return -1;
+// This process's environment, as bind_device() was given it (DeviceEnvironment: read by the program).
+DeviceEnvironment& process_environment() {
+  static DeviceEnvironment env;
+  return env;
+}
+
+// A non-negative integer of the environment ("" when unset), or -1 when unset or not a plain number.
+int env_int(const std::string& text) {
+  if (text.empty()) return -1;
   long n = 0;
-  for (const char* p = v; *p; ++p) {
+  for (const char* p = text.c_str(); *p; ++p) {
     if (*p < '0' || *p > '9' || n > 1000000) return -1;
     n = n * 10 + (*p - '0');
   }
@@ -62,7 +67,8 @@ NodePlace node_place(MPI_Comm comm) {
   SPOTRUN_MPI_CHECK(MPI_Comm_rank(node, &split_rank));
   SPOTRUN_MPI_CHECK(MPI_Comm_size(node, &p.local_size));
   const char* names[2] = {"SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"};
-  int mine[2] = {env_int(names[0]), env_int(names[1])};
+  const DeviceEnvironment& env = process_environment();
+  int mine[2] = {env_int(env.slurm_localid), env_int(env.ompi_local_rank)};
   std::vector<int> all(2 * static_cast<std::size_t>(p.local_size));
   SPOTRUN_MPI_CHECK(MPI_Allgather(mine, 2, MPI_INT, all.data(), 2, MPI_INT, node));
   p.node = rank;
@@ -87,9 +93,7 @@ NodePlace node_place(MPI_Comm comm) {
 // The entries of CUDA_VISIBLE_DEVICES, in order (entry i is CUDA device i).
 std::vector<std::string> visible_devices_variable() {
   std::vector<std::string> out;
-  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
-  if (!v) return out;
-  std::stringstream s(v);
+  std::stringstream s(process_environment().cuda_visible_devices);
   std::string item;
   while (std::getline(s, item, ',')) {
     const auto a = item.find_first_not_of(" \t"), b = item.find_last_not_of(" \t");
@@ -207,7 +211,13 @@ int choose_local_rank(const std::vector<int>& launcher_ranks, int split_rank) {
 
 int choose_device(int local_rank, int device_count) { return device_count > 0 ? local_rank % device_count : -1; }
 
+DeviceBinding bind_device(MPI_Comm comm, const DeviceEnvironment& env) {
+  process_environment() = env;
+  return bind_device(comm);
+}
+
 DeviceBinding bind_device(MPI_Comm comm) {
+  const DeviceEnvironment& env = process_environment();
   const NodePlace place = node_place(comm);
   DeviceBinding b;
   b.local_rank = place.local_rank;
@@ -225,7 +235,7 @@ DeviceBinding bind_device(MPI_Comm comm) {
   CpuBindMode mode = CpuBindMode::automatic;
   std::string bad;
   try {
-    mode = cpu_bind_mode(std::getenv("SPOTRUN_CPU_BIND"));
+    mode = cpu_bind_mode(env.cpu_bind.c_str());
   } catch (const std::invalid_argument& e) {
     bad = e.what();
   }
@@ -234,6 +244,7 @@ DeviceBinding bind_device(MPI_Comm comm) {
   if (any_bad)
     throw InputError(!bad.empty() ? bad : "SPOTRUN_CPU_BIND: another rank's value is not auto, gpu or none");
   b.cpu_binding = bind_cpus(comm, b.local_rank, b.device, mode).note;
+  b.kokkos_device_chosen = env.kokkos_device_chosen;
   return b;
 }
 
@@ -242,8 +253,7 @@ std::string kokkos_device_option(const DeviceBinding& binding, const std::vector
   for (const auto& a : kokkos_args)
     for (const char* chosen : {"--kokkos-device-id", "--kokkos-map-device-id-by", "--kokkos-num-devices"})
       if (a.rfind(chosen, 0) == 0) return {};
-  for (const char* chosen : {"KOKKOS_DEVICE_ID", "KOKKOS_MAP_DEVICE_ID_BY", "KOKKOS_NUM_DEVICES"})
-    if (std::getenv(chosen)) return {};
+  if (binding.kokkos_device_chosen) return {};
   return "--kokkos-device-id=" + std::to_string(binding.device);
 }
 

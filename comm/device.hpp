@@ -16,6 +16,17 @@
 
 namespace spotrun::comm {
 
+// What this process's environment says about its place and its device, as the program read it at its start
+// (spotrun: launcher::Environment, launcher/environment.hpp); nothing in comm/ reads the environment itself.
+// An unset variable is "", as is an empty one.
+struct DeviceEnvironment {
+  std::string slurm_localid;         // SLURM_LOCALID: srun's node-local rank
+  std::string ompi_local_rank;       // OMPI_COMM_WORLD_LOCAL_RANK: Open MPI's node-local rank
+  std::string cuda_visible_devices;  // CUDA_VISIBLE_DEVICES: the devices CUDA shows, in order (MIG-... an instance)
+  std::string cpu_bind;              // SPOTRUN_CPU_BIND: auto, gpu or none (cpu_binding.hpp)
+  bool kokkos_device_chosen = false;  // KOKKOS_DEVICE_ID, KOKKOS_MAP_DEVICE_ID_BY or KOKKOS_NUM_DEVICES is set
+};
+
 // This rank's place on its node and the device chosen for it; bind_device() makes it before Kokkos starts.
 struct DeviceBinding {
   int local_rank = 0;           // node-local rank
@@ -24,11 +35,15 @@ struct DeviceBinding {
   int device_count = 0;         // CUDA devices this rank sees; 0 on a CPU build
   int device = -1;              // local_rank % device_count; -1: none (CPU build, or no device visible)
   std::string cpu_binding;      // what bind_cpus did (cpu_binding.hpp): "bound near GPU 0: CPUs 0-7 of ..."
+  bool kokkos_device_chosen = false;  // the environment chose Kokkos' device (DeviceEnvironment)
 };
 
 // Collective over `comm`; uses MPI, the CUDA runtime and hwloc only, so it runs before Kokkos::initialize.
-// After choosing the device, binds the process to CPUs near it (cpu_binding.hpp; SPOTRUN_CPU_BIND):
-// a bad SPOTRUN_CPU_BIND on any rank throws InputError (comm/errors.hpp) on every rank.
+// After choosing the device, binds the process to CPUs near it (cpu_binding.hpp; env.cpu_bind, the
+// SPOTRUN_CPU_BIND of the environment): a bad value on any rank throws InputError (comm/errors.hpp) on every
+// rank. `env` is kept as this process's: gather_devices() and device_memory() read it, and bind_device(comm)
+// binds again with it (an empty one until the first call).
+DeviceBinding bind_device(MPI_Comm comm, const DeviceEnvironment& env);
 DeviceBinding bind_device(MPI_Comm comm);
 
 // This process's host name (MPI_Get_processor_name), as `spotrun info`, the doctor and the spot notice
@@ -38,7 +53,8 @@ std::string host_name();
 // The Kokkos command-line option that puts Kokkos on binding.device ("--kokkos-device-id=N"), or "" when
 // there is no device to bind or the user chose one (--kokkos-device-id, --kokkos-map-device-id-by or
 // --kokkos-num-devices among kokkos_args, or KOKKOS_DEVICE_ID / KOKKOS_MAP_DEVICE_ID_BY /
-// KOKKOS_NUM_DEVICES in the environment). Appended to Kokkos' own options, it keeps them all working.
+// KOKKOS_NUM_DEVICES in the environment: binding.kokkos_device_chosen). Appended to Kokkos' own options,
+// it keeps them all working.
 std::string kokkos_device_option(const DeviceBinding& binding, const std::vector<std::string>& kokkos_args);
 
 // The memory of the GPU this rank runs on, after Kokkos::initialize: free and total bytes as

@@ -1,7 +1,7 @@
 #pragma once
 // A shared library loaded at run time (dlopen), not linked: spotrun's one loader, for NCCL
-// (comm/nccl_library.cpp), NVML (launcher/report/gpu_sampler.cpp) and OpenBLAS
-// (launcher/doctor/probe_cpu.cpp). The handle closes the library when it goes (unless keep() was called),
+// (comm/nccl_library.cpp), NVML (io/report/gpu_sampler.cpp) and OpenBLAS
+// (comm/probes/probe_cpu.cpp). The handle closes the library when it goes (unless keep() was called),
 // cannot be copied, and looks functions up by name into typed pointers.
 #include <stdexcept>
 #include <string>

@@ -38,6 +38,10 @@ struct TestHooks {
   // backend is not). The test programs install it (SPOTRUN_TEST_DEVICE_RULES=1), so that a CPU run finds
   // the tests that would fail on a GPU for their choice of transport or backend alone.
   std::function<bool()> device_rules;
+  // spotrun doctor (launcher/doctor/doctor.cpp): the rank, as text, whose CPU figures are measured with every
+  // timed call stretched doctor::k_slow_rank_factor times, so that the verdicts on a slow rank can be
+  // tested; the doctor checks that it names a rank of the run. "" for none.
+  std::function<std::string()> doctor_slow_rank;
 };
 
 // Installs `hooks` in this process, replacing those installed before. Call it before the code that asks

@@ -30,19 +30,19 @@ std::size_t Batch::recv_bytes() const {
 
 namespace {
 
-// SPOTRUN_NCCL_TIMEOUT (seconds > 0) or the default; the same verdict on every rank.
+// options.nccl_timeout_s, else options.nccl_timeout (SPOTRUN_NCCL_TIMEOUT: seconds > 0), else the default;
+// the same verdict on every rank.
 double nccl_timeout(const TransportOptions& options, const Communicator& comm) {
   if (options.nccl_timeout_s > 0) return options.nccl_timeout_s;
-  const char* text = std::getenv("SPOTRUN_NCCL_TIMEOUT");
+  const std::string& text = options.nccl_timeout;
   double seconds = 300;
   bool ok = true;
-  if (text && *text) {
+  if (!text.empty()) {
     char* end = nullptr;
-    seconds = std::strtod(text, &end);
+    seconds = std::strtod(text.c_str(), &end);
     ok = end && *end == '\0' && seconds > 0 && std::isfinite(seconds);
   }
-  comm.agree<InputError>(ok, std::string("SPOTRUN_NCCL_TIMEOUT='") + (text ? text : "") +
-                                 "' is not a number of seconds > 0");
+  comm.agree<InputError>(ok, "SPOTRUN_NCCL_TIMEOUT='" + text + "' is not a number of seconds > 0");
   return seconds;
 }
 
@@ -196,9 +196,11 @@ std::unique_ptr<Transport> make_transport(const TransportOptions& options, const
   return t;
 }
 
-std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm) {
+std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm,
+                                          const std::string& nccl_timeout) {
   TransportOptions options;
   options.kind = kind;
+  options.nccl_timeout = nccl_timeout;
   // Test hook: messages to this rank itself through the transport in a whole run (comm/test_hooks.hpp;
   // tools/gpu-check.sh runs NCCL at one rank so).
   if (const auto& hook = test_hooks().route_self) options.route_self = hook();

@@ -134,8 +134,12 @@ struct TransportOptions {
   bool route_self = false;    // tests: messages to this rank itself go through the transport
   bool force_staging = false; // tests: stage through host buffers even when the data is host memory
   // nccl: seconds an exchange, or NCCL's set-up, may wait for its peers before the transport gives up
-  // (aborts the NCCL communicator and throws). 0: SPOTRUN_NCCL_TIMEOUT from the environment, else 300.
+  // (aborts the NCCL communicator and throws). 0: nccl_timeout, else 300.
   double nccl_timeout_s = 0;
+  // nccl: the same as text, SPOTRUN_NCCL_TIMEOUT as the program read it from its environment
+  // (launcher::Environment); "" = unset. Checked when an NCCL transport is made: a number of seconds > 0,
+  // else InputError on every rank.
+  std::string nccl_timeout;
 };
 
 // Whether transports and FFT backends are chosen by the rules of a device build: on a device (CUDA) build,
@@ -156,7 +160,10 @@ const std::vector<std::string>& transport_kinds();
 // Throws InputError (on every rank) for an unknown kind or one this build, MPI library, NCCL library or
 // set of GPUs cannot provide.
 std::unique_ptr<Transport> make_transport(const TransportOptions& options, const Communicator& comm);
-std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm);
+// The same for `kind`, the NCCL timeout `nccl_timeout` (TransportOptions::nccl_timeout) and the test hook
+// route_self where one is installed (test_hooks.hpp).
+std::unique_ptr<Transport> make_transport(const std::string& kind, const Communicator& comm,
+                                          const std::string& nccl_timeout = "");
 
 // What make_transport() decides, apart from the collectives that gather its inputs (tested with made-up
 // builds and devices).

@@ -74,12 +74,15 @@ RcloneResult run_rclone(const std::vector<std::string>& args, const std::atomic<
   const std::string program = rclone_program();
   std::vector<std::string> argv{program};
   argv.insert(argv.end(), args.begin(), args.end());
-  // The environment, with rclone's retry and timeout defaults where the user set none.
+  // This process's environment, with rclone's retry and timeout defaults where the user set none.
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  const std::size_t inherited = env.size();
   for (const char* def : {"RCLONE_RETRIES=2", "RCLONE_LOW_LEVEL_RETRIES=3", "RCLONE_CONTIMEOUT=15s", "RCLONE_TIMEOUT=60s"}) {
-    const std::string name = std::string(def).substr(0, std::strchr(def, '=') - def);
-    if (!std::getenv(name.c_str())) env.emplace_back(def);
+    const std::string name_is = std::string(def).substr(0, std::strchr(def, '=') - def + 1);  // "NAME="
+    bool set = false;
+    for (std::size_t k = 0; k < inherited && !set; ++k) set = env[k].compare(0, name_is.size(), name_is) == 0;
+    if (!set) env.emplace_back(def);
   }
   const std::vector<int> default_signals{SIGINT, SIGTERM, SIGUSR1, SIGUSR2, SIGPIPE};
   SpawnOptions options;

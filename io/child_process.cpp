@@ -2,12 +2,15 @@
 #include "child_process.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 
 extern char** environ;
@@ -170,6 +173,81 @@ SpawnedChild spawn_with_pipes(const std::vector<std::string>& argv, const SpawnO
   child.out = pipes.out[0];
   child.err = pipes.err[0];
   return child;
+}
+
+namespace {
+
+// `s` without the blanks and line ends around it.
+std::string trimmed(const std::string& s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string::npos) return "";
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+std::optional<std::string> run_command(const std::vector<std::string>& argv, double timeout_seconds,
+                                       std::string* error) {
+  auto fail = [&](const std::string& why) -> std::optional<std::string> {
+    if (error) *error = why;
+    return std::nullopt;
+  };
+  if (argv.empty()) return fail("no command");
+  // The child starts with default signal dispositions and an empty mask (spotrun's stop handlers and
+  // whatever MPI installed do not belong in it).
+  const SpawnedChild child = spawn_with_pipes(argv);
+  if (child.pid < 0) {
+    if (child.failed_call == std::string("pipe2")) return fail(std::string("pipe: ") + std::strerror(child.error));
+    return fail("cannot run " + argv[0] + ": " + std::strerror(child.error));
+  }
+  const pid_t pid = child.pid;
+
+  std::string out, err;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_seconds);
+  bool timed_out = false;
+  pollfd fds[2] = {{child.out, POLLIN, 0}, {child.err, POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    const int n = poll(fds, 2, static_cast<int>(left.count()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (auto& f : fds) {
+      if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[4096];
+      const ssize_t got = read(f.fd, buf, sizeof buf);
+      if (got > 0) {
+        (f.fd == child.out ? out : err).append(buf, static_cast<std::size_t>(got));
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(f.fd);
+        f.fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  if (timed_out) kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) return fail(argv[0] + " did not answer within " + std::to_string(static_cast<int>(timeout_seconds)) + " s");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string why = argv[0] + (WIFEXITED(status) ? " exited with code " + std::to_string(WEXITSTATUS(status))
+                                                   : std::string(" was killed by a signal"));
+    const std::string e = trimmed(err);
+    if (!e.empty()) why += ": " + e;
+    return fail(why);
+  }
+  if (error) *error = err;
+  return out;
 }
 
 }  // namespace spotrun::io

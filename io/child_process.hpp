@@ -2,11 +2,12 @@
 // spotrun's one way of starting a child program: stdin from /dev/null, stdout and stderr into pipes (or
 // one pipe, or this process's own), an empty signal mask, the named signals back at their default
 // disposition (spotrun's stop handlers and whatever MPI installed do not belong in the child). Used for
-// rclone (the durable tier), Slurm's commands (squeue, scontrol, sbatch), `spotrun launch`'s mpirun, probes
-// and --hosts-command, and the plotting script of `spotrun report --png`; each caller reads the pipes and
-// waits in its own way.
+// rclone (the durable tier), Slurm's commands (squeue, scontrol, sbatch: run_command), `spotrun launch`'s
+// mpirun, probes and --hosts-command, and the plotting script of `spotrun report --png`; each caller reads
+// the pipes and waits in its own way, or lets run_command do it.
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,5 +45,11 @@ struct SpawnedChild {
 
 // Starts argv[0], found on PATH as posix_spawnp finds it, with argv. Nothing is left open on failure.
 SpawnedChild spawn_with_pipes(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+// Runs argv[0] (looked up in PATH) with the arguments, no shell, stdin from /dev/null; returns its
+// standard output if it exits 0 within timeout_seconds, else nullopt (the process is killed on
+// timeout). *error receives standard error and the reason on failure.
+std::optional<std::string> run_command(const std::vector<std::string>& argv, double timeout_seconds,
+                                       std::string* error = nullptr);
 
 }  // namespace spotrun::io

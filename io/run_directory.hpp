@@ -1,16 +1,17 @@
 #pragma once
 // The run directory (OUTDIR): the one owner of its files' names and formats. Every reader and writer of a
 // file of OUTDIR that spotrun itself interprets goes through here -- the run (launcher/run), the supervisor
-// (launcher/launch), the run report (launcher/report), export and inspect -- so that no second parser of
-// the same file exists (docs/layout.md, "The run directory"). It lives in io/, below the solvers and the
-// launcher, so every one of them may use it. It does no MPI: a caller decides which rank reads or writes.
+// (launcher/launch), the run report (io/report, launcher/report), export and inspect -- so that no second
+// parser of the same file exists (docs/layout.md, "The run directory"). It lives in io/, below the solvers
+// and the launcher, so every one of them may use it. It does no MPI: a caller decides which rank reads or
+// writes.
 //
 //   status.json           StatusRecord (read), status_*_text (written by launcher::RunStatus), the
 //                         supervisor's "stalled" rewrite (mark_status_stalled)
 //   heartbeats/<host>.json HeartbeatRecord: heartbeat_text / read_heartbeats
 //   progress.json         ProgressRecord: progress_text / read_progress (launcher::ProgressReporter writes it)
 //   attempt               k_attempt_file: the attempt that may write (launcher/run/fence.hpp)
-//   attempts.jsonl        k_ledger_file: the run report's ledger (launcher/report/)
+//   attempts.jsonl        k_ledger_file: the run report's ledger (io/report/)
 //   .spotrun.lock         k_lock_file: the run's lock (launcher/run/output_lock.hpp)
 //   checkpoints/          CheckpointName: ckpt-<step>.h5 (one shared file) or ckpt-<step>.levels (the index
 //                         of a level set, io/checkpoint_levels.hpp); final.h5 / final.levels in OUTDIR
@@ -164,7 +165,7 @@ std::optional<ProgressRecord> read_progress(const std::string& outdir);
 std::string write_attempt_file(const std::string& outdir, const std::string& id);
 // The supervisor's verdict on attempt `launch_attempt` in the run report's ledger: its line (the one whose
 // "launch_attempt" is that id) gets "ended_by". No ledger or no such line: nothing changes. The ledger's
-// other reader and writer is the run report (launcher/report/model.hpp: parse_ledger, ledger_text).
+// other reader and writer is the run report (io/report/model.hpp: parse_ledger, ledger_text).
 void annotate_ledger(const std::string& outdir, const std::string& launch_attempt, const std::string& ended_by);
 
 // ---- .spotrun.lock -----------------------------------------------------------------------------------------

@@ -16,10 +16,11 @@
 #include "comm/errors.hpp"
 #include "io/input_file.hpp"
 #include "launcher/deck/deck.hpp"
+#include "launcher/environment.hpp"
 #include "launcher/launch/launch.hpp"  // --- spotrun launch ---
 #include "launcher/doctor/doctor.hpp"  // --- spotrun doctor ---
 #include "launcher/run/export.hpp"
-#include "launcher/report/recorder.hpp"  // --- spotrun report ---
+#include "launcher/report/command.hpp"  // --- spotrun report ---
 #include "launcher/run/run.hpp"
 #include "launcher/run/stop.hpp"
 #include "spotrun/version.hpp"
@@ -49,13 +50,15 @@ void start_kokkos(std::vector<char*>& kokkos_argv, int world_rank) {
   if (any) throw CollectiveError("Kokkos did not start on every rank (see above)", k_exit_bad_input);
 }
 
-int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vector<char*>& kokkos_argv) {
+int dispatch(int argc, char** argv, int world_rank, double start_wtime, const launcher::Environment& env,
+             std::vector<char*>& kokkos_argv) {
   CLI::App app{"spotrun: distributed MD and pseudo-spectral fluid runs that survive preemption"};
   app.set_version_flag("--version", std::string("spotrun ") + k_version + " (git " + k_git_hash + ")");
   app.require_subcommand(1);
 
   launcher::RunOptions run_opt;
   run_opt.start_wtime = start_wtime;
+  run_opt.environment = env;
   auto* run = app.add_subcommand("run", "Run a deck");
   run->add_option("deck", run_opt.deck_path, "Deck file (TOML)")->required();
   run->add_option("--set", run_opt.sets, "Override a deck key: section.key=value (repeatable)");
@@ -108,10 +111,11 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
                                "when ranks or hosts fail (spotrun launch --help)")->allow_extras();
 
   doctor::DoctorOptions doctor_opt;  // --- spotrun doctor (launcher/doctor/doctor.hpp) ---
+  doctor_opt.environment = env;
   auto* doctor_cmd = app.add_subcommand("doctor", "Measure CPUs, GPUs, MPI and the checkpoint directory of every rank before a run");
   doctor::add_doctor_options(*doctor_cmd, doctor_opt);
 
-  // --- spotrun report (launcher/report/recorder.hpp, docs/report.md) ---
+  // --- spotrun report (launcher/report/command.hpp, docs/report.md) ---
   std::string report_dir, report_png;
   bool report_json = false;
   auto* report_cmd = app.add_subcommand("report", "Print the run report of an output directory (every attempt: time, "
@@ -154,12 +158,12 @@ int dispatch(int argc, char** argv, int world_rank, double start_wtime, std::vec
   if (*run) return launcher::run(comm, run_opt);
   // The other commands: a stop signal since start-up ends them now (128 + the signal), a later one at once.
   if (const int code = launcher::end_start_up(comm, "start-up")) return code;
-  if (*inspect) return launcher::inspect(comm, inspect_paths);
+  if (*inspect) return launcher::inspect(comm, inspect_paths, env.nccl_timeout);
   if (*export_cmd) return launcher::export_checkpoint(comm, export_opt);
   if (*submit) return launcher::submit(comm, submit_opt);  // --- Slurm ---
   if (*doctor_cmd) return doctor::run_doctor(comm, doctor_opt);  // --- spotrun doctor ---
   if (*report_cmd) return report::report_command(comm, report_dir, report_json, report_png);  // --- spotrun report ---
-  if (*validate) return launcher::validate(comm, validate_path, validate_sets);
+  if (*validate) return launcher::validate(comm, validate_path, validate_sets, env.nccl_timeout);
   if (*info) {
     launcher::print_header(comm);
     return 0;
@@ -223,6 +227,8 @@ int launcher::command_line_main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int code = 0;
   const double start = MPI_Wtime();
+  // The environment variables spotrun reads, once (launcher/environment.hpp): passed down from here.
+  const launcher::Environment env = launcher::Environment::read();
   // Kokkos sees only its own --kokkos-* options (so `spotrun --help` is spotrun's help); CLI11 the rest.
   std::vector<char*> kokkos_argv{argv[0]}, app_argv{argv[0]};
   std::vector<std::string> kokkos_args;
@@ -236,7 +242,7 @@ int launcher::command_line_main(int argc, char** argv) {
   // Nothing on a CPU build.
   std::string device_option;
   try {
-    device_option = comm::kokkos_device_option(comm::bind_device(MPI_COMM_WORLD), kokkos_args);
+    device_option = comm::kokkos_device_option(comm::bind_device(MPI_COMM_WORLD, env.device), kokkos_args);
   } catch (const CollectiveError& e) {
     // Every rank got it (a bad SPOTRUN_CPU_BIND): one message, a clean exit.
     if (rank == 0) std::fprintf(stderr, "ERROR: %s\n", e.what());
@@ -250,7 +256,7 @@ int launcher::command_line_main(int argc, char** argv) {
   if (!device_option.empty()) kokkos_argv.push_back(device_option.data());
   kokkos_argv.push_back(nullptr);
   try {
-    code = dispatch(static_cast<int>(app_argv.size()), app_argv.data(), rank, start, kokkos_argv);
+    code = dispatch(static_cast<int>(app_argv.size()), app_argv.data(), rank, start, env, kokkos_argv);
   } catch (const CollectiveError& e) {
     // Every rank reached this verdict together: report once and exit cleanly with its code.
     if (rank == 0) std::fprintf(stderr, "ERROR: %s\n", e.what());

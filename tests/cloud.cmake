@@ -1,4 +1,4 @@
-# Spot notices (cloud/, launcher/run/spot_notices.cpp, docs/cloud.md), included from tests/CMakeLists.txt. Every
+# Spot notices (io/cloud/, launcher/run/spot_notices.cpp, docs/cloud.md), included from tests/CMakeLists.txt. Every
 # server they talk to is a test server on a loopback address (tests/support/http_server.hpp).
 # Unit tests: the metadata endpoint check, the provider from DMI, deadlines, each provider's notice format,
 # hostile servers (huge, endless, silent, malformed, redirecting) and the watcher thread.

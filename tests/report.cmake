@@ -1,4 +1,4 @@
-# The run report (launcher/report/, docs/report.md), included from tests/CMakeLists.txt.
+# The run report (io/report/, launcher/report/, docs/report.md), included from tests/CMakeLists.txt.
 # Unit: the model's figures on made-up attempts, the ledger, the GPU sampler without NVML.
 spotrun_add_test_executable(test_report test_report.cpp LIBS spotrun_report)
 spotrun_add_unit_test(report.unit test_report)

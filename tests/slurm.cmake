@@ -1,6 +1,7 @@
 # Slurm tests, included from tests/CMakeLists.txt. Label "slurm".
 #  - slurm_submit: unit test of the rendered batch script and of the job's end time (launcher/slurm/submit.cpp,
-#    launcher/slurm/slurm_env.cpp), with stand-ins for squeue and scontrol.
+#    launcher/slurm/slurm_env.cpp, io/slurm_job.cpp, io/child_process.cpp's run_command), with stand-ins for
+#    squeue and scontrol.
 #  - slurm_sbatch_generated: slurm/spotrun-cpu.sbatch and slurm/spotrun-gpu.sbatch are what
 #    cmake/SpotrunSbatch.cmake makes from slurm/spotrun.sbatch.in, the one source of both scripts and of the
 #    job body `spotrun submit` writes (a diff where they differ; `cmake -P cmake/SpotrunSbatch.cmake` from

@@ -10,11 +10,11 @@
 #include <memory>
 #include <thread>
 
-#include "launcher/cloud/metadata_endpoint.hpp"
-#include "launcher/cloud/notice_poller.hpp"
-#include "launcher/cloud/notice_watcher.hpp"
-#include "launcher/cloud/provider.hpp"
-#include "launcher/cloud/spot_notice.hpp"
+#include "io/cloud/metadata_endpoint.hpp"
+#include "io/cloud/notice_poller.hpp"
+#include "io/cloud/notice_watcher.hpp"
+#include "io/cloud/provider.hpp"
+#include "io/cloud/spot_notice.hpp"
 #include "comm/errors.hpp"
 #include "launcher/deck/deck.hpp"
 #include "support/http_server.hpp"

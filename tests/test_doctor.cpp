@@ -6,7 +6,7 @@
 #include <set>
 
 #include "comm/errors.hpp"
-#include "launcher/doctor/impl/probes.hpp"
+#include "comm/probes/probes.hpp"
 #include "launcher/doctor/report.hpp"
 #include "launcher/doctor/verdicts.hpp"
 #include "support/mpi_test.hpp"
@@ -127,15 +127,15 @@ TEST(DoctorVerdicts, BusBandwidth) {
 
 // Every pair of nodes once, through their lowest ranks, each round of disjoint pairs.
 TEST(DoctorMpi, RoundsCoverEveryPairOfNodes) {
-  EXPECT_TRUE(impl::mpi_rounds({0}).empty());
-  EXPECT_EQ(impl::mpi_rounds({0, 0, 0}), (std::vector<std::vector<std::pair<int, int>>>{{{0, 1}}}));
+  EXPECT_TRUE(probes::mpi_rounds({0}).empty());
+  EXPECT_EQ(probes::mpi_rounds({0, 0, 0}), (std::vector<std::vector<std::pair<int, int>>>{{{0, 1}}}));
   for (int nodes = 2; nodes <= 9; ++nodes) {
     SCOPED_TRACE(nodes);
     // Three ranks per node, nodes numbered by their lowest rank, interleaved ranks on the last node.
     std::vector<int> node_of_rank;
     for (int n = 0; n < nodes; ++n)
       for (int k = 0; k < 3; ++k) node_of_rank.push_back(3 * n);
-    const auto rounds = impl::mpi_rounds(node_of_rank);
+    const auto rounds = probes::mpi_rounds(node_of_rank);
     EXPECT_EQ(rounds.size(), static_cast<std::size_t>(nodes % 2 == 0 ? nodes - 1 : nodes));
     std::set<std::pair<int, int>> seen;
     for (const auto& round : rounds) {

@@ -1,4 +1,4 @@
-// The run report's model (launcher/report/model.hpp): steps redone, Young/Daly, hours, cost and spot
+// The run report's model (io/report/model.hpp): steps redone, Young/Daly, hours, cost and spot
 // saving, utilisation warnings, ledger damage; the GPU sampler without NVML. Every expected figure is
 // worked out by hand from the made-up attempts.
 #include <gtest/gtest.h>
@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "launcher/report/gpu_sampler.hpp"
-#include "launcher/report/model.hpp"
+#include "io/report/gpu_sampler.hpp"
+#include "io/report/model.hpp"
 #include "support/mpi_test.hpp"
 
 using namespace spotrun::report;

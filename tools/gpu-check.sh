@@ -346,7 +346,8 @@ MPIRUN="$BUNDLE/bin/mpirun"
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=${OMPI_MCA_btl_vader_single_copy_mechanism:-none}
 [[ $CPU == 1 ]] || export SPOTRUN_REQUIRE_GPU=1
-# A stalled NCCL bootstrap fails in a minute instead of SPOTRUN_NCCL_TIMEOUT's default 300 s.
+# A stalled NCCL bootstrap of spotrun (and spotrun-test) fails in a minute instead of SPOTRUN_NCCL_TIMEOUT's
+# default 300 s; the unit programs make their transports without it (docs/gpu.md, "Timeout").
 export SPOTRUN_NCCL_TIMEOUT=${SPOTRUN_NCCL_TIMEOUT:-60}
 if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 SMI="${SPOTRUN_GPU_CHECK_NVIDIA_SMI:-nvidia-smi}"

@@ -6,8 +6,8 @@
 #include <set>
 #include <stdexcept>
 
-#include "launcher/cloud/metadata_endpoint.hpp"
-#include "launcher/cloud/provider.hpp"
+#include "io/cloud/metadata_endpoint.hpp"
+#include "io/cloud/provider.hpp"
 #include "comm/transport.hpp"
 #include "comm/errors.hpp"
 #include "launcher/deck/deck.hpp"
@@ -116,7 +116,7 @@ std::vector<KeySpec> checkpoint_keys() {
 
 // The keys of [comm], [cloud] and [report].
 std::vector<KeySpec> comm_cloud_report_keys() {
-  // cloud.metadata_url: loopback and link-local IP literals only (launcher/cloud/metadata_endpoint.hpp).
+  // cloud.metadata_url: loopback and link-local IP literals only (io/cloud/metadata_endpoint.hpp).
   KeySpec metadata_url{"cloud.metadata_url", KeyType::String, "\"\"", "URL",
                        "Metadata service polled for spot notices: http://ADDRESS[:PORT], a loopback or link-local "
                        "IP literal; \"\" = the provider's, http://169.254.169.254",

@@ -19,8 +19,10 @@
 #include "comm/device.hpp"
 #include "comm/errors.hpp"
 #include "comm/nccl_library.hpp"
+#include "comm/probes/probes.hpp"
+#include "comm/test_hooks.hpp"
 #include "comm/transport.hpp"
-#include "impl/probes.hpp"
+#include "io/disk_probe.hpp"
 #include "io/input_file.hpp"
 #include "launcher/run/memory_check.hpp"
 #include "launcher/run/run.hpp"
@@ -56,14 +58,12 @@ struct Sizes {
   std::size_t gpu_triad_bytes = 256u << 20;
   std::size_t nccl_bytes = 64u << 20;
   int nccl_iterations = 20;
-  impl::MpiSizes mpi;
-  impl::DiskSizes disk;
+  probes::MpiSizes mpi;
+  io::DiskSizes disk;
 };
 
-bool env_flag(const char* name) {
-  const char* v = std::getenv(name);
-  return v && *v && std::string(v) != "0";
-}
+// A flag of the environment: set, not empty and not "0".
+bool env_flag(const std::string& value) { return !value.empty() && value != "0"; }
 
 // The last level cache one core sees, in bytes: sysfs (one instance, e.g. one CCD's L3), else sysconf
 // (which may report a whole socket, or the host's under a hypervisor), else 32 MiB.
@@ -108,10 +108,13 @@ Sizes choose_sizes(const comm::Communicator& comm, bool quick) {
   return s;
 }
 
-// SPOTRUN_DOCTOR_SLOW_RANK: a rank of this run, or -1 when unset. InputError on every rank otherwise.
-int slow_rank_from_env(const comm::Communicator& comm) {
-  const char* v = std::getenv("SPOTRUN_DOCTOR_SLOW_RANK");
-  if (!v || !*v) return -1;
+// The rank the test hook TestHooks::doctor_slow_rank names (spotrun-test: SPOTRUN_DOCTOR_SLOW_RANK), or -1
+// when none is installed; InputError on every rank when it is not a rank of this run.
+int slow_rank_of_hook(const comm::Communicator& comm) {
+  const auto& hook = comm::test_hooks().doctor_slow_rank;
+  const std::string value = hook ? hook() : std::string();
+  const char* v = value.c_str();
+  if (!*v) return -1;
   int rank = -1;
   try {
     std::size_t used = 0;
@@ -151,7 +154,7 @@ std::vector<fs::path> make_directory(const std::string& dir, std::string& error)
 }
 
 // What one rank measured, as JSON for the gather.
-json rank_json(const RankResult& r, const std::vector<PairResult>& pairs, const DiskResult* disk) {
+json rank_json(const RankResult& r, const std::vector<probes::PairFigures>& pairs, const DiskResult* disk) {
   json j = {{"figures", r.figures}, {"blas", r.blas}, {"gpu", r.gpu}, {"errors", r.errors}};
   json jp = json::array();
   for (const auto& p : pairs) jp.push_back({{"a", p.rank_a}, {"b", p.rank_b}, {"figures", p.figures}});
@@ -220,8 +223,10 @@ void read_inputs(const comm::Communicator& comm, const DoctorOptions& o, Report&
 }
 
 // NCCL over every rank's GPU, where the build, the ranks and the GPUs allow it.
+// timeout_text: SPOTRUN_NCCL_TIMEOUT of the environment ("": 60 s).
 void measure_nccl(const comm::Communicator& comm, const comm::DeviceInfo& me, const Sizes& sizes,
-                  const comm::DeviceReport& device_report, bool gpu_failed_somewhere, Report& report, RankResult& mine) {
+                  const comm::DeviceReport& device_report, bool gpu_failed_somewhere, const std::string& timeout_text,
+                  Report& report, RankResult& mine) {
   if (!k_kokkos_cuda) {
     report.nccl.status = "no GPU (CPU build)";
   } else if (const std::string missing = nccl_unusable(comm); !missing.empty()) {
@@ -234,10 +239,10 @@ void measure_nccl(const comm::Communicator& comm, const comm::DeviceInfo& me, co
     report.nccl.status = "not measured: a GPU failed (see the verdicts)";
   } else {
     double timeout = 60;
-    if (const char* t = std::getenv("SPOTRUN_NCCL_TIMEOUT")) timeout = std::max(1.0, std::atof(t));
+    if (!timeout_text.empty()) timeout = std::max(1.0, std::atof(timeout_text.c_str()));
     std::string error, own_error;
     const double algbw =
-        impl::nccl_allreduce_algbw(comm, me.gpu, sizes.nccl_bytes, sizes.nccl_iterations, timeout, error, own_error);
+        probes::nccl_allreduce_algbw(comm, me.gpu, sizes.nccl_bytes, sizes.nccl_iterations, timeout, error, own_error);
     if (!own_error.empty()) mine.errors.push_back(own_error);
     report.nccl.bytes = static_cast<double>(sizes.nccl_bytes);
     if (algbw > 0) {
@@ -302,13 +307,15 @@ DiskResult measure_disk(const comm::Communicator& comm, const std::string& direc
   if (leader && !comm.is_root()) created = make_directory(directory, dir_error);
   comm.barrier();
   if (leader) {
-    if (dir_error.empty())
-      disk = impl::probe_disk(directory, me.host + "-" + std::to_string(comm.rank()) + "-" + std::to_string(::getpid()),
-                              sizes.disk);
-    else
+    if (dir_error.empty()) {
+      const io::DiskProbe probe = io::probe_disk(
+          directory, me.host + "-" + std::to_string(comm.rank()) + "-" + std::to_string(::getpid()), sizes.disk);
+      disk.figures = probe.figures;
+      disk.written_bytes = probe.written_bytes;
+      disk.error = probe.error;
+    } else {
       disk.error = dir_error;
-    disk.rank = comm.rank();
-    disk.host = me.host;
+    }
   }
   comm.barrier();
   std::error_code ec;
@@ -344,9 +351,10 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   report.git_hash = k_git_hash;
   report.ranks = comm.size();
   report.nodes = comm.node_count();
-  report.quick = o.quick || env_flag("SPOTRUN_DOCTOR_QUICK");
+  const launcher::Environment& env = o.environment;
+  report.quick = o.quick || env_flag(env.doctor_quick);
   report.slow_factor = o.slow_factor;
-  const int slow_rank = slow_rank_from_env(comm);
+  const int slow_rank = slow_rank_of_hook(comm);
 
   read_inputs(comm, o, report);
 
@@ -391,22 +399,22 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   // CPU: every rank at once, as a run loads them.
   comm.barrier();
   // Without OpenBLAS (a bundle on a node that lacks it) the DGEMM is not measured: said, not broken.
-  mine.blas = impl::blas_config();
+  mine.blas = probes::blas_config(env.openblas_library);
   if (mine.blas.empty())
-    mine.blas = "not measured: " + impl::blas_missing();
+    mine.blas = "not measured: " + probes::blas_missing(env.openblas_library);
   else
     attempt("CPU DGEMM", [&] {
-      figure("cpu.dgemm_gflops", impl::cpu_dgemm_gflops(sizes.cpu_gemm_n, sizes.cpu_min_seconds, slow_down));
+      figure("cpu.dgemm_gflops", probes::cpu_dgemm_gflops(sizes.cpu_gemm_n, sizes.cpu_min_seconds, slow_down, env.openblas_library));
     });
   comm.barrier();
   attempt("CPU triad", [&] {
-    figure("cpu.triad_gbs", impl::cpu_triad_gbs(sizes.cpu_triad_bytes, sizes.triad_passes, slow_down));
+    figure("cpu.triad_gbs", probes::cpu_triad_gbs(sizes.cpu_triad_bytes, sizes.triad_passes, slow_down));
   });
 
   // GPU: every rank on its own GPU, then NCCL over all of them.
   comm.barrier();
-  impl::GpuProbe gpu;
-  attempt("GPU", [&] { gpu = impl::probe_gpu(sizes.gpu_gemm_n, sizes.gpu_triad_bytes, sizes.cpu_min_seconds); });
+  probes::GpuProbe gpu;
+  attempt("GPU", [&] { gpu = probes::probe_gpu(sizes.gpu_gemm_n, sizes.gpu_triad_bytes, sizes.cpu_min_seconds); });
   for (const auto& [k, v] : gpu.figures) mine.figures[k] = v;
   for (const auto& e : gpu.errors) mine.errors.push_back(e);
   if (!gpu.status.empty())
@@ -416,13 +424,13 @@ int run_doctor(const comm::Communicator& comm, const DoctorOptions& o) {
   else
     mine.gpu = "no GPU: " + me.none_reason;
   const bool gpu_failed_somewhere = comm.any(!gpu.errors.empty());
-  measure_nccl(comm, me, sizes, device_report, gpu_failed_somewhere, report, mine);
+  measure_nccl(comm, me, sizes, device_report, gpu_failed_somewhere, env.nccl_timeout, report, mine);
 
   // MPI between nodes.
   std::vector<int> node_of_rank;
   for (const auto& d : devices) node_of_rank.push_back(d.node);
-  const auto rounds = impl::mpi_rounds(node_of_rank);
-  const std::vector<PairResult> pairs = impl::probe_mpi(comm, rounds, sizes.mpi);
+  const auto rounds = probes::mpi_rounds(node_of_rank);
+  const std::vector<probes::PairFigures> pairs = probes::probe_mpi(comm, rounds, sizes.mpi);
   if (rounds.empty()) report.mpi_note = "one rank: no pair of ranks to measure";
 
   const bool leader = me.node == comm.rank();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "comm/communicator.hpp"
+#include "launcher/environment.hpp"
 
 namespace CLI {
 class App;
@@ -30,18 +31,22 @@ struct DoctorOptions {
   bool quick = false;             // --quick (or SPOTRUN_DOCTOR_QUICK=1): small sizes, for tests
   double slow_factor = 0.5;       // --slow-factor: slow below this times the median of the peers
   double disk_mib = 0;            // --disk-mib: MiB each node writes; 0: from the deck, else 256
+  // The process's environment, read where the command started: SPOTRUN_DOCTOR_QUICK, SPOTRUN_NCCL_TIMEOUT,
+  // SPOTRUN_OPENBLAS_LIBRARY (launcher/environment.hpp).
+  launcher::Environment environment;
 };
 
 // Adds the options of `spotrun doctor` to a CLI11 subcommand, writing into `options`.
 void add_doctor_options(CLI::App& command, DoctorOptions& options);
 
 // Runs every measurement (collective), prints the table on rank 0, writes the JSON report; returns the
-// exit code, the same on every rank. Bad usage (a bad --expect file or deck, a bad hook variable, a
+// exit code, the same on every rank. Bad usage (a bad --expect file or deck, a bad slow-rank hook, a
 // report file that cannot be written) throws InputError on every rank (exit 2).
 int run_doctor(const comm::Communicator& comm, const DoctorOptions& options);
 
-// The test hook SPOTRUN_DOCTOR_SLOW_RANK=N: rank N's CPU figures are measured with every timed call
-// stretched k_slow_rank_factor times (a sleep inside the timing), so that the verdicts can be tested.
+// The test hook comm::TestHooks::doctor_slow_rank (spotrun-test: SPOTRUN_DOCTOR_SLOW_RANK=N): rank N's CPU
+// figures are measured with every timed call stretched k_slow_rank_factor times (a sleep inside the
+// timing), so that the verdicts can be tested.
 inline constexpr double k_slow_rank_factor = 10.0;
 
 }  // namespace spotrun::doctor

@@ -1,4 +1,6 @@
 // `spotrun report OUTDIR [--json] [--png FILE]` (docs/report.md).
+#include "command.hpp"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,7 +11,7 @@
 #include <string>
 
 #include "io/child_process.hpp"
-#include "recorder.hpp"
+#include "io/report/recorder.hpp"
 #include "spotrun/timeline_py.hpp"
 
 namespace fs = std::filesystem;

@@ -52,9 +52,9 @@ bool other_attempt(char* named, std::size_t cap) {
 
 }  // namespace
 
-void arm_attempt_fence(const std::string& outdir) {
-  const char* a = std::getenv(RunStatus::attempt_variable());
-  if (!a || !*a || std::strlen(a) >= sizeof g_attempt) return;
+void arm_attempt_fence(const std::string& outdir, const std::string& launch_attempt) {
+  const char* a = launch_attempt.c_str();
+  if (!*a || std::strlen(a) >= sizeof g_attempt) return;
   const std::string path = (std::filesystem::path(outdir) / k_attempt_file).string();
   if (path.size() >= k_max) return;
   std::memcpy(g_attempt, a, std::strlen(a) + 1);

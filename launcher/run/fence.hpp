@@ -26,9 +26,10 @@ constexpr int k_exit_fenced = 77;
 // The file that names the current attempt, relative to the output directory.
 constexpr const char* k_attempt_file = io::k_attempt_file;  // io/run_directory.hpp
 
-// Arms the fence for output directory `outdir` (no-op without SPOTRUN_LAUNCH_ATTEMPT). Called once, before
-// the first write into the directory (the lock), before any thread that checks starts.
-void arm_attempt_fence(const std::string& outdir);
+// Arms the fence for output directory `outdir` as attempt `launch_attempt` (SPOTRUN_LAUNCH_ATTEMPT as the
+// command read it, launcher/environment.hpp; no-op when ""). Called once, before the first write into the
+// directory (the lock), before any thread that checks starts.
+void arm_attempt_fence(const std::string& outdir, const std::string& launch_attempt);
 
 // This process's attempt ("" when not under spotrun launch).
 const std::string& own_attempt();

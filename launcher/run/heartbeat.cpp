@@ -42,14 +42,16 @@ double rank_stall_timeout(double fixed, double max_gap, bool untimed_write) {
   return t;
 }
 
-Heartbeat::Heartbeat(const comm::Communicator& comm, const std::string& outdir) {
+Heartbeat::Heartbeat(const comm::Communicator& comm, const std::string& outdir, const std::string& launch_attempt,
+                     const std::optional<std::string>& stall_timeout) {
   m_rank = comm.rank();
   m_host = comm::host_name();  // MPI_Get_processor_name: here, on the thread that may call MPI
   // One writer per host name (the lowest rank of each), not per shared-memory node: simulated nodes on
   // one machine, each with its own host name, each write their own file (launcher/run/node_groups.hpp).
   m_writer = group_nodes(comm)->is_leader();
-  if (const char* a = std::getenv(RunStatus::attempt_variable())) m_attempt = a;
-  if (const char* t = std::getenv("SPOTRUN_STALL_TIMEOUT")) {
+  m_attempt = launch_attempt;
+  if (stall_timeout) {
+    const char* t = stall_timeout->c_str();
     char* end = nullptr;
     const double v = std::strtod(t, &end);
     if (end != t && *end == '\0' && v >= 0) m_fixed = v;

@@ -19,6 +19,7 @@
 // host, acts first.
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -35,8 +36,11 @@ double rank_stall_timeout(double fixed, double max_gap, bool untimed_write);
 class Heartbeat {
  public:
   // Groups the ranks by host name (collective: every rank of `comm`), then starts the thread. outdir: the
-  // locked output directory.
-  Heartbeat(const comm::Communicator& comm, const std::string& outdir);
+  // locked output directory; launch_attempt and stall_timeout: SPOTRUN_LAUNCH_ATTEMPT (the heartbeat's
+  // "attempt") and SPOTRUN_STALL_TIMEOUT (nullopt: unset) as the command read them
+  // (launcher/environment.hpp).
+  Heartbeat(const comm::Communicator& comm, const std::string& outdir, const std::string& launch_attempt,
+            const std::optional<std::string>& stall_timeout);
   ~Heartbeat();  // stops the thread (the heartbeat file stays: its last word)
   Heartbeat(const Heartbeat&) = delete;
   Heartbeat& operator=(const Heartbeat&) = delete;

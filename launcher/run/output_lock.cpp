@@ -65,9 +65,10 @@ constexpr double k_fenced_holder_wait_seconds = 300;
 
 }  // namespace
 
-OutputDirectoryLock::OutputDirectoryLock(const comm::Communicator& comm, const std::string& outdir) {
+OutputDirectoryLock::OutputDirectoryLock(const comm::Communicator& comm, const std::string& outdir,
+                                         const std::string& launch_attempt) {
   std::string error, warning;
-  arm_attempt_fence(outdir);  // --- fencing: every rank (heartbeat threads check too) ---
+  arm_attempt_fence(outdir, launch_attempt);  // --- fencing: every rank (heartbeat threads check too) ---
   if (comm.is_root()) {
     check_attempt_fence("the lock file");
     const std::string path = (std::filesystem::path(outdir) / file_name()).string();

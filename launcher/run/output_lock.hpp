@@ -13,9 +13,10 @@ namespace spotrun::launcher {
 
 class OutputDirectoryLock {
  public:
-  // Collective. Takes the lock (the directory must exist); throws InputError on every rank when another
-  // run holds it.
-  OutputDirectoryLock(const comm::Communicator& comm, const std::string& outdir);
+  // Collective. Arms the write fence of attempt `launch_attempt` (launcher/run/fence.hpp; "" when not under
+  // spotrun launch) and takes the lock (the directory must exist); throws InputError on every rank when
+  // another run holds it.
+  OutputDirectoryLock(const comm::Communicator& comm, const std::string& outdir, const std::string& launch_attempt);
   // Empties the lock file and releases the lock (rank 0).
   ~OutputDirectoryLock();
   OutputDirectoryLock(const OutputDirectoryLock&) = delete;

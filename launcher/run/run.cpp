@@ -20,11 +20,11 @@
 #include "launcher/run/memory_check.hpp"
 #include "launcher/run/output_lock.hpp"
 #include "launcher/run/run_status.hpp"
-#include "launcher/slurm/slurm_env.hpp"  // --- Slurm: the job's end time as a time limit ---
+#include "io/slurm_job.hpp"  // --- Slurm: the job's end time as a time limit ---
 #include "launcher/run/spot_notices.hpp"  // --- spot notices: a watcher thread on each node ---
 #include "launcher/run/heartbeat.hpp"  // --- stalls: heartbeat files and the in-rank watchdog ---
 #include "launcher/run/fence.hpp"  // --- fencing: no write from an attempt that is no longer current ---
-#include "launcher/report/recorder.hpp"  // --- run report (docs/report.md) ---
+#include "io/report/recorder.hpp"  // --- run report (docs/report.md) ---
 #include "comm/copy_counter.hpp"
 #include "io/checkpoint_store.hpp"  // inspect: a checkpoint of either kind
 #include "comm/device.hpp"
@@ -142,11 +142,12 @@ std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transp
   return solver.make(ctx, &inputs);
 }
 
-int validate(const comm::Communicator& comm, const std::string& deck_path, const std::vector<std::string>& sets) {
+int validate(const comm::Communicator& comm, const std::string& deck_path, const std::vector<std::string>& sets,
+             const std::string& nccl_timeout) {
   set_signal_mode(SignalMode::exit_now, "reading the deck");
   const Deck deck = load_deck(comm, deck_path, sets);
   set_signal_mode(SignalMode::exit_now, "checking the deck's inputs");
-  auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+  auto transport = comm::make_transport(deck.get_string("comm.transport"), comm, nccl_timeout);
   const solvers::SolverRegistration& solver = solvers::solver_named(deck.get_string("run.solver"), deck.name());
   check_fresh_start(solver, context(comm, *transport, deck, deck_path));
   if (comm.is_root()) std::printf("%s: valid on %d rank(s)\n%s", deck_path.c_str(), comm.size(), deck.resolved().c_str());
@@ -258,7 +259,7 @@ void truncate_thermo(const comm::Communicator& comm, const std::string& path, st
 
 }  // namespace
 
-int inspect(const comm::Communicator& comm, const std::vector<std::string>& paths) {
+int inspect(const comm::Communicator& comm, const std::vector<std::string>& paths, const std::string& nccl_timeout) {
   set_signal_mode(SignalMode::exit_now, "inspect");
   bool all_ok = true;
   for (const auto& path : paths) {
@@ -272,7 +273,7 @@ int inspect(const comm::Communicator& comm, const std::vector<std::string>& path
       std::string restore;
       try {
         const Deck deck = checkpoint_deck(reader.meta(), path);
-        auto transport = comm::make_transport(deck.get_string("comm.transport"), comm);
+        auto transport = comm::make_transport(deck.get_string("comm.transport"), comm, nccl_timeout);
         described = restore_solver(comm, *transport, deck, path, reader)->describe();
       } catch (const InputError& e) {
         restore = e.what();
@@ -391,6 +392,22 @@ struct Run {
   std::vector<std::string> noticed_hosts;  // and the nodes that saw it
 };
 
+// The run report's settings (io/report/recorder.hpp): the deck's report.* and checkpoint.* keys, and the
+// attempt of `spotrun launch` this run is, if any.
+report::RecorderSettings recorder_settings(const Deck& deck, const Environment& env) {
+  report::RecorderSettings s;
+  s.sample_seconds = deck.get_float("report.sample_seconds");
+  s.price_per_gpu_hour = deck.get_float("report.price_per_gpu_hour");
+  s.on_demand_price_per_gpu_hour = deck.get_float("report.on_demand_price_per_gpu_hour");
+  s.min_gpu_utilisation = deck.get_float("report.min_gpu_utilisation");
+  s.every_steps = deck.get_int("checkpoint.every_steps");
+  s.every_seconds = deck.get_float("checkpoint.every_seconds");
+  s.auto_interval = deck.get_string("checkpoint.interval") == "auto";
+  s.mtbf = deck.get_float("checkpoint.mtbf");
+  s.launch_attempt = env.launch_attempt.value_or("");
+  return s;
+}
+
 // Start-up: the transport, spot notices, the header, the output directory taken (its lock, status.json), the
 // limits, the checkpoint manager and the candidates of a resume. Returns an exit code when a stop signal of the
 // start-up ends the run here, else 0.
@@ -401,7 +418,8 @@ int start_up(Run& r, std::optional<OutputDirectoryLock>& lock) {
   if (r.outdir.empty()) r.outdir = (fs::path("runs") / fs::path(r.opt.deck_path).stem()).string();
   const std::string solver_name = r.deck.get_string("run.solver");
   r.registration = &solvers::solver_named(solver_name, r.deck.name());
-  r.transport = report::timed(comm::make_transport(r.deck.get_string("comm.transport"), comm));
+  r.transport =
+      report::timed(comm::make_transport(r.deck.get_string("comm.transport"), comm, r.opt.environment.nccl_timeout));
   // --- spot notices: polled from here on (a notice in the start-up stops the run at its first agreed step) ---
   r.notices.emplace(comm, r.deck);
   print_header(comm, r.transport.get());
@@ -422,12 +440,13 @@ int start_up(Run& r, std::optional<OutputDirectoryLock>& lock) {
   }
   comm.agree<InputError>(error.empty(), error);
   // The directory is this run's from here on; nothing in it is touched before.
-  lock.emplace(comm, r.outdir);
+  lock.emplace(comm, r.outdir, r.opt.environment.launch_attempt.value_or(""));
   r.status.begin(r.outdir, r.opt.deck_path);
   r.steps = r.deck.get_int("run.steps");
   r.thermo_every = r.deck.get_int("run.thermo_every");
-  // --- Slurm: under Slurm the job's end time (less a margin) is a time limit too (launcher/slurm/slurm_env.hpp) ---
-  r.time_limit = time_limit_with_slurm(comm, r.deck.get_seconds("run.time_limit"), r.opt.start_wtime);
+  // --- Slurm: under Slurm the job's end time (less a margin) is a time limit too (io/slurm_job.hpp) ---
+  r.time_limit = io::time_limit_with_slurm(comm, r.deck.get_seconds("run.time_limit"), r.opt.start_wtime,
+                                           r.opt.environment.slurm_job_id);
   io::CheckpointMeta base;
   base.solver = solver_name;
   base.deck = r.deck.resolved();
@@ -515,7 +534,8 @@ void run_loop(Run& r) {
   comm.barrier();
   // --- stalls: OUTDIR/heartbeats/ and the watchdog (docs/cloud.md), once the run report (every rank past the
   // barrier) has read the heartbeats a lost attempt left ---
-  r.heartbeat.emplace(comm, r.outdir);
+  r.heartbeat.emplace(comm, r.outdir, r.opt.environment.launch_attempt.value_or(""),
+                      r.opt.environment.stall_timeout);
   set_signal_mode(SignalMode::record, "the time loop");
   r.copies0 = comm::copies_between_spaces();
   r.staged0 = r.transport->staged_bytes();
@@ -730,8 +750,8 @@ int run_locked(const comm::Communicator& comm, const RunOptions& opt, std::optio
   // OUTDIR/spotrun.log: this attempt's lines after those of the attempts before it (console.hpp).
   if (comm.is_root()) open_run_log((fs::path(r.outdir) / "spotrun.log").string(), attempt_heading(opt, comm.size()));
   const std::vector<std::string> level_sources = resume(r);
-  // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (launcher/report/recorder.hpp) ---
-  r.run_report.emplace(comm, r.deck, r.outdir, opt.start_wtime, *r.transport);
+  // --- run report: this attempt in OUTDIR/attempts.jsonl and report.json (io/report/recorder.hpp) ---
+  r.run_report.emplace(comm, recorder_settings(r.deck, r.opt.environment), r.outdir, opt.start_wtime, *r.transport);
   if (comm.is_root()) say(Show::detail, r.run_report->header());
   set_up(r, fresh_said, level_sources);
   run_loop(r);
@@ -747,7 +767,7 @@ int run(const comm::Communicator& comm, const RunOptions& opt) {
   // to stderr from main().
   Console console(comm.is_root(), opt.verbosity);
   std::optional<OutputDirectoryLock> lock;
-  RunStatus status(comm);
+  RunStatus status(comm, opt.environment.launch_attempt);
   try {
     return run_locked(comm, opt, lock, status);
   } catch (const CollectiveError& e) {

@@ -6,6 +6,7 @@
 #include "comm/communicator.hpp"
 #include "comm/transport.hpp"
 #include "launcher/deck/deck.hpp"
+#include "launcher/environment.hpp"
 #include "launcher/run/console.hpp"
 #include "io/checkpoint.hpp"
 #include "solvers/solver.hpp"
@@ -19,6 +20,7 @@ struct RunOptions {
   std::string resume = "auto";  // "auto" (newest valid checkpoint), "never", or a checkpoint file
   double start_wtime = 0;       // MPI_Wtime() at program start (time limits count from it)
   Verbosity verbosity = Verbosity::normal;  // --quiet, --verbose: what the terminal shows (console.hpp)
+  Environment environment;  // the process's, read where the command started (launcher/environment.hpp)
 };
 
 // Reads the deck on the root rank, broadcasts it, applies --set overrides and validates it on every
@@ -35,7 +37,9 @@ std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transp
 // run reads them, the memory estimate on this many ranks and the solver's own checks
 // (SolverRegistration::check_fresh: MD pair coefficients, box against cutoff + skin for the rank grid).
 // Prints the resolved deck; returns 0, or throws InputError on every rank with the message a run gives.
-int validate(const comm::Communicator& comm, const std::string& deck_path, const std::vector<std::string>& sets);
+// nccl_timeout: SPOTRUN_NCCL_TIMEOUT of the environment, for the transport (comm::TransportOptions).
+int validate(const comm::Communicator& comm, const std::string& deck_path, const std::vector<std::string>& sets,
+             const std::string& nccl_timeout = "");
 // The deck a checkpoint holds (/meta/deck), parsed and validated; InputError when it is not a valid deck
 // or its physics is not the checkpoint's /meta/physics. A resume (of any deck) and `spotrun inspect` both
 // refuse such a checkpoint.
@@ -52,7 +56,7 @@ void print_header(const comm::Communicator& comm, const comm::Transport* transpo
 // `spotrun inspect FILE...`: for each checkpoint, verifies every byte and checksum and restores its state
 // into the solver of the deck it holds through the function a resume uses (checkpoint_deck(), the memory
 // estimate of that deck on this many ranks, the solver's restore()); prints a report. Returns 0 when every file is
-// fine, else 2.
-int inspect(const comm::Communicator& comm, const std::vector<std::string>& paths);
+// fine, else 2. nccl_timeout: as validate()'s.
+int inspect(const comm::Communicator& comm, const std::vector<std::string>& paths, const std::string& nccl_timeout = "");
 
 }  // namespace spotrun::launcher

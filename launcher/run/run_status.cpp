@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <utility>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
@@ -189,8 +190,8 @@ double parse_utc(const std::string& text) {
   return static_cast<double>(days * 86400 + h * 3600 + mi * 60 + s) + frac;
 }
 
-RunStatus::RunStatus(const comm::Communicator& comm)
-    : m_root(comm.is_root()), m_ranks(comm.size()), m_nodes(comm.node_count()) {}
+RunStatus::RunStatus(const comm::Communicator& comm, std::optional<std::string> launch_attempt)
+    : m_root(comm.is_root()), m_ranks(comm.size()), m_nodes(comm.node_count()), m_attempt(std::move(launch_attempt)) {}
 
 RunStatus::~RunStatus() {
   if (!m_active) return;
@@ -215,7 +216,7 @@ void RunStatus::render_signal_record() {
   if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "unknown-host");
   io::StatusShared shared;
   shared.version = k_version;
-  if (const char* attempt = std::getenv(attempt_variable())) shared.attempt = attempt;
+  shared.attempt = m_attempt;
   shared.pid = static_cast<long long>(::getpid());
   shared.host = host;
   shared.ranks = m_ranks;

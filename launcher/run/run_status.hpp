@@ -11,18 +11,23 @@
 // run killed outright (SIGKILL, its node lost) leaves "running": a reader that finds the process gone
 // treats it as failed. Schema: docs/checkpoints.md#outdirstatusjson.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "comm/communicator.hpp"
 #include "io/run_directory.hpp"
+#include "launcher/environment.hpp"
 
 namespace spotrun::launcher {
 
 class RunStatus {
  public:
   // Writes nothing yet. Every method is a no-op on ranks other than 0, and none is collective.
-  explicit RunStatus(const comm::Communicator& comm);
+  // launch_attempt: "attempt" of every record (nullopt: null), the attempt_variable() of the environment as
+  // the command read it (launcher/environment.hpp); by default, this process's environment now.
+  explicit RunStatus(const comm::Communicator& comm,
+                     std::optional<std::string> launch_attempt = Environment::read().launch_attempt);
   ~RunStatus();  // disarms the record of the signal handler
   RunStatus(const RunStatus&) = delete;
   RunStatus& operator=(const RunStatus&) = delete;
@@ -57,6 +62,7 @@ class RunStatus {
   bool m_warned = false;
   int m_ranks = 1;
   int m_nodes = 1;
+  std::optional<std::string> m_attempt;
   std::string m_path;
   std::string m_common;  // the fields every record shares, as JSON text without the braces
   std::string m_started;

@@ -12,8 +12,8 @@
 #include <map>
 #include <sstream>
 
-#include "launcher/cloud/metadata_endpoint.hpp"
-#include "launcher/cloud/provider.hpp"
+#include "io/cloud/metadata_endpoint.hpp"
+#include "io/cloud/provider.hpp"
 #include "comm/device.hpp"
 #include "comm/test_hooks.hpp"
 

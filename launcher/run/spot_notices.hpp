@@ -1,13 +1,13 @@
 #pragma once
 // Spot notices in `spotrun run` (docs/cloud.md, "Spot notices"): on the node-local rank 0 of each node a
-// thread polls the metadata service of the deck's cloud.provider (launcher/cloud/notice_watcher.hpp); the time loop
+// thread polls the metadata service of the deck's cloud.provider (io/cloud/notice_watcher.hpp); the time loop
 // reads its flag and passes it to the stop agreement (launcher/run/stop.hpp, k_flag_spot_notice), so every rank
 // stops at the same step, writes a checkpoint and exits 75.
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "launcher/cloud/notice_watcher.hpp"
+#include "io/cloud/notice_watcher.hpp"
 #include "comm/communicator.hpp"
 #include "launcher/deck/deck.hpp"
 

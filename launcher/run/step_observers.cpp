@@ -5,7 +5,7 @@
 
 #include "comm/errors.hpp"
 #include "comm/transport.hpp"
-#include "launcher/report/recorder.hpp"
+#include "io/report/recorder.hpp"
 #include "launcher/run/checkpointing.hpp"
 #include "launcher/run/console.hpp"
 #include "launcher/run/fence.hpp"
@@ -52,7 +52,7 @@ class Frames final : public StepObserver {
   StepServices m_s;
 };
 
-// The run report's sample of the step: compute, less the transport's time (launcher/report/recorder.hpp).
+// The run report's sample of the step: compute, less the transport's time (io/report/recorder.hpp).
 class ReportSample final : public StepObserver {
  public:
   explicit ReportSample(const StepServices& s) : m_s(s) {}

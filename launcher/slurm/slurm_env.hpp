@@ -1,42 +1,21 @@
 #pragma once
-// What spotrun learns from Slurm about the job it runs in: the job's end time, read once at start so
-// the run loop can stop with a checkpoint before the time limit (see docs/slurm.md).
-#include <ctime>
+// What spotrun reads from Slurm's environment: the job it runs in (SLURM_JOB_ID, read with the rest of the
+// environment: launcher/environment.hpp), whose end time (io/slurm_job.hpp) is a time limit of a run
+// (docs/slurm.md). Also names io's Slurm and command functions for spotrun submit.
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "comm/communicator.hpp"
+#include "io/child_process.hpp"
+#include "io/slurm_job.hpp"
 
 namespace spotrun::launcher {
 
-// Seconds from now until the end time of the Slurm job this process runs in, or nullopt when not under
-// Slurm (no SLURM_JOB_ID), when the job has no time limit, or when the end time cannot be read (then
-// *note says why, for a warning). Reads `squeue -h -j $SLURM_JOB_ID -o %e`, falling back to
-// `scontrol show job $SLURM_JOB_ID` (EndTime=); each command gets a few seconds before it is given up.
-// Not collective: call it on one rank and broadcast the result. May be negative (end time passed).
+using io::k_slurm_exit_margin;
+using io::parse_scontrol_end_time;
+using io::parse_slurm_timestamp;
+using io::run_command;
+
+// io::slurm_seconds_left of the job this process runs in (SLURM_JOB_ID of its environment now).
 std::optional<double> slurm_seconds_left(std::string* note = nullptr);
-
-// Seconds kept free between spotrun's stop and the job's end time: exit, MPI_Finalize and the batch
-// script's requeue happen in it (Slurm's SIGTERM may come right at the end time).
-constexpr double k_slurm_exit_margin = 10;
-
-// Collective. The time limit of a run in seconds after start_wtime (as run.time_limit counts): the deck's
-// limit (0 = none) or, under Slurm, the time left until the job's end time less k_slurm_exit_margin,
-// whichever comes first. The root rank asks Slurm once, prints what it found and broadcasts it.
-double time_limit_with_slurm(const comm::Communicator& comm, double deck_limit, double start_wtime);
-
-// A Slurm timestamp "YYYY-MM-DDTHH:MM:SS" (local time, as squeue and scontrol print it) as a time_t;
-// nullopt for anything else ("N/A", "Unknown", "NONE", "INVALID", empty).
-std::optional<std::time_t> parse_slurm_timestamp(const std::string& text);
-
-// The EndTime= field of `scontrol show job` output (one or several lines); nullopt if absent or unset.
-std::optional<std::time_t> parse_scontrol_end_time(const std::string& scontrol_output);
-
-// Runs argv[0] (looked up in PATH) with the arguments, no shell, stdin from /dev/null; returns its
-// standard output if it exits 0 within timeout_seconds, else nullopt (the process is killed on
-// timeout). *error receives standard error and the reason on failure.
-std::optional<std::string> run_command(const std::vector<std::string>& argv, double timeout_seconds,
-                                       std::string* error = nullptr);
 
 }  // namespace spotrun::launcher

@@ -18,6 +18,8 @@
 //                                       near GPUs (comm/cpu_binding.hpp) on a machine without one
 //   SPOTRUN_TEST_DEVICE_RULES=1         transports and FFT backends chosen by a device build's rules
 //                                       (comm::device_rules()) on a host build
+//   SPOTRUN_DOCTOR_SLOW_RANK=N          spotrun doctor measures rank N's CPU figures slowed down (its name
+//                                       is older than spotrun-test: the doctor's tests set it)
 #include <unistd.h>
 
 #include <algorithm>
@@ -101,6 +103,7 @@ spotrun::comm::TestHooks hooks_from_environment() {
   }
   if (const char* rules = variable("SPOTRUN_TEST_DEVICE_RULES"); rules && std::string(rules) == "1")
     hooks.device_rules = [] { return true; };
+  if (const char* rank = variable("SPOTRUN_DOCTOR_SLOW_RANK")) hooks.doctor_slow_rank = [r = std::string(rank)] { return r; };
   return hooks;
 }
 

@@ -19,6 +19,7 @@
 #include "comm/device.hpp"
 #include "comm/test_hooks.hpp"
 #include "comm/transport.hpp"
+#include "launcher/environment.hpp"
 #include "support/mpi_test.hpp"
 
 namespace spotrun::test {
@@ -123,10 +124,11 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   spotrun::test::install_device_rules_from_environment();
   ::testing::InitGoogleTest(&argc, argv);
-  // The GPU binding of spotrun's main() (comm/device.hpp): each rank on the GPU of its node-local rank.
+  // The GPU binding of spotrun's main() (comm/device.hpp): each rank on the GPU of its node-local rank, from
+  // the environment spotrun reads (launcher/environment.hpp).
   std::vector<char*> kokkos_argv(argv, argv + argc);
   std::vector<std::string> kokkos_args(argv + 1, argv + argc);
-  const auto binding = spotrun::comm::bind_device(MPI_COMM_WORLD);
+  const auto binding = spotrun::comm::bind_device(MPI_COMM_WORLD, spotrun::launcher::Environment::read().device);
   // A GPU build on a machine without a GPU: every test would need one. Skip (ctest's SKIP_RETURN_CODE,
   // tests/CMakeLists.txt), or fail with SPOTRUN_REQUIRE_GPU=1, so that a GPU run cannot pass by skipping.
   constexpr bool gpu_build =

@@ -1,32 +1,34 @@
 #pragma once
-// The measurements of `spotrun doctor`, one file each: CPU (probe_cpu.cpp), GPU and NCCL
-// (probe_gpu.cpp), MPI (probe_mpi.cpp), the checkpoint directory (probe_disk.cpp). Each throws
-// std::runtime_error naming what failed; doctor.cpp turns a failure on one rank into a "broken" verdict
-// without leaving the other ranks waiting.
+// Measurements of the machine a job runs on, one file each: CPU (probe_cpu.cpp), GPU and NCCL
+// (probe_gpu.cpp), MPI between nodes (probe_mpi.cpp). `spotrun doctor` (launcher/doctor/doctor.cpp) calls
+// them and judges what they give; the checkpoint directory's disk is io/disk_probe.hpp. Each throws
+// std::runtime_error naming what failed; the caller turns a failure on one rank into a "broken" verdict
+// without leaving the other ranks waiting. The figures' names ("cpu.dgemm_gflops", ...) are those of the
+// doctor's report (launcher/doctor/verdicts.hpp).
 #include <cstddef>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.hpp"
-#include "comm/device.hpp"
-#include "launcher/doctor/report.hpp"
 
-namespace spotrun::doctor::impl {
+namespace spotrun::probes {
 
 // --- CPU (one rank) ---------------------------------------------------------------------------------------
 // OpenBLAS cblas_dgemm of n x n matrices on one thread (openblas_set_num_threads(1)), OpenBLAS loaded at
-// run time (SPOTRUN_OPENBLAS_LIBRARY, the one of the build, or libopenblas.so.0); the best of at least
-// three calls and of min_seconds. slow_down > 1 (the SPOTRUN_DOCTOR_SLOW_RANK hook) sleeps inside each
-// timed call so that it takes that many times as long. Checks its result against a direct sum.
-double cpu_dgemm_gflops(int n, double min_seconds, double slow_down);
+// run time: `library` when given (the doctor's SPOTRUN_OPENBLAS_LIBRARY), else the one of the build, else
+// libopenblas.so.0; loaded once, by the first of these calls. The best of at least three calls and of
+// min_seconds. slow_down > 1 (the SPOTRUN_DOCTOR_SLOW_RANK hook) sleeps inside each timed call so that it
+// takes that many times as long. Checks its result against a direct sum.
+double cpu_dgemm_gflops(int n, double min_seconds, double slow_down, const std::string& library);
 // STREAM triad a = b + 3 c over three host arrays of bytes_per_array, a Kokkos kernel on the default
 // host execution space; counts 24 bytes per element; the best of `passes` timed passes. Checks a.
 double cpu_triad_gbs(std::size_t bytes_per_array, int passes, double slow_down);
 // OpenBLAS' build and file ("OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64 (libopenblas.so.0)"),
 // or "" when it cannot be loaded; then blas_missing() says why (cpu_dgemm_gflops throws that).
-std::string blas_config();
-std::string blas_missing();
+std::string blas_config(const std::string& library);
+std::string blas_missing(const std::string& library);
 
 // --- GPU (one rank, its GPU; CUDA builds) ------------------------------------------------------------------
 struct GpuProbe {
@@ -57,20 +59,13 @@ struct MpiSizes {
 // 0 and 1 when there are two. In rounds of disjoint pairs (the circle method): rounds[k] lists the pairs
 // measured together, (lower rank, higher rank).
 std::vector<std::vector<std::pair<int, int>>> mpi_rounds(const std::vector<int>& node_of_rank);
-// Runs the rounds (collective): the pairs this rank measured as their lower rank, with their figures
-// (mpi.latency_us, mpi.bandwidth_gbs); hosts and kinds are filled by the caller.
-std::vector<PairResult> probe_mpi(const comm::Communicator& comm, const std::vector<std::vector<std::pair<int, int>>>& rounds,
-                                  const MpiSizes& sizes);
-
-// --- the checkpoint directory (one rank per node) ---------------------------------------------------------
-struct DiskSizes {
-  std::size_t bytes = 256u << 20;  // the file written for the bandwidth (at most a quarter of the free space)
-  double max_seconds = 10;         // writing stops after this long; the rate is of what was written
-  int fsyncs = 10;                 // 4 KiB writes each followed by fsync; the median counts
+// One pair of ranks measured: (lower rank, higher rank) and its figures (mpi.latency_us, mpi.bandwidth_gbs).
+struct PairFigures {
+  int rank_a = 0, rank_b = 0;
+  std::map<std::string, double> figures;
 };
-// Writes, fsyncs and removes a file `.spotrun-doctor-<tag>.tmp` in `dir` (which must exist): fills
-// disk.write_mbs, disk.fsync_ms, disk.free_gib and written_bytes, or error (the directory cannot be
-// written, no space, ...). Never throws.
-DiskResult probe_disk(const std::string& dir, const std::string& tag, const DiskSizes& sizes);
+// Runs the rounds (collective): the pairs this rank measured as their lower rank, with their figures.
+std::vector<PairFigures> probe_mpi(const comm::Communicator& comm,
+                                   const std::vector<std::vector<std::pair<int, int>>>& rounds, const MpiSizes& sizes);
 
-}  // namespace spotrun::doctor::impl
+}  // namespace spotrun::probes

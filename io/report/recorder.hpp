@@ -5,6 +5,7 @@
 // parts: set-up (process start, MPI_Init included, to the time loop), compute (time in steps less the transport's),
 // communication (the transport's exchanges and fences, the stop agreement), checkpoint (writes of the
 // state), idle (the rest of the wall time). A report that cannot be written warns; it never stops a run.
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -13,18 +14,31 @@
 #include "comm/communicator.hpp"
 #include "comm/device.hpp"
 #include "gpu_sampler.hpp"
-#include "launcher/deck/deck.hpp"
 #include "model.hpp"
 #include "timed_transport.hpp"
 
 namespace spotrun::report {
+
+// What the recorder takes from the run (the launcher reads them from the deck and the environment,
+// launcher/run/run.cpp): the GPU sampler's interval and the settings an attempt's record keeps.
+struct RecorderSettings {
+  double sample_seconds = 10;               // report.sample_seconds
+  double price_per_gpu_hour = 0;            // report.price_per_gpu_hour
+  double on_demand_price_per_gpu_hour = 0;  // report.on_demand_price_per_gpu_hour
+  double min_gpu_utilisation = 0;           // report.min_gpu_utilisation
+  std::int64_t every_steps = 0;             // checkpoint.every_steps
+  double every_seconds = 0;                 // checkpoint.every_seconds
+  bool auto_interval = false;               // checkpoint.interval = "auto"
+  double mtbf = 0;                          // checkpoint.mtbf
+  std::string launch_attempt;               // the spotrun launch attempt id; "" when not under launch
+};
 
 class RunRecorder {
  public:
   // Collective, once OUTDIR is locked: reads the ledger (an attempt left "running" was lost), checks
   // report.json (damaged: rebuilt from the ledger and the checkpoint files, with a warning), records this
   // attempt and starts the GPU sampler on each node's local rank 0. start_wtime: MPI_Wtime() at start.
-  RunRecorder(const comm::Communicator& comm, const launcher::Deck& deck, const std::string& outdir,
+  RunRecorder(const comm::Communicator& comm, const RecorderSettings& settings, const std::string& outdir,
               double start_wtime, const TimedTransport& transport);
   ~RunRecorder();
   RunRecorder(const RunRecorder&) = delete;
@@ -70,11 +84,6 @@ class RunRecorder {
   double m_steps_seconds = 0, m_transport_in_steps = 0, m_agreement_seconds = 0, m_checkpoint_seconds = 0;
   double m_transport_in_checkpoints = 0;  // the transport's time inside checkpoint writes (checkpoint time)
 };
-
-// `spotrun report OUTDIR [--json] [--png FILE]` (root rank does the work): prints the summary (or the JSON)
-// of the report derived from OUTDIR's ledger; --png draws the timeline with /usr/bin/python3 and
-// matplotlib. Returns 0, or 2 (no ledger, bad option) / 1 (the PNG could not be drawn).
-int report_command(const comm::Communicator& comm, const std::string& outdir, bool json, const std::string& png);
 
 // The report of OUTDIR from its ledger and checkpoint files (root); warnings: ledger lines skipped.
 nlohmann::json load_report(const std::string& outdir, std::vector<std::string>& warnings, bool& found);

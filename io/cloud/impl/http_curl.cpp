@@ -5,7 +5,7 @@
 #include <chrono>
 #include <mutex>
 
-#include "launcher/cloud/http_client.hpp"
+#include "io/cloud/http_client.hpp"
 
 namespace spotrun::cloud {
 namespace {

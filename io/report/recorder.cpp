@@ -89,7 +89,7 @@ static void extend_by_heartbeats(Attempt& a, const std::string& outdir) {
   if (step > a.end_step) a.end_step = step;
 }
 
-RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& deck, const std::string& outdir,
+RunRecorder::RunRecorder(const comm::Communicator& comm, const RecorderSettings& settings, const std::string& outdir,
                          double start_wtime, const TimedTransport& transport)
     : m_comm(comm), m_outdir(outdir), m_start_wtime(start_wtime), m_transport(transport) {
   // The process started before MPI_Init (start_wtime): that time counts as set-up (tick resolution).
@@ -103,7 +103,7 @@ RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& d
   for (const auto& d : m_devices)
     if (d.rank == comm.rank()) my_node = d.node;
   for (const auto& d : m_devices) node_has_gpu = node_has_gpu || (d.node == my_node && d.gpu >= 0);
-  m_sampler = std::make_unique<GpuSampler>(comm.local_rank() == 0 && node_has_gpu, deck.get_float("report.sample_seconds"));
+  m_sampler = std::make_unique<GpuSampler>(comm.local_rank() == 0 && node_has_gpu, settings.sample_seconds);
   const auto statuses = comm.all_gather(comm.local_rank() == 0 ? m_sampler->status() : std::string());
   if (!comm.is_root()) return;
 
@@ -152,16 +152,16 @@ RunRecorder::RunRecorder(const comm::Communicator& comm, const launcher::Deck& d
     if (d.gpu >= 0) gpus.insert({d.host, d.uuid.empty() ? std::to_string(d.gpu) : d.uuid});
   }
   a.ranks = comm.size();
-  if (const char* id = std::getenv("SPOTRUN_LAUNCH_ATTEMPT")) a.launch_attempt = id;
+  a.launch_attempt = settings.launch_attempt;
   a.gpus = static_cast<int>(gpus.size());
   a.exit_cause = "running";
-  a.price_per_gpu_hour = deck.get_float("report.price_per_gpu_hour");
-  a.on_demand_price_per_gpu_hour = deck.get_float("report.on_demand_price_per_gpu_hour");
-  a.min_gpu_utilisation = deck.get_float("report.min_gpu_utilisation");
-  a.every_steps = deck.get_int("checkpoint.every_steps");
-  a.every_seconds = deck.get_float("checkpoint.every_seconds");
-  a.auto_interval = deck.get_string("checkpoint.interval") == "auto";
-  a.mtbf = deck.get_float("checkpoint.mtbf");
+  a.price_per_gpu_hour = settings.price_per_gpu_hour;
+  a.on_demand_price_per_gpu_hour = settings.on_demand_price_per_gpu_hour;
+  a.min_gpu_utilisation = settings.min_gpu_utilisation;
+  a.every_steps = settings.every_steps;
+  a.every_seconds = settings.every_seconds;
+  a.auto_interval = settings.auto_interval;
+  a.mtbf = settings.mtbf;
   m_attempts.push_back(a);
   // The ledger only: report.json follows at the first checkpoint (it takes room the run's outputs may need).
   write_files(false);

@@ -6,9 +6,9 @@
 #include <set>
 #include <vector>
 
-#include "impl/probes.hpp"
+#include "comm/probes/probes.hpp"
 
-namespace spotrun::doctor::impl {
+namespace spotrun::probes {
 
 namespace {
 
@@ -100,9 +100,9 @@ std::vector<std::vector<std::pair<int, int>>> mpi_rounds(const std::vector<int>&
   return rounds;
 }
 
-std::vector<PairResult> probe_mpi(const comm::Communicator& comm,
-                                  const std::vector<std::vector<std::pair<int, int>>>& rounds, const MpiSizes& sizes) {
-  std::vector<PairResult> mine;
+std::vector<PairFigures> probe_mpi(const comm::Communicator& comm,
+                                   const std::vector<std::vector<std::pair<int, int>>>& rounds, const MpiSizes& sizes) {
+  std::vector<PairFigures> mine;
   for (const auto& round : rounds) {
     comm.barrier();  // one round at a time: only its disjoint pairs share the network
     for (const auto& [a, b] : round) {
@@ -112,7 +112,7 @@ std::vector<PairResult> probe_mpi(const comm::Communicator& comm,
       const double rtt = ping_pong(comm.mpi(), peer, first, sizes.latency_iterations, sizes.batches);
       const double bw = stream(comm.mpi(), peer, first, sizes);
       if (first) {
-        PairResult p;
+        PairFigures p;
         p.rank_a = a;
         p.rank_b = b;
         p.figures["mpi.latency_us"] = rtt / (2.0 * sizes.latency_iterations) * 1e6;
@@ -125,4 +125,4 @@ std::vector<PairResult> probe_mpi(const comm::Communicator& comm,
   return mine;
 }
 
-}  // namespace spotrun::doctor::impl
+}  // namespace spotrun::probes

@@ -17,11 +17,11 @@
 #include <thread>
 #include <vector>
 
+#include "comm/number_text.hpp"
+#include "comm/probes/probes.hpp"
 #include "comm/shared_library.hpp"
-#include "impl/probes.hpp"
-#include "verdicts.hpp"
 
-namespace spotrun::doctor::impl {
+namespace spotrun::probes {
 
 namespace {
 
@@ -42,14 +42,15 @@ struct OpenBlas {
   std::string error;    // why it could not be loaded
 };
 
-// SPOTRUN_OPENBLAS_LIBRARY when set (that file only), else the library of the OpenBLAS spotrun was built
-// against, else the loader's search for libopenblas.so.0 and libopenblas.so. Loaded once, never unloaded.
-const OpenBlas& openblas() {
-  static const OpenBlas blas = [] {
+// `library` when given (that file only), else the library of the OpenBLAS spotrun was built against, else
+// the loader's search for libopenblas.so.0 and libopenblas.so. Loaded once (the first call's `library`
+// counts), never unloaded.
+const OpenBlas& openblas(const std::string& library) {
+  static const OpenBlas blas = [&library] {
     OpenBlas b;
     std::vector<std::string> candidates;
-    if (const char* env = std::getenv("SPOTRUN_OPENBLAS_LIBRARY"); env && *env) {
-      candidates.emplace_back(env);
+    if (!library.empty()) {
+      candidates.push_back(library);
     } else {
 #if defined(SPOTRUN_OPENBLAS_LIBRARY_DIR)
       candidates.push_back(std::string(SPOTRUN_OPENBLAS_LIBRARY_DIR) + "/libopenblas.so.0");
@@ -85,17 +86,17 @@ const OpenBlas& openblas() {
 
 }  // namespace
 
-std::string blas_config() {
-  const OpenBlas& b = openblas();
+std::string blas_config(const std::string& library) {
+  const OpenBlas& b = openblas(library);
   if (!b.dgemm) return "";
   const char* config = b.get_config ? b.get_config() : nullptr;
   return (config ? std::string(config) : std::string("OpenBLAS")) + " (" + b.library + ")";
 }
 
-std::string blas_missing() { return openblas().error; }
+std::string blas_missing(const std::string& library) { return openblas(library).error; }
 
-double cpu_dgemm_gflops(int n, double min_seconds, double slow_down) {
-  const OpenBlas& blas = openblas();
+double cpu_dgemm_gflops(int n, double min_seconds, double slow_down, const std::string& library) {
+  const OpenBlas& blas = openblas(library);
   if (!blas.dgemm) throw std::runtime_error(blas.error);
   blas.set_num_threads(1);
   const std::size_t nn = static_cast<std::size_t>(n) * static_cast<std::size_t>(n);
@@ -126,7 +127,7 @@ double cpu_dgemm_gflops(int n, double min_seconds, double slow_down) {
     const double got = c[static_cast<std::size_t>(i) * n + j];
     if (!(std::abs(got - want) <= 1e-10 * std::abs(want) * n))
       throw std::runtime_error("cblas_dgemm gave C(" + std::to_string(i) + ", " + std::to_string(j) + ") = " +
-                               format_value(got) + ", the sum is " + format_value(want));
+                               significant(got, 4) + ", the sum is " + significant(want, 4));
   }
   return 2.0 * static_cast<double>(n) * n * n / best / 1e9;
 }
@@ -156,8 +157,8 @@ double cpu_triad_gbs(std::size_t bytes_per_array, int passes, double slow_down) 
     if (pass >= 0) best = std::min(best, seconds_since(t0));
   }
   for (std::size_t i : {std::size_t{0}, n / 2, n - 1})
-    if (a(i) != 7.0) throw std::runtime_error("the triad gave a(" + std::to_string(i) + ") = " + format_value(a(i)) + ", not 7");
+    if (a(i) != 7.0) throw std::runtime_error("the triad gave a(" + std::to_string(i) + ") = " + significant(a(i), 4) + ", not 7");
   return 3.0 * sizeof(double) * static_cast<double>(n) / best / 1e9;
 }
 
-}  // namespace spotrun::doctor::impl
+}  // namespace spotrun::probes

@@ -1,5 +1,5 @@
 #pragma once
-// A small HTTP client for metadata services (launcher/cloud/impl/http_curl.cpp: libcurl). Built to meet a hostile
+// A small HTTP client for metadata services (io/cloud/impl/http_curl.cpp: libcurl). Built to meet a hostile
 // or broken server: every transfer is bounded in time (connect and total) and in size (status line,
 // headers and body), no redirect is followed, no proxy is used, only http:// is spoken, and a transfer in
 // flight can be cancelled from another thread. It never throws.

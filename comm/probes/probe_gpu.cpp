@@ -1,14 +1,14 @@
 // GPU figures of one rank (cuBLAS DGEMM and SGEMM, device memory bandwidth) and the NCCL all-reduce
 // over every rank's GPU. Compiled everywhere: the GPU code only on a CUDA build of Kokkos
 // (KOKKOS_ENABLE_CUDA), cuBLAS with SPOTRUN_HAVE_CUBLAS, NCCL with SPOTRUN_HAVE_NCCL (both set by
-// launcher/doctor/CMakeLists.txt on CUDA builds only); elsewhere it says why there is no figure. Every CUDA,
+// comm/probes/CMakeLists.txt on CUDA builds only); elsewhere it says why there is no figure. Every CUDA,
 // cuBLAS and NCCL call is checked and a failure names the call.
 #include <Kokkos_Core.hpp>
 #include <functional>
 #include <stdexcept>
 #include <string>
 
-#include "impl/probes.hpp"
+#include "comm/probes/probes.hpp"
 
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime_api.h>
@@ -30,9 +30,9 @@
 #endif
 #endif
 
-#include "verdicts.hpp"
+#include "comm/number_text.hpp"
 
-namespace spotrun::doctor::impl {
+namespace spotrun::probes {
 
 #if defined(KOKKOS_ENABLE_CUDA)
 
@@ -121,7 +121,7 @@ double gemm_gflops(const ScopedCublas& handle, int n, double min_seconds) {
   Kokkos::deep_copy(c00, Kokkos::subview(c, 0));
   const double want = 0.5 * n;
   if (!(std::abs(static_cast<double>(c00) - want) <= 1e-3 * want))
-    throw std::runtime_error("C(0, 0) = " + format_value(static_cast<double>(c00)) + ", not " + format_value(want));
+    throw std::runtime_error("C(0, 0) = " + significant(static_cast<double>(c00), 4) + ", not " + significant(want, 4));
   return 2.0 * static_cast<double>(n) * n * n / best / 1e9;
 }
 #endif
@@ -143,7 +143,7 @@ double device_triad_gbs(std::size_t bytes_per_array, int passes) {
   check_cuda(cudaGetLastError(), "the triad kernel (cudaGetLastError)");
   double last = 0;
   Kokkos::deep_copy(last, Kokkos::subview(a, n - 1));
-  if (last != 7.0) throw std::runtime_error("the device triad gave " + format_value(last) + ", not 7");
+  if (last != 7.0) throw std::runtime_error("the device triad gave " + significant(last, 4) + ", not 7");
   return 3.0 * sizeof(double) * static_cast<double>(n) / best / 1e9;
 }
 
@@ -216,7 +216,7 @@ class NcclAllReduce {
       const std::string failure = comm::nccl_async_failure(m_comm);
       if (!failure.empty()) throw std::runtime_error(failure);
       if (seconds_since(start) > m_timeout_s)
-        throw std::runtime_error("the all-reduce did not complete within " + format_value(m_timeout_s) +
+        throw std::runtime_error("the all-reduce did not complete within " + significant(m_timeout_s, 4) +
                                  " s (SPOTRUN_NCCL_TIMEOUT): a peer rank is stuck or gone");
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
@@ -292,7 +292,7 @@ double nccl_allreduce_algbw(const comm::Communicator& comm, int device, std::siz
         float sum = 0;
         Kokkos::deep_copy(sum, Kokkos::subview(recv, count - 1));
         if (sum != static_cast<float>(comm.size()))
-          throw std::runtime_error("the all-reduce gave " + format_value(sum) + ", not " + std::to_string(comm.size()));
+          throw std::runtime_error("the all-reduce gave " + significant(sum, 4) + ", not " + std::to_string(comm.size()));
       }) &&
       [&] {
         comm.barrier();
@@ -319,4 +319,4 @@ double nccl_allreduce_algbw(const comm::Communicator&, int, std::size_t, int, do
 
 #endif
 
-}  // namespace spotrun::doctor::impl
+}  // namespace spotrun::probes

@@ -28,7 +28,7 @@ struct CheckpointRecord {
   std::string durable;
 };
 
-// Mean, minimum and peaks of one GPU's samples over an attempt (NVML, launcher/report/gpu_sampler.hpp).
+// Mean, minimum and peaks of one GPU's samples over an attempt (NVML, io/report/gpu_sampler.hpp).
 struct GpuRecord {
   int rank = 0;
   std::string host;

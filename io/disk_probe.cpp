@@ -1,4 +1,6 @@
 // The checkpoint directory from one node: write bandwidth (fsync included), fsync latency, free space.
+#include "io/disk_probe.hpp"
+
 #include <fcntl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -11,10 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "impl/probes.hpp"
-#include "verdicts.hpp"
-
-namespace spotrun::doctor::impl {
+namespace spotrun::io {
 
 namespace {
 
@@ -23,6 +22,13 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 std::string errno_text() { return std::strerror(errno); }
+
+// The median (the mean of the two middle values for an even count) of at least one value.
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
 
 // Writes all of [data, data + bytes) at `offset`; false with errno on failure.
 bool write_all(int fd, const char* data, std::size_t bytes, off_t offset) {
@@ -55,8 +61,8 @@ std::vector<char> noise(std::size_t bytes) {
 
 }  // namespace
 
-DiskResult probe_disk(const std::string& dir, const std::string& tag, const DiskSizes& sizes) {
-  DiskResult result;
+DiskProbe probe_disk(const std::string& dir, const std::string& tag, const DiskSizes& sizes) {
+  DiskProbe result;
   struct statvfs vfs {};
   if (::statvfs(dir.c_str(), &vfs) != 0) {
     result.error = "cannot query the file system of " + dir + ": " + errno_text();
@@ -115,4 +121,4 @@ DiskResult probe_disk(const std::string& dir, const std::string& tag, const Disk
   return result;
 }
 
-}  // namespace spotrun::doctor::impl
+}  // namespace spotrun::io
