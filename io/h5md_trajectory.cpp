@@ -180,6 +180,26 @@ void H5mdTrajectory::continue_after(const comm::Communicator& comm, std::int64_t
   m_continued = true;
 }
 
+void H5mdTrajectory::write_connectivity_group(long long file_id, const H5mdFrame& fr) const {
+  const hid_t file = static_cast<hid_t>(file_id);
+  const std::string& f = m_path;
+  bool any_connectivity = false;
+  for (const auto& c : m_connectivity) any_connectivity = any_connectivity || c.total_rows > 0;
+  if (!any_connectivity) return;
+  if (!fr.id) throw std::runtime_error("the connectivity holds atom ids, but the frame gives none (H5mdFrame::id)");
+  H5Handle connectivity = make_group(file, "connectivity", f);
+  hobj_ref_t particles_all;
+  SPOTRUN_H5_CALL(f, H5Rcreate, &particles_all, file, "/particles/all", H5R_OBJECT, -1);
+  for (const auto& c : m_connectivity) {
+    if (c.total_rows == 0) continue;
+    const std::uint64_t rows = c.ids.size() / static_cast<std::size_t>(c.width);
+    write_block_dataset(connectivity, c.name.c_str(), H5T_STD_I64LE, c.total_rows, c.width, c.first_row, rows,
+                        c.ids.data(), f);
+    H5Handle d = SPOTRUN_H5_OPEN(f, H5Dclose, H5Dopen2, connectivity, c.name.c_str(), H5P_DEFAULT);
+    impl::write_attribute(d, "particles_group", H5T_STD_REF_OBJ, H5T_STD_REF_OBJ, &particles_all, f);
+  }
+}
+
 void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) {
   std::string error;
   try {
@@ -227,23 +247,7 @@ void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) 
       // The ids of the atoms (H5MD: a particle's identity, what the connectivity's values refer to).
       if (fr.id) write_block_dataset(all, "id", H5T_STD_I64LE, m_natoms, 1, fr.first_row, fr.rows, fr.id, f);
       // The connectivity given before this first frame: tuples of ids of the atoms of /particles/all.
-      bool any_connectivity = false;
-      for (const auto& c : m_connectivity) any_connectivity = any_connectivity || c.total_rows > 0;
-      if (any_connectivity) {
-        if (!fr.id)
-          throw std::runtime_error("the connectivity holds atom ids, but the frame gives none (H5mdFrame::id)");
-        H5Handle connectivity = make_group(file, "connectivity", f);
-        hobj_ref_t particles_all;
-        SPOTRUN_H5_CALL(f, H5Rcreate, &particles_all, file, "/particles/all", H5R_OBJECT, -1);
-        for (const auto& c : m_connectivity) {
-          if (c.total_rows == 0) continue;
-          const std::uint64_t rows = c.ids.size() / static_cast<std::size_t>(c.width);
-          write_block_dataset(connectivity, c.name.c_str(), H5T_STD_I64LE, c.total_rows, c.width, c.first_row, rows,
-                              c.ids.data(), f);
-          H5Handle d = SPOTRUN_H5_OPEN(f, H5Dclose, H5Dopen2, connectivity, c.name.c_str(), H5P_DEFAULT);
-          impl::write_attribute(d, "particles_group", H5T_STD_REF_OBJ, H5T_STD_REF_OBJ, &particles_all, f);
-        }
-      }
+      write_connectivity_group(file, fr);
     } else {
       file = SPOTRUN_H5_OPEN(f, H5Fclose, H5Fopen, f.c_str(), H5F_ACC_RDWR, fapl);
     }

@@ -80,6 +80,8 @@ class H5mdTrajectory {
   bool m_exists = false;     // the file holds this run's frames (created or continued)
   bool m_continued = false;  // continue_after() found the file (its connectivity is the run's that began it)
   std::vector<Connectivity> m_connectivity;  // written with the first frame of a new file
+  // /connectivity of a new file (file: its HDF5 id), from m_connectivity; fr: the first frame (its atom ids).
+  void write_connectivity_group(long long file, const H5mdFrame& fr) const;
 };
 
 }  // namespace spotrun::io

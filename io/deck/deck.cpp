@@ -362,6 +362,22 @@ bool Deck::section_active(const std::string& key) const {
 
 // Checks one value against its key's schema entry (type, range, choices); key is the key as the message
 // shows it ("md.pair.coeff[1].epsilon"). Throws InputError.
+namespace {
+// What is wrong with the value of an Int3 or Float3 key (three integers, or three numbers: integers count as
+// numbers, as for Float keys: [0, 0, 0.5]), or "".
+std::string triple_problem(const KeySpec& s, const toml::value& v) {
+  if (!v.is_array() || v.as_array().size() != 3) return "expected " + type_name(s.type);
+  for (const auto& e : v.as_array()) {
+    const bool number = s.type == KeyType::Int3 ? e.is_integer() : e.is_integer() || e.is_floating();
+    if (!number) return "expected " + type_name(s.type);
+    const double x = e.is_integer() ? static_cast<double>(e.as_integer()) : e.as_floating();
+    if (!std::isfinite(x) || x < s.min || x > s.max || (s.min_exclusive && x == s.min))
+      return "each component must be " + range_text(s) + (s.type == KeyType::Float3 ? " (" + s.unit + ")" : "");
+  }
+  return {};
+}
+}  // namespace
+
 void Deck::check_value(const KeySpec& spec, const std::string& key, const toml::value& v) const {
   const DeckSchema& schema = *m_schema;
   const KeySpec* s = &spec;
@@ -414,26 +430,10 @@ void Deck::check_value(const KeySpec& spec, const std::string& key, const toml::
         if (const std::string why = s->check(str); !why.empty()) bad(why);
       break;
     }
-    case KeyType::Int3: {
-      if (!v.is_array() || v.as_array().size() != 3) bad("expected " + type_name(s->type));
-      for (const auto& e : v.as_array()) {
-        if (!e.is_integer()) bad("expected " + type_name(s->type));
-        if (e.as_integer() < s->min || e.as_integer() > s->max)
-          bad("each component must be " + range_text(*s));
-      }
+    case KeyType::Int3:
+    case KeyType::Float3:
+      if (const std::string why = triple_problem(*s, v); !why.empty()) bad(why);
       break;
-    }
-    case KeyType::Float3: {
-      // Integers count as numbers, as for Float keys: [0, 0, 0.5].
-      if (!v.is_array() || v.as_array().size() != 3) bad("expected " + type_name(s->type));
-      for (const auto& e : v.as_array()) {
-        if (!e.is_integer() && !e.is_floating()) bad("expected " + type_name(s->type));
-        const double x = e.is_integer() ? static_cast<double>(e.as_integer()) : e.as_floating();
-        if (!std::isfinite(x) || x < s->min || x > s->max || (s->min_exclusive && x == s->min))
-          bad("each component must be " + range_text(*s) + " (" + s->unit + ")");
-      }
-      break;
-    }
     case KeyType::Duration:
       if (v.is_local_time()) {
         // HH:MM:SS without quotes: TOML reads it as a time of day, which is fine as a duration < 24 h.

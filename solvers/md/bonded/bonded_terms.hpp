@@ -122,7 +122,6 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
   if (special.extent(1) == 0 || !scaled_specials()) return t;
   using Real = typename Pair::real_type;
   constexpr bool charged = PairCharged<Pair>::value;
-  constexpr bool long_range = PairLongRange<Pair>::value;
   const AtomMap::Lookup map = m_map.lookup();
   const auto x = atoms.x;
   const auto f = atoms.f;
@@ -141,7 +140,7 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
         for (int s = 0; s < n14; ++s) {
           const double flj = s < n12 ? l12 : (s < n13 ? l13 : l14), fcoul = s < n12 ? c12 : (s < n13 ? c13 : c14);
           // In the list as it is, or removed from it whole (a long-range Coulomb sum still needs its correction).
-          if ((flj == 1.0 && fcoul == 1.0) || (!long_range && flj == 0.0 && fcoul == 0.0)) continue;
+          if ((flj == 1.0 && fcoul == 1.0) || (!PairLongRange<Pair>::value && flj == 0.0 && fcoul == 0.0)) continue;
           const int j = map.closest(special(i, 3 + s), x(i, 0), x(i, 1), x(i, 2));
           if (j < 0) continue;  // beyond the ghosts: beyond every cutoff
           const double dxd = x(i, 0) - x(j, 0), dyd = x(i, 1) - x(j, 1), dzd = x(i, 2) - x(j, 2);
@@ -152,7 +151,8 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
           double fd = 0, evdwl = 0, ec = 0;
           // Read here, outside the if constexpr below (a CUDA device lambda may not first capture there).
           const double qiqj = q(i) * q(j);
-          if constexpr (long_range) {
+          // The traits, not local constexpr variables: a CUDA device lambda may not first capture in if constexpr.
+          if constexpr (PairLongRange<Pair>::value) {
             // The k-space sum holds every pair's whole Coulomb energy: the real-space part keeps its erfc term
             // and removes the share (1 - factor) of the whole (LAMMPS's coul/long with special_bonds coul).
             Real fl, fc, el, eq, full;
@@ -161,7 +161,7 @@ PairTally BondedTerms::special_pairs(const AtomStore& atoms, const PairTable<Pai
             fd = flj * static_cast<double>(fl) + static_cast<double>(fc) - whole * r2inv;
             evdwl = flj * static_cast<double>(el);
             ec = static_cast<double>(eq) - whole;
-          } else if constexpr (charged) {
+          } else if constexpr (PairCharged<Pair>::value) {
             Real fl, fc, el, eq;
             pair.compute_parts(rsq, static_cast<Real>(qiqj), fl, fc, el, eq);
             fd = flj * static_cast<double>(fl) + fcoul * static_cast<double>(fc);
