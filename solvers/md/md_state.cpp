@@ -457,9 +457,15 @@ std::vector<io::StateArray> MdSolver::state_layout() const {
   // /md/<name> of every checkpointed field of the table, in its order: /md/id, /md/x, /md/v, /md/f, /md/image,
   // /md/x_build, /md/type, /md/molecule, then the list fields this run has (/md/bond, ...). Before a restore
   // has read them, a list field's length is the checkpoint's, and its dataset optional.
+  auto present = [&](const AtomField& f) {
+    return f.has(k_checkpointed) && ((f.is_list() && m_lists_from_checkpoint) || m_atoms.width(f) > 0);
+  };
+  std::size_t n = 0;
+  for (const auto& f : k_atom_fields) n += present(f) ? 1 : 0;
   std::vector<io::StateArray> layout;
+  layout.reserve(n);  // one allocation of its size (a checkpoint's snapshot allocates nothing array-sized)
   for (const auto& f : k_atom_fields) {
-    if (!f.has(k_checkpointed)) continue;
+    if (!present(f)) continue;
     if (f.is_list() && m_lists_from_checkpoint) {
       layout.push_back(dataset_layout(f));
       continue;
@@ -517,13 +523,22 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
 
   io::SolverState st;
   st.solver = "md";
-  st.arrays = state_layout();
+  // The arrays in the spare's own vector where it holds this layout (no allocation of its size either).
+  std::vector<io::StateArray> layout = state_layout();
+  bool same = spare.arrays.size() == layout.size();
+  for (std::size_t k = 0; same && k < layout.size(); ++k)
+    same = spare.arrays[k].name == layout[k].name && spare.arrays[k].inner == layout[k].inner &&
+           spare.arrays[k].is_integer == layout[k].is_integer;
+  if (same)
+    st.arrays.swap(spare.arrays);
+  else
+    st.arrays.swap(layout);
   std::uint64_t first = 0, rows = 0;
   io::block_of(N, m_comm.size(), m_comm.rank(), first, rows);
   if (got.size() != rows * rec) throw std::logic_error("MdSolver::state: row block does not match the atoms received");
   for (std::size_t k = 0; k < st.arrays.size(); ++k) {
     io::StateArray& a = st.arrays[k];
-    if (k < spare.arrays.size() && spare.arrays[k].name == a.name) {  // its memory, not its values
+    if (!same && k < spare.arrays.size() && spare.arrays[k].name == a.name) {  // its memory, not its values
       a.f64.swap(spare.arrays[k].f64);
       a.i64.swap(spare.arrays[k].i64);
     }
