@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "bonded/topology.hpp"
+#include "md_export.hpp"
 #include "md_impl.hpp"
 #include "md_solver.hpp"
 
@@ -154,24 +155,14 @@ void MdSolver::put_bonded_state(io::SolverState& st) const {
 }
 
 bonded::BondedSetup MdSolver::restore_bonded_setup(const io::SolverState& st) {
+  // The checkpoint's style and coefficients of each kind as a data file's Coeffs sections would give them
+  // (coeffs_of(), as `spotrun export` reads them).
   BondedCounts counts;
   io::LammpsCoeffs rows[3];
   for (int k = 0; k < 3; ++k) {
-    const std::string kind = std::string("md.") + k_kind_names[k];
-    const auto n = st.integers.find(kind + ".ntypes");
+    const auto n = st.integers.find(std::string("md.") + k_kind_names[k] + ".ntypes");
     counts.ntypes[k] = n == st.integers.end() ? 0 : static_cast<int>(std::clamp<std::int64_t>(n->second, 0, 1000000));
-    const auto style = st.strings.find(kind + ".style");
-    rows[k].present = counts.ntypes[k] > 0;
-    rows[k].style = style == st.strings.end() ? "" : style->second;
-    for (int t = 1; t <= counts.ntypes[k]; ++t) {
-      std::vector<double> row;
-      for (int c = 1;; ++c) {
-        const auto v = st.reals.find(kind + ".coeff." + std::to_string(t) + "." + std::to_string(c));
-        if (v == st.reals.end()) break;
-        row.push_back(v->second);
-      }
-      rows[k].rows.push_back(row);
-    }
+    rows[k] = coeffs_of(st, k_kind_names[k], counts.ntypes[k]);
   }
   const io::LammpsCoeffs* const given[3] = {&rows[0], &rows[1], &rows[2]};
   return resolve_bonded(m_cfg, counts, given, "the checkpoint");
