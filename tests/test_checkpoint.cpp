@@ -819,6 +819,44 @@ TEST_F(Checkpoint, WritesFixedLengthStringsOnly) {
   EXPECT_EQ(r.lines.at(1), "format: spotrun-checkpoint version 3");
 }
 
+// Groups of many links and attributes stay in their checksummed object headers: the file holds no fractal
+// heap ("FRHP") and no version-2 B-tree ("BTHD"), the dense storage that HDF5 1.10 lists unsafely when
+// its bytes were altered (tests/cli/hostile_test.sh crafted_checkpoints).
+TEST_F(Checkpoint, ManyArraysAndScalarsStayCompact) {
+  SolverState s;
+  s.solver = "md";
+  for (int i = 0; i < 24; ++i) {
+    StateArray a;
+    a.name = "/md/field" + std::to_string(i);
+    a.global_rows = static_cast<std::uint64_t>(world().size());
+    a.first_row = static_cast<std::uint64_t>(world().rank());
+    a.rows = 1;
+    a.f64 = {double(i)};
+    s.arrays.push_back(a);
+  }
+  for (int i = 0; i < 24; ++i) s.reals["r" + std::to_string(i)] = i;
+  for (int i = 0; i < 24; ++i) s.integers["i" + std::to_string(i)] = i;
+  const std::string p = path("many.h5");
+  spotrun::io::write_checkpoint(world(), p, make_meta(), s);
+  std::string bytes = is_root() ? read_bytes(p) : std::string();
+  const bool dense = bytes.find("FRHP") != std::string::npos || bytes.find("BTHD") != std::string::npos;
+  EXPECT_EQ(world().broadcast(std::string(dense ? "dense" : "compact")), "compact");
+  on_root([&] {
+    const hid_t f = H5Fopen(p.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    for (const char* g : {"/", "/md", "/state", "/meta"}) {
+      H5G_info_t info{};
+      EXPECT_GE(H5Gget_info_by_name(f, g, &info, H5P_DEFAULT), 0) << g;
+      EXPECT_EQ(info.storage_type, H5G_STORAGE_TYPE_COMPACT) << g;
+    }
+    H5Fclose(f);
+  });
+  const SolverState back = spotrun::io::read_checkpoint(world(), p, s.arrays);
+  ASSERT_EQ(back.arrays.size(), 24u);
+  EXPECT_EQ(back.arrays[23].f64, std::vector<double>{23.0});
+  EXPECT_EQ(back.integers.at("i23"), 23);
+  EXPECT_TRUE(spotrun::io::verify_checkpoint(world(), p).ok);
+}
+
 TEST_F(Checkpoint, Format2FilesStillRead) {
   const std::string p = good_file();
   make_format_2(p);
