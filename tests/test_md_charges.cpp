@@ -4,6 +4,9 @@
 // style without Coulomb interactions.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "comm/errors.hpp"
 #include "support/input_error.hpp"
 #include "support/md_helpers.hpp"
@@ -66,6 +69,74 @@ TEST(MdCharges, LongRangeCoulombAgreesWithLammps) {
   }
 }
 
+// A Coulomb pair style alone (coul/cut, coul/long + Ewald) on a one-component plasma (tests/data/ocp-small.data:
+// the charged mixture with every charge +0.4, purely repulsive) against LAMMPS: coul/cut to round-off, coul/long
+// to 3e-6 (LAMMPS's polynomial erfc, good to about 1e-7 of the parts: pe, -0.11 per atom at step 100, is the
+// difference of a real-space part of 0.26 and a k-space part of -0.37; its Ewald sum adds the neutralising
+// background, and so does spotrun's).
+TEST(MdCharges, CoulombAloneAgreesWithLammps) {
+  const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/ocp-small.data");
+  for (const char* style : {"coul/cut", "coul/long"}) {
+    const bool long_range = std::string(style) == "coul/long";
+    test::Csv ref = test::read_named_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-ocp-small-" +
+                                         (long_range ? "coullong-ewald" : "coulcut") + "-nve.csv");
+    if (long_range) {
+      // The neutralising background's energy -pi Q^2 / (2 g^2 V) goes as 1/V: spotrun adds its virial to the
+      // pressure (E_bg / V), LAMMPS leaves it out (docs/md.md).
+      const double volume = std::pow(data.hi[0] - data.lo[0], 3), q = 0.4 * static_cast<double>(data.natoms());
+      const double pi = 3.14159265358979323846, shift = -pi * q * q / (2.0 * volume * volume);
+      const auto col = std::find(ref.header.begin(), ref.header.end(), "press") - ref.header.begin();
+      for (auto& row : ref.rows) row[static_cast<std::size_t>(col)] += shift;
+    }
+    for (const auto list : {md::NeighborListKind::Half, md::NeighborListKind::Full}) {
+      md::MdConfig cfg = test::ka_config(true);
+      cfg.pair_coeffs.clear();
+      cfg.pair_style = style;
+      cfg.cutoff = 3.0;
+      cfg.neighbor_list = list;
+      if (long_range) {
+        cfg.kspace.style = md::KspaceStyle::Ewald;
+        cfg.kspace.g_ewald = 1.0;
+        cfg.kspace.accuracy = 1e-6;
+      }
+      std::string where;
+      const double diff = test::run_against(cfg, data, ref, 100, 10, where, test::world());
+      const std::string kind = list == md::NeighborListKind::Full ? "full list" : "half list";
+      EXPECT_LE(diff, long_range ? 3e-6 : 1e-9) << style << ", " << kind << ": " << where;
+      test::report(std::string("one-component plasma, ") + style + ", " + kind + ", " +
+                   std::to_string(test::nranks()) + " ranks: max relative difference to LAMMPS " + test::sci(diff) +
+                   " (" + where + ")");
+    }
+  }
+}
+
+// What the Coulomb styles alone refuse: coul/cut a second cutoff, coul/long per-pair blocks.
+TEST(MdCharges, CoulombAloneRefusals) {
+  const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/ocp-small.data");
+  md::MdConfig cfg = test::ka_config(true);
+  cfg.pair_coeffs.clear();
+  cfg.pair_style = "coul/cut";
+  cfg.coulomb_cutoff = 2.0;
+  std::string e = test::input_error([&] { test::MdRun run(cfg, test::world(), &data); });
+  EXPECT_NE(e.find("md.pair.coulomb_cutoff: pair style \"coul/cut\" has one cutoff"), std::string::npos) << e;
+  e = test::input_error([&] {
+    md::MdConfig c = test::ka_config(true);
+    c.pair_style = "coul/cut";
+    test::MdRun run(c, test::world(), &data);
+  });
+  EXPECT_NE(e.find("md.pair.coeff[0].epsilon: not a coefficient of pair style \"coul/cut\" (md.pair.style); it has "
+                   "none but the cutoff"),
+            std::string::npos)
+      << e;
+  cfg = test::ka_config(true);
+  cfg.pair_coeffs = {{"A", "B", {}, 2.0}};
+  cfg.pair_style = "coul/long";
+  cfg.kspace.style = md::KspaceStyle::Ewald;
+  cfg.kspace.g_ewald = 1.0;
+  e = test::input_error([&] { test::MdRun run(cfg, test::world(), &data); });
+  EXPECT_NE(e.find("md.pair.coeff: pair style \"coul/long\" takes no [[md.pair.coeff]] blocks"), std::string::npos) << e;
+}
+
 // A long-range pair style needs a k-space solver, and a solver a long-range style.
 TEST(MdCharges, LongRangeStyleAndSolverGoTogether) {
   const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/ka-charged-small.data");
@@ -84,7 +155,7 @@ TEST(MdCharges, ChargesNeedAChargedStyle) {
   const md::MdConfig cfg = test::ka_config(true);  // lj/cut
   const std::string e = test::input_error([&] { test::MdRun run(cfg, test::world(), &data); });
   EXPECT_NE(e.find("gives atoms non-zero charges, but md.pair.style \"lj/cut\" does not act between charges; use a "
-                   "style with Coulomb interactions (\"lj/cut/coul/cut\", \"lj/cut/coul/long\")"),
+                   "style with Coulomb interactions (\"lj/cut/coul/cut\", \"lj/cut/coul/long\", \"coul/cut\", \"coul/long\")"),
             std::string::npos)
       << e;
 }

@@ -195,3 +195,17 @@ reference lammps-ka-charged-small-pppm-nve.csv 11 in.coullong-ref -var data "$DA
     -var kspace pppm -var acc 1e-5 -var mod "mesh 24 24 24 order 5 gewald 1.0"
 reference lammps-ka-charged-small-ewald-nve.csv 11 in.coullong-ref -var data "$DATA/ka-charged-small.data" \
     -var kspace ewald -var acc 1e-6 -var mod "gewald 1.0"
+
+# 9. A Coulomb pair style alone: the charged mixture's positions and velocities with every charge +0.4 (a
+#    one-component plasma, purely repulsive), 100 steps NVE with coul/cut 3.0 and with coul/long 3.0 + Ewald
+#    (g_ewald 1.0, accuracy 1e-6; the solver adds the neutralising background).
+awk '
+    /^Atoms/ { sec = "Atoms"; print; next }
+    /^[A-Za-z]/ { sec = $1 }
+    sec == "Atoms" && NF >= 6 { $3 = "0.4"; print; next }
+    { print }' "$DATA/ka-charged-small.data" > "$DATA/ocp-small.data"
+echo "wrote tests/data/ocp-small.data"
+reference lammps-ocp-small-coulcut-nve.csv 11 in.coul-only-ref -var data "$DATA/ocp-small.data" \
+    -var pair "coul/cut 3.0" -var long no
+reference lammps-ocp-small-coullong-ewald-nve.csv 11 in.coul-only-ref -var data "$DATA/ocp-small.data" \
+    -var pair "coul/long 3.0" -var long yes -var kspace "ewald 1e-6" -var mod "gewald 1.0"

@@ -338,7 +338,8 @@ std::vector<KeySpec> md_keys() {
        "sqrt(eps_i eps_j); sigma and cutoff = sqrt(s_i s_j) (geometric) or (s_i + s_j)/2 (arithmetic)",
        -1e300, 1e300, false, {"geometric", "arithmetic"}},
       {"md.pair.coulomb_cutoff", KeyType::Float, "", "sigma",
-       "Cutoff of the Coulomb part of a charged pair style (lj/cut/coul/cut: LAMMPS's cut_coul); default md.cutoff",
+       "Cutoff of the Coulomb part of a charged pair style (LAMMPS's cut_coul of lj/cut/coul/cut and "
+       "lj/cut/coul/long, the cutoff of coul/long; coul/cut takes md.cutoff); default md.cutoff",
        0, 1e3, true},
       // [md.kspace]
       {"md.kspace.style", KeyType::String, "\"none\"", "-",

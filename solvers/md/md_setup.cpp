@@ -425,6 +425,7 @@ void MdSolver::check_close_atoms() {
   // input (overlapping atoms blow up at step 1). A reduction over the neighbour list where it lives:
   // nothing of the list is copied to the host.
   const double limit = 0.5 * m_coeffs.min_contact();
+  if (limit <= 0) return;  // a style without a contact distance (coul/cut, coul/long)
   const ClosePairs p = find_close_pairs(m_atoms, m_neighbor, limit);
   std::ostringstream msg;
   msg << "atoms " << p.id_i << " and " << p.id_j << " are " << significant(p.closest, 6) << " sigma apart, closer than the allowed "

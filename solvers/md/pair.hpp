@@ -10,6 +10,7 @@
 
 #include "md_config.hpp"
 #include "pair_coeffs.hpp"
+#include "pair_coul.hpp"
 #include "pair_lj_cut.hpp"
 #include "pair_lj_cut_coul_cut.hpp"
 #include "pair_lj_cut_coul_long.hpp"
@@ -18,7 +19,7 @@
 
 namespace spotrun::md {
 
-using PairStyles = PairStyleList<LjCut, Morse, LjCutCoulCut, LjCutCoulLong>;
+using PairStyles = PairStyleList<LjCut, Morse, LjCutCoulCut, LjCutCoulLong, CoulCut, CoulLong>;
 
 // The evaluator tables of every (style, precision): the kernels' pair argument, visited once per force call.
 using AnyPair = PairStyles::AnyPair;

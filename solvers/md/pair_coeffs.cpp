@@ -21,6 +21,7 @@ double PairCoeffs::max_cutoff() const {
 
 double PairCoeffs::min_contact() const {
   const int k = style.index(style.contact);
+  if (k < 0) return 0.0;  // a style without a contact distance (coul/cut)
   double m = value(k, 1, 1);
   for (int i = 1; i <= ntypes; ++i)
     for (int j = 1; j <= ntypes; ++j) m = std::min(m, value(k, i, j));
@@ -55,8 +56,9 @@ std::vector<double> entry_values(const PairCoeffSpec& c, std::size_t k, const Pa
   const std::string at = "md.pair.coeff[" + std::to_string(k) + "]";
   for (const auto& [name, value] : c.values)
     if (style.index(name) < 0)
-      throw InputError(at + "." + name + ": not a coefficient of pair style \"" + style.name +
-                       "\" (md.pair.style); its coefficients: " + style.names(true));
+      throw InputError(at + "." + name + ": not a coefficient of pair style \"" + style.name + "\" (md.pair.style); " +
+                       (style.params.empty() ? std::string("it has none but the cutoff")
+                                             : "its coefficients: " + style.names(true)));
   std::vector<double> v;
   for (const auto& p : style.params) {
     const auto it = std::find_if(c.values.begin(), c.values.end(), [&](const auto& nv) { return nv.first == p.name; });

@@ -29,7 +29,8 @@ struct PairCoeffs {
   // The style's coefficient k (its index in style.params) of the pair (ti, tj).
   double value(std::size_t k, int ti, int tj) const { return at(values[k], ti, tj); }
   double max_cutoff() const;
-  // The smallest value of the style's contact coefficient over all pairs (lj/cut: sigma; morse: r0).
+  // The smallest value of the style's contact coefficient over all pairs (lj/cut: sigma; morse: r0); 0 for a
+  // style without one (coul/cut, coul/long).
   double min_contact() const;
 };
 

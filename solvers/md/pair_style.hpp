@@ -2,7 +2,8 @@
 // The machinery of the pair style registry; the list of styles is pair.hpp's PairStyles. A pair style is a
 // struct (pair_lj_cut.hpp's LjCut, pair_morse.hpp's Morse) with
 //   static constexpr const char* name;     its value of md.pair.style
-//   static constexpr PairParam params[];    its coefficients (below), in LAMMPS pair_coeff order: their
+//   static constexpr PairParam params[];    its coefficients (below; a std::array of none for a style
+//                                           without, pair_coul.hpp), in LAMMPS pair_coeff order: their
 //                                           [[md.pair.coeff]] keys, units, ranges, defaults and mixing
 //   static constexpr const char* contact;  the coefficient (a distance) whose half is the closest two
 //                                           atoms may start (the close-atoms check of set-up)
