@@ -20,6 +20,7 @@
 #include "solvers/particles/distributor.hpp"
 #include "solvers/registry.hpp"
 #include "support/md_helpers.hpp"
+#include "support/md_resume.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
@@ -363,59 +364,24 @@ TEST(MdAtomFields, CheckpointAtNRanksRestoresAtM) {
   mark_lists(*run.solver);
   const io::SolverState st = run->state();
   const auto want = gathered(st, world());
-  // One file written by every rank of this run.
-  std::string dir = world().broadcast(test::is_root() ? (std::filesystem::temp_directory_path() /
-                                                         ("spotrun_atom_fields_" + std::to_string(getpid()))).string()
-                                                      : std::string());
-  if (test::is_root()) std::filesystem::create_directories(dir);
-  world().barrier();
-  const std::string path = dir + "/ckpt.h5";
-  io::CheckpointMeta meta;
-  meta.solver = "md";
-  meta.step = run->step_index();
-  meta.time = run->time();
-  meta.units = "lj";
-  meta.nranks = test::nranks();
-  io::write_checkpoint(world(), path, meta, st);
-
-  std::vector<int> counts{1};
-  if (test::nranks() > 2) counts.push_back(test::nranks() - 1);
-  if (test::nranks() > 1) counts.push_back(test::nranks());
-  for (const int M : counts) {
-    MPI_Comm sub = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, test::rank() < M ? 0 : MPI_UNDEFINED, test::rank(), &sub);
-    int exact = 1, fields_ok = 1;
-    std::string error;
-    if (test::rank() < M) {
-      try {
-        comm::Communicator c(sub);
-        auto transport = comm::make_transport("auto", c);
-        md::MdSolver restored(cfg, c, *transport, nullptr, true);
-        io::CheckpointReader reader(c, path);
-        restored.restore(reader.read(restored.state_layout()));
-        // Each atom's fields, by its id, and the whole state bit for bit.
-        const auto atoms = test::gather_atoms(restored, c);
-        for (const auto& a : atoms)
-          for (int d = 0; d < 3; ++d)
-            if (!same_bits(a.v[d], velocity_of(a.id)[d]) || a.image[d] != image_of(a.id)[d]) fields_ok = 0;
-        if (wrong_lists(restored) != 0) fields_ok = 0;
-        exact = same_arrays(gathered(restored.state(), c), want) ? 1 : 0;
-      } catch (const std::exception& e) {
-        error = e.what();
-      }
-      MPI_Comm_free(&sub);
-    }
-    error = world().broadcast(error);
-    ASSERT_TRUE(error.empty()) << M << " ranks: " << error;
-    MPI_Bcast(&exact, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Bcast(&fields_ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    EXPECT_EQ(fields_ok, 1) << "written at " << test::nranks() << " ranks, read at " << M
-                            << ": an atom came back with another atom's velocity or image flags";
-    EXPECT_EQ(exact, 1) << "written at " << test::nranks() << " ranks, read at " << M
-                        << ": the restored state differs from the one written";
+  const auto checks = test::restore_at_rank_counts(cfg, st, run->step_index(), run->time(),
+                                                   [&](md::MdSolver& restored, const comm::Communicator& c) {
+    // Each atom's fields, by its id, and the whole state bit for bit.
+    double fields_ok = 1;
+    const auto atoms = test::gather_atoms(restored, c);
+    for (const auto& a : atoms)
+      for (int d = 0; d < 3; ++d)
+        if (!same_bits(a.v[d], velocity_of(a.id)[d]) || a.image[d] != image_of(a.id)[d]) fields_ok = 0;
+    if (wrong_lists(restored) != 0) fields_ok = 0;
+    return std::vector<double>{fields_ok, same_arrays(gathered(restored.state(), c), want) ? 1.0 : 0.0};
+  });
+  for (const auto& r : checks) {
+    ASSERT_TRUE(r.error.empty()) << r.ranks << " ranks: " << r.error;
+    EXPECT_EQ(r.values.at(0), 1.0) << "written at " << test::nranks() << " ranks, read at " << r.ranks
+                                   << ": an atom came back with another atom's velocity or image flags";
+    EXPECT_EQ(r.values.at(1), 1.0) << "written at " << test::nranks() << " ranks, read at " << r.ranks
+                                   << ": the restored state differs from the one written";
   }
-  world().barrier();
-  if (test::is_root()) std::filesystem::remove_all(dir);
 }
 
 }  // namespace

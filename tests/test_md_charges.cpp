@@ -10,6 +10,7 @@
 #include "comm/errors.hpp"
 #include "support/input_error.hpp"
 #include "support/md_helpers.hpp"
+#include "support/md_resume.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 4);  // 3 ranks: no grid of sub-boxes as thick as the Coulomb cutoff + skin
@@ -66,6 +67,52 @@ TEST(MdCharges, LongRangeCoulombAgreesWithLammps) {
     test::report(std::string("charged Kob-Andersen, lj/cut/coul/long + ") + solver + ", " +
                  std::to_string(test::nranks()) + " ranks: max relative difference to LAMMPS " + test::sci(diff) + " (" +
                  where + ")");
+  }
+}
+
+// A charged run (lj/cut/coul/long + PPPM) stopped at N ranks goes on at M ranks: the same thermo, bit for bit at
+// M = N, to round-off at other M (the charges come back with their atoms; the k-space solver is rebuilt from the
+// deck on the new decomposition).
+TEST(MdCharges, LongRangeCheckpointAtNResumesAtM) {
+  const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/ka-charged-small.data");
+  auto cfg = test::ka_config(true);
+  cfg.pair_style = "lj/cut/coul/long";
+  cfg.coulomb_cutoff = 2.5;  // so that 3 ranks find sub-boxes as thick as cutoff + skin
+  cfg.kspace.style = md::KspaceStyle::Pppm;
+  cfg.kspace.accuracy = 1e-5;
+  cfg.thermo_style = {"step", "temp", "pe", "ecoul", "elong", "press"};
+  test::MdRun run(cfg, test::world(), &data);
+  run->setup();
+  for (int n = 0; n < 20; ++n) run->step(false);
+  const io::SolverState st = run->state();
+  auto rows = [](md::MdSolver& s) {
+    std::vector<std::vector<double>> out;
+    for (int n = 0; n <= 40; ++n) {
+      if (n > 0) s.step(n % 10 == 0);
+      if (n % 10 == 0) {
+        s.prepare_thermo();
+        out.push_back(s.thermo());
+      }
+    }
+    return out;
+  };
+  const auto want = rows(*run.solver);
+  const auto checks = test::restore_at_rank_counts(cfg, st, 20, 20 * cfg.dt, [&](md::MdSolver& restored, const comm::Communicator&) {
+    const auto got = rows(restored);
+    double worst = 0, bitwise = got == want ? 1 : 0;
+    for (std::size_t r = 0; r < want.size(); ++r)
+      for (std::size_t k = 0; k < want[r].size(); ++k) worst = std::max(worst, test::rel_diff(got.at(r).at(k), want[r][k]));
+    return std::vector<double>{worst, bitwise};
+  });
+  for (const auto& c : checks) {
+    ASSERT_TRUE(c.error.empty()) << c.ranks << " ranks: " << c.error;
+    if (c.ranks == test::nranks()) {
+      EXPECT_EQ(c.values.at(1), 1.0) << "written and read at " << c.ranks << " ranks: not the same thermo bit for bit";
+    }
+    EXPECT_LE(c.values.at(0), 1e-10) << "written at " << test::nranks() << " ranks, read at " << c.ranks;
+    test::report("charged mixture, lj/cut/coul/long + PPPM, written at " + std::to_string(test::nranks()) +
+                 " ranks, resumed at " + std::to_string(c.ranks) + ": max relative thermo difference over 40 steps " +
+                 test::sci(c.values.at(0)));
   }
 }
 

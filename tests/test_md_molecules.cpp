@@ -17,6 +17,7 @@
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
 #include "support/md_helpers.hpp"
+#include "support/md_resume.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
@@ -201,66 +202,32 @@ TEST(MdMolecules, CheckpointAtNResumesAtM) {
   for (int n = 0; n < 40; ++n) run->step(false);
   const io::SolverState st = run->state();
   const auto want = thermo_rows(*run.solver, 60, 20);
-  const std::string dir = test::world().broadcast(
-      test::is_root() ? (std::filesystem::temp_directory_path() / ("spotrun_molecules_" + std::to_string(getpid()))).string()
-                      : std::string());
-  if (test::is_root()) std::filesystem::create_directories(dir);
-  test::world().barrier();
-  const std::string path = dir + "/ckpt.h5";
-  io::CheckpointMeta meta;
-  meta.solver = "md";
-  meta.step = 40;
-  meta.time = 40 * cfg.dt;
-  meta.units = "lj";
-  meta.nranks = test::nranks();
-  io::write_checkpoint(test::world(), path, meta, st);
-
-  std::vector<int> counts{1};
-  if (test::nranks() > 2) counts.push_back(test::nranks() - 1);
-  if (test::nranks() > 1) counts.push_back(test::nranks());
-  for (const int M : counts) {
-    MPI_Comm sub = MPI_COMM_NULL;
-    MPI_Comm_split(MPI_COMM_WORLD, test::rank() < M ? 0 : MPI_UNDEFINED, test::rank(), &sub);
-    double worst = 0;
-    int bitwise = 1, same_styles = 1;
-    std::string error;
-    if (test::rank() < M) {
-      try {
-        comm::Communicator c(sub);
-        auto transport = comm::make_transport("auto", c);
-        md::MdSolver restored(cfg, c, *transport, nullptr, true);
-        io::CheckpointReader reader(c, path);
-        restored.restore(reader.read(restored.state_layout()));
-        const auto& a = restored.bonded_setup();
-        const auto& b = run->bonded_setup();
-        same_styles = a.bond_style == b.bond_style && a.angle_style == b.angle_style && a.bond_coeffs == b.bond_coeffs &&
-                      a.angle_coeffs == b.angle_coeffs && restored.ghost_cutoff() == run->ghost_cutoff();
-        const auto got = thermo_rows(restored, 60, 20);
-        for (std::size_t r = 0; r < want.size(); ++r)
-          for (std::size_t k = 0; k < want[r].size(); ++k) {
-            worst = std::max(worst, test::rel_diff(got.at(r).at(k), want[r][k]));
-            if (got[r][k] != want[r][k]) bitwise = 0;
-          }
-      } catch (const std::exception& e) {
-        error = e.what();
+  const auto checks = test::restore_at_rank_counts(cfg, st, 40, 40 * cfg.dt, [&](md::MdSolver& restored, const comm::Communicator&) {
+    const auto& a = restored.bonded_setup();
+    const auto& b = run->bonded_setup();
+    const bool same_styles = a.bond_style == b.bond_style && a.angle_style == b.angle_style &&
+                             a.bond_coeffs == b.bond_coeffs && a.angle_coeffs == b.angle_coeffs &&
+                             restored.ghost_cutoff() == run->ghost_cutoff();
+    const auto got = thermo_rows(restored, 60, 20);
+    double worst = 0, bitwise = 1;
+    for (std::size_t r = 0; r < want.size(); ++r)
+      for (std::size_t k = 0; k < want[r].size(); ++k) {
+        worst = std::max(worst, test::rel_diff(got.at(r).at(k), want[r][k]));
+        if (got[r][k] != want[r][k]) bitwise = 0;
       }
-      MPI_Comm_free(&sub);
-    }
-    error = test::world().broadcast(error);
-    ASSERT_TRUE(error.empty()) << M << " ranks: " << error;
-    MPI_Bcast(&worst, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    MPI_Bcast(&bitwise, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    MPI_Bcast(&same_styles, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    EXPECT_EQ(same_styles, 1) << "read at " << M << " ranks: other bonded styles, coefficients or ghost reach";
+    return std::vector<double>{worst, bitwise, same_styles ? 1.0 : 0.0};
+  });
+  for (const auto& c : checks) {
+    ASSERT_TRUE(c.error.empty()) << c.ranks << " ranks: " << c.error;
+    const int M = c.ranks;
+    EXPECT_EQ(c.values.at(2), 1.0) << "read at " << M << " ranks: other bonded styles, coefficients or ghost reach";
     if (M == test::nranks()) {
-      EXPECT_EQ(bitwise, 1) << "written and read at " << M << " ranks: not the same thermo bit for bit";
+      EXPECT_EQ(c.values[1], 1.0) << "written and read at " << M << " ranks: not the same thermo bit for bit";
     }
-    EXPECT_LE(worst, 1e-10) << "written at " << test::nranks() << " ranks, read at " << M;
+    EXPECT_LE(c.values[0], 1e-10) << "written at " << test::nranks() << " ranks, read at " << M;
     test::report("semiflexible melt written at " + std::to_string(test::nranks()) + " ranks, resumed at " +
-                 std::to_string(M) + ": max relative thermo difference over 60 steps " + test::sci(worst));
+                 std::to_string(M) + ": max relative thermo difference over 60 steps " + test::sci(c.values[0]));
   }
-  test::world().barrier();
-  if (test::is_root()) std::filesystem::remove_all(dir);
 }
 
 }  // namespace
