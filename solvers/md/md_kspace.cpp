@@ -1,5 +1,7 @@
 // The MD solver, long-range electrostatics: the k-space solver of [md.kspace] (kspace/pppm.hpp, kspace/ewald.hpp)
 // set up from the atoms' charges, and its part of each force call (docs/md.md#long-range-coulomb-pppm-and-ewald).
+#include <cstdio>
+
 #include "md_impl.hpp"
 #include "md_solver.hpp"
 
@@ -43,6 +45,11 @@ void MdSolver::setup_kspace() {
     m_kspace_lines = {m_ewald->choice().describe()};
     for (const auto& w : m_ewald->warnings()) m_kspace_lines.push_back("warning: " + w);
   }
+  // The warnings on the first rank's stderr, as LAMMPS warns of a non-neutral system (the choice itself is in
+  // describe(): spotrun.log and inspect).
+  if (m_comm.is_root())
+    for (const auto& l : m_kspace_lines)
+      if (l.rfind("warning: ", 0) == 0) std::fprintf(stderr, "WARNING: long-range Coulomb: %s\n", l.c_str() + 9);
   // The real-space part of the pair style with the same splitting.
   m_cfg.kspace.g_ewald_resolved = g;
   m_pair = make_pair(m_cfg, m_coeffs);

@@ -229,10 +229,17 @@ PppmChoice choose_pppm(const KspaceOptions& o, const comm::Box3& box, const Char
     ch.mesh = o.mesh;
   } else {
     for (int d = 0; d < 3; ++d) {
+      // LAMMPS's loop: the estimate at h = 1 / g first; while it misses the accuracy, the mesh grows and the next
+      // estimate is that of the mesh before, so the loop ends one point above the smallest mesh that meets it.
       const double L = box.length(d);
-      double start = std::floor(L * g) + 1.0;
-      int n = static_cast<int>(std::min(start, static_cast<double>(k_max_mesh) + 1.0));
-      while (n <= k_max_mesh && ik_error(L / n, L, g, o.order, q2, natoms) > ch.accuracy) ++n;
+      int n = static_cast<int>(std::min(std::floor(L * g) + 1.0, static_cast<double>(k_max_mesh) + 1.0));
+      double h = 1.0 / g;
+      double err = ik_error(h, L, g, o.order, q2, natoms);
+      while (n <= k_max_mesh && err > ch.accuracy) {
+        err = ik_error(h, L, g, o.order, q2, natoms);
+        ++n;
+        h = L / n;
+      }
       while (n <= k_max_mesh && !factorable(n)) ++n;
       if (n > k_max_mesh)
         throw InputError("md.kspace.accuracy = " + significant(o.accuracy, 6) + " cannot be reached with " +

@@ -16,13 +16,13 @@
 //     combined as sqrt((ex^2 + ey^2 + ez^2) / 3)
 //   Ewald, kmax along a side (Kolafa and Perram):  2 q2 g / L sqrt(1 / (pi kmax N)) exp(-pi^2 kmax^2 / (g L)^2)
 // Choice (LAMMPS's PPPM::set_grid_global and Ewald::setup): g_ewald solves real space error = accuracy
-// (the formula of LAMMPS, with its fallback for a loose accuracy); the mesh, side by side, is the smallest
-// n >= int(L g) + 1 whose estimate meets the accuracy, then raised to the next size with prime factors 2, 3
-// and 5 only; then g_ewald is moved so that the real-space and the k-space estimates are equal (LAMMPS's
-// adjust_gewald). Two differences from LAMMPS, both checked against it (tests/test_kspace.cpp, Lammps.*):
-// LAMMPS's mesh loop stops one point above the smallest mesh before it factors (so its mesh can be larger:
-// 20 x 24 x 18 where this takes 18 x 20 x 18), and its Newton iteration on g_ewald stops at an absolute
-// 1e-5, here the balance is solved to round-off by bisection.
+// (the formula of LAMMPS, with its fallback for a loose accuracy); the mesh, side by side, as LAMMPS's loop
+// takes it: from n = int(L g) + 1, one point above the smallest n whose estimate meets the accuracy (the
+// loop tests the mesh before the one it has just grown to; n itself when the estimate at h = 1 / g already
+// meets it), then raised to the next size with prime factors 2, 3 and 5 only; then g_ewald is moved so
+// that the real-space and the k-space estimates are equal (LAMMPS's adjust_gewald). One difference from
+// LAMMPS, checked against it (tests/test_kspace.cpp, Lammps.*): its Newton iteration on g_ewald stops at an
+// absolute 1e-5, here the balance is solved to round-off by bisection.
 // Ewald: kmax, side by side, the smallest whose estimate meets the accuracy (g_ewald is not moved); the
 // k-vectors are those with |k_d| <= kmax_d inside the sphere |k| <= max_d 2 pi kmax_d / L_d.
 #include <array>
