@@ -26,7 +26,7 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
   charged     charged LJ fluid with long-range Coulomb (issue 40; bench/charged-bench.toml and
               bench/lammps/in.charged): fcc 0.8442, charges +1 / -1 alternating, lj/cut 2.5 + Coulomb
               real space 3.0, PPPM 1e-5, NVE, from a data file the suite writes into its scratch directory
-              (write_charged_data) and both programs read, at 4k and 32k atoms (smoke: 500), 200 / 100 steps
+              (write_charged_data) and both programs read, at 4k and 32k atoms (smoke: 864), 200 / 100 steps
               (--quick: CHARGED_QUICK_STEPS), spotrun `run` against LAMMPS `lmp` (no -sf opt peer):
               atom-steps/s, their ratio and the target CHARGED_TARGETS; spotrun's k-space time per
               computation (its summary's Time Kspace, slowest rank, over steps + 1: the setup's computation is
@@ -511,7 +511,8 @@ KSPACE_FLOOR_TARGET = 1.3
 # step: 20 steps (21 k-space computations, two list builds) keep 3 repetitions at 1 and 2 ranks within the
 # suite's 60 s share (50 steps took 49 s at one rank alone under a load of 8).
 CHARGED_QUICK_STEPS = 20
-# --smoke (the tests: records, not figures): 500 atoms (a 45^3 mesh), this many steps.
+# --smoke (the tests: records, not figures): 864 atoms (6^3 cells, a 50^3 mesh; a box thick enough for the 3
+# ranks of bench.suite_smoke.np3), this many steps.
 CHARGED_SMOKE_STEPS = 20
 # The checkpoint suite's targets (docs/checkpoints.md): the loop blocked for a background set at most 25 % of
 # the shared write (checkpoint.async_blocking, MB/s over the write's: at least 4), and the steps during a

@@ -282,7 +282,7 @@ class Decks(unittest.TestCase):
         self.assertEqual(set(suites), {"lj", "lj-weak", "chain", "charged", "fluid", "fluid-weak", "fft", "checkpoint",
                                        "halo", "halo-weak"})
         self.assertEqual((suites["charged"]["full"], suites["charged"]["quick"], suites["charged"]["smoke"]),
-                         ([4000, 32000], [4000], [500]))
+                         ([4000, 32000], [4000], [864]))
         self.assertEqual(suites["lj"]["full"], [32000, 256000, 2048000])
         self.assertEqual((suites["chain"]["full"], suites["chain"]["smoke"]), ([32000], [1500]))
         self.assertEqual(suite_py.chain_data(1500), os.path.join(ROOT, "tests", "data", "kg-small.data"))
