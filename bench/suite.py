@@ -551,11 +551,12 @@ def lj_steps(atoms):
     return 100 if atoms <= 300000 else 40
 
 
-def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None):
+def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None, steps=None):
     """Seconds, a rough model of this 2-core machine; the progress line rescales it by what it measures.
     peers: the LAMMPS runs per spotrun run of an LJ measurement (0, 1 or 2); an LJ measurement runs spotrun
     once per precision (LJ_PRECISIONS), and from two ranks once more without the halo overlap. durable
-    (checkpoint): None for no durable flush, 0 for a whole flush, else the window of its timed steps."""
+    (checkpoint): None for no durable flush, 0 for a whole flush, else the window of its timed steps. steps
+    (charged): the steps of each run."""
     eff = min(ranks, cores) / max(1.0, ranks / cores) if ranks > cores else ranks
     if kind == "lj":
         per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
@@ -565,9 +566,9 @@ def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None):
         per = 1.0 + total * 1e-5 + total * CHAIN_STEPS / (4e6 * eff)
         return repeat * per * (1 + peers)
     if kind == "charged":
-        # spotrun and LAMMPS alike: about 1.5e-5 s per atom-step on one core at accuracy 1e-5 (the mesh grows with
-        # the box), plus the start; the FFT floor's bench_fluid run once
-        per = 1.5 + total * 100 * 1.5e-5 / eff
+        # spotrun and LAMMPS alike: about 3e-5 s per atom-step on one core at accuracy 1e-5 (0.12 s per step at
+        # 4,000 atoms, a 90^3 mesh; the mesh grows with the box), plus the start; the FFT floor's run once
+        per = 1.5 + total * (steps or charged_steps(total)) * 3e-5 / eff
         return repeat * per * (1 + peers) + 3.0 + total * 1e-4
     if kind in ("fluid", "fft"):
         step = 1.5e-8 * total * math.log2(max(total, 2)) / eff
@@ -605,7 +606,9 @@ def plan(args, cores, peers):
                     durable = QUICK_DURABLE_WINDOW_S if args.quick else 0
                 cost = predicted_cost(spec["kind"], total, r, args.repeat,
                                       (min(peers, 1) if spec["kind"] == "charged" else peers)
-                                      if spec["kind"] in ("lj", "chain", "charged") else 0, cores, durable)
+                                      if spec["kind"] in ("lj", "chain", "charged") else 0, cores, durable,
+                                      charged_steps(total, "smoke" if args.smoke else "quick" if args.quick else "full")
+                                      if spec["kind"] == "charged" else None)
                 tasks.append(Task(suite, spec["kind"], spec["scaling"], size, r, cost, label))
     return tasks
 
