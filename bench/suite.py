@@ -902,7 +902,8 @@ class Suite:
                 if m:
                     lmp_meshes.append([int(x) for x in m.groups()])
         if any(m != meshes[0] for m in meshes):
-            raise BenchFailure(f"charged {atoms} atoms np{r}: spotrun chose different PPPM meshes in its runs: {meshes}")
+            raise BenchFailure(f"charged {atoms} atoms np{r}: spotrun chose different PPPM meshes in its runs: "
+                               f"{meshes}")
         mesh = meshes[0]
         # The floor: the transforms of one PPPM step (1 r2c + 3 c2r of this mesh) alone, on the same ranks.
         self.progress.note(task, 0.9, f"bench_fluid --pppm-mesh {'x'.join(map(str, mesh))}")
@@ -921,8 +922,8 @@ class Suite:
                                           samples=peer, command=lmp_cmd, details=details, **common))
         self.add(sr.make_record(base, name="charged.spotrun", role="measurement", program="spotrun run",
                                 samples=spot, command=spot_cmd, reference=ref,
-                                details=dict(details, target_ratio=CHARGED_TARGETS["charged.spotrun"]) if ref else details,
-                                **common))
+                                details=(dict(details, target_ratio=CHARGED_TARGETS["charged.spotrun"]) if ref
+                                         else details), **common))
         times = dict(common, metric="time", unit="s/step", better="lower")
         floor = self.add(sr.make_record(base, name="charged.fft_floor", role="floor",
                                         program="bench_fluid --pppm-mesh (spotrun's distributed FFT)", samples=floor_s,
@@ -1200,8 +1201,9 @@ def main(argv):
                           f"Debian's lammps-examples (in ./quickstart.sh test) or name a copy of in.chain's data.chain "
                           f"in CHAIN_DATA", file=sys.stderr)
                     return 2
-    needed = {"lj": "launcher/spotrun", "chain": "launcher/spotrun", "charged": "bench/bench_fluid", "fluid": "bench/bench_fluid",
-              "fft": "bench/bench_fluid", "checkpoint": "bench/bench_checkpoint", "halo": "bench/bench_halo"}
+    needed = {"lj": "launcher/spotrun", "chain": "launcher/spotrun", "charged": "bench/bench_fluid",
+              "fluid": "bench/bench_fluid", "fft": "bench/bench_fluid", "checkpoint": "bench/bench_checkpoint",
+              "halo": "bench/bench_halo"}
     for suite in args.suites:
         kind = args.specs[suite]["kind"]
         exes = [args.spotrun] if kind in ("lj", "chain", "charged") else []

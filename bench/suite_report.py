@@ -136,7 +136,8 @@ def summary_table(records):
 
 def targets_table(records):
     """Every record with a target ratio (details.target_ratio: bench/suite.py LJ_TARGETS and COMM_SHARE_TARGET
-    for lj, CHAIN_TARGETS and BOND_SHARE_TARGET for chain, CHARGED_TARGETS and KSPACE_FLOOR_TARGET for charged, BLOCKING_TARGET and STEP_DURABLE_TARGET for
+    for lj, CHAIN_TARGETS and BOND_SHARE_TARGET for chain, CHARGED_TARGETS and KSPACE_FLOOR_TARGET for charged,
+    BLOCKING_TARGET and STEP_DURABLE_TARGET for
     checkpoint, the deck's `targets` for fluid): met or not. A ratio meets its target from the side its record calls better: at
     most the target where lower is better (a time over its floor), at least it where higher is (a rate over
     its peer's)."""
