@@ -1,7 +1,7 @@
 // Fluid solver benchmark and deck driver.
 //
 //   bench_fluid [--sizes 64,128] [--steps ROUNDS] [--decomposition auto|slab|pencil] [--fft-plan estimate|measure]
-//               [--fft-only] [--samples]
+//               [--fft-only] [--pppm-mesh] [--samples]
 //     Time per RK4 step of the Taylor-Green vortex at each n^3 on the run's ranks, beside the FFT floor
 //     measured in the same run: 36 distributed FFTs per step (4 stages x (6 inverse + 3 forward)) times
 //     the time of one unpruned distributed FFTW transform (r2c or c2r, with its transposes, of the whole
@@ -18,6 +18,14 @@
 //     per transform (a forward and a backward per pair, pair time / 2), the ratio spotrun / raw, and both
 //     round-trip errors. Raw FFTW needs FFTW's MPI library (Debian: libfftw3-mpi-dev) at build time and
 //     host memory (n/a on a GPU build).
+//
+//     --pppm-mesh: no fluid step; each size is a PPPM mesh, and a round times the distributed transforms
+//     spotrun's PPPM makes per step (solvers/md/kspace/pppm.cpp, Pppm::compute): one forward real-to-complex
+//     transform of the charge density and one batched backward call of three complex-to-real transforms
+//     (the ik field components), on the FFT PPPM builds (the same geometry, decomposition auto, batching of
+//     3 at padded distances, FFTW plans estimate, the run's ranks). Energy steps make no other transform.
+//     Seconds per step (the floor of bench/suite.py's charged suite, charged.fft_floor); SAMPLES quantity
+//     pppm_fft_s.
 //
 //     --samples: after each size, lines "SAMPLES {json}" with the time of every round (bench/suite.py).
 //
@@ -352,6 +360,58 @@ int bench_fft_only(const comm::Communicator& comm, const std::vector<Grid>& size
   return ok ? 0 : 1;
 }
 
+// The transforms of one PPPM step alone (see --pppm-mesh at the top).
+int bench_pppm_mesh(const comm::Communicator& comm, const std::vector<Grid>& sizes, int rounds, bool samples) {
+  constexpr int k_steps_per_round = 10;
+  if (comm.is_root()) {
+    std::printf("PPPM transforms alone (1 r2c + 3 c2r per step), %d ranks, Kokkos %s\n", comm.size(),
+                Kokkos::DefaultExecutionSpace::name());
+    std::printf("median over %d rounds of %d steps, seconds per step\n", rounds, k_steps_per_round);
+    std::printf("%14s %-16s %12s\n", "mesh", "decomposition", "per step [s]");
+  }
+  for (const Grid& n : sizes) {
+    auto transport = comm::make_transport("auto", comm);
+    // As Pppm's constructor builds its transform.
+    const auto geometry = fft::make_fft_geometry(n, comm.size(), fft::Decomposition::Auto, {0, 0});
+    fft::FftBatching batching;
+    batching.max_batch = 3;
+    batching.real_distance = fft::padded_field(geometry.real[static_cast<std::size_t>(comm.rank())].count());
+    batching.complex_distance = fft::padded_field(geometry.spectral[static_cast<std::size_t>(comm.rank())].count());
+    fft::DistributedFft f(geometry, comm, *transport, fft::backend::Default{}, fft::PlanRigor::Estimate, std::nullopt,
+                          batching);
+    const std::size_t rs = batching.real_distance, cs = batching.complex_distance;
+    fft::RealView density("bench::density", f.real_size()), fields("bench::fields", 3 * rs);
+    fft::ComplexView rho_hat("bench::rho_hat", f.complex_size()), field_hat("bench::field_hat", 3 * cs);
+    auto hd = Kokkos::create_mirror_view(density);
+    for (std::size_t p = 0; p < f.real_size(); ++p) hd(p) = std::sin(0.001 * static_cast<double>(p) + comm.rank());
+    Kokkos::deep_copy(density, hd);
+    const fft::Complex* hats[3] = {field_hat.data(), field_hat.data() + cs, field_hat.data() + 2 * cs};
+    double* reals[3] = {fields.data(), fields.data() + rs, fields.data() + 2 * rs};
+    auto step = [&]() {
+      f.forward(density.data(), rho_hat.data());
+      f.backward_many(3, hats, reals);
+    };
+    step();  // warm up: plans, buffers
+    std::vector<double> per_step;
+    for (int round = 0; round < rounds; ++round) {
+      comm.barrier();
+      const auto t0 = Clock::now();
+      for (int i = 0; i < k_steps_per_round; ++i) step();
+      Kokkos::fence();
+      per_step.push_back(comm.max(seconds(t0)) / k_steps_per_round);
+    }
+    if (comm.is_root()) {
+      std::printf("%14s %-16s %12.5g\n", grid_name(n).c_str(), f.geometry().describe().c_str(), median(per_step));
+      std::fflush(stdout);
+    }
+    if (samples) {
+      print_samples(comm, "pppm_fft_s", n, per_step);
+      if (comm.is_root()) std::fflush(stdout);
+    }
+  }
+  return 0;
+}
+
 std::string read_file_on_root(const comm::Communicator& comm, const std::string& path) {
   std::string text, error;
   if (comm.is_root()) {
@@ -438,7 +498,7 @@ std::vector<Grid> parse_sizes(const std::string& text) {
 int dispatch(int argc, char** argv, const comm::Communicator& comm) {
   std::vector<Grid> sizes{{64, 64, 64}, {128, 128, 128}};
   int steps = 5;
-  bool fft_only = false, samples = false;
+  bool fft_only = false, pppm_mesh = false, samples = false;
   fft::Decomposition kind = fft::Decomposition::Auto;
   fft::PlanRigor plan = fft::PlanRigor::Estimate;
   std::string deck, outdir;
@@ -458,10 +518,12 @@ int dispatch(int argc, char** argv, const comm::Communicator& comm) {
     else if (a == "--set") sets.push_back(value());
     else if (a == "--output-dir") outdir = value();
     else if (a == "--fft-only") fft_only = true;
+    else if (a == "--pppm-mesh") pppm_mesh = true;
     else if (a == "--samples") samples = true;
     else throw InputError("unknown option '" + a + "' (see the comment at the top of bench/bench_fluid.cpp)");
   }
   if (!deck.empty()) return run_deck(comm, deck, sets, outdir);
+  if (pppm_mesh) return bench_pppm_mesh(comm, sizes, steps, samples);
   if (fft_only) return bench_fft_only(comm, sizes, steps, kind, plan, samples);
   return bench(comm, sizes, steps, kind, plan, samples);
 }

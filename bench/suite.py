@@ -23,6 +23,17 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
               `lmp -sf opt`: atom-steps/s, their ratios and the target CHAIN_TARGETS; the bonded terms' share
               of spotrun's loop (its summary's Time Bond over Loop time: chain.bond_time against
               chain.loop_time), target at most BOND_SHARE_TARGET
+  charged     charged LJ fluid with long-range Coulomb (issue 40; bench/charged-bench.toml and
+              bench/lammps/in.charged): fcc 0.8442, charges +1 / -1 alternating, lj/cut 2.5 + Coulomb
+              real space 3.0, PPPM 1e-5, NVE, from a data file the suite writes into its scratch directory
+              (write_charged_data) and both programs read, at 4k and 32k atoms (smoke: 864), 200 / 100 steps
+              (--quick: CHARGED_QUICK_STEPS), spotrun `run` against LAMMPS `lmp` (no -sf opt peer):
+              atom-steps/s, their ratio and the target CHARGED_TARGETS; spotrun's k-space time per
+              computation (its summary's Time Kspace, slowest rank, over steps + 1: the setup's computation is
+              in it) against its FFT floor, the transforms PPPM makes per step (1 r2c + 3 c2r of the mesh
+              spotrun chose, parsed from its output) timed alone on the same ranks (bench_fluid --pppm-mesh),
+              target at most KSPACE_FLOOR_TARGET; the k-space share of the loop (charged.kspace_share against
+              charged.loop_time, reported)
   fluid       Taylor-Green RK4 step at 64^3, 128^3, 256^3 (strong) against its FFT floor, 36 of spotrun's
               unpruned distributed transforms of the grid measured in the same run (bench_fluid), with
               the targets of the deck (a "Targets" table in the report)
@@ -44,9 +55,10 @@ suites).
 --quick has a budget of 10 minutes on 2 cores (ranks 1 and 2; QUICK_BUDGET_S), each suite a share (its
 deck's quick_budget); report.md gives each suite's measured duration and warns when one ran past its
 share. It keeps every peer, floor and target of the full run, and drops: lj at 256k atoms (full run only),
-and the checkpoint suite's durable flush at 2M atoms; the flush at 256k atoms keeps rclone at nice 19 and
-times the steps over at most its first QUICK_DURABLE_WINDOW_S (10) seconds, then cancels it, and the steps
-beside each background write are timed over at most its first QUICK_ASYNC_WINDOW_S (5) (bench/README.md).
+charged at 32k atoms (and 180 of the 200 steps at 4k), and the checkpoint suite's durable flush at 2M
+atoms; the flush at 256k atoms keeps rclone at nice 19 and times the steps over at most its first
+QUICK_DURABLE_WINDOW_S (10) seconds, then cancels it, and the steps beside each background write are timed
+over at most its first QUICK_ASYNC_WINDOW_S (5) (bench/README.md).
 Measured 2026-12-04 (git 12d21f1): 10 min 52 s for the whole --quick run on a 2-core machine with other
 builds and tests running beside it (load average 8-13; docs/performance.md); on the idle machine twice
 (git 9135b6f): 4 min 14 s and 4 min 09 s, every suite within its share.
@@ -76,6 +88,7 @@ import datetime
 import json
 import math
 import os
+import random
 import re
 import shutil
 import socket
@@ -93,6 +106,8 @@ LJ_DECK = os.path.join(ROOT, "bench", "lj-bench.toml")
 LMP_INPUT = os.path.join(ROOT, "bench", "lammps", "in.lj")
 CHAIN_DECK = os.path.join(ROOT, "bench", "chain-bench.toml")
 LMP_CHAIN_INPUT = os.path.join(ROOT, "bench", "lammps", "in.chain")
+CHARGED_DECK = os.path.join(ROOT, "bench", "charged-bench.toml")
+LMP_CHARGED_INPUT = os.path.join(ROOT, "bench", "lammps", "in.charged")
 # The chain suite's data file of each size (beads): in.chain's own (Debian lammps-examples; the environment's
 # CHAIN_DATA names another copy), and for the smoke run the 1,500-bead melt cut from it (tests/data/README.md).
 CHAIN_DATA = {32000: os.path.abspath(os.environ.get("CHAIN_DATA") or
@@ -100,13 +115,13 @@ CHAIN_DATA = {32000: os.path.abspath(os.environ.get("CHAIN_DATA") or
               1500: os.path.join(ROOT, "tests", "data", "kg-small.data")}
 
 SUITE_DIR = os.path.join(ROOT, "bench", "suite")
-PROGRAMS = ("lj", "chain", "fluid", "fft", "checkpoint", "halo")
+PROGRAMS = ("lj", "chain", "charged", "fluid", "fft", "checkpoint", "halo")
 # deck key -> what it holds (all required)
 DECK_KEYS = {
     "title": "a string, the report's heading",
     "program": "one of " + ", ".join(PROGRAMS),
     "scaling": "strong (fixed total size) or weak (fixed size per rank)",
-    "sizes": "sizes of the full suite: atoms (lj, checkpoint, halo), beads (chain: " + ", ".join(map(str, CHAIN_DATA)) +
+    "sizes": "sizes of the full suite: atoms (lj, charged, checkpoint, halo: 4 c^3), beads (chain: " + ", ".join(map(str, CHAIN_DATA)) +
              ") or n of an n^3 grid (fluid, fft); per rank when weak",
     "quick": "sizes of --quick",
     "smoke": "sizes of --smoke",
@@ -162,6 +177,43 @@ def chain_data(beads):
     return CHAIN_DATA[beads]
 
 
+def write_charged_data(path, atoms, density=0.8442, temperature=1.0, seed=87287):
+    """The charged suite's system as a LAMMPS data file (atom_style charge), written to path: the fcc lattice
+    of 4 c^3 atoms at the LJ density (LAMMPS lattice fcc 0.8442), one atom type of mass 1, charges +1 and -1
+    alternating by atom id (the four sites of a unit cell +, -, +, -: neutral), velocities from a Gaussian of
+    the seed (Python's random), the total momentum removed and scaled to the temperature with 3N - 3 degrees of
+    freedom (as LAMMPS velocity create). The same file for spotrun and LAMMPS: no lattice start of either
+    program carries charges."""
+    c = lj_cells(atoms)
+    a = (4.0 / density) ** (1.0 / 3.0)
+    length = c * a
+    basis = ((0.0, 0.0, 0.0), (0.5, 0.5, 0.0), (0.5, 0.0, 0.5), (0.0, 0.5, 0.5))
+    rng = random.Random(seed)
+    v = [[rng.gauss(0.0, 1.0) for _ in range(3)] for _ in range(atoms)]
+    mean = [sum(x[d] for x in v) / atoms for d in range(3)]
+    v = [[x[d] - mean[d] for d in range(3)] for x in v]
+    scale = math.sqrt(temperature * (3 * atoms - 3) / sum(x[0] ** 2 + x[1] ** 2 + x[2] ** 2 for x in v))
+    lines = [f"LAMMPS data file: charged LJ fluid, fcc {density} of {c}^3 cells, charges +1/-1 alternating, "
+             f"T {temperature} (bench/suite.py write_charged_data)", "", f"{atoms} atoms", "1 atom types", "",
+             f"0 {length:.16g} xlo xhi", f"0 {length:.16g} ylo yhi", f"0 {length:.16g} zlo zhi", "",
+             "Masses", "", "1 1", "", "Atoms # charge", ""]
+    i = 0
+    for ix in range(c):
+        for iy in range(c):
+            for iz in range(c):
+                for b in basis:
+                    i += 1
+                    lines.append(f"{i} 1 {1 if i % 2 else -1} {(ix + b[0]) * a:.16g} {(iy + b[1]) * a:.16g} "
+                                 f"{(iz + b[2]) * a:.16g}")
+    lines += ["", "Velocities", ""]
+    lines += [f"{j + 1} {x[0] * scale:.16g} {x[1] * scale:.16g} {x[2] * scale:.16g}" for j, x in enumerate(v)]
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
 class DeckError(Exception):
     pass
 
@@ -193,7 +245,7 @@ def load_suite(path):
         v = data[key]
         if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in v):
             raise DeckError(f"{path}: {key} = {v!r}: must be a non-empty list of integers >= 2")
-        if data["program"] in ("lj", "halo"):
+        if data["program"] in ("lj", "halo", "charged"):
             for x in v:
                 try:
                     lj_cells(x)
@@ -205,6 +257,8 @@ def load_suite(path):
                     chain_data(x)
                 except ValueError as e:
                     raise DeckError(f"{path}: {key}: {e}")
+    if data["program"] == "charged" and data["scaling"] != "strong":
+        raise DeckError(f"{path}: scaling = {data['scaling']!r}: program charged is strong scaling only")
     if data["program"] == "chain" and data["scaling"] != "strong":
         raise DeckError(f"{path}: scaling = {data['scaling']!r}: program chain runs its data files as they are "
                         f"(strong only)")
@@ -396,6 +450,21 @@ def parse_spotrun_bond_time(out, label):
     return float(loop[-1]), float(bond[-1])
 
 
+def parse_spotrun_kspace(out, label):
+    """Loop time, Time Kspace (slowest rank; it holds the setup's k-space computation as well as the loop's) and
+    the PPPM mesh spotrun chose (its 'PPPM: g_ewald G, mesh A x B x C' line, spotrun.log or --verbose) of
+    spotrun run's output: (loop s, kspace s, [a, b, c], g_ewald)."""
+    loop = re.findall(r"Loop time:\s*([0-9.eE+-]+)\s*s", out)
+    kspace = re.findall(r"Time Kspace:\s*([0-9.eE+-]+)\s*s", out)
+    mesh = re.findall(r"PPPM: g_ewald ([0-9.eE+-]+), mesh (\d+) x (\d+) x (\d+)", out)
+    if not loop or not kspace:
+        raise BenchFailure(f"{label}: no 'Loop time' or 'Time Kspace' line")
+    if not mesh:
+        raise BenchFailure(f"{label}: no 'PPPM: g_ewald ..., mesh A x B x C' line (spotrun.log, --verbose)")
+    g, *n = mesh[-1]
+    return float(loop[-1]), float(kspace[-1]), [int(x) for x in n], float(g)
+
+
 def parse_spotrun_rate(out, label, progress_rate=None):
     """The summary's Performance line; without one, OUTDIR/progress.json's rate (progress_rate)."""
     m = re.findall(r"Performance:\s*([0-9.eE+-]+)\s*atom-steps/s", out)
@@ -432,6 +501,19 @@ CHAIN_TARGETS = {"chain.spotrun": 1.5}
 BOND_SHARE_TARGET = 0.15
 # The chain suite's steps (in.chain's run 100): 26 neighbour list builds at 32,000 beads.
 CHAIN_STEPS = 100
+# The charged suite (issue 40): spotrun's loop throughput at least this ratio to LAMMPS's (same run), and its
+# k-space time per computation at most KSPACE_FLOOR_TARGET x its FFT floor (the 1 r2c + 3 c2r transforms of the
+# PPPM mesh per step, bench_fluid --pppm-mesh, same mesh and ranks).
+CHARGED_TARGETS = {"charged.spotrun": 1.5}
+KSPACE_FLOOR_TARGET = 1.3
+# --quick: the charged suite's steps (the full run: charged_steps). At accuracy 1e-5 PPPM takes a 90^3 mesh at
+# 4,000 atoms (LAMMPS and spotrun alike), the k-space part 85-95 % of either program's step, the same work every
+# step: 20 steps (21 k-space computations, two list builds) keep 3 repetitions at 1 and 2 ranks within the
+# suite's 60 s share (50 steps took 49 s at one rank alone under a load of 8).
+CHARGED_QUICK_STEPS = 20
+# --smoke (the tests: records, not figures): 864 atoms (6^3 cells, a 50^3 mesh; a box thick enough for the 3
+# ranks of bench.suite_smoke.np3), this many steps.
+CHARGED_SMOKE_STEPS = 20
 # The checkpoint suite's targets (docs/checkpoints.md): the loop blocked for a background set at most 25 % of
 # the shared write (checkpoint.async_blocking, MB/s over the write's: at least 4), and the steps during a
 # durable flush at most 5 % slower than right after it (checkpoint.step_durable over step_after_durable).
@@ -454,16 +536,27 @@ COMM_SHARE_TARGET = 0.5
 LJ_PRECISIONS = (("", "double"), ("-mixed", "mixed"))
 
 
+def charged_steps(atoms, mode="full"):
+    """The charged suite's steps: 200 up to 4,000 atoms, 100 above (the k-space part grows with the mesh, 180^3 at
+    32,000 atoms); CHARGED_QUICK_STEPS in --quick, CHARGED_SMOKE_STEPS in --smoke."""
+    if mode == "smoke":
+        return CHARGED_SMOKE_STEPS
+    if mode == "quick":
+        return CHARGED_QUICK_STEPS
+    return 200 if atoms <= 4000 else 100
+
+
 def lj_steps(atoms):
     # 2M atoms: 40 steps (two list rebuilds, as 100 steps have five: the same share of rebuild steps).
     return 100 if atoms <= 300000 else 40
 
 
-def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None):
+def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None, steps=None):
     """Seconds, a rough model of this 2-core machine; the progress line rescales it by what it measures.
     peers: the LAMMPS runs per spotrun run of an LJ measurement (0, 1 or 2); an LJ measurement runs spotrun
     once per precision (LJ_PRECISIONS), and from two ranks once more without the halo overlap. durable
-    (checkpoint): None for no durable flush, 0 for a whole flush, else the window of its timed steps."""
+    (checkpoint): None for no durable flush, 0 for a whole flush, else the window of its timed steps. steps
+    (charged): the steps of each run."""
     eff = min(ranks, cores) / max(1.0, ranks / cores) if ranks > cores else ranks
     if kind == "lj":
         per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
@@ -472,6 +565,11 @@ def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None):
         # the data file read (3 MB at 32,000 beads) and the loop, spotrun and each LAMMPS peer alike
         per = 1.0 + total * 1e-5 + total * CHAIN_STEPS / (4e6 * eff)
         return repeat * per * (1 + peers)
+    if kind == "charged":
+        # spotrun and LAMMPS alike: about 3e-5 s per atom-step on one core at accuracy 1e-5 (0.12 s per step at
+        # 4,000 atoms, a 90^3 mesh; the mesh grows with the box), plus the start; the FFT floor's run once
+        per = 1.5 + total * (steps or charged_steps(total)) * 3e-5 / eff
+        return repeat * per * (1 + peers) + 3.0 + total * 1e-4
     if kind in ("fluid", "fft"):
         step = 1.5e-8 * total * math.log2(max(total, 2)) / eff
         return 1.5 + total * 4e-7 + (repeat + 1) * 2.2 * step
@@ -493,7 +591,7 @@ def plan(args, cores, peers):
         sizes = [args.size] if args.size else spec["smoke" if args.smoke else "quick" if args.quick else "full"]
         for size in sizes:
             for r in args.ranks:
-                if spec["kind"] in ("lj", "checkpoint", "halo"):
+                if spec["kind"] in ("lj", "checkpoint", "halo", "charged"):
                     total = size * r if spec["scaling"] == "weak" else size
                     label = f"{suite} {total} atoms np{r}"
                 elif spec["kind"] == "chain":
@@ -507,7 +605,10 @@ def plan(args, cores, peers):
                 if spec["kind"] == "checkpoint" and (not args.quick or size == min(sizes)):
                     durable = QUICK_DURABLE_WINDOW_S if args.quick else 0
                 cost = predicted_cost(spec["kind"], total, r, args.repeat,
-                                      peers if spec["kind"] in ("lj", "chain") else 0, cores, durable)
+                                      (min(peers, 1) if spec["kind"] == "charged" else peers)
+                                      if spec["kind"] in ("lj", "chain", "charged") else 0, cores, durable,
+                                      charged_steps(total, "smoke" if args.smoke else "quick" if args.quick else "full")
+                                      if spec["kind"] == "charged" else None)
                 tasks.append(Task(suite, spec["kind"], spec["scaling"], size, r, cost, label))
     return tasks
 
@@ -547,8 +648,8 @@ class Suite:
         self.spotrun = args.spotrun
         # spotrun run's summary (Loop time, Performance, Time Comm) on the terminal: --verbose where the program
         # has it (its summary may otherwise go to OUTDIR/spotrun.log only, which spotrun_text reads as well).
-        self.spotrun_verbose = (["--verbose"] if any(kind in ("lj", "chain") for kind in (args.specs[x]["kind"]
-                                                                                          for x in args.suites))
+        kinds = {args.specs[x]["kind"] for x in args.suites}
+        self.spotrun_verbose = (["--verbose"] if kinds & {"lj", "chain", "charged"}
                                 and "--verbose" in capture([args.spotrun, "run", "--help"]) else [])
         self.bench_fluid = os.path.join(b, "bench", "bench_fluid")
         self.bench_checkpoint = os.path.join(b, "bench", "bench_checkpoint")
@@ -754,6 +855,93 @@ class Suite:
         self.add(sr.make_record(base, name="chain.bond_time", role="measurement",
                                 program="spotrun run (Time Bond, slowest rank)", samples=bond, command=spot_cmd,
                                 reference=whole, details=dict(details, target_ratio=BOND_SHARE_TARGET), **times))
+
+    def charged_data(self, atoms):
+        """The charged suite's data file of this size in the scratch directory, written once per run."""
+        path = os.path.join(self.scratch, f"charged-{atoms}.data")
+        if not os.path.isfile(path):
+            write_charged_data(path, atoms)
+        return path
+
+    def run_charged(self, task, load):
+        r, atoms = task.ranks, task.size
+        steps = charged_steps(atoms, "smoke" if self.args.smoke else "quick" if self.args.quick else "full")
+        self.progress.note(task, 0.0, "writing the data file")
+        data = self.charged_data(atoms)
+        spot, loop, kspace, meshes = [], [], [], []  # atom-steps/s; Loop time per step, Time Kspace per computation
+        peer, lmp_meshes = [], []
+        spot_cmd = lmp_cmd = version = ""
+        runs = 1 + (1 if self.lammps else 0)
+        lmp_args = ["-in", LMP_CHARGED_INPUT, "-var", "data", data, "-var", "steps", steps, "-log", "none", "-nocite"]
+        for rep in range(self.args.repeat):
+            self.progress.note(task, 0.9 * rep / self.args.repeat, f"spotrun run {rep + 1}/{self.args.repeat}")
+            outdir = tempfile.mkdtemp(prefix="charged.", dir=self.scratch)
+            try:
+                out, spot_cmd = self.runner.run(f"charged-spotrun-{atoms}-np{r}-{rep}", r, [
+                    self.spotrun, "run", CHARGED_DECK, "--set", f"md.initial.lammps_data={json.dumps(data)}",
+                    "--set", f"run.steps={steps}", "--set", f"run.thermo_every={steps}", "--output-dir", outdir,
+                    "--resume", "never"] + self.spotrun_verbose)
+                out, rate = spotrun_text(out, outdir), spotrun_progress_rate(outdir)
+            finally:
+                shutil.rmtree(outdir, ignore_errors=True)
+            spot.append(parse_spotrun_rate(out, "spotrun", rate))
+            t_loop, t_kspace, mesh, g_ewald = parse_spotrun_kspace(out, "spotrun")
+            loop.append(t_loop / steps)
+            # Time Kspace times steps + 1 computations: the setup's (step 0's forces) and one per step.
+            kspace.append(t_kspace / (steps + 1))
+            meshes.append(mesh)
+            if self.lammps:
+                self.progress.note(task, 0.9 * (rep + 1 / runs) / self.args.repeat,
+                                   f"LAMMPS run {rep + 1}/{self.args.repeat}")
+                out, lmp_cmd = self.runner.run(f"charged-lammps-{atoms}-np{r}-{rep}", r, [self.lammps] + lmp_args,
+                                               cwd=self.scratch)
+                peer.append(parse_lammps_rate(out, "LAMMPS"))
+                m = re.search(r"LAMMPS \(([^)]+)\)", out)
+                version = m.group(1) if m else version
+                m = re.search(r"grid = (\d+) (\d+) (\d+)", out)
+                if m:
+                    lmp_meshes.append([int(x) for x in m.groups()])
+        if any(m != meshes[0] for m in meshes):
+            raise BenchFailure(f"charged {atoms} atoms np{r}: spotrun chose different PPPM meshes in its runs: "
+                               f"{meshes}")
+        mesh = meshes[0]
+        # The floor: the transforms of one PPPM step (1 r2c + 3 c2r of this mesh) alone, on the same ranks.
+        self.progress.note(task, 0.9, f"bench_fluid --pppm-mesh {'x'.join(map(str, mesh))}")
+        out, floor_cmd = self.runner.run(f"charged-fft-floor-{atoms}-np{r}", r, [
+            self.bench_fluid, "--pppm-mesh", "--sizes", "x".join(map(str, mesh)), "--steps", self.args.repeat,
+            "--samples"])
+        floor_s = parse_samples(out, "bench_fluid --pppm-mesh")["pppm_fft_s"]["values"]
+        base = self.base(task, load)
+        details = {"steps": steps, "ensemble": "nve", "mesh": mesh, "g_ewald": g_ewald, "accuracy": 1e-5,
+                   "lammps_mesh": lmp_meshes[0] if lmp_meshes else None}
+        common = dict(suite=task.suite, metric="throughput", unit="atom-steps/s", better="higher", size=atoms,
+                      size_unit="atoms", scaling=task.scaling)
+        ref = None
+        if peer:
+            ref = self.add(sr.make_record(base, name="charged.lammps", role="peer", program=f"LAMMPS {version}".strip(),
+                                          samples=peer, command=lmp_cmd, details=details, **common))
+        self.add(sr.make_record(base, name="charged.spotrun", role="measurement", program="spotrun run",
+                                samples=spot, command=spot_cmd, reference=ref,
+                                details=(dict(details, target_ratio=CHARGED_TARGETS["charged.spotrun"]) if ref
+                                         else details), **common))
+        times = dict(common, metric="time", unit="s/step", better="lower")
+        floor = self.add(sr.make_record(base, name="charged.fft_floor", role="floor",
+                                        program="bench_fluid --pppm-mesh (spotrun's distributed FFT)", samples=floor_s,
+                                        command=floor_cmd,
+                                        details=dict(details, transforms_per_step="1 r2c + 3 c2r (one batched call)"),
+                                        **times))
+        own = self.add(sr.make_record(base, name="charged.kspace_time", role="measurement",
+                                      program="spotrun run (Time Kspace / (steps + 1), slowest rank)", samples=kspace,
+                                      command=spot_cmd, reference=floor,
+                                      details=dict(details, target_ratio=KSPACE_FLOOR_TARGET), **times))
+        # The k-space share of the loop: the same samples against the Loop time per step of the same runs (its
+        # reference, role peer as chain.loop_time); ratio = the share, reported (no target).
+        whole = self.add(sr.make_record(base, name="charged.loop_time", role="peer", program="spotrun run (Loop time)",
+                                        samples=loop, command=spot_cmd, details=details, **times))
+        self.add(sr.make_record(base, name="charged.kspace_share", role="measurement",
+                                program="spotrun run (Time Kspace / (steps + 1), slowest rank)", samples=kspace,
+                                command=spot_cmd, reference=whole, details=dict(details, samples_of=own["id"]),
+                                **times))
 
     def grid(self, task):
         f = factor3(task.ranks) if task.scaling == "weak" else (1, 1, 1)
@@ -994,7 +1182,7 @@ def main(argv):
         return 0
 
     for suite in args.suites:
-        if args.specs[suite]["kind"] in ("lj", "halo") and args.size:
+        if args.specs[suite]["kind"] in ("lj", "halo", "charged") and args.size:
             try:
                 lj_cells(args.size)
             except ValueError as e:
@@ -1013,14 +1201,18 @@ def main(argv):
                           f"Debian's lammps-examples (in ./quickstart.sh test) or name a copy of in.chain's data.chain "
                           f"in CHAIN_DATA", file=sys.stderr)
                     return 2
-    needed = {"lj": "launcher/spotrun", "chain": "launcher/spotrun", "fluid": "bench/bench_fluid",
-              "fft": "bench/bench_fluid", "checkpoint": "bench/bench_checkpoint", "halo": "bench/bench_halo"}
+    needed = {"lj": "launcher/spotrun", "chain": "launcher/spotrun", "charged": "bench/bench_fluid",
+              "fluid": "bench/bench_fluid", "fft": "bench/bench_fluid", "checkpoint": "bench/bench_checkpoint",
+              "halo": "bench/bench_halo"}
     for suite in args.suites:
         kind = args.specs[suite]["kind"]
-        exe = args.spotrun if kind in ("lj", "chain") else os.path.join(args.build, needed[kind])
-        if not os.access(exe, os.X_OK):
-            print(f"bench/suite.py: {exe} not found: build it (cmake --build {args.build})", file=sys.stderr)
-            return 2
+        exes = [args.spotrun] if kind in ("lj", "chain", "charged") else []
+        if kind not in ("lj", "chain"):
+            exes.append(os.path.join(args.build, needed[kind]))
+        for exe in exes:
+            if not os.access(exe, os.X_OK):
+                print(f"bench/suite.py: {exe} not found: build it (cmake --build {args.build})", file=sys.stderr)
+                return 2
     old = None
     if args.compare:
         try:
@@ -1054,8 +1246,9 @@ def main(argv):
     if max(args.ranks) > cores:
         print(f"bench/suite.py: warning: {max(args.ranks)} ranks on {cores} cores: oversubscribed, the timings of those "
               f"runs are not scaling figures", file=sys.stderr)
-    if lammps is None and not args.no_peers and any(args.specs[s]["kind"] in ("lj", "chain") for s in args.suites):
-        print("bench/suite.py: LAMMPS (lmp) not found: LJ and chain without their peer", file=sys.stderr)
+    if lammps is None and not args.no_peers and any(args.specs[s]["kind"] in ("lj", "chain", "charged")
+                                                    for s in args.suites):
+        print("bench/suite.py: LAMMPS (lmp) not found: LJ, chain and charged without their peer", file=sys.stderr)
     print(f"bench/suite.py: {len(tasks)} measurements, predicted about {fmt_duration(progress.total)}; output {out}",
           file=sys.stderr)
     # The measured duration of each suite (report.md), and in --quick the shares of the budget it is judged by.

@@ -17,6 +17,12 @@ RATIO_MEANING = {
                             "chain.spotrun (> 1: spotrun faster)",
     "chain.bond_time": "spotrun's Time Bond (slowest rank) / its Loop time, the same runs: the bonded terms' share "
                        "of the loop (target <= 0.15)",
+    "charged.spotrun": "spotrun / LAMMPS atom-steps/s, charged LJ fluid with PPPM 1e-5 (> 1: spotrun faster)",
+    "charged.kspace_time": "spotrun's k-space time per computation (Time Kspace, slowest rank, over steps + 1) / the "
+                           "FFT floor, the transforms of one PPPM step (1 r2c + 3 c2r of its mesh) alone (1 = at the "
+                           "floor; target <= 1.3)",
+    "charged.kspace_share": "the same k-space time per computation / spotrun's Loop time per step, the same runs: the "
+                            "k-space part's share of the step (reported)",
     "fluid.step": "step time / FFT floor (36 transforms; 1 = at the floor)",
     "fft.transform": "spotrun / raw FFTW time per transform (< 1: spotrun faster)",
     "checkpoint.write": "write / raw write MB/s (1 = at the disk floor)",
@@ -39,7 +45,7 @@ RATIO_MEANING = {
 
 # Records whose ratio is the share of the reference that the measurement is a part of (the bonded terms' time in
 # the loop's), not a speed against a peer or floor: left out of peer_ratio.png and floor_fraction.png.
-SHARES = {"chain.bond_time"}
+SHARES = {"chain.bond_time", "charged.kspace_share"}
 
 
 def speed(rec, value=None):
@@ -130,7 +136,8 @@ def summary_table(records):
 
 def targets_table(records):
     """Every record with a target ratio (details.target_ratio: bench/suite.py LJ_TARGETS and COMM_SHARE_TARGET
-    for lj, CHAIN_TARGETS and BOND_SHARE_TARGET for chain, BLOCKING_TARGET and STEP_DURABLE_TARGET for
+    for lj, CHAIN_TARGETS and BOND_SHARE_TARGET for chain, CHARGED_TARGETS and KSPACE_FLOOR_TARGET for charged,
+    BLOCKING_TARGET and STEP_DURABLE_TARGET for
     checkpoint, the deck's `targets` for fluid): met or not. A ratio meets its target from the side its record calls better: at
     most the target where lower is better (a time over its floor), at least it where higher is (a rate over
     its peer's)."""

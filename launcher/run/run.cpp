@@ -515,6 +515,11 @@ void set_up(Run& r, bool fresh_said, const std::vector<std::string>& level_sourc
                                                 : "Starting fresh: no checkpoint to resume from in " + r.outdir);
     r.solver = make_solver(comm, *r.transport, r.deck, r.opt.deck_path, false);
   }
+  // What the solver simulates (Solver::describe(): for MD the atoms, box, pair style and the k-space solver's
+  // choice of g_ewald and mesh): spotrun.log, and the terminal with --verbose.
+  const std::vector<std::string> described = r.solver->describe();
+  if (comm.is_root())
+    for (const auto& line : described) say(Show::detail, "Solver: " + line);
   r.thermo = std::make_unique<io::ThermoWriter>(comm.is_root(), csv, r.solver->thermo_columns(), resumed && fs::exists(csv));
   r.thermo->set_printer([](const std::string& line) { say(Show::normal, line); });
   comm.agree<InputError>(r.thermo->open_error().empty(), r.thermo->open_error());

@@ -14,6 +14,8 @@ when there is any.
   from two ranks lj.comm_share against lj.comm_share_no_overlap (the halo overlap on and off); chain the
   same against LAMMPS and LAMMPS -sf opt (chain.spotrun, chain.spotrun-vs-opt; target on chain.spotrun),
   and always chain.bond_time against chain.loop_time (the bonded share of the loop, with its target);
+  charged: charged.spotrun against LAMMPS (with its target), charged.kspace_time against charged.fft_floor
+  (with its target) and charged.kspace_share (the samples of charged.kspace_time) against charged.loop_time;
 - report.md: a table per suite, and each suite's measured duration (meta.suite_seconds); summary.txt: one
   line per record; the three plots are PNG images.
 """
@@ -32,12 +34,14 @@ import suite_records as sr  # noqa: E402
 PEER_ONLY = {"lj.spotrun-vs-opt": "lj.spotrun", "lj.spotrun-mixed-vs-opt": "lj.spotrun-mixed",
              "chain.spotrun-vs-opt": "chain.spotrun"}
 # the measurements whose reference is LAMMPS: without it, no reference
-LAMMPS_REFERENCED = {"lj.spotrun", "lj.spotrun-mixed", "chain.spotrun"} | set(PEER_ONLY)
+LAMMPS_REFERENCED = {"lj.spotrun", "lj.spotrun-mixed", "chain.spotrun", "charged.spotrun"} | set(PEER_ONLY)
 EXPECTED = {
     "lj": [("lj.spotrun", "lj.lammps"), ("lj.spotrun-vs-opt", "lj.lammps-opt"), ("lj.spotrun-mixed", "lj.lammps"),
            ("lj.spotrun-mixed-vs-opt", "lj.lammps-opt")],
     "chain": [("chain.spotrun", "chain.lammps"), ("chain.spotrun-vs-opt", "chain.lammps-opt"),
               ("chain.bond_time", "chain.loop_time")],
+    "charged": [("charged.spotrun", "charged.lammps"), ("charged.kspace_time", "charged.fft_floor"),
+                ("charged.kspace_share", "charged.loop_time")],
     "fluid": [("fluid.step", "fluid.fft_floor")],
     "fft": [("fft.transform", "fft.fftw_raw")],
     "checkpoint": [("checkpoint.write", "checkpoint.raw_write"), ("checkpoint.read", "checkpoint.raw_read"),
@@ -52,7 +56,7 @@ EXPECTED = {
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("dir")
-    p.add_argument("--suites", default="lj,lj-weak,chain,fluid,fluid-weak,fft,checkpoint,halo,halo-weak")
+    p.add_argument("--suites", default="lj,lj-weak,chain,charged,fluid,fluid-weak,fft,checkpoint,halo,halo-weak")
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--lammps", choices=("yes", "no"), default="yes")
     a = p.parse_args()
@@ -110,17 +114,18 @@ def main():
                            found[0]["reference"]["name"] != "lj.comm_share_no_overlap" or found[0]["repeats"] < 3):
                 problems.append(f"suite {suite}: no lj.comm_share against lj.comm_share_no_overlap at {np} ranks")
     # The checkpoint targets (bench/suite.py): blocking at most 25 % of the shared write, steps during a durable
-    # flush at most 5 % slower; the chain targets: 1.5 x LAMMPS, the bonded terms at most 15 % of the loop.
+    # flush at most 5 % slower; the chain targets: 1.5 x LAMMPS, the bonded terms at most 15 % of the loop; the
+    # charged targets: 1.5 x LAMMPS, the k-space time at most 1.3 x its FFT floor.
     fixed_targets = {"checkpoint.async_blocking": 4.0, "checkpoint.step_durable": 1.05, "chain.spotrun": 1.5,
-                     "chain.bond_time": 0.15}
+                     "chain.bond_time": 0.15, "charged.spotrun": 1.5, "charged.kspace_time": 1.3}
     for r in records:  # the LJ, chain and checkpoint targets: on the strong-scaling records with a reference
         want = r["reference"] is not None and (
             (r["suite"] == "lj" and r["name"] in ("lj.spotrun", "lj.spotrun-mixed", "lj.spotrun-mixed-vs-opt", "lj.comm_share"))
-            or (r["suite"] in ("checkpoint", "chain") and r["name"] in fixed_targets))
+            or (r["suite"] in ("checkpoint", "chain", "charged") and r["name"] in fixed_targets))
         got = (r.get("details") or {}).get("target_ratio")
         if want != (got is not None):
             problems.append(f"{r['id']}: target_ratio {'missing' if want else 'unexpected'}")
-        elif r["suite"] in ("checkpoint", "chain") and want and got != fixed_targets[r["name"]]:
+        elif r["suite"] in ("checkpoint", "chain", "charged") and want and got != fixed_targets[r["name"]]:
             problems.append(f"{r['id']}: target_ratio {got}, expected {fixed_targets[r['name']]}")
     for kind in ("lj", "chain"):
         if a.lammps != "yes" or not any(suite.split("-")[0] == kind for suite in a.suites.split(",")):
@@ -156,7 +161,7 @@ def main():
         problems.append(f"summary.txt: {len(lines)} lines for {len(records)} records")
     kinds = {suite.split("-")[0] for suite in a.suites.split(",")}
     pngs = ["throughput.png"] + (["floor_fraction.png"] if kinds - {"lj", "chain"} else []) + (
-        ["peer_ratio.png"] if a.lammps == "yes" and kinds & {"lj", "chain"} else [])
+        ["peer_ratio.png"] if a.lammps == "yes" and kinds & {"lj", "chain", "charged"} else [])
     for png in pngs:
         try:
             with open(os.path.join(a.dir, png), "rb") as f:

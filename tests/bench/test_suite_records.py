@@ -241,11 +241,48 @@ class QuickBudget(unittest.TestCase):
             self.assertNotIn("Warning", table)
 
 
+class Charged(unittest.TestCase):
+    """The charged suite's data file (write_charged_data) and its parser of spotrun's output."""
+
+    def test_data_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = suite_py.write_charged_data(os.path.join(d, "c.data"), 500)
+            with open(path) as f:
+                text = f.read()
+        lines = text.splitlines()
+        self.assertIn("500 atoms", lines)
+        self.assertIn("Atoms # charge", lines)
+        a = lines.index("Atoms # charge") + 2
+        atoms = [l.split() for l in lines[a:a + 500]]
+        self.assertEqual([int(x[0]) for x in atoms], list(range(1, 501)))
+        self.assertEqual([float(x[2]) for x in atoms], [1.0 if i % 2 else -1.0 for i in range(1, 501)])
+        lo, hi = (float(x) for x in next(l for l in lines if l.endswith("xlo xhi")).split()[:2])
+        self.assertAlmostEqual(500 / (hi - lo) ** 3, 0.8442, places=12)
+        v0 = lines.index("Velocities") + 2
+        vel = [[float(c) for c in l.split()[1:]] for l in lines[v0:v0 + 500]]
+        for k in range(3):
+            self.assertAlmostEqual(sum(v[k] for v in vel), 0.0, places=9)
+        temp = sum(v[0] ** 2 + v[1] ** 2 + v[2] ** 2 for v in vel) / (3 * 500 - 3)
+        self.assertAlmostEqual(temp, 1.0, places=9)
+
+    def test_parse_kspace(self):
+        out = ("Solver: long-range Coulomb: PPPM: g_ewald 1.1527468, mesh 90 x 90 x 96, order 5, estimated RMS force\n"
+               "Loop time: 6.29259 s on 1 ranks for 50 steps\nTime Kspace: 5.47864 s (slowest rank)\n")
+        self.assertEqual(suite_py.parse_spotrun_kspace(out, "x"), (6.29259, 5.47864, [90, 90, 96], 1.1527468))
+        with self.assertRaises(suite_py.BenchFailure):
+            suite_py.parse_spotrun_kspace(out.split("\n", 1)[1], "x")
+        self.assertEqual([suite_py.charged_steps(n, m) for n, m in ((4000, "full"), (32000, "full"), (4000, "quick"),
+                                                                     (500, "smoke"))],
+                         [200, 100, suite_py.CHARGED_QUICK_STEPS, suite_py.CHARGED_SMOKE_STEPS])
+
+
 class Decks(unittest.TestCase):
     def test_shipped_decks(self):
         suites = suite_py.load_suites()
-        self.assertEqual(set(suites), {"lj", "lj-weak", "chain", "fluid", "fluid-weak", "fft", "checkpoint", "halo",
-                                       "halo-weak"})
+        self.assertEqual(set(suites), {"lj", "lj-weak", "chain", "charged", "fluid", "fluid-weak", "fft", "checkpoint",
+                                       "halo", "halo-weak"})
+        self.assertEqual((suites["charged"]["full"], suites["charged"]["quick"], suites["charged"]["smoke"]),
+                         ([4000, 32000], [4000], [864]))
         self.assertEqual(suites["lj"]["full"], [32000, 256000, 2048000])
         self.assertEqual((suites["chain"]["full"], suites["chain"]["smoke"]), ([32000], [1500]))
         self.assertEqual(suite_py.chain_data(1500), os.path.join(ROOT, "tests", "data", "kg-small.data"))
@@ -303,6 +340,10 @@ class Decks(unittest.TestCase):
         self.assertIn("4000 beads: the chain suite has data files of 32000 (data.chain), 1500 (kg-small.data) beads only",
                       self.deck_error(chain.replace("[1500]", "[4000]")))
         self.assertIn("scaling = 'weak': program chain", self.deck_error(chain.replace('"strong"', '"weak"')))
+        charged = self.GOOD.replace('"lj"', '"charged"').replace("[4000]", "[500]")
+        self.assertEqual(self.load(charged)["kind"], "charged")
+        self.assertIn("5000 atoms is not an fcc lattice", self.deck_error(charged.replace("[500]", "[5000]")))
+        self.assertIn("program charged is strong scaling only", self.deck_error(charged.replace('"strong"', '"weak"')))
 
     def test_bad_usage_exits_2(self):
         suite = os.path.join(ROOT, "bench", "suite.py")
@@ -310,6 +351,7 @@ class Decks(unittest.TestCase):
                            (["--repeat", "0"], "--repeat"), (["--quick", "--smoke"], "not allowed"),
                            (["lj", "--size", "5000"], "not an fcc lattice"),
                            (["chain", "--size", "4000"], "data files of 32000"),
+                           (["charged", "--size", "5000"], "not an fcc lattice"),
                            (["lj", "--build", "/nonexistent"], "not found: build it")):
             r = subprocess.run([sys.executable, suite] + argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             self.assertEqual(r.returncode, 2, f"{argv}: {r.stdout}")
