@@ -209,3 +209,7 @@ reference lammps-ocp-small-coulcut-nve.csv 11 in.coul-only-ref -var data "$DATA/
     -var pair "coul/cut 3.0" -var long no
 reference lammps-ocp-small-coullong-ewald-nve.csv 11 in.coul-only-ref -var data "$DATA/ocp-small.data" \
     -var pair "coul/long 3.0" -var long yes -var kspace "ewald 1e-6" -var mod "gewald 1.0"
+
+# 10. Energy drift: the charged mixture with lj/cut/coul/long (shifted LJ) + PPPM at accuracy 1e-4, 10^4 steps
+#     NVE, thermo every 100 (tests/test_md_drift.cpp compares spotrun's drift and fluctuation with these).
+reference lammps-ka-charged-small-drift.csv 101 in.drift-ref -var data "$DATA/ka-charged-small.data"
