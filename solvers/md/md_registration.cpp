@@ -413,7 +413,8 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 struct MdDefinition {
   using Config = MdConfig;
   static constexpr const char* name = "md";
-  static constexpr const char* units = "lj";
+  static constexpr const char* units = "lj";  // the default of md.units
+  static std::string units_of(const MdConfig& cfg) { return cfg.unit().name; }
   static std::vector<KeySpec> keys() { return md_keys(); }
   static MdConfig read_config(const Deck& d) { return config_from_deck(d); }
 
