@@ -163,6 +163,34 @@ TEST(MdUnits, LjScaledByHandAgreesWithReal) {
                            tau, "liquid argon from argon-real.data");
 }
 
+// The Langevin thermostat at 120 K, damp 100 fs: its random numbers are keyed by atom, step and component, so
+// the lj run with T and damp scaled (kT = boltz T; forces -m v / (damp ftm2v) and the noise's
+// sqrt(24 boltz T m / (damp dt mvv2e)) / ftm2v) follows the real one.
+TEST(MdUnits, LangevinInLjScaledByHandAgreesWithReal) {
+  const double velocity = argon_velocity_unit();
+  const double tau = k_sigma / velocity;
+  const io::LammpsData data = io::read_lammps_data(data_path("argon-real.data"));
+  io::LammpsData lj = data;
+  for (std::size_t d = 0; d < 3; ++d) {
+    lj.lo[d] /= k_sigma;
+    lj.hi[d] /= k_sigma;
+  }
+  for (auto& x : lj.x) x /= k_sigma;
+  for (auto& v : lj.v) v /= velocity;
+  for (auto& m : lj.masses) m = 1.0;
+  md::MdConfig rc = argon_config(md::UnitStyle::Real);
+  rc.ensemble = md::Ensemble::Langevin;
+  rc.temperature = 120.0;
+  rc.damp = 100.0;
+  md::MdConfig lc = argon_lj_config(tau);
+  lc.from_lattice = false;
+  lc.ensemble = md::Ensemble::Langevin;
+  lc.temperature = 120.0 * md::unit_constants(md::UnitStyle::Real).boltz / k_eps_real;
+  lc.damp = 100.0 / tau;
+  expect_lj_scales_to_real(rc, lc, &data, &lj, static_cast<double>(data.natoms()), tau,
+                           "liquid argon, Langevin at 120 K");
+}
+
 // A lattice start (fcc 6x6x6, lattice constant 5.8 A) at 120 K: the velocities md.lattice.temperature creates
 // (T = mvv2e sum m v^2 / (dof boltz)) are those of the lj run at 120 boltz / epsilon, scaled.
 TEST(MdUnits, LatticeStartInRealIsTheLjOneScaled) {

@@ -2,7 +2,7 @@
 # md.units end to end: liquid argon (tests/data/argon-real.data) run in units real; its checkpoint names the
 # units (spotrun inspect), `spotrun export` writes the data file in them and says `units real`, LAMMPS reads it
 # (units real, read_data, run 0) and gives the run's last thermo row to 1e-12; a resume with md.units = "metal"
-# is refused (exit 2, naming the units).
+# is refused (exit 2, naming the units), one in units real gives the thermo.csv of an uninterrupted run.
 # usage: units_test.sh SPOTRUN LMP NP
 set -uo pipefail
 SPOTRUN=$1
@@ -73,4 +73,14 @@ rc=$?
 [ "$rc" = 2 ] || fail "resume in units metal: exit $rc, expected 2: $(tail -5 "$WORK/metal.log")"
 grep -q "holds a system in units real, the deck runs units metal (md.units)" "$WORK/metal.log" ||
   fail "resume in units metal: $(tail -5 "$WORK/metal.log")"
+
+# A resume in units real continues bit for bit: 40 + 20 steps give the thermo of 60 steps in one run.
+sed 's/^steps = 40/steps = 60/' "$WORK/deck.toml" >"$WORK/deck60.toml"
+timeout 300 mpirun -np "$NP" "$SPOTRUN" run "$WORK/deck60.toml" --output-dir "$WORK/run" >"$WORK/resume.log" 2>&1 ||
+  fail "resume in units real failed: $(tail -5 "$WORK/resume.log")"
+grep -q "Resuming from .*final.h5 at step 40" "$WORK/resume.log" || fail "did not resume: $(tail -5 "$WORK/resume.log")"
+timeout 300 mpirun -np "$NP" "$SPOTRUN" run "$WORK/deck60.toml" --output-dir "$WORK/ref60" >"$WORK/ref60.log" 2>&1 ||
+  fail "60-step run failed: $(tail -5 "$WORK/ref60.log")"
+cmp -s "$WORK/run/thermo.csv" "$WORK/ref60/thermo.csv" ||
+  fail "resumed thermo differs: $(tail -1 "$WORK/run/thermo.csv") vs $(tail -1 "$WORK/ref60/thermo.csv")"
 echo "PASS: units at np $NP"
