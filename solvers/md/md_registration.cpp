@@ -321,7 +321,8 @@ std::vector<KeySpec> md_keys() {
        -1e300, 1e300, false, {"double", "mixed"}, true},
       {"md.thermo_style", KeyType::Strings, "[\"step\", \"time\", \"temp\", \"pe\", \"ke\", \"etotal\", \"press\"]",
        "-",
-       "Thermo columns (LAMMPS thermo_style custom keywords; energies per atom), \"step\" first; ecouple and "
+       "Thermo columns (LAMMPS thermo_style custom keywords; energies per atom in lj units, totals in real and "
+       "metal), \"step\" first; ecouple and "
        "econserve: nve or nvt; may change on resume only with OUTDIR/thermo.csv moved away",
        1, 11, false, thermo_keywords(), true},
       // [[md.types]]
