@@ -156,8 +156,8 @@ bool integrate_is_right(md::AtomStore& a, double dt, const Kokkos::View<double, 
   auto f = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.f);
   auto type = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.type);
   auto mass = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.mass_by_type);
-  md::initial_integrate(a, dt, maxsq);
-  md::final_integrate(a, dt);
+  md::initial_integrate(a, dt, 1.0, maxsq);
+  md::final_integrate(a, dt, 1.0);
   auto x1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.x);
   auto v1 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.v);
   auto close = [](double got, double want) { return std::abs(got - want) <= 1e-14 * std::max(1.0, std::abs(want)); };
@@ -237,8 +237,8 @@ int bench(const comm::Communicator& comm, const Options& o) {
     comm.barrier();
     t0 = Clock::now();
     for (int k = 0; k < calls; ++k) {
-      md::initial_integrate(atoms, cfg.dt, maxsq);
-      md::final_integrate(atoms, cfg.dt);
+      md::initial_integrate(atoms, cfg.dt, cfg.unit().ftm2v, maxsq);
+      md::final_integrate(atoms, cfg.dt, cfg.unit().ftm2v);
     }
     Kokkos::fence();
     t_integrate.push_back(comm.max(seconds(t0)) / calls);

@@ -22,17 +22,17 @@ struct Series {
   std::string group;  // "/particles/all/position"
   int row_size;       // values per atom (per frame for the edges)
   bool integer;
-  const char* unit;   // unit of the values in units lj
+  std::string unit;   // unit of the values in the run's units
   bool per_atom;
 };
 
-std::vector<Series> series_of(const std::vector<std::string>& fields) {
-  std::vector<Series> s{{"/particles/all/box/edges", 3, false, "sigma", false}};
+std::vector<Series> series_of(const std::vector<std::string>& fields, const H5mdUnits& u) {
+  std::vector<Series> s{{"/particles/all/box/edges", 3, false, u.length, false}};
   for (const auto& f : fields) {
-    if (f == "position") s.push_back({"/particles/all/position", 3, false, "sigma", true});
+    if (f == "position") s.push_back({"/particles/all/position", 3, false, u.length, true});
     if (f == "image") s.push_back({"/particles/all/image", 3, true, "1", true});
-    if (f == "velocity") s.push_back({"/particles/all/velocity", 3, false, "sigma tau-1", true});
-    if (f == "force") s.push_back({"/particles/all/force", 3, false, "epsilon sigma-1", true});
+    if (f == "velocity") s.push_back({"/particles/all/velocity", 3, false, u.length + " " + u.time + "-1", true});
+    if (f == "force") s.push_back({"/particles/all/force", 3, false, u.energy + " " + u.length + "-1", true});
   }
   return s;
 }
@@ -147,7 +147,7 @@ void H5mdTrajectory::continue_after(const comm::Communicator& comm, std::int64_t
         throw std::runtime_error("it " + std::string(in_file ? "has" : "lacks") + " the field '" + f +
                                  "', but md.trajectory.fields " + (wanted ? "names" : "does not name") + " it");
     }
-    const auto series = series_of(m_fields);
+    const auto series = series_of(m_fields, m_units);
     // The frames to keep: those of steps up to `step` (steps increase from frame to frame).
     H5Handle d = SPOTRUN_H5_OPEN(m_path, H5Dclose, H5Dopen2, file, (series[0].group + "/step").c_str(), H5P_DEFAULT);
     const hsize_t n = frames_of(file, series[0], m_path);
@@ -205,7 +205,7 @@ void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) 
   try {
     QuietHdf5Errors quiet;
     H5Handle fapl = impl::mpio_fapl(comm, m_path);
-    const auto series = series_of(m_fields);
+    const auto series = series_of(m_fields, m_units);
     const std::string& f = m_path;
     H5Handle file;
     if (!m_exists) {
@@ -232,15 +232,16 @@ void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) 
         // The unit of the values (and "tau" of the times) as an attribute of the group, not H5MD's "unit"
         // attribute of the datasets: reduced LJ units are no units of H5MD's list, and readers refuse
         // unknown ones (MDAnalysis raises at "sigma").
-        impl::write_string_attribute(g, "lj_unit", s.unit, f);
+        // Real and metal units: "unit" (Angstrom, fs or ps, kcal mol-1 or eV).
+        impl::write_string_attribute(g, m_units.style == "lj" ? "lj_unit" : "unit", s.unit.c_str(), f);
       }
-      // The units of the run: LAMMPS units lj (parameters: H5MD's group for the simulation's own data).
+      // The units of the run: LAMMPS units (parameters: H5MD's group for the simulation's own data).
       H5Handle parameters = make_group(file, "parameters", f);
-      impl::write_string_attribute(parameters, "units", "lj", f);
-      impl::write_string_attribute(parameters, "unit_length", "sigma", f);
-      impl::write_string_attribute(parameters, "unit_energy", "epsilon", f);
-      impl::write_string_attribute(parameters, "unit_mass", "mass", f);
-      impl::write_string_attribute(parameters, "unit_time", "tau = sigma sqrt(mass / epsilon)", f);
+      impl::write_string_attribute(parameters, "units", m_units.style.c_str(), f);
+      impl::write_string_attribute(parameters, "unit_length", m_units.length.c_str(), f);
+      impl::write_string_attribute(parameters, "unit_energy", m_units.energy.c_str(), f);
+      impl::write_string_attribute(parameters, "unit_mass", m_units.mass.c_str(), f);
+      impl::write_string_attribute(parameters, "unit_time", m_units.time_definition.c_str(), f);
       // Time-independent: the types of the atoms, in id order.
       if (std::find(m_fields.begin(), m_fields.end(), "species") != m_fields.end())
         write_block_dataset(all, "species", H5T_STD_I32LE, m_natoms, 1, fr.first_row, fr.rows, fr.species, f);

@@ -35,6 +35,14 @@ struct H5mdFrame {
   const std::int64_t* id = nullptr;
 };
 
+// The units of a trajectory's numbers (LAMMPS units, the MD solver's md.units): /parameters names them, and each
+// series group's attribute "lj_unit" (lj: reduced units, no units of H5MD's list) or "unit" (real, metal).
+struct H5mdUnits {
+  std::string style = "lj";
+  std::string length = "sigma", time = "tau", energy = "epsilon", mass = "mass";
+  std::string time_definition = "tau = sigma sqrt(mass / epsilon)";  // /parameters/unit_time
+};
+
 class H5mdTrajectory {
  public:
   // fields: a subset of k_h5md_fields; units: the unit of each quantity ("length", "time", "velocity",
@@ -63,6 +71,8 @@ class H5mdTrajectory {
   void write_connectivity(const comm::Communicator& comm, const std::string& name, int width,
                           const std::vector<std::int64_t>& ids);
   const std::string& path() const { return m_path; }
+  // The units a new file names (default: lj's); call before the first frame.
+  void set_units(H5mdUnits units) { m_units = std::move(units); }
 
  private:
   // A connectivity dataset to write with the first frame: this rank's rows from global row `first_row`
@@ -77,6 +87,7 @@ class H5mdTrajectory {
   std::string m_path;
   std::vector<std::string> m_fields;
   std::uint64_t m_natoms;
+  H5mdUnits m_units;
   bool m_exists = false;     // the file holds this run's frames (created or continued)
   bool m_continued = false;  // continue_after() found the file (its connectivity is the run's that began it)
   std::vector<Connectivity> m_connectivity;  // written with the first frame of a new file

@@ -81,6 +81,9 @@ struct MemoryEstimate {
 struct SolverRegistration {
   std::string name;   // run.solver; /solver of its checkpoints; the first part of each of its keys
   std::string units;  // unit system its checkpoints name (/units): "lj", "nondimensional"
+  // The unit system of a deck's run (/units of its checkpoints, md.units): `units` unless the solver's deck
+  // chooses it.
+  std::function<std::string(const io::Deck&)> units_of;
   std::vector<io::KeySpec> keys;  // its deck keys "<name>.*", in documentation order
   // Whether one of its keys applies to the deck (resolved deck, physics()).
   std::function<bool(const io::Deck&, const std::string& key)> key_active;
@@ -111,10 +114,17 @@ struct SolverRegistration {
 
 // What a solver defines, with its configuration type: make_registration() turns it into the
 // registration, reading the configuration from the deck for every other function.
+// The unit system of the deck's run under registration r: r.units_of's, else r.units.
+inline std::string units_of(const SolverRegistration& r, const io::Deck& deck) {
+  return r.units_of ? r.units_of(deck) : r.units;
+}
+
 template <class Config>
 struct SolverDefinition {
   std::string name;
   std::string units;
+  // Optional: the unit system of a configuration (default: units).
+  std::function<std::string(const Config&)> units_of;
   std::vector<io::KeySpec> keys;
   // The typed configuration from a validated deck: types, ranges and choices are the deck engine's
   // checks and are not repeated here.
@@ -143,6 +153,7 @@ SolverRegistration make_registration(SolverDefinition<Config> def) {
   SolverRegistration r;
   r.name = d->name;
   r.units = d->units;
+  r.units_of = [d](const io::Deck& deck) { return d->units_of ? d->units_of(d->read_config(deck)) : d->units; };
   r.keys = d->keys;
   const std::string name = d->name;
   if (d->key_active)
@@ -196,13 +207,16 @@ template <class D>
 using CheckFreshOf = decltype(&D::check_fresh);
 template <class D>
 using ExportSystemOf = decltype(&D::export_system);
+template <class D>
+using UnitsOf = decltype(&D::units_of);
 
 }  // namespace impl
 
 // The registration of a solver defined as a struct of static members, the form of the built-in solvers
 // (solvers/md/md_registration.cpp, solvers/fluid/fluid_registration.cpp): `using Config`, `name`, `units`,
 // `keys()`, `read_config`, `memory`, `checkpoint_bytes_per_work_unit` and `make`, as in SolverDefinition;
-// `key_active`, `check_rules`, `deck_work_units`, `read_inputs` and `check_fresh` when the solver has them, and
+// `key_active`, `check_rules`, `deck_work_units`, `read_inputs`, `check_fresh` and `units_of` when the solver has
+// them, and
 // `export_arrays` with `export_system` (SolverExport) when its checkpoints export.
 // A solver's registration function is then one line: `return make_registration<Definition>();`.
 template <class Definition>
@@ -222,6 +236,7 @@ SolverRegistration make_registration() {
   if constexpr (impl::Defines<impl::ReadInputsOf, D>::value) d.read_inputs = &D::read_inputs;
   if constexpr (impl::Defines<impl::CheckFreshOf, D>::value) d.check_fresh = &D::check_fresh;
   if constexpr (impl::Defines<impl::ExportSystemOf, D>::value) d.exporter = {&D::export_arrays, &D::export_system};
+  if constexpr (impl::Defines<impl::UnitsOf, D>::value) d.units_of = &D::units_of;
   return make_registration(std::move(d));
 }
 

@@ -91,6 +91,14 @@ if(SPOTRUN_LMP)
     set_tests_properties(export.molecules.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "cli;mpi"
                          PASS_REGULAR_EXPRESSION "PASS: export of molecules at np ${np}")
   endforeach()
+  # md.units (tests/export/units_test.sh): argon in units real; the checkpoint names the units, the export writes
+  # `units real` and LAMMPS reads it back to 1e-12; a resume in units metal is refused.
+  foreach(np 1 2)
+    add_test(NAME export.units.np${np}
+             COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/export/units_test.sh $<TARGET_FILE:spotrun> ${SPOTRUN_LMP} ${np})
+    set_tests_properties(export.units.np${np} PROPERTIES TIMEOUT 300 PROCESSORS ${np} LABELS "cli;mpi"
+                         PASS_REGULAR_EXPRESSION "PASS: units at np ${np}")
+  endforeach()
 else()
   message(WARNING "spotrun: lmp not found (Debian: lammps); the export tests are not registered")
 endif()

@@ -1029,7 +1029,7 @@ TEST(Deck, DidYouMeanOnlyForCloseKeysSameSectionFirst) {
   EXPECT_EQ(validate_error("[run]\ndt = 0.1\n"), "deck.toml:2: unknown key 'run.dt'; did you mean 'md.dt'?");
   EXPECT_EQ(validate_error("[run]\nfoo = 1\n"), "deck.toml:2: unknown key 'run.foo'; [run] has the keys solver, steps, thermo_every, output_dir, "
             "progress_seconds, time_limit");
-  EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"), "; [md] has the keys dt, cutoff,");
+  EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"), "; [md] has the keys units, dt, cutoff,");
   EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"),
                   " and the sections [md.pair], [md.kspace], [md.bond], [md.angle], [md.dihedral], [md.special_bonds], [md.lattice], ");
   EXPECT_EQ(validate_error("x = 1\n"), "deck.toml:1: unknown key 'x'; a deck has the sections [run], [checkpoint], "

@@ -252,7 +252,9 @@ Mutant mutate_once(const std::string& text, const std::vector<std::string>& seed
     case 11: {  // a quoted dotted key or table name
       std::vector<std::size_t> headers;
       for (std::size_t i = 0; i < lines.size(); ++i)
-        if (lines[i].rfind("[", 0) == 0 && lines[i].find('.') != std::string::npos) headers.push_back(i);
+        // Tables, not arrays of tables ([[md.types]]: its quoted form is malformed TOML, not a quoted name).
+        if (lines[i].rfind("[", 0) == 0 && lines[i].rfind("[[", 0) != 0 && lines[i].find('.') != std::string::npos)
+          headers.push_back(i);
       if (!headers.empty() && rng.below(2)) {
         const std::size_t i = rng.pick(headers);
         const auto close = lines[i].find(']');

@@ -213,3 +213,39 @@ reference lammps-ocp-small-coullong-ewald-nve.csv 11 in.coul-only-ref -var data 
 # 10. Energy drift: the charged mixture with lj/cut/coul/long (shifted LJ) + PPPM at accuracy 1e-4, 10^4 steps
 #     NVE, thermo every 100 (tests/test_md_drift.cpp compares spotrun's drift and fluctuation with these).
 reference lammps-ka-charged-small-drift.csv 101 in.drift-ref -var data "$DATA/ka-charged-small.data"
+
+# 11. Liquid argon in units real and metal (md.units): argon-real.data (serial; velocities in A/fs), the same
+#     atoms with velocities in A/ps for metal (argon-metal.data), and 200 steps NVE in each (extensive thermo).
+(cd "$TMP" && run_lmp "$TMP/log.make-argon-data" "$LMP" -in "$INPUTS/in.make-argon-data" -var out "$TMP/argon-real.data")
+cp "$TMP/argon-real.data" "$DATA/argon-real.data"
+echo "wrote tests/data/argon-real.data"
+awk '
+    /^[A-Za-z]/ { sec = $1 }
+    sec == "Velocities" && NF == 4 { printf "%s %.17g %.17g %.17g\n", $1, 1000 * $2, 1000 * $3, 1000 * $4; next }
+    { print }' "$DATA/argon-real.data" > "$DATA/argon-metal.data"
+echo "wrote tests/data/argon-metal.data"
+reference lammps-argon-real-nve.csv 11 in.argon-ref -var units real -var data "$DATA/argon-real.data" \
+    -var eps 0.2381 -var dt 2.0 -var fix nve -var extra ""
+reference lammps-argon-metal-nve.csv 11 in.argon-ref -var units metal -var data "$DATA/argon-metal.data" \
+    -var eps 0.010323 -var dt 0.002 -var fix nve -var extra ""
+# The Nose-Hoover thermostat in both (kT = boltz T): fix nvt temp 100 100 with Tdamp 100 fs = 0.1 ps.
+reference lammps-argon-real-nvt.csv 11 in.argon-ref -var units real -var data "$DATA/argon-real.data" \
+    -var eps 0.2381 -var dt 2.0 -var fix "nvt temp 100.0 100.0 100.0" -var extra "ecouple econserve"
+reference lammps-argon-metal-nvt.csv 11 in.argon-ref -var units metal -var data "$DATA/argon-metal.data" \
+    -var eps 0.010323 -var dt 0.002 -var fix "nvt temp 100.0 100.0 0.1" -var extra "ecouple econserve"
+
+# 12. The argon atoms with charges (odd ids +0.1 e, even ids -0.1 e, atom_style charge), units real:
+#     lj/cut/coul/cut 8.5 9.5, and lj/cut/coul/long 8.5 9.5 with Ewald (g_ewald 0.3, accuracy 1e-6) and PPPM
+#     (mesh 20^3, order 5, g_ewald 0.3).
+awk '
+    /^Atoms/ { print "Atoms # charge"; sec = "Atoms"; next }
+    /^[A-Za-z]/ { sec = $1 }
+    sec == "Atoms" && NF >= 5 { q = ($1 % 2 == 1) ? "0.1" : "-0.1"; $2 = $2 " " q; print; next }
+    { print }' "$DATA/argon-real.data" > "$DATA/argon-charged.data"
+echo "wrote tests/data/argon-charged.data"
+reference lammps-argon-charged-coulcut-nve.csv 11 in.argon-charged-ref -var data "$DATA/argon-charged.data" \
+    -var pair "lj/cut/coul/cut 8.5 9.5" -var kspace none -var mod ""
+reference lammps-argon-charged-ewald-nve.csv 11 in.argon-charged-ref -var data "$DATA/argon-charged.data" \
+    -var pair "lj/cut/coul/long 8.5 9.5" -var kspace "ewald 1e-6" -var mod "kspace_modify gewald 0.3"
+reference lammps-argon-charged-pppm-nve.csv 11 in.argon-charged-ref -var data "$DATA/argon-charged.data" \
+    -var pair "lj/cut/coul/long 8.5 9.5" -var kspace "pppm 1e-5" -var mod "kspace_modify mesh 20 20 20 order 5 gewald 0.3"

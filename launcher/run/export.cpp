@@ -93,17 +93,21 @@ int export_checkpoint(const comm::Communicator& comm, const ExportOptions& opt) 
       if (!opt.xyz.empty()) deck = std::make_unique<Deck>(Deck::parse(meta.deck, opt.checkpoint + " (its deck)"));
       solvers::ExportedSystem sys = solver->exporter.system(all, deck.get());
       const io::LammpsData& d = sys.data;
+      // The run's units (md.units): the file holds its numbers in them.
+      const std::string units = meta.units.empty() ? solver->units : meta.units;
       std::string title = "LAMMPS data file written by spotrun export of " + opt.checkpoint + " (step " +
-                          std::to_string(meta.step) + ", time " + std::to_string(meta.time) + ", units " +
-                          solver->units + ")";
-      // Molecules: the commands that LAMMPS reads the file after, in its title and said (atoms alone: neither).
+                          std::to_string(meta.step) + ", time " + std::to_string(meta.time) + ", units " + units +
+                          ")";
+      // Units other than LAMMPS's default lj and molecules: the commands that LAMMPS reads the file after, in its
+      // title and said (atoms alone in lj units: none).
       std::string commands;
+      if (units == "real" || units == "metal") commands = "units " + units;
       const io::AtomStyle style = io::atom_style_to_write(d);
       if (style != io::AtomStyle::Atomic || !sys.lammps_commands.empty()) {
-        commands = std::string("atom_style ") + io::atom_style_name(style);
+        commands += (commands.empty() ? "" : "; ") + std::string("atom_style ") + io::atom_style_name(style);
         for (const auto& c : sys.lammps_commands) commands += "; " + c;
-        title += "; LAMMPS input before read_data: " + commands;
       }
+      if (!commands.empty()) title += "; LAMMPS input before read_data: " + commands;
       if (!opt.lammps_data.empty()) write_file(opt.lammps_data, io::format_lammps_data(d, title));
       if (!opt.xyz.empty()) {
         std::vector<std::string>& names = sys.type_names;

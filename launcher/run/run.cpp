@@ -185,6 +185,13 @@ std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Tra
   if (meta.solver != solver_name)
     throw InputError("it holds solver '" + meta.solver + "', the deck runs '" + solver_name + "'");
   checkpoint_deck(meta, source.path());
+  // The units define every number of the state (md.units): the physics lines differ too, but say it first.
+  const std::string units = solvers::units_of(solvers::solver_named(solver_name, deck.name()), deck);
+  if (!meta.units.empty() && meta.units != units)
+    throw CollectiveError(deck.name() + ": checkpoint " + source.path() + " holds a system in units " + meta.units +
+                              ", the deck runs units " + units + " (md.units); the units may not change on resume. "
+                              "Use --resume=never (or another --output-dir) to start a new run.",
+                          k_exit_bad_input);
   const std::string changes = physics_changes(meta.physics, deck.physics());
   if (!changes.empty())
     throw CollectiveError(deck.name() + ": the physics changed since checkpoint " + source.path() + ":" + changes +
@@ -342,7 +349,8 @@ std::string attempt_heading(const RunOptions& opt, int ranks) {
 }
 
 // "Performance: 5.78e+06 atom-steps/s, 1446 timesteps/s, 6.245e+05 tau/day": the solver's work, the steps
-// and the simulated time (time0: at the loop's start) per wall-clock time; in LJ units the time is tau.
+// and the simulated time (time0: at the loop's start) per wall-clock time; the time in tau (lj), fs (real) or
+// ps (metal).
 std::string performance_line(const Solver& solver, const std::string& units, std::int64_t done, double loop,
                              double time0) {
   const double steps_per_second = static_cast<double>(done) / loop;
@@ -350,7 +358,7 @@ std::string performance_line(const Solver& solver, const std::string& units, std
   char buf[256];
   std::snprintf(buf, sizeof buf, "Performance: %.6g %s/s, %.6g timesteps/s, %.6g %s/day",
                 solver.work_per_step() * steps_per_second, solver.work_unit().c_str(), steps_per_second, time_per_day,
-                units == "lj" ? "tau" : "time units");
+                units == "lj" ? "tau" : units == "real" ? "fs" : units == "metal" ? "ps" : "time units");
   return buf;
 }
 
@@ -451,7 +459,7 @@ int start_up(Run& r, std::optional<OutputDirectoryLock>& lock) {
   base.solver = solver_name;
   base.deck = r.deck.resolved();
   base.physics = r.deck.physics();
-  base.units = r.registration->units;
+  base.units = solvers::units_of(*r.registration, r.deck);
   base.version = k_version;
   base.git_hash = k_git_hash;
   r.checkpoints.emplace(comm, r.outdir, CheckpointSettings::from_deck(r.deck), base);
@@ -702,7 +710,7 @@ void summary(Run& r) {
     std::snprintf(buf, sizeof buf, "Loop time: %.6g s on %d ranks for %lld steps", r.loop, comm.size(),
                   static_cast<long long>(done));
     say(Show::normal, buf);
-    if (r.loop > 0 && done > 0) say(Show::normal, performance_line(solver, r.registration->units, done, r.loop, r.time0));
+    if (r.loop > 0 && done > 0) say(Show::normal, performance_line(solver, solvers::units_of(*r.registration, r.deck), done, r.loop, r.time0));
     for (const auto& l : lines) say(Show::detail, l);
     // Memory traffic between memory spaces: only where the solver's memory is not the host's.
     if (done > 0 && !std::is_same<Kokkos::DefaultExecutionSpace::memory_space, Kokkos::HostSpace>::value) {

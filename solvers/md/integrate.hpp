@@ -3,21 +3,26 @@
 // as Kokkos kernels over owned atoms.
 #include "atoms.hpp"
 #include "random.hpp"
+#include "units.hpp"
 
 #include <cmath>
 
 namespace spotrun::md {
 
-// v += dt/2 f/m; x += dt v. Leaves the largest squared displacement since the last neighbour build in
+// Units (units.hpp): ftm2v converts force / mass * time to velocity (1 in lj units), as LAMMPS's fix nve
+// dtf = dt/2 ftm2v; boltz, mvv2e the Langevin noise's kT and its conversion to force.
+
+// v += dt/2 ftm2v f/m; x += dt v. Leaves the largest squared displacement since the last neighbour build in
 // maxsq, where the kernels run (a device scalar on a GPU: the host reads it only when it needs it).
-inline void initial_integrate(AtomStore& a, double dt, const Kokkos::View<double, MemSpace>& maxsq) {
+inline void initial_integrate(AtomStore& a, double dt, double ftm2v, const Kokkos::View<double, MemSpace>& maxsq) {
   auto x = a.x, v = a.v, f = a.f, xb = a.x_build;
   auto type = a.type;
   auto mass = a.mass_by_type;
+  const double dtf = 0.5 * dt * ftm2v;
   Kokkos::parallel_reduce(
       "md::integrate::initial", Policy(0, a.nlocal),
       KOKKOS_LAMBDA(int i, double& m) {
-        const double h = 0.5 * dt / mass(type(i));
+        const double h = dtf / mass(type(i));
         double d2 = 0;
         for (int c = 0; c < 3; ++c) {
           v(i, c) += h * f(i, c);
@@ -38,31 +43,40 @@ inline void note_far(const Kokkos::View<double, MemSpace>& maxsq, const Kokkos::
       });
 }
 
-// v += dt/2 f/m
-inline void final_integrate(AtomStore& a, double dt) {
+// v += dt/2 ftm2v f/m
+inline void final_integrate(AtomStore& a, double dt, double ftm2v) {
   auto v = a.v, f = a.f;
   auto type = a.type;
   auto mass = a.mass_by_type;
+  const double dtf = 0.5 * dt * ftm2v;
   Kokkos::parallel_for(
       "md::integrate::final", Policy(0, a.nlocal), KOKKOS_LAMBDA(int i) {
-        const double h = 0.5 * dt / mass(type(i));
+        const double h = dtf / mass(type(i));
         for (int c = 0; c < 3; ++c) v(i, c) += h * f(i, c);
       });
 }
 
-// f += -m/damp v + sqrt(24 k_B T m / (damp dt)) (u - 1/2), u uniform keyed by (seed, id, step, c).
+// The units of the Langevin thermostat's forces.
+struct LangevinUnits {
+  double boltz = 1, mvv2e = 1, ftm2v = 1;
+};
+inline LangevinUnits langevin_units(const UnitConstants& u) { return {u.boltz, u.mvv2e, u.ftm2v}; }
+
+// f += -m/(damp ftm2v) v + sqrt(24 boltz T m / (damp dt mvv2e)) / ftm2v (u - 1/2), u uniform keyed by
+// (seed, id, step, c) (LAMMPS fix langevin's gamma1 and gamma2).
 inline void langevin_forces(AtomStore& a, double temperature, double damp, double dt, std::uint64_t seed,
-                            std::int64_t step) {
+                            std::int64_t step, const LangevinUnits& u = {}) {
   auto v = a.v, f = a.f;
   auto type = a.type;
   auto id = a.id;
   auto mass = a.mass_by_type;
-  const double g2 = std::sqrt(24.0 * temperature / (damp * dt));
+  const double g2 = std::sqrt(24.0 * u.boltz * temperature / (damp * dt * u.mvv2e)) / u.ftm2v;
+  const double ftm2v = u.ftm2v;
   const std::uint64_t key = seed ^ (static_cast<std::uint64_t>(k_stream_langevin) << 40);
   Kokkos::parallel_for(
       "md::langevin::force", Policy(0, a.nlocal), KOKKOS_LAMBDA(int i) {
         const double m = mass(type(i));
-        const double gamma1 = -m / damp;
+        const double gamma1 = -m / damp / ftm2v;
         const double gamma2 = ::sqrt(m) * g2;
         for (int c = 0; c < 3; ++c) {
           const double u = keyed_uniform(key, static_cast<std::uint64_t>(id(i)), static_cast<std::uint64_t>(step), c);

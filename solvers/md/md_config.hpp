@@ -1,5 +1,6 @@
 #pragma once
-// Typed configuration of the MD solver, in LAMMPS `units lj` (sigma, epsilon, mass, tau).
+// Typed configuration of the MD solver, in the units of md.units (LAMMPS units lj, real or metal; units.hpp):
+// the comments name the lj units (sigma, epsilon, mass, tau).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "precision.hpp"
+#include "units.hpp"
 
 namespace spotrun::md {
 
@@ -63,6 +65,8 @@ struct KspaceConfig {
 };
 
 struct MdConfig {
+  UnitStyle units = UnitStyle::Lj;  // md.units
+  const UnitConstants& unit() const { return unit_constants(units); }
   double dt = 0.005;             // tau
   double cutoff = 2.5;           // sigma
   // md.pair.coulomb_cutoff: the Coulomb part's cutoff of a charged pair style (sigma; 0: md.cutoff).

@@ -15,12 +15,14 @@ std::vector<std::string> MdSolver::describe() const {
   }
   lines.push_back("atoms: " + std::to_string(m_natoms) + " of " + std::to_string(m_masses.size()) + " type(s) (" +
                   types + ")");
+  const UnitConstants& u = m_cfg.unit();
+  const std::string length = u.length, time = u.time;
   lines.push_back("box: " + significant(m_box.length(0), 10) + " x " + significant(m_box.length(1), 10) + " x " +
-                  significant(m_box.length(2), 10) + " sigma from (" + significant(m_box.lo[0], 10) + ", " +
+                  significant(m_box.length(2), 10) + " " + length + " from (" + significant(m_box.lo[0], 10) + ", " +
                   significant(m_box.lo[1], 10) + ", " + significant(m_box.lo[2], 10) + "), periodic; " +
-                  significant(static_cast<double>(m_natoms) / m_box.volume(), 6) + " atoms/sigma^3");
-  const std::string targets = "temperature " + significant(m_cfg.temperature, 10) + " epsilon/k_B, damp " +
-                              significant(m_cfg.damp, 10) + " tau";
+                  significant(static_cast<double>(m_natoms) / m_box.volume(), 6) + " atoms/" + length + "^3");
+  const std::string targets = "temperature " + significant(m_cfg.temperature, 10) + " " + u.temperature +
+                              ", damp " + significant(m_cfg.damp, 10) + " " + time;
   switch (m_cfg.ensemble) {
     case Ensemble::Nve:
       lines.push_back("ensemble: nve (velocity Verlet), no thermostat");
@@ -32,7 +34,8 @@ std::vector<std::string> MdSolver::describe() const {
       lines.push_back("ensemble: nvt (Nose-Hoover chain of " + std::to_string(m_cfg.tchain) + "), " + targets);
       break;
   }
-  lines.push_back("time step: " + significant(m_cfg.dt, 10) + " tau; pair style " + m_cfg.pair_style);
+  lines.push_back("time step: " + significant(m_cfg.dt, 10) + " " + time + "; pair style " + m_cfg.pair_style +
+                  (m_cfg.units == UnitStyle::Lj ? std::string() : std::string("; units ") + u.name));
   // Molecules: the bonded styles with their type counts, and special_bonds.
   const bonded::BondedSetup& b = m_bonded_setup;
   std::string styles;

@@ -40,11 +40,14 @@ Thermo MdSolver::compute_thermo() {
                     m_tally.ecoul + sp.ecoul,
                     k.energy};
   m_comm.sum_in_place(sums, 8);
-  const double n = static_cast<double>(m_natoms);
-  const double ke = 0.5 * sums[0];
-  const double dof = 3.0 * n - 3.0;
+  // Units (units.hpp): KE = mvv2e sum m v^2 / 2, T = 2 KE / (dof boltz), P = nktv2p (2 KE + W) / (3 V); the
+  // energies per atom in lj units, totals in real and metal (LAMMPS's thermo_modify norm default).
+  const UnitConstants& u = m_cfg.unit();
+  const double n = u.normalise_thermo ? static_cast<double>(m_natoms) : 1.0;
+  const double ke = 0.5 * u.mvv2e * sums[0];
+  const double dof = 3.0 * static_cast<double>(m_natoms) - 3.0;
   Thermo t;
-  t.temp = dof > 0 ? 2.0 * ke / dof : 0.0;
+  t.temp = dof > 0 ? 2.0 * ke / (dof * u.boltz) : 0.0;
   t.evdwl = sums[1] / n;
   t.ebond = sums[3] / n;
   t.eangle = sums[4] / n;
@@ -55,7 +58,7 @@ Thermo MdSolver::compute_thermo() {
   t.pe = bonded || charged ? (sums[1] + sums[6] + sums[7] + sums[3] + sums[4] + sums[5]) / n : t.evdwl;
   t.ke = ke / n;
   t.etotal = t.pe + t.ke;
-  t.press = (2.0 * ke + sums[2]) / (3.0 * m_box.volume());
+  t.press = (2.0 * ke + sums[2]) / (3.0 * m_box.volume()) * u.nktv2p;
   return t;
 }
 
@@ -77,9 +80,9 @@ void MdSolver::prepare_thermo() {
 
 std::vector<double> MdSolver::thermo() {
   Thermo t = compute_thermo();
-  const double n = static_cast<double>(m_natoms);
-  // ecouple: the energy the thermostat took up (LAMMPS: the Nose-Hoover chain's energy), per atom as the
-  // other energies; 0 under nve. econserve = etotal + ecouple.
+  const double n = m_cfg.unit().normalise_thermo ? static_cast<double>(m_natoms) : 1.0;
+  // ecouple: the energy the thermostat took up (LAMMPS: the Nose-Hoover chain's energy), per atom (lj) or
+  // total as the other energies; 0 under nve. econserve = etotal + ecouple.
   const double ecouple = m_cfg.ensemble == Ensemble::Nvt ? m_nhc.energy() / n : 0.0;
   std::vector<double> values;
   for (auto c = m_cfg.thermo_style.begin() + 1; c != m_cfg.thermo_style.end(); ++c) {
@@ -91,7 +94,7 @@ std::vector<double> MdSolver::thermo() {
     else if (k == "etotal") values.push_back(t.etotal);
     else if (k == "press") values.push_back(t.press);
     else if (k == "vol") values.push_back(m_box.volume());
-    else if (k == "density") values.push_back(total_mass() / m_box.volume());  // mass per volume, as LAMMPS
+    else if (k == "density") values.push_back(total_mass() * m_cfg.unit().mv2d / m_box.volume());  // as LAMMPS
     else if (k == "ecouple") values.push_back(ecouple);
     else if (k == "econserve") values.push_back(t.etotal + ecouple);
     else if (k == "evdwl") values.push_back(t.evdwl);

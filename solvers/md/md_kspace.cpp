@@ -14,6 +14,10 @@ kspace::KspaceOptions kspace_options(const MdConfig& cfg) {
   o.g_ewald = cfg.kspace.g_ewald;
   o.mesh = cfg.kspace.mesh;
   o.order = cfg.kspace.order;
+  // The Coulomb constant of the units, and LAMMPS's two_charge_force qqr2e qelectron^2 / angstrom^2 (the
+  // electron charge and the Angstrom are the units of charge and length in real and metal).
+  o.qqrd2e = cfg.unit().qqrd2e;
+  o.two_charge_force = cfg.unit().qqr2e;
   // An atom moves at most half the skin between two neighbour builds: the mesh's ghost cells reach that far.
   o.margin = 0.5 * cfg.skin;
   return o;

@@ -6,10 +6,10 @@
 namespace spotrun::md {
 
 double MdSolver::current_temperature() {
-  // LAMMPS compute temp: sum m v^2 times tfactor = 1 / dof, dof = 3N - 3.
+  // LAMMPS compute temp: sum m v^2 times tfactor = mvv2e / (dof boltz), dof = 3N - 3.
   const double mv2 = m_comm.sum(local_mv2());
   const double dof = 3.0 * static_cast<double>(m_natoms) - 3.0;
-  const double tfactor = dof > 0 ? 1.0 / dof : 0.0;
+  const double tfactor = dof > 0 ? m_cfg.unit().mvv2e / (dof * m_cfg.unit().boltz) : 0.0;
   return mv2 * tfactor;
 }
 
@@ -25,7 +25,7 @@ void MdSolver::scale_velocities(double factor) {
 
 void MdSolver::setup_thermostat() {
   if (m_cfg.ensemble != Ensemble::Nvt) return;
-  m_nhc = NoseHooverChain(m_cfg.tchain, m_cfg.temperature, m_cfg.damp, m_cfg.dt);
+  m_nhc = NoseHooverChain(m_cfg.tchain, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.unit().boltz);
   m_nhc.setup(current_temperature(), 3.0 * static_cast<double>(m_natoms) - 3.0);
 }
 

@@ -12,6 +12,7 @@
 #include "bonded/bonded_coeffs.hpp"
 #include "bonded/bonded_params.hpp"
 #include "comm/errors.hpp"
+#include "comm/number_text.hpp"
 #include "io/input_file.hpp"
 #include "io/lammps_data.hpp"
 #include "io/lammps_dump.hpp"
@@ -101,6 +102,7 @@ void check_bonded_coeff_keys(const Deck& d, const MdConfig& c) {
 
 MdConfig config_from_deck(const Deck& d) {
   MdConfig c;
+  c.units = unit_style_from_name(d.get_string("md.units"));
   c.dt = d.get_float("md.dt");
   c.cutoff = d.get_float("md.cutoff");
   c.skin = d.get_float("md.skin");
@@ -284,6 +286,11 @@ std::vector<KeySpec> bonded_keys() {
 std::vector<KeySpec> md_keys() {
   std::vector<KeySpec> keys = {
       // [md]
+      {"md.units", KeyType::String, "\"lj\"", "-",
+       "Unit style of every md key, the data file and the output (LAMMPS units): lj (sigma, epsilon, mass, tau), "
+       "real (Angstrom, kcal/mol, g/mol, fs, K, atm) or metal (Angstrom, eV, g/mol, ps, K, bar); real and metal "
+       "need md.dt",
+       -1e300, 1e300, false, unit_style_names()},
       {"md.dt", KeyType::Float, "0.005", "tau", "Time step", 0, 1e3, true},
       {"md.cutoff", KeyType::Float, "2.5", "sigma", "Pair cutoff radius", 0, 1e3, true},
       {"md.skin", KeyType::Float, "0.3", "sigma", "Neighbour list skin (LAMMPS neighbor SKIN bin)", 0, 1e3, false, {},
@@ -314,7 +321,8 @@ std::vector<KeySpec> md_keys() {
        -1e300, 1e300, false, {"double", "mixed"}, true},
       {"md.thermo_style", KeyType::Strings, "[\"step\", \"time\", \"temp\", \"pe\", \"ke\", \"etotal\", \"press\"]",
        "-",
-       "Thermo columns (LAMMPS thermo_style custom keywords; energies per atom), \"step\" first; ecouple and "
+       "Thermo columns (LAMMPS thermo_style custom keywords; energies per atom in lj units, totals in real and "
+       "metal), \"step\" first; ecouple and "
        "econserve: nve or nvt; may change on resume only with OUTDIR/thermo.csv moved away",
        1, 11, false, thermo_keywords(), true},
       // [[md.types]]
@@ -407,7 +415,8 @@ bool starts_with(const std::string& s, const char* prefix) { return s.rfind(pref
 struct MdDefinition {
   using Config = MdConfig;
   static constexpr const char* name = "md";
-  static constexpr const char* units = "lj";
+  static constexpr const char* units = "lj";  // the default of md.units
+  static std::string units_of(const MdConfig& cfg) { return cfg.unit().name; }
   static std::vector<KeySpec> keys() { return md_keys(); }
   static MdConfig read_config(const Deck& d) { return config_from_deck(d); }
 
@@ -430,6 +439,9 @@ struct MdDefinition {
     const bool typed = d.count("md.types") > 0 || d.count("md.pair.coeff") > 0;
     if (key == "md.lattice.type_seed") return solver == "md" && !from_data && typed;
     if (key == "md.pair.mix") return solver == "md" && typed;
+    // md.units: active when it names another style than lj, so that the physics of an lj deck (and of its
+    // checkpoints) stays as it was before the key existed; a resume with other units then differs in it.
+    if (key == "md.units") return solver == "md" && d.get_string("md.units") != "lj";
     if (key == "md.tchain") return solver == "md" && d.get_string("md.ensemble") == "nvt";
     // The special-bond factors: active in decks with bonded sections or [md.special_bonds], so that the
     // physics of a deck without them (and of its checkpoints) stays as it was before they existed.
@@ -444,6 +456,11 @@ struct MdDefinition {
   }
 
   static void check_rules(const Deck& d, const MdConfig& c) {
+    // The default time step is lj's (0.005 tau): in real and metal units the deck gives its own.
+    if (c.units != UnitStyle::Lj && !d.has("md.dt"))
+      throw InputError(d.where("md.units") + ": md.units = \"" + c.unit().name + "\" needs md.dt, the time step in " +
+                       c.unit().time + " (the default 0.005 is lj's; LAMMPS's default in " + c.unit().name +
+                       " units is " + significant(c.unit().dt, 6) + " " + c.unit().time + ")");
     check_pair_coeff_keys(d);
     check_bonded_coeff_keys(d, c);
     for (std::size_t i = 0; i < c.types.size(); ++i)

@@ -301,7 +301,8 @@ void MdSolver::load_data(const io::LammpsData& data) {
 
 void MdSolver::create_velocities(double temperature, std::uint64_t seed) {
   // LAMMPS `velocity create T seed dist uniform`: u - 1/2 per component divided by sqrt(m), then zero
-  // total momentum and scale exactly to T (3N-3 degrees of freedom). Keyed by atom id.
+  // total momentum and scale exactly to T (3N-3 degrees of freedom; T = mvv2e sum m v^2 / (dof boltz) in the
+  // units of md.units). Keyed by atom id.
   auto v = m_atoms.v;
   auto id = m_atoms.id;
   auto type = m_atoms.type;
@@ -335,7 +336,7 @@ void MdSolver::create_velocities(double temperature, std::uint64_t seed) {
       ke2);
   ke2 = m_comm.sum(ke2);
   const double dof = 3.0 * m_natoms - 3.0;
-  const double t_now = dof > 0 ? ke2 / dof : 0.0;
+  const double t_now = dof > 0 ? ke2 * m_cfg.unit().mvv2e / (dof * m_cfg.unit().boltz) : 0.0;
   const double factor = t_now > 0 ? std::sqrt(temperature / t_now) : 0.0;
   Kokkos::parallel_for(
       "md::velocity::scale", Policy(0, m_atoms.nlocal), KOKKOS_LAMBDA(int i) {
@@ -441,7 +442,7 @@ void MdSolver::setup() {
   if (!m_setup_done) check_close_atoms();
   compute_forces(true);
   if (m_cfg.ensemble == Ensemble::Langevin)  // as LAMMPS fix langevin in setup: the first half-kick feels it
-    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
+    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step, langevin_units(m_cfg.unit()));
   setup_thermostat();
   m_setup_done = true;
 }

@@ -29,7 +29,7 @@
 namespace spotrun::md {
 
 struct Thermo {
-  double temp, pe, ke, etotal, press;  // per-atom energies (thermo_modify norm yes)
+  double temp, pe, ke, etotal, press;  // energies per atom in lj units, totals in real and metal (units.hpp)
   double evdwl, ebond, eangle, edihed;  // the parts of pe (evdwl: the pair style's, special pairs scaled)
   double ecoul;                         // the Coulomb part of a charged pair style (its real-space part)
   double elong;                         // the k-space part of a long-range Coulomb sum ([md.kspace])

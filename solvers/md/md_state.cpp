@@ -696,7 +696,7 @@ void MdSolver::restore(const io::SolverState& st) {
   Kokkos::deep_copy(m_atoms.f, cf);
   m_halo->update_positions(m_atoms);
   if (m_cfg.ensemble == Ensemble::Nvt) {
-    m_nhc = NoseHooverChain(m_cfg.tchain, m_cfg.temperature, m_cfg.damp, m_cfg.dt);
+    m_nhc = NoseHooverChain(m_cfg.tchain, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.unit().boltz);
     for (int k = 0; k < m_cfg.tchain; ++k) {
       m_nhc.eta()[k] = s.eta[k];
       m_nhc.eta_dot()[k] = s.eta_dot[k];

@@ -182,7 +182,7 @@ void MdSolver::step(bool want_thermo) {
   thermostat_half_step(false);
   {
     PhaseTimer timer(m_phase_time[k_integrate]);
-    initial_integrate(m_atoms, m_cfg.dt, m_maxsq);
+    initial_integrate(m_atoms, m_cfg.dt, m_cfg.unit().ftm2v, m_maxsq);
   }
   ++m_step;
   m_time = static_cast<double>(m_step) * m_cfg.dt;  // the same on a resumed run: no accumulated rounding
@@ -212,8 +212,8 @@ void MdSolver::step(bool want_thermo) {
   compute_forces(want_thermo);
   PhaseTimer timer(m_phase_time[k_integrate]);
   if (m_cfg.ensemble == Ensemble::Langevin)
-    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
-  final_integrate(m_atoms, m_cfg.dt);
+    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step, langevin_units(m_cfg.unit()));
+  final_integrate(m_atoms, m_cfg.dt, m_cfg.unit().ftm2v);
   thermostat_half_step(true);
 }
 

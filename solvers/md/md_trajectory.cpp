@@ -17,6 +17,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The units trajectory.h5md names in real and metal units (H5MD-style unit strings).
+io::H5mdUnits h5md_units(const UnitConstants& u) {
+  io::H5mdUnits h;
+  h.style = u.name;
+  h.length = "Angstrom";
+  h.time = u.time;
+  h.energy = std::string(u.name) == "real" ? "kcal mol-1" : "eV";
+  h.mass = "g mol-1";
+  h.time_definition = u.time;
+  return h;
+}
+
 // This rank's block of the exported fields of the per-atom field table (atom_fields.hpp) in a state() (rows by
 // id): what the topology and the frames read.
 struct ExportedColumns {
@@ -74,6 +86,7 @@ void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
     if (older) path = out / "trajectory.h5";
     m_trajectory = std::make_unique<io::H5mdTrajectory>(path.string(), m_cfg.trajectory_fields,
                                                          static_cast<std::uint64_t>(m_natoms));
+    if (m_cfg.units != UnitStyle::Lj) m_trajectory->set_units(h5md_units(m_cfg.unit()));
     m_trajectory->continue_after(m_comm, continue_after);
     trajectory_opened = true;
   }
@@ -117,7 +130,7 @@ void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
       for (const auto& t : m_cfg.types) names.push_back(t.name);
       io::write_topology(m_comm, topology.string(), header, names,
                          "LAMMPS data file written by spotrun run: the system at step " + std::to_string(step) +
-                             " (units lj), the topology of trajectory.h5md and dump.lammpstrj",
+                             " (units " + m_cfg.unit().name + "), the topology of trajectory.h5md and dump.lammpstrj",
                          rows, atoms.i64(F::id), atoms.i64(F::type), atoms.f64(F::x), atoms.i64(F::image),
                          molecules);
     }

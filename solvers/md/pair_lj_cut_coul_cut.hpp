@@ -2,7 +2,7 @@
 // Lennard-Jones 12-6 plus cut Coulomb (LAMMPS lj/cut/coul/cut): for r < rc_lj
 //   E_vdW = 4 eps [ (sigma/r)^12 - (sigma/r)^6 ] - E_shift      (md.pair.shift shifts this part only, as LAMMPS)
 // and for r < rc_coul (md.pair.coulomb_cutoff, default md.cutoff)
-//   E_coul = qqrd2e q_i q_j / r                                   (qqrd2e = 1 in lj units)
+//   E_coul = qqrd2e q_i q_j / r                                   (qqrd2e: md.units; 1 in lj units)
 // Real: the arithmetic of a pair (precision.hpp). LjCutCoulCut is the style of the registry (pair.hpp).
 #include <Kokkos_Core.hpp>
 #include <cmath>
@@ -76,7 +76,7 @@ struct LjCutCoulCut {
   template <class Real>
   static Evaluator<Real> evaluator(const PairCoeffs& c, int ti, int tj, const MdConfig& cfg) {
     return Evaluator<Real>(c.value(0, ti, tj), c.value(1, ti, tj), c.at(c.cutoff, ti, tj), c.at(c.coul_cutoff, ti, tj),
-                           cfg.shift, 1.0);
+                           cfg.shift, cfg.unit().qqrd2e);
   }
 };
 

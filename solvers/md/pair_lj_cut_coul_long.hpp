@@ -2,7 +2,7 @@
 // Lennard-Jones 12-6 plus the real-space part of Ewald-summed Coulomb (LAMMPS lj/cut/coul/long): for r < rc_lj
 //   E_vdW = 4 eps [ (sigma/r)^12 - (sigma/r)^6 ] - E_shift      (md.pair.shift shifts this part only)
 // and for r < rc_coul (md.pair.coulomb_cutoff, one for every pair, as LAMMPS's global cut_coul)
-//   E_coul = qqrd2e q_i q_j erfc(g r) / r                         (qqrd2e = 1 in lj units)
+//   E_coul = qqrd2e q_i q_j erfc(g r) / r                         (qqrd2e: md.units; 1 in lj units)
 // with g = g_ewald of the k-space solver ([md.kspace]), which adds the rest of the Coulomb sum. erfc is the
 // exact function (LAMMPS tabulates it or uses a polynomial good to about 1e-7). Real: precision.hpp.
 #include <Kokkos_Core.hpp>
@@ -79,7 +79,7 @@ struct LjCutCoulLong {
   template <class Real>
   static Evaluator<Real> evaluator(const PairCoeffs& c, int ti, int tj, const MdConfig& cfg) {
     return Evaluator<Real>(c.value(0, ti, tj), c.value(1, ti, tj), c.at(c.cutoff, ti, tj), cfg.coulomb_cutoff_or_default(),
-                           cfg.shift, 1.0, cfg.kspace.g_ewald_resolved);
+                           cfg.shift, cfg.unit().qqrd2e, cfg.kspace.g_ewald_resolved);
   }
 };
 
