@@ -443,6 +443,7 @@ void MdSolver::setup() {
     langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
   setup_thermostat();
   m_setup_done = true;
+  start_minimizer();
 }
 
 }  // namespace spotrun::md
