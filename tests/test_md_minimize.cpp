@@ -9,10 +9,13 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "comm/transport.hpp"
 #include "io/checkpoint.hpp"
+#include "io/lammps_data.hpp"
 #include "support/md_helpers.hpp"
 #include "support/mpi_test.hpp"
 
@@ -258,6 +261,85 @@ TEST(MdMinimize, CheckpointHalfWayResumesToTheSameMinimum) {
     }
     test::world().barrier();
     if (test::is_root()) std::filesystem::remove_all(dir);
+  }
+}
+
+// LAMMPS's Minimization stats of one style (tests/data/lammps-lj-small-minimize-stats.txt).
+struct LammpsStats {
+  std::int64_t iterations = 0, evaluations = 0;
+  double einitial = 0, enext = 0, efinal = 0, fnorm2_initial = 0, fnorm2_final = 0;
+  std::string stop;
+};
+LammpsStats lammps_stats(const std::string& style) {
+  std::ifstream in(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-lj-small-minimize-stats.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream s(line);
+    std::string name;
+    LammpsStats st;
+    s >> name >> st.iterations >> st.evaluations >> st.einitial >> st.enext >> st.efinal >> st.fnorm2_initial >>
+        st.fnorm2_final;
+    std::getline(s >> std::ws, st.stop);
+    if (name == style) return st;
+  }
+  throw std::runtime_error("no LAMMPS minimisation stats of style " + style);
+}
+
+// The lj-small.data liquid minimised as LAMMPS 29 Sep 2021 does (minimize 1e-6 0.0 1000 10000; references by
+// tools/make_lammps_minimize_reference.sh): the energy of every iteration, the stopping criterion, the
+// iterations and force evaluations, the initial and final energy and force norm. Atoms move far (the liquid
+// quenches: neighbour rebuilds and migration between ranks).
+TEST(MdMinimize, AgreesWithLammps) {
+  const auto data = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/lj-small.data");
+  for (const auto style : {md::MinStyle::Cg, md::MinStyle::Fire}) {
+    const std::string name = style == md::MinStyle::Cg ? "cg" : "fire";
+    const test::Csv ref = test::read_named_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-lj-small-minimize-" + name + ".csv");
+    const LammpsStats want = lammps_stats(name);
+    md::MdConfig cfg;
+    cfg.from_lattice = false;
+    cfg.cutoff = 2.5;
+    cfg.skin = 0.3;
+    cfg.minimize.enabled = true;
+    cfg.minimize.style = style;
+    cfg.minimize.etol = 1e-6;
+    cfg.minimize.ftol = 0.0;
+    cfg.minimize.max_iterations = 1000;
+    cfg.minimize.max_evaluations = 10000;
+    test::MdRun run(cfg, test::world(), &data);
+    run->setup();
+    std::vector<double> pe{pe_of(*run.solver)};
+    while (run->preamble_end() < 0) {
+      run->step(true);
+      pe.push_back(pe_of(*run.solver));
+    }
+    const md::MinStats& st = run->minimizer()->stats();
+    // The energy of every iteration (the same rows as long as both ran as far).
+    double worst = 0;
+    std::size_t worst_row = 0;
+    const std::size_t rows = std::min(pe.size(), ref.rows.size());
+    for (std::size_t r = 0; r < rows; ++r) {
+      const double d = test::rel_diff(pe[r], ref.rows[r][1]);
+      if (d > worst) {
+        worst = d;
+        worst_row = r;
+      }
+    }
+    EXPECT_EQ(md::min_stop_words(st.stop), want.stop) << name;
+    EXPECT_EQ(st.iterations, want.iterations) << name;
+    EXPECT_EQ(st.evaluations, want.evaluations) << name;
+    EXPECT_LE(worst, 1e-8) << name << ": iteration " << worst_row;
+    EXPECT_NEAR(st.einitial, want.einitial, 1e-12) << name;
+    EXPECT_NEAR(st.efinal, want.efinal, 1e-8) << name;  // cg: 5e-10 apart after 156 iterations of a quench
+    EXPECT_NEAR(st.fnorm2_initial, want.fnorm2_initial, 1e-4) << name;
+    char line[400];
+    std::snprintf(line, sizeof line,
+                  "lj-small.data %s, %d ranks: %s after %lld iterations, %lld evaluations (LAMMPS %s, %lld, %lld); "
+                  "E final %.14f (LAMMPS %.14f); max relative pe difference over the iterations %.3e (iteration %zu)",
+                  name.c_str(), test::nranks(), md::min_stop_words(st.stop), static_cast<long long>(st.iterations),
+                  static_cast<long long>(st.evaluations), want.stop.c_str(), static_cast<long long>(want.iterations),
+                  static_cast<long long>(want.evaluations), st.efinal, want.efinal, worst, worst_row);
+    test::report(line);
   }
 }
 

@@ -236,9 +236,6 @@ std::vector<std::string> Minimizer::summary_lines() const {
   std::snprintf(buf, sizeof buf, "  Energy initial, next-to-last, final = %.15g %.15g %.15g", s.einitial,
                 s.enext_to_last, s.efinal);
   lines.emplace_back(buf);
-  std::snprintf(buf, sizeof buf, "  Iterations, force evaluations = %lld %lld", static_cast<long long>(s.iterations),
-                static_cast<long long>(s.evaluations));
-  lines.emplace_back(buf);
   std::snprintf(buf, sizeof buf, "  Force two-norm initial, final = %.8g %.8g", s.fnorm2_initial, s.fnorm2_final);
   lines.emplace_back(buf);
   std::snprintf(buf, sizeof buf, "  Force max component initial, final = %.8g %.8g", s.fnorminf_initial,
@@ -246,6 +243,9 @@ std::vector<std::string> Minimizer::summary_lines() const {
   lines.emplace_back(buf);
   std::snprintf(buf, sizeof buf, "  Final line search alpha, max atom move = %.8g %.8g", s.alpha_final,
                 s.alpha_final * s.fnorminf_final);
+  lines.emplace_back(buf);
+  std::snprintf(buf, sizeof buf, "  Iterations, force evaluations = %lld %lld", static_cast<long long>(s.iterations),
+                static_cast<long long>(s.evaluations));
   lines.emplace_back(buf);
   return lines;
 }
