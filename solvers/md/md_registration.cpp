@@ -291,6 +291,26 @@ std::vector<KeySpec> bonded_keys() {
   return keys;
 }
 
+// [md.minimize]: the energy minimisation's keys (minimize/min_config.hpp; LAMMPS's minimize has no defaults).
+std::vector<KeySpec> minimize_keys() {
+  return {
+      {"md.minimize.style", KeyType::String, "\"cg\"", "-",
+       "Energy minimisation before the dynamics (LAMMPS min_style): cg (Polak-Ribiere conjugate gradient, quadratic "
+       "line search) or fire (FIRE 2.0)",
+       -1e300, 1e300, false, {"cg", "fire"}},
+      {"md.minimize.etol", KeyType::Float, "1e-8", "-",
+       "Stopping tolerance of the relative energy change between iterations (LAMMPS minimize etol); 0: none", 0, 1},
+      {"md.minimize.ftol", KeyType::Float, "1e-10", "epsilon/sigma",
+       "Stopping tolerance of the 2-norm of the global force vector (LAMMPS minimize ftol); 0: none", 0, 1e300},
+      {"md.minimize.max_iterations", KeyType::Int, "1000", "iterations",
+       "Most iterations of the minimisation (LAMMPS minimize maxiter); each is a step", 0, 1e15},
+      {"md.minimize.max_evaluations", KeyType::Int, "10000", "evaluations",
+       "Most force evaluations of the minimisation (LAMMPS minimize maxeval)", 1, 1e15},
+      {"md.minimize.dmax", KeyType::Float, "0.1", "sigma",
+       "Largest move of any coordinate in one line search or FIRE step (LAMMPS min_modify dmax)", 0, 1e3, true},
+  };
+}
+
 std::vector<KeySpec> md_keys() {
   std::vector<KeySpec> keys = {
       // [md]
@@ -393,21 +413,6 @@ std::vector<KeySpec> md_keys() {
       {"md.dump.columns", KeyType::Strings, "[\"id\", \"type\", \"x\", \"y\", \"z\", \"ix\", \"iy\", \"iz\"]", "-",
        "Columns of the dump frames (LAMMPS dump custom names; xu yu zu: unwrapped positions)", 1, 17, false,
        io::k_dump_columns, true},
-      // [md.minimize]
-      {"md.minimize.style", KeyType::String, "\"cg\"", "-",
-       "Energy minimisation before the dynamics (LAMMPS min_style): cg (Polak-Ribiere conjugate gradient, quadratic "
-       "line search) or fire (FIRE 2.0)",
-       -1e300, 1e300, false, {"cg", "fire"}},
-      {"md.minimize.etol", KeyType::Float, "1e-8", "-",
-       "Stopping tolerance of the relative energy change between iterations (LAMMPS minimize etol); 0: none", 0, 1},
-      {"md.minimize.ftol", KeyType::Float, "1e-10", "epsilon/sigma",
-       "Stopping tolerance of the 2-norm of the global force vector (LAMMPS minimize ftol); 0: none", 0, 1e300},
-      {"md.minimize.max_iterations", KeyType::Int, "1000", "iterations",
-       "Most iterations of the minimisation (LAMMPS minimize maxiter); each is a step", 0, 1e15},
-      {"md.minimize.max_evaluations", KeyType::Int, "10000", "evaluations",
-       "Most force evaluations of the minimisation (LAMMPS minimize maxeval)", 1, 1e15},
-      {"md.minimize.dmax", KeyType::Float, "0.1", "sigma",
-       "Largest move of any coordinate in one line search or FIRE step (LAMMPS min_modify dmax)", 0, 1e3, true},
       // [md.initial]
       {"md.initial.lammps_data", KeyType::String, "", "path",
        "LAMMPS data file to start from (relative paths: to the deck's directory)"},
@@ -422,6 +427,9 @@ std::vector<KeySpec> md_keys() {
   const std::vector<KeySpec> bonded = bonded_keys();
   keys.insert(std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) { return k.key == "md.lattice.type"; }),
               bonded.begin(), bonded.end());
+  const std::vector<KeySpec> minimize = minimize_keys();
+  keys.insert(std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) { return k.key == "md.initial.lammps_data"; }),
+              minimize.begin(), minimize.end());
   return keys;
 }
 
