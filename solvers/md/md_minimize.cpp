@@ -5,6 +5,7 @@
 #include "md_solver.hpp"
 
 #include "comm/errors.hpp"
+#include "integrate.hpp"
 #include "minimize/min_vectors.hpp"
 
 namespace spotrun::md {
@@ -29,7 +30,8 @@ void MdSolver::start_minimizer() {
   m_min = std::make_unique<Minimizer>(m_cfg.minimize, std::move(c));
   const int width = m_cfg.minimize.style == MinStyle::Cg ? minimize::k_cg_width : minimize::k_fire_width;
   m_atoms.min_state = IdRowsView("md::min_state", static_cast<std::size_t>(m_atoms.capacity()), width);
-  m_min->start(compute_thermo().pe, m_step);
+  // The forces of the positions alone (the set-up may have added Langevin's random forces).
+  m_min->start(minimize_energy_force(0.0), m_step);
   if (m_min->done()) m_atoms.set_width(AtomFieldId::min_state, 0);
 }
 
@@ -74,8 +76,12 @@ void MdSolver::minimize_step() {
   const bool ended = m_min->iterate(m_step + 1);
   ++m_step;
   m_time = static_cast<double>(m_step) * m_cfg.dt;
-  // The minimiser's vectors are of no more use (nor part of later checkpoints).
-  if (ended) m_atoms.set_width(AtomFieldId::min_state, 0);
+  if (!ended) return;
+  // The minimiser's vectors are of no more use (nor part of later checkpoints); the dynamics' first half-kick
+  // feels Langevin's forces, as after the set-up.
+  m_atoms.set_width(AtomFieldId::min_state, 0);
+  if (m_cfg.ensemble == Ensemble::Langevin)
+    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
 }
 
 }  // namespace spotrun::md
