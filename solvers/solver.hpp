@@ -36,6 +36,9 @@ class Solver {
   virtual std::vector<std::string> summary() = 0;
   // True when the solver's own end condition is reached (e.g. fluid.time_end) before run.steps.
   virtual bool finished() const { return false; }
+  // Steps the solver takes before the run.steps of the run (an energy minimisation, one iteration a step):
+  // -1 while they go on, else the step at which they ended (0: none). The run ends run.steps steps after it.
+  virtual std::int64_t preamble_end() const { return 0; }
   // What the run simulates, as "name: value" lines for `spotrun inspect` (atoms or grid, box, ensemble and
   // its targets); the solver as restored or set up. Not collective.
   virtual std::vector<std::string> describe() const { return {}; }

@@ -32,6 +32,17 @@ foreach(scenario node_loss damage async)
                        SKIP_RETURN_CODE 77 PASS_REGULAR_EXPRESSION "PASS: levels ${scenario}")
 endforeach()
 
+# An energy minimisation stopped by SIGTERM and resumed (tests/resume/minimize_test.sh).
+foreach(case "cg 1" "cg 4" "fire 2" "fire 3")
+  separate_arguments(case)
+  list(GET case 0 style)
+  list(GET case 1 np)
+  add_test(NAME resume.minimize.${style}.np${np}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/minimize_test.sh $<TARGET_FILE:spotrun-test> ${style} ${np})
+  set_tests_properties(resume.minimize.${style}.np${np} PROPERTIES TIMEOUT 600 PROCESSORS ${np} LABELS "resume;mpi"
+                       PASS_REGULAR_EXPRESSION "PASS: minimize ${style} at np ${np}")
+endforeach()
+
 # The durable tier (checkpoint.durable) against s3rver on 127.0.0.1 through rclone (tests/resume/durable_test.sh):
 # npm installs s3rver into <build>/npm when missing; skipped without node, npm, rclone or namespaces unless
 # SPOTRUN_REQUIRE_DURABLE=1.

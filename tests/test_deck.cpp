@@ -1098,3 +1098,33 @@ TEST(Deck, TimeLimitWithinTheStopReserveIsRefused) {
   EXPECT_NO_THROW(valid("[run]\ntime_limit = 2.5\n"));
   EXPECT_NO_THROW(valid("[run]\ntime_limit = 0\n"));
 }
+
+// [md.minimize]: the keys reach MdConfig (their defaults without the section, which leaves the minimisation
+// off), and a value out of its range or choices is refused naming the key, the value and what is allowed.
+TEST(Deck, MinimizeKeysReachMdConfigAndAreChecked) {
+  const auto off = spotrun::md::config_from_deck(valid("[run]\nsteps = 1\n"));
+  EXPECT_FALSE(off.minimize.enabled);
+  const auto defaults = spotrun::md::config_from_deck(valid("[run]\nsteps = 0\n[md.minimize]\n"));
+  EXPECT_TRUE(defaults.minimize.enabled);
+  EXPECT_EQ(defaults.minimize.style, spotrun::md::MinStyle::Cg);
+  EXPECT_EQ(defaults.minimize.etol, 1e-8);
+  EXPECT_EQ(defaults.minimize.ftol, 1e-10);
+  EXPECT_EQ(defaults.minimize.max_iterations, 1000);
+  EXPECT_EQ(defaults.minimize.max_evaluations, 10000);
+  EXPECT_EQ(defaults.minimize.dmax, 0.1);
+  const auto c = spotrun::md::config_from_deck(valid(
+      "[run]\nsteps = 0\n[md.minimize]\nstyle = \"fire\"\netol = 0.0\nftol = 1e-6\nmax_iterations = 50\n"
+      "max_evaluations = 70\ndmax = 0.05\n"));
+  EXPECT_EQ(c.minimize.style, spotrun::md::MinStyle::Fire);
+  EXPECT_EQ(c.minimize.etol, 0.0);
+  EXPECT_EQ(c.minimize.ftol, 1e-6);
+  EXPECT_EQ(c.minimize.max_iterations, 50);
+  EXPECT_EQ(c.minimize.max_evaluations, 70);
+  EXPECT_EQ(c.minimize.dmax, 0.05);
+  EXPECT_EQ(validate_error("[md.minimize]\nstyle = \"sd\"\n"),
+            "deck.toml:2: key 'md.minimize.style' = \"sd\": allowed: one of \"cg\", \"fire\"");
+  EXPECT_CONTAINS(validate_error("[md.minimize]\ndmax = 0.0\n"), "key 'md.minimize.dmax' = 0.0: out of range; allowed: > 0 and <= 1000 (sigma)");
+  EXPECT_CONTAINS(validate_error("[md.minimize]\netol = 2.0\n"), "key 'md.minimize.etol' = 2.0: out of range; allowed: >= 0 and <= 1");
+  EXPECT_CONTAINS(validate_error("[md.minimize]\nmax_evaluations = 0\n"),
+                  "key 'md.minimize.max_evaluations' = 0: out of range; allowed: >= 1");
+}

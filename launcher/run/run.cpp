@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -538,6 +539,13 @@ void set_up(Run& r, bool fresh_said, const std::vector<std::string>& level_sourc
   }
 }
 
+// The step the run ends at: run.steps after the solver's preamble (an energy minimisation), none while that
+// goes on (Solver::preamble_end()).
+std::int64_t end_step(const Run& r) {
+  const std::int64_t preamble = r.solver->preamble_end();
+  return preamble < 0 ? std::numeric_limits<std::int64_t>::max() : preamble + r.steps;
+}
+
 // The time loop: the solver's steps, each watched by the step's observers (launcher/run/step_observers.hpp),
 // until the last step, the solver's own end, or an agreed stop (r.stop_reason).
 void run_loop(Run& r) {
@@ -569,13 +577,16 @@ void run_loop(Run& r) {
   });
   const auto observers = make_step_observers({comm, *r.transport, *r.thermo, r.thermo_warned, *r.checkpoints,
                                               *r.run_report, *r.heartbeat, *r.progress, r.status, r.outdir});
-  while (solver.step_index() < r.steps && !solver.finished()) {
+  while (solver.step_index() < end_step(r) && !solver.finished()) {
     StepEvent e{solver};
     e.started = MPI_Wtime();
     for (const auto& o : observers) o->step_begins();
     const std::int64_t next = solver.step_index() + 1;
-    e.thermo_step = next % r.thermo_every == 0 || next == r.steps;
+    const bool in_preamble = solver.preamble_end() < 0;
+    e.thermo_step = next % r.thermo_every == 0 || next == end_step(r);
     solver.step(e.thermo_step);
+    // The last step of a minimisation has its row (its steps have their energies), as LAMMPS's minimize.
+    if (in_preamble && solver.preamble_end() >= 0) e.thermo_step = true;
     for (const auto& o : observers) o->step_done(e);
     e.now = MPI_Wtime();
     max_step_time = std::max(max_step_time, e.now - e.started);
@@ -589,7 +600,7 @@ void run_loop(Run& r) {
     const double ta = MPI_Wtime();
     r.agreement->exchange(local, agreed);
     r.run_report->add_communication(MPI_Wtime() - ta);  // --- run report ---
-    if (solver.step_index() >= r.steps || solver.finished()) break;
+    if (solver.step_index() >= end_step(r) || solver.finished()) break;
     if (agreed[k_flag_signal] || agreed[k_flag_time_limit] || agreed[k_flag_spot_notice]) {
       r.stop_reason = agreed[k_flag_signal] ? "signal" : agreed[k_flag_spot_notice] ? "spot notice" : "time limit";
       break;
@@ -651,7 +662,7 @@ void stop(Run& r) {
   Kokkos::fence();
   r.loop = MPI_Wtime() - r.t0;
   r.progress->at_end(solver.step_index(), MPI_Wtime(), solver.work_per_step(),
-                     solver.step_index() >= r.steps || solver.finished(), solver.progress_fraction(),
+                     solver.step_index() >= end_step(r) || solver.finished(), solver.progress_fraction(),
                      solver.progress_measure());
   // Data that left the solver's memory space in the loop (the slowest rank's): copies between memory
   // spaces, and exchanges staged through host memory.

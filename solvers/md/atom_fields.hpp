@@ -24,6 +24,10 @@
 // column 0 the count c, then slot s < c at columns 1 + s (W + 1): the interaction type and the W atom ids in
 // the interaction's order (W = 2 bonds, 3 angles, 4 dihedrals). special: columns 0-2 the cumulative counts of
 // the 1-2, 1-3 and 1-4 neighbours (LAMMPS's nspecial), then their ids.
+//
+// min_state: the per-atom vectors of an energy minimisation in progress ([md.minimize], minimize/min_vectors.hpp),
+// doubles held by their bit patterns in the 64-bit slots (so that they migrate, sort and checkpoint as a list
+// field); length 0 outside a minimisation.
 #include <cstdint>
 
 #include "types.hpp"
@@ -53,7 +57,8 @@ enum AtomFieldFlag : unsigned {
   FIELD(bond, IdRowsView, k_migrates | k_checkpointed, "bond list")                                \
   FIELD(angle, IdRowsView, k_migrates | k_checkpointed, "angle list")                              \
   FIELD(dihedral, IdRowsView, k_migrates | k_checkpointed, "dihedral list")                        \
-  FIELD(special, IdRowsView, k_migrates | k_checkpointed, "special neighbour list")
+  FIELD(special, IdRowsView, k_migrates | k_checkpointed, "special neighbour list")              \
+  FIELD(min_state, IdRowsView, k_migrates | k_checkpointed, "minimiser state")
 
 // The element type of a field's view.
 enum class AtomElem { f64, i32, i64 };

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "minimize/min_config.hpp"
 #include "precision.hpp"
 #include "units.hpp"
 
@@ -115,6 +116,8 @@ struct MdConfig {
   // these columns (io/lammps_dump.hpp).
   std::int64_t dump_every = 0;
   std::vector<std::string> dump_columns{"id", "type", "x", "y", "z", "ix", "iy", "iz"};
+  // [md.minimize]: an energy minimisation before the dynamics (minimize/min_config.hpp).
+  MinimizeConfig minimize;
 
   // The style and coefficients of one kind of bonded interaction.
   const BondedStyleConfig& bonded(BondedKind k) const {

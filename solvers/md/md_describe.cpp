@@ -50,6 +50,17 @@ std::vector<std::string> MdSolver::describe() const {
     lines.push_back("molecules: " + styles + "; special_bonds lj " + significant(b.special_lj[0], 6) + " " +
                     significant(b.special_lj[1], 6) + " " + significant(b.special_lj[2], 6));
   for (const auto& l : m_kspace_lines) lines.push_back("long-range Coulomb: " + l);
+  if (m_min) {  // [md.minimize]: the style and where it stands
+    const MinStats& st = m_min->stats();
+    const MinimizeConfig& mc = m_cfg.minimize;
+    std::string where = m_min->done() ? std::string("ended at step ") + std::to_string(preamble_end()) + " (" +
+                                            min_stop_words(st.stop) + ")"
+                                      : "at iteration " + std::to_string(st.iterations) + " (step " +
+                                            std::to_string(m_step) + ")";
+    lines.push_back(std::string("minimisation: ") + (mc.style == MinStyle::Cg ? "cg" : "fire") + ", etol " +
+                    significant(mc.etol, 6) + ", ftol " + significant(mc.ftol, 6) + "; " + where + ", " +
+                    std::to_string(st.evaluations) + " force evaluations");
+  }
   return lines;
 }
 

@@ -153,6 +153,8 @@ std::vector<std::string> MdSolver::summary() {
     double tmax = m_comm.max(m_phase_time[p]);
     out.push_back(std::string("Time ") + names[p] + ": " + significant(tmax, 6) + " s (slowest rank)");
   }
+  if (m_min)
+    for (auto& line : m_min->summary_lines()) out.push_back(std::move(line));
   return out;
 }
 

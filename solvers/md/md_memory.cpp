@@ -135,6 +135,8 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   // staging, checkpoint records).
   // --- arrays held for the whole run (all in the memory space, but the host staging) ---
   double held = k_slot * cap;
+  // [md.minimize]: the minimiser's per-atom vectors (min_state: 9 values for cg, 3 for fire) while it runs.
+  if (cfg.minimize.enabled) held += 8.0 * (cfg.minimize.style == MinStyle::Cg ? 9 : 3) * cap;
   // Neighbour lists (neighbor.cpp): rows for the owned atoms, as many on a device (LayoutLeft) as on the
   // host; the row length starts at the first guess (that of a full list on a device, of a half list on
   // the host) and grows to the longest row + 1/8 (old and new rows live together while it grows). The

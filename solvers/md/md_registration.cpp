@@ -1,5 +1,5 @@
 // The MD solver's registration: its deck keys ([md], [md.pair], [md.bond], [md.angle], [md.dihedral],
-// [md.special_bonds], [md.lattice], [md.initial]; docs/decks.md
+// [md.special_bonds], [md.lattice], [md.initial], [md.minimize]; docs/decks.md
 // documents the same keys), its configuration reader, the rules between its sections, its memory and
 // checkpoint sizes, the LAMMPS data file it may start from, and its factory.
 #include "md_registration.hpp"
@@ -185,6 +185,16 @@ MdConfig config_from_deck(const Deck& d) {
   c.cells = d.get_int3("md.lattice.cells");
   c.lattice_temperature = d.get_float("md.lattice.temperature");
   c.lattice_seed = static_cast<std::uint64_t>(d.get_int("md.lattice.seed"));
+  if (d.has("md.minimize")) {
+    MinimizeConfig& m = c.minimize;
+    m.enabled = true;
+    m.style = d.get_string("md.minimize.style") == "fire" ? MinStyle::Fire : MinStyle::Cg;
+    m.etol = d.get_float("md.minimize.etol");
+    m.ftol = d.get_float("md.minimize.ftol");
+    m.max_iterations = d.get_int("md.minimize.max_iterations");
+    m.max_evaluations = d.get_int("md.minimize.max_evaluations");
+    m.dmax = d.get_float("md.minimize.dmax");
+  }
   return c;
 }
 
@@ -281,6 +291,26 @@ std::vector<KeySpec> bonded_keys() {
                   "Factors of the Coulomb interaction between 1-2, 1-3 and 1-4 neighbours (LAMMPS special_bonds coul)",
                   0, 1});
   return keys;
+}
+
+// [md.minimize]: the energy minimisation's keys (minimize/min_config.hpp; LAMMPS's minimize has no defaults).
+std::vector<KeySpec> minimize_keys() {
+  return {
+      {"md.minimize.style", KeyType::String, "\"cg\"", "-",
+       "Energy minimisation before the dynamics (LAMMPS min_style): cg (Polak-Ribiere conjugate gradient, quadratic "
+       "line search) or fire (FIRE 2.0)",
+       -1e300, 1e300, false, {"cg", "fire"}},
+      {"md.minimize.etol", KeyType::Float, "1e-8", "-",
+       "Stopping tolerance of the relative energy change between iterations (LAMMPS minimize etol); 0: none", 0, 1},
+      {"md.minimize.ftol", KeyType::Float, "1e-10", "epsilon/sigma",
+       "Stopping tolerance of the 2-norm of the global force vector (LAMMPS minimize ftol); 0: none", 0, 1e300},
+      {"md.minimize.max_iterations", KeyType::Int, "1000", "iterations",
+       "Most iterations of the minimisation (LAMMPS minimize maxiter); each is a step", 0, 1e15},
+      {"md.minimize.max_evaluations", KeyType::Int, "10000", "evaluations",
+       "Most force evaluations of the minimisation (LAMMPS minimize maxeval)", 1, 1e15},
+      {"md.minimize.dmax", KeyType::Float, "0.1", "sigma",
+       "Largest move of any coordinate in one line search or FIRE step (LAMMPS min_modify dmax)", 0, 1e3, true},
+  };
 }
 
 std::vector<KeySpec> md_keys() {
@@ -406,6 +436,9 @@ std::vector<KeySpec> md_keys() {
   const std::vector<KeySpec> bonded = bonded_keys();
   keys.insert(std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) { return k.key == "md.lattice.type"; }),
               bonded.begin(), bonded.end());
+  const std::vector<KeySpec> minimize = minimize_keys();
+  keys.insert(std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) { return k.key == "md.initial.lammps_data"; }),
+              minimize.begin(), minimize.end());
   return keys;
 }
 
@@ -450,6 +483,8 @@ struct MdDefinition {
              (d.has("md.bond") || d.has("md.angle") || d.has("md.dihedral") || d.has("md.special_bonds"));
     // The long-range solver's keys: active in decks with [md.kspace] (the physics of other decks stays as it was).
     if (starts_with(key, "md.kspace.")) return solver == "md" && d.has("md.kspace");
+    // The minimisation's keys: active in decks with [md.minimize] (the physics of other decks stays as it was).
+    if (starts_with(key, "md.minimize.")) return solver == "md" && d.has("md.minimize");
     if (starts_with(key, "md.lattice.")) return source_keys && !from_data;
     if (starts_with(key, "md.initial.")) return source_keys && from_data;
     return solver == "md";

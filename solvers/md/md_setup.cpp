@@ -445,6 +445,7 @@ void MdSolver::setup() {
     langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step, langevin_units(m_cfg.unit()));
   setup_thermostat();
   m_setup_done = true;
+  start_minimizer();
 }
 
 }  // namespace spotrun::md

@@ -21,6 +21,7 @@
 #include "io/lammps_data.hpp"
 #include "io/lammps_dump.hpp"
 #include "md_config.hpp"
+#include "minimize/minimizer.hpp"
 #include "neighbor.hpp"
 #include "nose_hoover.hpp"
 #include "pair.hpp"
@@ -107,6 +108,10 @@ class MdSolver final : public SolverBase {
   std::vector<std::string> describe() const override;
   // The energies of the current positions when the last step ran without them (rebuilds the lists).
   void prepare_thermo() override;
+  // [md.minimize] (md_minimize.cpp): the minimisation's steps come first (Solver::preamble_end()).
+  std::int64_t preamble_end() const override;
+  // The minimiser of [md.minimize] (nullptr without), for tests and diagnostics.
+  const Minimizer* minimizer() const { return m_min.get(); }
 
   // For tests and diagnostics.
   Thermo compute_thermo();
@@ -175,6 +180,12 @@ class MdSolver final : public SolverBase {
   // md.ensemble = "nvt": the chain's set-up (a fresh run) and one half-step update (before the first
   // half-kick, or after the second: then with the temperature measured first). No-ops otherwise.
   void setup_thermostat();
+  // [md.minimize] (md_minimize.cpp): the minimiser of a fresh run (after the set-up's forces) or of a restored
+  // one (its scalars from the checkpoint), one iteration as a step, and its energy evaluation.
+  void start_minimizer();
+  void restore_minimizer(const io::SolverState& st);
+  void minimize_step();
+  double minimize_energy_force(double local_maxsq);
   void thermostat_half_step(bool after_kick);
 
   MdConfig m_cfg;
@@ -211,6 +222,7 @@ class MdSolver final : public SolverBase {
   std::unique_ptr<io::H5mdTrajectory> m_trajectory;  // opened at the first write_outputs()
   std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
   NoseHooverChain m_nhc;  // md.ensemble = "nvt"
+  std::unique_ptr<Minimizer> m_min;  // [md.minimize]
   PairTally m_tally;
   // Molecules: the styles and coefficients, the terms, what the last force call tallied, the first FENE bond
   // found broken on this rank (step -1: none), the reach of the ghosts.

@@ -577,6 +577,7 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
     st.reals[std::string("md.box.hi_") + char('x' + d)] = m_box.hi[d];
   }
   put_bonded_state(st);
+  if (m_min) m_min->put_state(st);
   if (m_cfg.ensemble == Ensemble::Nvt) {  // the Nose-Hoover chain, so that a resume continues it bitwise
     st.integers["md.nvt.tchain"] = m_nhc.chain();
     st.reals["md.nvt.t_current"] = m_nhc.t_current();
@@ -709,6 +710,7 @@ void MdSolver::restore(const io::SolverState& st) {
   m_tally_valid = false;
   m_setup_done = true;
   m_restored = true;
+  restore_minimizer(st);
 }
 
 }  // namespace spotrun::md

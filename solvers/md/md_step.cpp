@@ -179,6 +179,10 @@ void MdSolver::recompute_forces() {
 }
 
 void MdSolver::step(bool want_thermo) {
+  if (m_min && !m_min->done()) {
+    minimize_step();
+    return;
+  }
   thermostat_half_step(false);
   {
     PhaseTimer timer(m_phase_time[k_integrate]);

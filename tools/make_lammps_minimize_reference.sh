@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Regenerates the LAMMPS energy-minimisation references in tests/data/ from tests/data/lammps/in.minimize-ref:
+# the lj-small.data liquid minimised with min_style cg and fire (minimize 1e-6 0.0 1000 10000). For each style
+# a thermo CSV (step,pe: every iteration, pe per atom) and one line of tests/data/lammps-lj-small-minimize-stats.txt
+# with LAMMPS's Minimization stats. The files are committed; tests/test_md_minimize.cpp does not need LAMMPS.
+#
+# Usage: tools/make_lammps_minimize_reference.sh
+# Environment: LMP (default: lmp).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+DATA="$ROOT/tests/data"
+INPUTS="$DATA/lammps"
+LMP="${LMP:-lmp}"
+
+case "${1:-}" in
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    "") ;;
+    *) echo "unknown option: $1" >&2; exit 2 ;;
+esac
+
+command -v "$LMP" >/dev/null 2>&1 || { echo "error: '$LMP' not found (set LMP=...)" >&2; exit 1; }
+
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+HELP="$("$LMP" -h 2>&1 || true)"
+VERSION="$(awk '/Large-scale Atomic/ { sub(/^.*Simulator - /, ""); print; exit }' <<<"$HELP")"
+echo "LAMMPS: $VERSION"
+
+STATS="$DATA/lammps-lj-small-minimize-stats.txt"
+{
+    echo "# LAMMPS $VERSION: lj-small.data, minimize 1e-6 0.0 1000 10000 (tools/make_lammps_minimize_reference.sh)"
+    echo "# style iterations evaluations e_initial e_next_to_last e_final fnorm2_initial fnorm2_final stopping criterion"
+} > "$STATS"
+for style in cg fire; do
+    log="$TMP/log.$style"
+    (cd "$TMP" && "$LMP" -in "$INPUTS/in.minimize-ref" -var data "$DATA/lj-small.data" -var style "$style" \
+        -var etol 1e-6 -var ftol 0.0 -var maxiter 1000 -var maxeval 10000 -log "$log" -screen none -nocite)
+    grep -q '^Minimization stats' "$log" || { echo "error: LAMMPS minimize failed, see $log" >&2; cat "$log" >&2; exit 1; }
+    csv="$DATA/lammps-lj-small-minimize-$style.csv"
+    awk '$1 == "Step" { print "step,pe"; inblock = 1; next }
+         /^Loop time of/ { inblock = 0 }
+         inblock && NF == 2 && $1 ~ /^[0-9]+$/ { print $1 "," $2 }' "$log" > "$csv"
+    awk -v style="$style" '
+        /Stopping criterion =/ { sub(/^.*= /, ""); stop = $0 }
+        /Energy initial, next-to-last, final =/ { getline; e = $1 " " $2 " " $3 }
+        /Force two-norm initial, final =/ { f = $(NF - 1) " " $NF }
+        /Iterations, force evaluations =/ { it = $(NF - 1) " " $NF }
+        END { print style, it, e, f, stop }' "$log" >> "$STATS"
+    echo "wrote tests/data/$(basename "$csv")"
+done
+echo "wrote tests/data/$(basename "$STATS")"
