@@ -270,6 +270,13 @@ TEST(MdUnitsDeck, RealAndMetalNeedTheirTimeStep) {
   EXPECT_EQ(md::config_from_deck(d).units, md::UnitStyle::Metal);
 }
 
+// The minimiser is lj's for now: [md.minimize] in real units is refused, naming md.units.
+TEST(MdUnitsDeck, MinimisationOnlyInLj) {
+  const std::string e = deck_error("[md]\nunits = \"real\"\ndt = 1.0\n[md.minimize]\nstyle = \"cg\"\n");
+  EXPECT_NE(e.find("[md.minimize] runs in md.units = \"lj\" only"), std::string::npos) << e;
+  launcher::Deck::parse("[md]\n[md.minimize]\nstyle = \"fire\"\n", "deck.toml").validate();
+}
+
 // The physics lines hold md.units for real and metal (a resume with other units differs in them), and lj decks'
 // physics are those of before the key existed, with or without it.
 TEST(MdUnitsDeck, PhysicsNamesTheUnitsOfRealAndMetal) {

@@ -2,7 +2,8 @@
 // Coulomb alone between charges, LAMMPS's coul/cut and coul/long: for r < rc (no van der Waals part)
 //   coul/cut:   E = qqrd2e q_i q_j / r
 //   coul/long:  E = qqrd2e q_i q_j erfc(g r) / r   (the real-space part; [md.kspace] adds the rest)
-// (qqrd2e = 1 in lj units). Neither has per-pair coefficients (LAMMPS: pair_coeff * *). Real: precision.hpp.
+// (qqrd2e: the Coulomb constant of md.units, 1 in lj units). Neither has per-pair coefficients (LAMMPS:
+// pair_coeff * *). Real: precision.hpp.
 #include <Kokkos_Core.hpp>
 #include <array>
 #include <cmath>
@@ -84,8 +85,8 @@ struct CoulCut {
   template <class Real>
   using Evaluator = PairCoulCutT<Real>;
   template <class Real>
-  static Evaluator<Real> evaluator(const PairCoeffs& c, int ti, int tj, const MdConfig&) {
-    return Evaluator<Real>(c.at(c.cutoff, ti, tj), 1.0);
+  static Evaluator<Real> evaluator(const PairCoeffs& c, int ti, int tj, const MdConfig& cfg) {
+    return Evaluator<Real>(c.at(c.cutoff, ti, tj), cfg.unit().qqrd2e);
   }
   static void check_coeffs(const PairCoeffs&, const MdConfig& cfg) {
     if (cfg.coulomb_cutoff > 0)
@@ -105,7 +106,7 @@ struct CoulLong {
   using Evaluator = PairCoulLongT<Real>;
   template <class Real>
   static Evaluator<Real> evaluator(const PairCoeffs&, int, int, const MdConfig& cfg) {
-    return Evaluator<Real>(cfg.coulomb_cutoff_or_default(), 1.0, cfg.kspace.g_ewald_resolved);
+    return Evaluator<Real>(cfg.coulomb_cutoff_or_default(), cfg.unit().qqrd2e, cfg.kspace.g_ewald_resolved);
   }
   static void check_coeffs(const PairCoeffs&, const MdConfig& cfg) {
     if (!cfg.pair_coeffs.empty())
