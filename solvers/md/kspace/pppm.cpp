@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "comm/errors.hpp"
 #include "comm/number_text.hpp"
@@ -37,7 +38,7 @@ struct BlockDecode {
 
 // The signed wavenumber of index i of an axis of n points: i for i < n/2, i - n from n/2 on (the Nyquist
 // index n/2 of an even n is -n/2).
-KOKKOS_INLINE_FUNCTION int signed_index(int i, int n) { return i - n * ((2 * i) / n); }
+KOKKOS_INLINE_FUNCTION int signed_index(int i, int n) { return 2 * i < n ? i : i - n; }
 
 // (sin x / x)^power.
 KOKKOS_INLINE_FUNCTION double sinc_power(double x, int power) {
@@ -47,6 +48,34 @@ KOKKOS_INLINE_FUNCTION double sinc_power(double x, int power) {
   for (int k = 0; k < power; ++k) r *= s;
   return r;
 }
+
+// The points of a block layout over a three-dimensional range in storage order (no index division per point):
+// at (a, b, c), the point's offset in the block and its mesh index.
+struct BlockRange {
+  int lo[3] = {0, 0, 0};
+  int extent[3] = {0, 0, 0};  // in storage order
+  int order[3] = {0, 1, 2};
+
+  explicit BlockRange(const fft::Layout3& l) {
+    for (int d = 0; d < 3; ++d) order[d] = l.order[d];
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = l.box.lo[d];
+      extent[d] = static_cast<int>(l.box.extent(order[d]));
+    }
+  }
+  using Policy = Kokkos::MDRangePolicy<fft::ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                                       Kokkos::IndexType<int>>;
+  Policy policy() const {
+    if (fft::k_host_accessible) return Policy({0, 0, 0}, {extent[0], extent[1], extent[2]}, {1, 1, extent[2]});
+    return Policy({0, 0, 0}, {extent[0], extent[1], extent[2]});
+  }
+  KOKKOS_INLINE_FUNCTION std::int64_t operator()(int a, int b, int c, int idx[3]) const {
+    idx[order[0]] = lo[order[0]] + a;
+    idx[order[1]] = lo[order[1]] + b;
+    idx[order[2]] = lo[order[2]] + c;
+    return (static_cast<std::int64_t>(a) * extent[1] + b) * extent[2] + c;
+  }
+};
 
 // What the spectral kernels need of the mesh.
 struct SpectralMesh {
@@ -112,8 +141,15 @@ void influence_function(const fft::Layout3& layout, const SpectralMesh& mesh, do
       });
 }
 
-// Spreads the owned atoms' charges over the brick (atomic additions); returns how many atoms' stencils
-// leave it (those are not spread).
+// Whether one thread runs the kernels (Kokkos::Serial): the spreading then adds without atomics.
+#if defined(KOKKOS_ENABLE_SERIAL)
+constexpr bool k_one_thread = std::is_same_v<ExecSpace, Kokkos::Serial>;
+#else
+constexpr bool k_one_thread = false;
+#endif
+
+// Spreads the owned atoms' charges over the brick (atomic additions where several threads spread); returns how
+// many atoms' stencils leave it (those are not spread).
 int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map, const fft::RealView& rho) {
   const BrickMap bm = map;
   const double inv_cell = map.inv_h[0] * map.inv_h[1] * map.inv_h[2];
@@ -133,7 +169,12 @@ int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const Bri
           for (int b = 0; b < bm.order; ++b) {
             const double wab = qi * w[0][a] * w[1][b];
             const long row = bm.offset(s[0] + a, s[1] + b, s[2]);
-            for (int c = 0; c < bm.order; ++c) Kokkos::atomic_add(&rho(row + c), wab * w[2][c]);
+            for (int c = 0; c < bm.order; ++c) {
+              if constexpr (k_one_thread)
+                rho(row + c) += wab * w[2][c];
+              else
+                Kokkos::atomic_add(&rho(row + c), wab * w[2][c]);
+            }
           }
       },
       outside);
@@ -172,14 +213,13 @@ Tally spectral_energy(const fft::Layout3& layout, const SpectralMesh& mesh, doub
 // Nyquist index of axis d.
 void spectral_field(const fft::Layout3& layout, const SpectralMesh& mesh, double scale, const fft::RealView& green,
                     const fft::ComplexView& rho_hat, const fft::ComplexView& field, std::size_t stride) {
-  const BlockDecode decode(layout);
+  const BlockRange range(layout);
   const SpectralMesh m = mesh;
   const std::int64_t st = static_cast<std::int64_t>(stride);
   Kokkos::parallel_for(
-      "md::kspace::pppm_field", fft::Policy(0, static_cast<std::int64_t>(layout.count())),
-      KOKKOS_LAMBDA(const std::int64_t pt) {
+      "md::kspace::pppm_field", range.policy(), KOKKOS_LAMBDA(const int a, const int b, const int c) {
         int idx[3];
-        decode(pt, idx);
+        const std::int64_t pt = range(a, b, c, idx);
         const double gr = green(pt) * scale;
         const fft::Complex r = rho_hat(pt);
         for (int d = 0; d < 3; ++d) {
