@@ -17,6 +17,7 @@
 #include "io/checkpoint.hpp"
 #include "io/lammps_data.hpp"
 #include "support/md_helpers.hpp"
+#include "support/md_resume.hpp"
 #include "support/mpi_test.hpp"
 
 // 6x4x4 fcc cells (10.1 x 6.7 x 6.7 sigma): sub-boxes at least cutoff + skin = 2.8 sigma thick at 1-4 ranks.
@@ -184,8 +185,8 @@ TEST(MdMinimize, DynamicsFollowFromTheMinimum) {
   EXPECT_GT(run->thermo()[1], 0.05);  // still moving
 }
 
-// A minimisation checkpointed half-way and resumed, at this rank count and at 1: the same minimum (at the same
-// rank count the same iterations, bit for bit).
+// A minimisation checkpointed half-way and resumed at 1, N-1 and N ranks (tests/support/md_resume.hpp): the same
+// minimum (at the same rank count the same iterations, bit for bit).
 TEST(MdMinimize, CheckpointHalfWayResumesToTheSameMinimum) {
   for (const auto style : {md::MinStyle::Cg, md::MinStyle::Fire}) {
     const char* name = style == md::MinStyle::Cg ? "cg" : "fire";
@@ -203,48 +204,17 @@ TEST(MdMinimize, CheckpointHalfWayResumesToTheSameMinimum) {
     for (std::int64_t n = 0; n < half; ++n) run->step(true);
     ASSERT_LT(run->preamble_end(), 0) << name;
     const io::SolverState st = run->state();
-    const std::string dir = test::world().broadcast(
-        test::is_root() ? (std::filesystem::temp_directory_path() / ("spotrun_minimize_" + std::to_string(getpid()))).string()
-                        : std::string());
-    if (test::is_root()) std::filesystem::create_directories(dir);
-    test::world().barrier();
-    const std::string path = dir + "/ckpt.h5";
-    io::CheckpointMeta meta;
-    meta.solver = "md";
-    meta.step = half;
-    meta.time = static_cast<double>(half) * cfg.dt;
-    meta.units = "lj";
-    meta.nranks = test::nranks();
-    io::write_checkpoint(test::world(), path, meta, st);
-
-    std::vector<int> counts{test::nranks()};
-    if (test::nranks() > 1) counts.push_back(1);
-    for (const int M : counts) {
-      MPI_Comm sub = MPI_COMM_NULL;
-      MPI_Comm_split(MPI_COMM_WORLD, test::rank() < M ? 0 : MPI_UNDEFINED, test::rank(), &sub);
-      double got[3] = {0, 0, 0};
-      std::string error;
-      if (test::rank() < M) {
-        try {
-          comm::Communicator c(sub);
-          auto transport = comm::make_transport("auto", c);
-          md::MdSolver restored(cfg, c, *transport, nullptr, true);
-          io::CheckpointReader reader(c, path);
-          restored.restore(reader.read(restored.state_layout()));
-          minimise(restored);
-          const md::MinStats& s = restored.minimizer()->stats();
-          got[0] = pe_of(restored);
-          got[1] = static_cast<double>(s.iterations);
-          got[2] = static_cast<double>(s.evaluations);
-        } catch (const std::exception& e) {
-          error = e.what();
-        }
-        MPI_Comm_free(&sub);
-      }
-      error = test::world().broadcast(error);
-      ASSERT_TRUE(error.empty()) << name << ", " << M << " ranks: " << error;
-      MPI_Bcast(got, 3, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-      EXPECT_NEAR(got[0], e_want, 1e-10) << name << ", resumed at " << M << " ranks";
+    const auto checks = test::restore_at_rank_counts(cfg, st, half, static_cast<double>(half) * cfg.dt,
+                                                     [&](md::MdSolver& restored, const comm::Communicator&) {
+      minimise(restored);
+      const md::MinStats& s = restored.minimizer()->stats();
+      return std::vector<double>{pe_of(restored), static_cast<double>(s.iterations), static_cast<double>(s.evaluations)};
+    });
+    for (const auto& r : checks) {
+      ASSERT_TRUE(r.error.empty()) << name << ", " << r.ranks << " ranks: " << r.error;
+      const int M = r.ranks;
+      const std::vector<double>& got = r.values;
+      EXPECT_NEAR(got.at(0), e_want, 1e-10) << name << ", resumed at " << M << " ranks";
       if (M == test::nranks()) {
         EXPECT_EQ(got[0], e_want) << name;
         EXPECT_EQ(got[1], static_cast<double>(want.iterations)) << name;
@@ -259,8 +229,6 @@ TEST(MdMinimize, CheckpointHalfWayResumesToTheSameMinimum) {
                     static_cast<long long>(want.evaluations));
       test::report(line);
     }
-    test::world().barrier();
-    if (test::is_root()) std::filesystem::remove_all(dir);
   }
 }
 

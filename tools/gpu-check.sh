@@ -10,7 +10,8 @@
 #              count; MIG mode; the CPU references in the bundle. A failure here (no GPU, a driver too
 #              old, a library missing) skips what depends on it, naming the fix.
 #   md         the 32,000-atom in.lj run against the CPU reference shipped in the bundle, column by column
-#              (relative, 1e-9, over 100 steps), two runs bit for bit, 50 + 50 resumed steps bit for bit.
+#              (relative, 1e-9, over 100 steps), two runs bit for bit, 50 + 50 resumed steps bit for bit; the
+#              electrolyte of inputs/ (charges, PPPM with cuFFT) against its CPU reference the same way.
 #   fluid      the Taylor-Green vortex at 64^3 over 20 steps against the CPU reference, column by column:
 #              relative 1e-10, but divmax (round-off, 1e-16 scale) absolute 1e-12.
 #   comm       NCCL at one rank with every self-exchange through the transport (bit for bit the default
@@ -68,6 +69,8 @@ declare -A SHARE=([preflight]=20 [md]=15 [fluid]=10 [comm]=15 [unit]=30 [bench]=
 # The reference decks: (deck, --set arguments). The same for the CPU reference and the checked run.
 LJ_DECK="bench/lj-bench.toml"
 LJ_SETS=(--set run.steps=100 --set run.thermo_every=10)
+ELEC_DECK="inputs/electrolyte.toml"  # charges with PPPM: spreading, the Green's function product, interpolation
+ELEC_SETS=(--set run.steps=100 --set run.thermo_every=10)
 TGV_DECK="inputs/tgv-re1600.toml"
 TGV_SETS=(--set run.steps=20 --set run.thermo_every=1 --set 'fluid.n=[64,64,64]' --set fluid.field_every=0
           --set fluid.spectrum_every=0)
@@ -75,6 +78,7 @@ TGV_SETS=(--set run.steps=20 --set run.thermo_every=1 --set 'fluid.n=[64,64,64]'
 # absolute for round-off values (divmax, max |div u|, is 1e-16 scale: relatively FFTW and cuFFT differ
 # in it by O(1)).
 MD_COLUMNS=(time temp pe ke etotal press)
+PPPM_COLUMNS=(temp pe ecoul elong etotal press)
 FLUID_COLUMNS=(time energy dissipation enstrophy divmax cfl)
 declare -A TOL=([md]=1e-9 [fluid]=1e-10 [fluid.divmax]=1e-12 [mpi2]=1e-10)
 declare -A NORM_OF=([fluid.divmax]=abs)
@@ -96,6 +100,9 @@ if [[ "${1:-}" == "--make-references" ]]; then
     "$CPU_BUILD/launcher/spotrun" run "$SRC/$LJ_DECK" "${LJ_SETS[@]}" --output-dir "$work/lj" --resume never \
         >"$work/lj.log" 2>&1 || { cat "$work/lj.log" >&2; exit 1; }
     cp "$work/lj/thermo.csv" "$R/lj-32k.csv"
+    "$CPU_BUILD/launcher/spotrun" run "$SRC/$ELEC_DECK" "${ELEC_SETS[@]}" --output-dir "$work/elec" --resume never \
+        >"$work/elec.log" 2>&1 || { cat "$work/elec.log" >&2; exit 1; }
+    cp "$work/elec/thermo.csv" "$R/electrolyte.csv"
     "$CPU_BUILD/launcher/spotrun" run "$SRC/$TGV_DECK" "${TGV_SETS[@]}" --output-dir "$work/tgv" --resume never \
         >"$work/tgv.log" 2>&1 || { cat "$work/tgv.log" >&2; exit 1; }
     cp "$work/tgv/thermo.csv" "$R/tgv-64.csv"
@@ -358,7 +365,8 @@ GPU_PARTS="" SPOTRUN_VERSION="" DRIVER="" DRIVER_CUDA=""
 # scripts, reports: nothing of theirs runs on a GPU), which a GPU check skips and --cpu lists.
 DEVICE_FIRST=(test_device test_fft test_fft_batch test_fft_grouping test_fluid test_comm test_particles_halo test_neighbor_paths
               test_pair_lj test_pair_styles test_force_rows test_md_physics test_md_precision test_md_energy
-              test_md_types test_md_overlap test_checkpoint test_restore_validation test_hooks test_inspect
+              test_md_types test_md_overlap test_kspace test_md_charges test_md_molecules test_bonded_forces
+              test_atom_fields test_md_units test_md_minimize test_checkpoint test_restore_validation test_hooks test_inspect
               test_doctor)
 HOST_ONLY=(test_deck test_deck_fuzz test_cloud test_launch test_submit test_process_grid test_report
            test_registry test_lammps_data)
@@ -397,6 +405,9 @@ plan pre.cpus preflight "CPU binding near the GPU (spotrun info, rank 0)" "bound
 plan pre.refs preflight "CPU references in the bundle" "present"
 for c in "${MD_COLUMNS[@]}"; do
     plan "md.col.$c" md "in.lj 32k, 100 steps: $PLATFORM vs CPU reference: $c" "rel <= ${TOL[md]}"
+done
+for c in "${PPPM_COLUMNS[@]}"; do
+    plan "md.pppm.$c" md "electrolyte, PPPM, 100 steps: $PLATFORM vs CPU reference: $c" "rel <= ${TOL[md]}"
 done
 plan md.repeat md "in.lj 32k: two $PLATFORM runs" "bitwise"
 plan md.resume md "in.lj 32k: 50 + 50 resumed steps as 100" "bitwise"
@@ -656,7 +667,7 @@ else
         result pre.cpus "${CPUS_LINE:-spotrun info names no CPU binding}" WARN
     fi
 fi
-if [[ -s "$REF/lj-32k.csv" && -s "$REF/tgv-64.csv" ]]; then
+if [[ -s "$REF/lj-32k.csv" && -s "$REF/tgv-64.csv" && -s "$REF/electrolyte.csv" ]]; then
     result pre.refs "made by $(sed -n '1p' "$REF/made-by.txt" 2>/dev/null)" PASS
 else
     result pre.refs "missing in $REF: gpu-check.sh --make-references CPU_BUILD BUNDLE on the build machine" FAIL
@@ -743,6 +754,7 @@ run_failed() {
 }
 perf() { sed -n 's/^Performance: \([0-9.e+]*\) .*/\1/p' "$1" | tail -n 1; }
 md_rows=(); for c in "${MD_COLUMNS[@]}"; do md_rows+=("md.col.$c"); done
+pppm_rows=(); for c in "${PPPM_COLUMNS[@]}"; do pppm_rows+=("md.pppm.$c"); done
 fluid_rows=(); for c in "${FLUID_COLUMNS[@]}"; do fluid_rows+=("fluid.col.$c"); done
 
 # --- md --------------------------------------------------------------------------------------------------
@@ -758,6 +770,10 @@ if selected md; then
             else result md.repeat "differ: $(cmp "$W/lj-a/thermo.csv" "$W/lj-b/thermo.csv" 2>&1 | cut -c1-60)" FAIL; fi
         fi
     fi
+    say "md: the electrolyte (charges, PPPM) against the CPU reference"
+    run_step elec.log 120 10 "$S" run "$SRC/$ELEC_DECK" "${ELEC_SETS[@]}" --output-dir "$W/elec" --resume never
+    run_failed elec.log "${pppm_rows[@]}" ||
+        column_rows md.pppm md "$REF/electrolyte.csv" "$W/elec/thermo.csv" "${PPPM_COLUMNS[@]}"
     if pending md.resume; then
         run_step lj-whole.log 120 10 "$S" run "$SRC/$LJ_DECK" --set run.steps=100 --set run.thermo_every=1 \
             --output-dir "$W/lj-whole" --resume never
