@@ -64,7 +64,8 @@ ids = [c["id"] for c in j["checks"]]
 tests = sorted(n for n in os.listdir(os.path.join(bundle, "bin")) if n.startswith("test_") and n != "test_support_selftest")
 want = ["pre.glibc", "pre.bundle", "pre.driver", "pre.cuda", "pre.libcuda", "pre.ldd", "pre.modules", "pre.nccl",
         "pre.gpus", "pre.mig", "pre.cpus", "pre.refs"]
-want += ["md.col." + c for c in ("time", "temp", "pe", "ke", "etotal", "press")] + ["md.repeat", "md.resume"]
+want += ["md.col." + c for c in ("time", "temp", "pe", "ke", "etotal", "press")]
+want += ["md.pppm." + c for c in ("temp", "pe", "ecoul", "elong", "etotal", "press")] + ["md.repeat", "md.resume"]
 want += ["fluid.col." + c for c in ("time", "energy", "dissipation", "enstrophy", "divmax", "cfl")]
 want += ["comm.nccl", "comm.nccl_bytes", "comm.mpi2"] + ["unit." + t for t in tests]
 want += ["bench.lj.%d" % c for c in (20, 40, 80, 160)] + ["bench.fluid.%d" % n for n in (128, 256, 512)]

@@ -170,7 +170,9 @@ int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const Bri
             const double wab = qi * w[0][a] * w[1][b];
             const long row = bm.offset(s[0] + a, s[1] + b, s[2]);
             for (int c = 0; c < bm.order; ++c) {
-              if constexpr (k_one_thread)
+              // A plain if of a constant (not if constexpr: a CUDA extended lambda may not first capture rho
+              // in a constexpr-if context); the compiler drops the branch not taken.
+              if (k_one_thread)
                 rho(row + c) += wab * w[2][c];
               else
                 Kokkos::atomic_add(&rho(row + c), wab * w[2][c]);
