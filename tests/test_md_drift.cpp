@@ -15,7 +15,7 @@
 #include "support/md_helpers.hpp"
 #include "support/mpi_test.hpp"
 
-SPOTRUN_TEST_RANKS(2);
+SPOTRUN_TEST_RANKS(1, 2);  // the suite runs it at 2 (tests/CMakeLists.txt); 1 lists it (the GPU check)
 
 using namespace spotrun;
 
