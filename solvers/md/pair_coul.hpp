@@ -15,6 +15,21 @@
 
 namespace spotrun::md {
 
+// The real-space part of an Ewald-summed Coulomb pair (coul/long and lj/cut/coul/long), inside its cutoff:
+// the force factor fcoul (F_ij = fcoul (x_i - x_j)), the energy qqrd2e q_i q_j erfc(g r) / r and the whole
+// Coulomb energy full = qqrd2e q_i q_j / r; r2inv = 1 / rsq.
+template <class Real>
+KOKKOS_INLINE_FUNCTION void coul_long_parts(Real rsq, Real r2inv, Real qiqj, Real qqrd2e, Real g_ewald, Real& fcoul,
+                                            Real& ecoul, Real& full) {
+  const Real r = ::sqrt(rsq), grij = g_ewald * r;
+  const Real prefactor = qqrd2e * qiqj / r;
+  const Real erfc_g = static_cast<Real>(::erfc(static_cast<double>(grij)));
+  const Real ewald_f = Real(1.12837916709551257390);  // 2 / sqrt(pi)
+  fcoul = prefactor * (erfc_g + ewald_f * grij * ::exp(-grij * grij)) * r2inv;
+  ecoul = prefactor * erfc_g;
+  full = prefactor;
+}
+
 template <class Real>
 struct PairCoulCutT {
   using real_type = Real;
@@ -56,14 +71,7 @@ struct PairCoulLongT {
   // factor from the k-space sum).
   KOKKOS_INLINE_FUNCTION void compute_parts(Real rsq, Real qiqj, Real& flj, Real& fcoul, Real& evdwl, Real& ecoul,
                                             Real& full_coul) const {
-    const Real r2inv = Real(1) / rsq;
-    const Real r = ::sqrt(rsq), grij = g_ewald * r;
-    const Real prefactor = qqrd2e * qiqj / r;
-    const Real erfc_g = static_cast<Real>(::erfc(static_cast<double>(grij)));
-    const Real ewald_f = Real(1.12837916709551257390);  // 2 / sqrt(pi)
-    fcoul = prefactor * (erfc_g + ewald_f * grij * ::exp(-grij * grij)) * r2inv;
-    ecoul = prefactor * erfc_g;
-    full_coul = prefactor;
+    coul_long_parts(rsq, Real(1) / rsq, qiqj, qqrd2e, g_ewald, fcoul, ecoul, full_coul);
     flj = evdwl = Real(0);
   }
   KOKKOS_INLINE_FUNCTION void compute(Real rsq, Real qiqj, Real& fpair, Real& evdwl, Real& ecoul) const {

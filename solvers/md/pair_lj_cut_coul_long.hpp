@@ -10,6 +10,7 @@
 
 #include "md_config.hpp"
 #include "pair_coeffs.hpp"
+#include "pair_coul.hpp"
 #include "pair_lj_cut.hpp"
 #include "pair_params.hpp"
 
@@ -46,15 +47,13 @@ struct PairLJCutCoulLongT {
     const Real r2inv = Real(1) / rsq;
     const Real r6inv = r2inv * r2inv * r2inv;
     const bool in_lj = rsq < cut_ljsq, in_coul = rsq < cut_coulsq;
-    const Real r = ::sqrt(rsq), grij = g_ewald * r;
-    const Real prefactor = qqrd2e * qiqj / r;
-    const Real erfc_g = static_cast<Real>(::erfc(static_cast<double>(grij)));
-    const Real ewald_f = Real(1.12837916709551257390);  // 2 / sqrt(pi)
+    Real fc, ec, full;
+    coul_long_parts(rsq, r2inv, qiqj, qqrd2e, g_ewald, fc, ec, full);
     flj = in_lj ? r6inv * (lj1 * r6inv - lj2) * r2inv : Real(0);
-    fcoul = in_coul ? prefactor * (erfc_g + ewald_f * grij * ::exp(-grij * grij)) * r2inv : Real(0);
+    fcoul = in_coul ? fc : Real(0);
     evdwl = in_lj ? r6inv * (lj3 * r6inv - lj4) - offset : Real(0);
-    ecoul = in_coul ? prefactor * erfc_g : Real(0);
-    full_coul = in_coul ? prefactor : Real(0);
+    ecoul = in_coul ? ec : Real(0);
+    full_coul = in_coul ? full : Real(0);
   }
   KOKKOS_INLINE_FUNCTION void compute(Real rsq, Real qiqj, Real& fpair, Real& evdwl, Real& ecoul) const {
     Real flj, fcoul, full;
