@@ -265,6 +265,7 @@ std::string MdSolver::stop_request() const {
   m_stop_checked = m_step;
   m_last_thickness = now;
   if (now * std::min(1.0, rate * rate) >= m_ghost_cutoff) return {};
+  m_shrink_stop = now;  // the checkpoint records it: a resume needs a grid of thicker sub-boxes
   std::ostringstream msg;
   msg << "the box shrank to " << significant(m_box.length(0), 8) << " x " << significant(m_box.length(1), 8) << " x "
       << significant(m_box.length(2), 8) << ": its thinnest sub-box (" << significant(now, 6)

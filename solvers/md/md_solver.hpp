@@ -265,6 +265,8 @@ class MdSolver final : public SolverBase {
   std::array<int, 3> m_prefer_dims{0, 0, 0};  // restore(): the rank grid of the checkpoint's run (npt, nph)
   mutable std::int64_t m_stop_checked = -1;
   mutable double m_last_thickness = 0;
+  // The thinnest sub-box when stop_request() asked for a stop (0: it did not): a resume needs thicker ones.
+  mutable double m_shrink_stop = 0;
   std::unique_ptr<Minimizer> m_min;  // [md.minimize]
   PairTally m_tally;
   // Molecules: the styles and coefficients, the terms, what the last force call tallied, the first FENE bond

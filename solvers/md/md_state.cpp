@@ -637,6 +637,7 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
       st.reals[std::string("md.npt.build_hi_") + char('x' + d)] = m_build_box.hi[d];
     }
     for (int d = 0; d < 3; ++d) st.integers[std::string("md.npt.grid_") + char('x' + d)] = m_grid->dims()[d];
+    st.reals["md.npt.shrink_stop"] = m_shrink_stop;
     st.reals["md.npt.vol0"] = b.vol0();
     st.reals["md.npt.t_target"] = b.t_target();
     st.reals["md.npt.t_current"] = m_t_current;
@@ -695,6 +696,20 @@ void MdSolver::restore(const io::SolverState& st) {
       m_prefer_dims[d] = g == st.integers.end() || g->second < 1 || g->second > 1000000 ? 0 : static_cast<int>(g->second);
     }
   init_domain(npt ? s.build_box : s.box, s.masses, "the checkpoint", reach == st.reals.end() ? 0.0 : reach->second);
+  if (npt) {
+    // A checkpoint of a stop for a box too small for its rank grid: the grid here must give thicker sub-boxes.
+    const auto shrink = st.reals.find("md.npt.shrink_stop");
+    const double stopped_at = shrink == st.reals.end() ? 0.0 : shrink->second;
+    double thinnest = s.box.length(0);
+    for (int d = 0; d < 3; ++d) thinnest = std::min(thinnest, s.box.length(d) / m_grid->dims()[d]);
+    const auto& g = m_grid->dims();
+    m_comm.agree<InputError>(!(stopped_at > 0 && thinnest <= stopped_at * (1 + 1e-9)),
+                             "checkpoint: the run stopped because its box got too small for its rank grid (thinnest "
+                             "sub-box " + significant(stopped_at, 6) + ", ghost reach " + significant(m_ghost_cutoff, 6) +
+                             "); the grid of " + std::to_string(m_comm.size()) + " ranks here (" + std::to_string(g[0]) +
+                             " x " + std::to_string(g[1]) + " x " + std::to_string(g[2]) +
+                             ") is no thicker: resume on fewer ranks");
+  }
   m_natoms = s.natoms;
 
   // 2. The lengths of the list fields (the checkpoint's: 0 where it has none), this rank's block of every
