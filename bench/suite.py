@@ -34,6 +34,18 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
               spotrun chose, parsed from its output) timed alone on the same ranks (bench_fluid --pppm-mesh),
               target at most KSPACE_FLOOR_TARGET; the k-space share of the loop (charged.kspace_share against
               charged.loop_time, reported)
+  npt         the LJ melt of lj (bench/lj-bench.toml) at 32k atoms (smoke: 4k; strong), 100 steps under the
+              Nose-Hoover thermostat (md.ensemble = "nvt", T 0.72, damp 0.5) and the same with the barostat
+              (md.ensemble = "npt", p 1.0, pressure_damp 5.0), each repetition a run of each: NPT atom-steps/s
+              against NVT's (npt.spotrun against npt.nvt, the same program), target NPT_TARGET (the NPT step
+              within 1.1 x the NVT step); with LAMMPS, fix npt against fix nvt (npt.lammps against
+              npt.lammps-nvt, bench/lammps/in.lj-npt) and spotrun's NPT against LAMMPS's (npt.spotrun-vs-lammps)
+  minimize    cg energy minimisation ([md.minimize], bench/minimize-bench.toml) of a perturbed fcc crystal of 4k
+              atoms (write_perturbed_fcc_data: displacements up to MIN_DISPLACEMENT; ftol MIN_FTOL, etol 0)
+              against LAMMPS min_style cg and minimize on the same data file (bench/lammps/in.minimize): the
+              force evaluations of each (minimize.spotrun against minimize.lammps, their summaries' "Iterations,
+              force evaluations" lines), target MINIMIZE_TARGET (no more than LAMMPS's); the minimisation's loop
+              time against LAMMPS's (minimize.time, reported)
   fluid       Taylor-Green RK4 step at 64^3, 128^3, 256^3 (strong) against its FFT floor, 36 of spotrun's
               unpruned distributed transforms of the grid measured in the same run (bench_fluid), with
               the targets of the deck (a "Targets" table in the report)
@@ -108,6 +120,9 @@ CHAIN_DECK = os.path.join(ROOT, "bench", "chain-bench.toml")
 LMP_CHAIN_INPUT = os.path.join(ROOT, "bench", "lammps", "in.chain")
 CHARGED_DECK = os.path.join(ROOT, "bench", "charged-bench.toml")
 LMP_CHARGED_INPUT = os.path.join(ROOT, "bench", "lammps", "in.charged")
+LMP_NPT_INPUT = os.path.join(ROOT, "bench", "lammps", "in.lj-npt")
+MINIMIZE_DECK = os.path.join(ROOT, "bench", "minimize-bench.toml")
+LMP_MINIMIZE_INPUT = os.path.join(ROOT, "bench", "lammps", "in.minimize")
 # The chain suite's data file of each size (beads): in.chain's own (Debian lammps-examples; the environment's
 # CHAIN_DATA names another copy), and for the smoke run the 1,500-bead melt cut from it (tests/data/README.md).
 CHAIN_DATA = {32000: os.path.abspath(os.environ.get("CHAIN_DATA") or
@@ -115,13 +130,13 @@ CHAIN_DATA = {32000: os.path.abspath(os.environ.get("CHAIN_DATA") or
               1500: os.path.join(ROOT, "tests", "data", "kg-small.data")}
 
 SUITE_DIR = os.path.join(ROOT, "bench", "suite")
-PROGRAMS = ("lj", "chain", "charged", "fluid", "fft", "checkpoint", "halo")
+PROGRAMS = ("lj", "chain", "charged", "npt", "minimize", "fluid", "fft", "checkpoint", "halo")
 # deck key -> what it holds (all required)
 DECK_KEYS = {
     "title": "a string, the report's heading",
     "program": "one of " + ", ".join(PROGRAMS),
     "scaling": "strong (fixed total size) or weak (fixed size per rank)",
-    "sizes": "sizes of the full suite: atoms (lj, charged, checkpoint, halo: 4 c^3), beads (chain: " + ", ".join(map(str, CHAIN_DATA)) +
+    "sizes": "sizes of the full suite: atoms (lj, charged, npt, minimize, checkpoint, halo: 4 c^3), beads (chain: " + ", ".join(map(str, CHAIN_DATA)) +
              ") or n of an n^3 grid (fluid, fft); per rank when weak",
     "quick": "sizes of --quick",
     "smoke": "sizes of --smoke",
@@ -133,6 +148,10 @@ OPTIONAL_DECK_KEYS = {
                     "when a --quick run of the suite took longer",
 }
 PASSED_ENV = ("SPOTRUN_TEST_FORCE_SLOWDOWN",)
+# The programs whose sizes are atoms of an fcc lattice of c^3 unit cells (4 c^3).
+LATTICE_KINDS = ("lj", "halo", "charged", "npt", "minimize")
+# The programs that run spotrun run (and LAMMPS as a peer where installed).
+SPOTRUN_KINDS = ("lj", "chain", "charged", "npt", "minimize")
 FFTS_PER_STEP = 36
 
 
@@ -214,6 +233,64 @@ def write_charged_data(path, atoms, density=0.8442, temperature=1.0, seed=87287)
     return path
 
 
+def write_perturbed_fcc_data(path, atoms, amplitude=None, density=0.8442, seed=87287):
+    """The minimize suite's system as a LAMMPS data file (atom_style atomic), written to path: the fcc lattice of
+    4 c^3 atoms at the LJ density (LAMMPS lattice fcc 0.8442; ids as spotrun's [md.lattice] numbers them), one
+    atom type of mass 1, every coordinate displaced by a uniform random number in [-amplitude, amplitude]
+    (MIN_DISPLACEMENT; Python's random with the seed), the mean displacement removed (the minimum is then the
+    perfect crystal where it was), positions wrapped into the box, no velocities. The same file for spotrun and
+    LAMMPS: spotrun's lattice start has no displacement."""
+    amplitude = MIN_DISPLACEMENT if amplitude is None else amplitude
+    c = lj_cells(atoms)
+    a = (4.0 / density) ** (1.0 / 3.0)
+    length = c * a
+    basis = ((0.0, 0.0, 0.0), (0.5, 0.5, 0.0), (0.5, 0.0, 0.5), (0.0, 0.5, 0.5))
+    rng = random.Random(seed)
+    d = [[rng.uniform(-amplitude, amplitude) for _ in range(3)] for _ in range(atoms)]
+    mean = [sum(x[k] for x in d) / atoms for k in range(3)]
+
+    def wrap(x):
+        x %= length
+        return 0.0 if x >= length else x
+
+    lines = [f"LAMMPS data file: fcc {density} of {c}^3 cells, coordinates displaced by up to {amplitude:g} "
+             f"(bench/suite.py write_perturbed_fcc_data)", "", f"{atoms} atoms", "1 atom types", "",
+             f"0 {length:.16g} xlo xhi", f"0 {length:.16g} ylo yhi", f"0 {length:.16g} zlo zhi", "",
+             "Masses", "", "1 1", "", "Atoms # atomic", ""]
+    i = 0
+    for iz in range(c):
+        for iy in range(c):
+            for ix in range(c):
+                for b in basis:
+                    x = [wrap((n + b[k]) * a + d[i][k] - mean[k]) for k, n in enumerate((ix, iy, iz))]
+                    i += 1
+                    lines.append(f"{i} 1 {x[0]:.16g} {x[1]:.16g} {x[2]:.16g}")
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def fcc_lattice_energy(density=0.8442, cutoff=2.5):
+    """The energy per atom of the perfect fcc LJ crystal (epsilon = sigma = 1, unshifted, cut at cutoff): the
+    minimum the minimize suite's crystal goes back to (tests/test_md_minimize.cpp computes it the same way)."""
+    a = (4.0 / density) ** (1.0 / 3.0)
+    basis = ((0.0, 0.0, 0.0), (0.5, 0.5, 0.0), (0.5, 0.0, 0.5), (0.0, 0.5, 0.5))
+    n = int(math.ceil(cutoff / a)) + 1
+    e = 0.0
+    for i in range(-n, n + 1):
+        for j in range(-n, n + 1):
+            for k in range(-n, n + 1):
+                for b in basis:
+                    r2 = (a * (i + b[0])) ** 2 + (a * (j + b[1])) ** 2 + (a * (k + b[2])) ** 2
+                    if r2 == 0 or r2 >= cutoff * cutoff:
+                        continue
+                    s6 = 1.0 / (r2 * r2 * r2)
+                    e += 0.5 * 4.0 * (s6 * s6 - s6)
+    return e
+
+
 class DeckError(Exception):
     pass
 
@@ -245,7 +322,7 @@ def load_suite(path):
         v = data[key]
         if not isinstance(v, list) or not v or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 2 for x in v):
             raise DeckError(f"{path}: {key} = {v!r}: must be a non-empty list of integers >= 2")
-        if data["program"] in ("lj", "halo", "charged"):
+        if data["program"] in LATTICE_KINDS:
             for x in v:
                 try:
                     lj_cells(x)
@@ -257,8 +334,8 @@ def load_suite(path):
                     chain_data(x)
                 except ValueError as e:
                     raise DeckError(f"{path}: {key}: {e}")
-    if data["program"] == "charged" and data["scaling"] != "strong":
-        raise DeckError(f"{path}: scaling = {data['scaling']!r}: program charged is strong scaling only")
+    if data["program"] in ("charged", "npt", "minimize") and data["scaling"] != "strong":
+        raise DeckError(f"{path}: scaling = {data['scaling']!r}: program {data['program']} is strong scaling only")
     if data["program"] == "chain" and data["scaling"] != "strong":
         raise DeckError(f"{path}: scaling = {data['scaling']!r}: program chain runs its data files as they are "
                         f"(strong only)")
@@ -484,6 +561,40 @@ def parse_lammps_rate(out, label):
     return int(atoms) * int(steps) / float(t)
 
 
+def parse_min_stats(out, label):
+    """The minimisation statistics of spotrun run's summary or of LAMMPS's output (the same lines: LAMMPS puts the
+    energies on the line after their label): {"stop", "iterations", "evaluations", "energy_initial",
+    "energy_final"}, the last block of the output."""
+    evals = re.findall(r"Iterations, force evaluations = (\d+) (\d+)", out)
+    stop = re.findall(r"Stopping criterion = (.+?)\s*$", out, re.M)
+    energy = re.findall(r"Energy initial, next-to-last, final =\s*([0-9.eE+-]+)\s+([0-9.eE+-]+)\s+([0-9.eE+-]+)", out)
+    if not evals or not stop or not energy:
+        raise BenchFailure(f"{label}: no minimisation statistics ('Stopping criterion', 'Energy initial, next-to-last, "
+                           f"final', 'Iterations, force evaluations')")
+    return {"stop": stop[-1], "iterations": int(evals[-1][0]), "evaluations": int(evals[-1][1]),
+            "energy_initial": float(energy[-1][0]), "energy_final": float(energy[-1][2])}
+
+
+def parse_spotrun_loop_time(out, label):
+    m = re.findall(r"Loop time:\s*([0-9.eE+-]+)\s*s", out)
+    if not m:
+        raise BenchFailure(f"{label}: no 'Loop time' line")
+    return float(m[-1])
+
+
+def parse_lammps_loop_time(out, label):
+    m = re.findall(r"Loop time of ([0-9.eE+-]+) on", out)
+    if not m:
+        raise BenchFailure(f"{label}: no 'Loop time of ...' line in the LAMMPS output")
+    return float(m[-1])
+
+
+def parse_neighbor_builds(out):
+    """'Neighbor list builds = N' (spotrun's summary and LAMMPS's), or None."""
+    m = re.findall(r"Neighbor list builds = (\d+)", out)
+    return int(m[-1]) if m else None
+
+
 # --- the plan -------------------------------------------------------------------------------------------------
 class Task:
     def __init__(self, suite, kind, scaling, size, ranks, cost, label):
@@ -532,6 +643,24 @@ QUICK_BUDGET_S = 600.0
 # same run with the halo exchanged first, from two ranks: at most this ratio (strong scaling).
 COMM_SHARE_TARGET = 0.5
 
+# The npt suite (issue 41): the LJ melt of lj-bench.toml under the Nose-Hoover thermostat of NPT_THERMOSTAT (NVT,
+# the reference) and with the barostat of NPT_BAROSTAT besides (NPT, the measurement), in the same repetition:
+# NPT atom-steps/s at least NPT_TARGET of NVT's (the NPT step within 1.1 x the NVT step). LAMMPS's fix nvt and
+# fix npt with the same settings (bench/lammps/in.lj-npt) where installed.
+NPT_THERMOSTAT = (("temperature", 0.72), ("damp", 0.5))
+NPT_BAROSTAT = (("pressure", 1.0), ("pressure_damp", 5.0))
+NPT_TARGET = 1 / 1.1
+# The minimize suite (issue 41): the perturbed fcc crystal of write_perturbed_fcc_data (every coordinate displaced
+# by up to MIN_DISPLACEMENT sigma), minimised by cg (bench/minimize-bench.toml; LAMMPS bench/lammps/in.minimize)
+# with these stopping criteria (etol 0: the force tolerance stops both), in at most MINIMIZE_TARGET x LAMMPS's
+# force evaluations.
+MIN_DISPLACEMENT = 0.05
+MIN_ETOL, MIN_FTOL, MIN_MAXITER, MIN_MAXEVAL = 0.0, 1e-8, 10000, 100000
+MINIMIZE_TARGET = 1.0
+# Largest difference (per atom) of spotrun's and LAMMPS's minimum energy from the perfect crystal's lattice sum
+# before the suite says the two did not find the same minimum (measured: 2e-14 at 4,000 atoms).
+MIN_ENERGY_TOLERANCE = 1e-8
+
 # The spotrun runs of an LJ measurement: record name suffix -> md.precision.
 LJ_PRECISIONS = (("", "double"), ("-mixed", "mixed"))
 
@@ -561,6 +690,15 @@ def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None, steps
     if kind == "lj":
         per = 1.0 + total * 3e-6 + total * lj_steps(total) / (2.4e6 * eff)
         return repeat * per * (len(LJ_PRECISIONS) + peers + (1 if ranks > 1 else 0))
+    if kind == "npt":
+        # the NVT and the NPT run (the NPT step about 1.3 x NVT's: the pressure every step), each LAMMPS peer a
+        # pair of runs as well
+        per = 2 * (1.0 + total * 3e-6) + 2.3 * total * lj_steps(total) / (2.4e6 * eff)
+        return repeat * per * (1 + peers)
+    if kind == "minimize":
+        # about 200 force evaluations of the crystal with lists checked every step, spotrun and LAMMPS alike
+        per = 1.0 + total * 200 / (1.5e6 * eff)
+        return repeat * per * (1 + peers) + total * 2e-5
     if kind == "chain":
         # the data file read (3 MB at 32,000 beads) and the loop, spotrun and each LAMMPS peer alike
         per = 1.0 + total * 1e-5 + total * CHAIN_STEPS / (4e6 * eff)
@@ -591,7 +729,7 @@ def plan(args, cores, peers):
         sizes = [args.size] if args.size else spec["smoke" if args.smoke else "quick" if args.quick else "full"]
         for size in sizes:
             for r in args.ranks:
-                if spec["kind"] in ("lj", "checkpoint", "halo", "charged"):
+                if spec["kind"] in LATTICE_KINDS + ("checkpoint",):
                     total = size * r if spec["scaling"] == "weak" else size
                     label = f"{suite} {total} atoms np{r}"
                 elif spec["kind"] == "chain":
@@ -605,8 +743,8 @@ def plan(args, cores, peers):
                 if spec["kind"] == "checkpoint" and (not args.quick or size == min(sizes)):
                     durable = QUICK_DURABLE_WINDOW_S if args.quick else 0
                 cost = predicted_cost(spec["kind"], total, r, args.repeat,
-                                      (min(peers, 1) if spec["kind"] == "charged" else peers)
-                                      if spec["kind"] in ("lj", "chain", "charged") else 0, cores, durable,
+                                      (min(peers, 1) if spec["kind"] in ("charged", "npt", "minimize") else peers)
+                                      if spec["kind"] in SPOTRUN_KINDS else 0, cores, durable,
                                       charged_steps(total, "smoke" if args.smoke else "quick" if args.quick else "full")
                                       if spec["kind"] == "charged" else None)
                 tasks.append(Task(suite, spec["kind"], spec["scaling"], size, r, cost, label))
@@ -649,7 +787,7 @@ class Suite:
         # spotrun run's summary (Loop time, Performance, Time Comm) on the terminal: --verbose where the program
         # has it (its summary may otherwise go to OUTDIR/spotrun.log only, which spotrun_text reads as well).
         kinds = {args.specs[x]["kind"] for x in args.suites}
-        self.spotrun_verbose = (["--verbose"] if kinds & {"lj", "chain", "charged"}
+        self.spotrun_verbose = (["--verbose"] if kinds & set(SPOTRUN_KINDS)
                                 and "--verbose" in capture([args.spotrun, "run", "--help"]) else [])
         self.bench_fluid = os.path.join(b, "bench", "bench_fluid")
         self.bench_checkpoint = os.path.join(b, "bench", "bench_checkpoint")
@@ -943,6 +1081,169 @@ class Suite:
                                 command=spot_cmd, reference=whole, details=dict(details, samples_of=own["id"]),
                                 **times))
 
+    def run_npt(self, task, load):
+        r, atoms = task.ranks, task.size
+        c = lj_cells(atoms)
+        cells = [c, c, c]
+        steps = lj_steps(atoms)
+        thermostat = [f"md.{k}={v:g}" for k, v in NPT_THERMOSTAT]
+        barostat = [f"md.{k}={v:g}" for k, v in NPT_BAROSTAT]
+        # ensemble -> the --set keys of its spotrun run (the deck's lattice, steps and neighbour settings)
+        ensembles = (("nvt", ['md.ensemble="nvt"'] + thermostat),
+                     ("npt", ['md.ensemble="npt"'] + thermostat + barostat))
+        spot = {e: [] for e, _ in ensembles}
+        spot_cmd = {e: "" for e, _ in ensembles}
+        builds = {}
+        peer = {e: [] for e, _ in ensembles}
+        peer_cmd = {e: "" for e, _ in ensembles}
+        version = ""
+        runs = 2 * (2 if self.lammps else 1)
+        lmp_args = ["-in", LMP_NPT_INPUT, "-var", "x", f"{c / 20:g}", "-var", "y", f"{c / 20:g}", "-var", "z",
+                    f"{c / 20:g}", "-var", "steps", steps, "-log", "none", "-nocite"]
+        for rep in range(self.args.repeat):
+            done = 0
+            for ens, sets in ensembles:
+                self.progress.note(task, (rep + done / runs) / self.args.repeat,
+                                   f"spotrun run ({ens}) {rep + 1}/{self.args.repeat}")
+                outdir = tempfile.mkdtemp(prefix="npt.", dir=self.scratch)
+                argv = [self.spotrun, "run", LJ_DECK, "--set", f"md.lattice.cells=[{cells[0]},{cells[1]},{cells[2]}]",
+                        "--set", f"run.steps={steps}"]
+                for kv in sets:
+                    argv += ["--set", kv]
+                try:
+                    out, spot_cmd[ens] = self.runner.run(f"npt-spotrun-{ens}-{atoms}-np{r}-{rep}", r, argv + [
+                        "--output-dir", outdir, "--resume", "never"] + self.spotrun_verbose)
+                    out, rate = spotrun_text(out, outdir), spotrun_progress_rate(outdir)
+                finally:
+                    shutil.rmtree(outdir, ignore_errors=True)
+                spot[ens].append(parse_spotrun_rate(out, f"spotrun ({ens})", rate))
+                builds.setdefault(f"spotrun_{ens}", parse_neighbor_builds(out))
+                done += 1
+            if self.lammps:
+                # LAMMPS's fix nvt and fix npt with the same settings, in the same repetition.
+                for ens, _ in ensembles:
+                    self.progress.note(task, (rep + done / runs) / self.args.repeat,
+                                       f"LAMMPS run (fix {ens}) {rep + 1}/{self.args.repeat}")
+                    out, peer_cmd[ens] = self.runner.run(f"npt-lammps-{ens}-{atoms}-np{r}-{rep}", r,
+                                                         [self.lammps] + lmp_args + ["-var", "ens", ens],
+                                                         cwd=self.scratch)
+                    peer[ens].append(parse_lammps_rate(out, f"LAMMPS (fix {ens})"))
+                    builds.setdefault(f"lammps_{ens}", parse_neighbor_builds(out))
+                    m = re.search(r"LAMMPS \(([^)]+)\)", out)
+                    version = m.group(1) if m else version
+                    done += 1
+        base = self.base(task, load)
+        details = {"steps": steps, "cells": cells, "neighbor_builds": builds,
+                   **{k: v for k, v in NPT_THERMOSTAT}}
+        npt_details = dict(details, barostat="iso", pchain=3, **{k: v for k, v in NPT_BAROSTAT})
+        common = dict(suite=task.suite, metric="throughput", unit="atom-steps/s", better="higher", size=atoms,
+                      size_unit="atoms", scaling=task.scaling)
+        # spotrun's own NVT run is the reference (role peer, as lj.comm_share_no_overlap and chain.loop_time: a
+        # spotrun quantity that the measurement is judged by); ratio = NPT / NVT atom-steps/s, target NPT_TARGET.
+        nvt = self.add(sr.make_record(base, name="npt.nvt", role="peer",
+                                      program='spotrun run (md.ensemble = "nvt")', samples=spot["nvt"],
+                                      command=spot_cmd["nvt"], details=dict(details, ensemble="nvt"), **common))
+        d = dict(npt_details, ensemble="npt")
+        if task.scaling == "strong":
+            d["target_ratio"] = NPT_TARGET
+        own = self.add(sr.make_record(base, name="npt.spotrun", role="measurement",
+                                      program='spotrun run (md.ensemble = "npt")', samples=spot["npt"],
+                                      command=spot_cmd["npt"], reference=nvt, details=d, **common))
+        if peer["nvt"] and peer["npt"]:
+            lmp = f"LAMMPS {version}".strip()
+            lnvt = self.add(sr.make_record(base, name="npt.lammps-nvt", role="peer", program=f"{lmp} (fix nvt)",
+                                           samples=peer["nvt"], command=peer_cmd["nvt"],
+                                           details=dict(details, ensemble="nvt"), **common))
+            # LAMMPS's own NPT step against its NVT step (a peer's record with a reference: the ratio spotrun's
+            # npt.spotrun is read beside; never flagged by --compare, role peer).
+            lnpt = self.add(sr.make_record(base, name="npt.lammps", role="peer", program=f"{lmp} (fix npt)",
+                                           samples=peer["npt"], command=peer_cmd["npt"], reference=lnvt,
+                                           details=dict(npt_details, ensemble="npt"), **common))
+            # spotrun's NPT against LAMMPS's fix npt: the samples of npt.spotrun (judged there).
+            self.add(sr.make_record(base, name="npt.spotrun-vs-lammps", role="measurement",
+                                    program='spotrun run (md.ensemble = "npt")', samples=spot["npt"],
+                                    command=spot_cmd["npt"], reference=lnpt,
+                                    details=dict(npt_details, ensemble="npt", samples_of=own["id"]), **common))
+
+    def minimize_data(self, atoms):
+        """The minimize suite's data file of this size in the scratch directory, written once per run."""
+        path = os.path.join(self.scratch, f"perturbed-{atoms}.data")
+        if not os.path.isfile(path):
+            write_perturbed_fcc_data(path, atoms)
+        return path
+
+    def run_minimize(self, task, load):
+        r, atoms = task.ranks, task.size
+        self.progress.note(task, 0.0, "writing the data file")
+        data = self.minimize_data(atoms)
+        exact = fcc_lattice_energy()
+        spot, spot_time, peer, peer_time = [], [], [], []
+        spot_stats = lmp_stats = None
+        spot_cmd = lmp_cmd = version = ""
+        runs = 1 + (1 if self.lammps else 0)
+        criteria = ["-var", "etol", f"{MIN_ETOL:g}", "-var", "ftol", f"{MIN_FTOL:g}", "-var", "maxiter", MIN_MAXITER,
+                    "-var", "maxeval", MIN_MAXEVAL]
+        lmp_args = ["-in", LMP_MINIMIZE_INPUT, "-var", "data", data] + criteria + ["-log", "none", "-nocite"]
+        for rep in range(self.args.repeat):
+            self.progress.note(task, rep / self.args.repeat, f"spotrun run {rep + 1}/{self.args.repeat}")
+            outdir = tempfile.mkdtemp(prefix="minimize.", dir=self.scratch)
+            try:
+                out, spot_cmd = self.runner.run(f"minimize-spotrun-{atoms}-np{r}-{rep}", r, [
+                    self.spotrun, "run", MINIMIZE_DECK, "--set", f"md.initial.lammps_data={json.dumps(data)}",
+                    "--set", f"md.minimize.etol={MIN_ETOL!r}", "--set", f"md.minimize.ftol={MIN_FTOL!r}",
+                    "--set", f"md.minimize.max_iterations={MIN_MAXITER}",
+                    "--set", f"md.minimize.max_evaluations={MIN_MAXEVAL}",
+                    "--output-dir", outdir, "--resume", "never"] + self.spotrun_verbose)
+                out = spotrun_text(out, outdir)
+            finally:
+                shutil.rmtree(outdir, ignore_errors=True)
+            st = parse_min_stats(out, "spotrun")
+            spot.append(st["evaluations"])
+            spot_time.append(parse_spotrun_loop_time(out, "spotrun"))
+            spot_stats = spot_stats or st
+            if self.lammps:
+                self.progress.note(task, (rep + 1 / runs) / self.args.repeat, f"LAMMPS run {rep + 1}/{self.args.repeat}")
+                out, lmp_cmd = self.runner.run(f"minimize-lammps-{atoms}-np{r}-{rep}", r, [self.lammps] + lmp_args,
+                                               cwd=self.scratch)
+                st = parse_min_stats(out, "LAMMPS")
+                peer.append(st["evaluations"])
+                peer_time.append(parse_lammps_loop_time(out, "LAMMPS"))
+                lmp_stats = lmp_stats or st
+                m = re.search(r"LAMMPS \(([^)]+)\)", out)
+                version = m.group(1) if m else version
+        # Fewer evaluations count only at the same minimum: both programs must reach the perfect crystal.
+        for who, st in (("spotrun", spot_stats), ("LAMMPS", lmp_stats)):
+            if st and abs(st["energy_final"] - exact) > MIN_ENERGY_TOLERANCE:
+                raise BenchFailure(f"minimize {atoms} atoms np{r}: {who} ended at E = {st['energy_final']!r} per atom "
+                                   f"({st['stop']}), not the crystal's {exact!r} (tolerance {MIN_ENERGY_TOLERANCE:g})")
+        base = self.base(task, load)
+        details = {"style": "cg", "etol": MIN_ETOL, "ftol": MIN_FTOL, "max_iterations": MIN_MAXITER,
+                   "max_evaluations": MIN_MAXEVAL, "displacement": MIN_DISPLACEMENT, "data": os.path.basename(data),
+                   "lattice_energy": exact}
+
+        def with_stats(st):
+            return dict(details, stop=st["stop"], iterations=st["iterations"], energy_initial=st["energy_initial"],
+                        energy_final=st["energy_final"])
+
+        common = dict(suite=task.suite, metric="count", unit="force evaluations", better="lower", size=atoms,
+                      size_unit="atoms", scaling=task.scaling)
+        times = dict(common, metric="time", unit="s/minimisation")
+        ref = ref_time = None
+        if peer:
+            lmp = f"LAMMPS {version}".strip()
+            ref = self.add(sr.make_record(base, name="minimize.lammps", role="peer", program=f"{lmp} (min_style cg)",
+                                          samples=peer, command=lmp_cmd, details=with_stats(lmp_stats), **common))
+            ref_time = self.add(sr.make_record(base, name="minimize.lammps_time", role="peer",
+                                               program=f"{lmp} (min_style cg, Loop time)", samples=peer_time,
+                                               command=lmp_cmd, details=with_stats(lmp_stats), **times))
+        d = with_stats(spot_stats)
+        self.add(sr.make_record(base, name="minimize.spotrun", role="measurement", program="spotrun run ([md.minimize] cg)",
+                                samples=spot, command=spot_cmd, reference=ref,
+                                details=dict(d, target_ratio=MINIMIZE_TARGET) if ref else d, **common))
+        self.add(sr.make_record(base, name="minimize.time", role="measurement",
+                                program="spotrun run ([md.minimize] cg, Loop time)", samples=spot_time,
+                                command=spot_cmd, reference=ref_time, details=d, **times))
+
     def grid(self, task):
         f = factor3(task.ranks) if task.scaling == "weak" else (1, 1, 1)
         return [task.size * f[0], task.size * f[1], task.size * f[2]]
@@ -1123,7 +1424,7 @@ def parse_args(argv):
     p.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory (default build/)")
     p.add_argument("--scratch", help="directory for checkpoint files and run outputs (default: a new one in $TMPDIR)")
     p.add_argument("--spotrun", metavar="PROGRAM",
-                   help="the spotrun program the lj and chain suites run (default BUILD/launcher/spotrun; the "
+                   help="the spotrun program the lj, chain, charged, npt and minimize suites run (default BUILD/launcher/spotrun; the "
                         "regression test gives BUILD/tests/spotrun-test, which has the test hooks)")
     args = p.parse_args(argv)
     args.spotrun = os.path.abspath(args.spotrun) if args.spotrun else os.path.join(args.build, "launcher", "spotrun")
@@ -1182,7 +1483,7 @@ def main(argv):
         return 0
 
     for suite in args.suites:
-        if args.specs[suite]["kind"] in ("lj", "halo", "charged") and args.size:
+        if args.specs[suite]["kind"] in LATTICE_KINDS and args.size:
             try:
                 lj_cells(args.size)
             except ValueError as e:
@@ -1202,12 +1503,13 @@ def main(argv):
                           f"in CHAIN_DATA", file=sys.stderr)
                     return 2
     needed = {"lj": "launcher/spotrun", "chain": "launcher/spotrun", "charged": "bench/bench_fluid",
+              "npt": "launcher/spotrun", "minimize": "launcher/spotrun",
               "fluid": "bench/bench_fluid", "fft": "bench/bench_fluid", "checkpoint": "bench/bench_checkpoint",
               "halo": "bench/bench_halo"}
     for suite in args.suites:
         kind = args.specs[suite]["kind"]
-        exes = [args.spotrun] if kind in ("lj", "chain", "charged") else []
-        if kind not in ("lj", "chain"):
+        exes = [args.spotrun] if kind in SPOTRUN_KINDS else []
+        if kind not in ("lj", "chain", "npt", "minimize"):
             exes.append(os.path.join(args.build, needed[kind]))
         for exe in exes:
             if not os.access(exe, os.X_OK):
@@ -1246,9 +1548,9 @@ def main(argv):
     if max(args.ranks) > cores:
         print(f"bench/suite.py: warning: {max(args.ranks)} ranks on {cores} cores: oversubscribed, the timings of those "
               f"runs are not scaling figures", file=sys.stderr)
-    if lammps is None and not args.no_peers and any(args.specs[s]["kind"] in ("lj", "chain", "charged")
-                                                    for s in args.suites):
-        print("bench/suite.py: LAMMPS (lmp) not found: LJ, chain and charged without their peer", file=sys.stderr)
+    if lammps is None and not args.no_peers and any(args.specs[s]["kind"] in SPOTRUN_KINDS for s in args.suites):
+        print("bench/suite.py: LAMMPS (lmp) not found: lj, chain, charged and minimize without their peer, npt "
+              "without LAMMPS's fix npt against fix nvt", file=sys.stderr)
     print(f"bench/suite.py: {len(tasks)} measurements, predicted about {fmt_duration(progress.total)}; output {out}",
           file=sys.stderr)
     # The measured duration of each suite (report.md), and in --quick the shares of the budget it is judged by.

@@ -23,6 +23,15 @@ RATIO_MEANING = {
                            "floor; target <= 1.3)",
     "charged.kspace_share": "the same k-space time per computation / spotrun's Loop time per step, the same runs: the "
                             "k-space part's share of the step (reported)",
+    "npt.spotrun": "spotrun's NPT atom-steps/s (md.ensemble = \"npt\", iso barostat) / its NVT atom-steps/s (the same "
+                   "thermostat, no barostat), the same program and run settings in the same repetition (target >= "
+                   "1/1.1: the NPT step within 1.1 x the NVT step)",
+    "npt.lammps": "LAMMPS fix npt / LAMMPS fix nvt atom-steps/s, the same settings (LAMMPS's own cost of the "
+                  "barostat, beside npt.spotrun; not drawn in peer_ratio.png)",
+    "npt.spotrun-vs-lammps": "spotrun NPT / LAMMPS fix npt atom-steps/s, the samples of npt.spotrun (> 1: spotrun faster)",
+    "minimize.spotrun": "spotrun's force evaluations / LAMMPS's to the same minimum (cg, the same data file and "
+                        "stopping criteria; < 1: spotrun needs fewer; target <= 1)",
+    "minimize.time": "spotrun's minimisation loop time / LAMMPS's (< 1: spotrun faster; reported)",
     "fluid.step": "step time / FFT floor (36 transforms; 1 = at the floor)",
     "fft.transform": "spotrun / raw FFTW time per transform (< 1: spotrun faster)",
     "checkpoint.write": "write / raw write MB/s (1 = at the disk floor)",
@@ -46,6 +55,9 @@ RATIO_MEANING = {
 # Records whose ratio is the share of the reference that the measurement is a part of (the bonded terms' time in
 # the loop's), not a speed against a peer or floor: left out of peer_ratio.png and floor_fraction.png.
 SHARES = {"chain.bond_time", "charged.kspace_share"}
+# Records whose ratio is a peer's against another peer (LAMMPS's fix npt against its fix nvt): not spotrun's speed,
+# left out of peer_ratio.png.
+PEER_AGAINST_PEER = {"npt.lammps"}
 
 
 def speed(rec, value=None):
@@ -88,7 +100,9 @@ def efficiency_table(recs):
     for group in groups.values():
         first = min(group, key=lambda r: r["ranks"])
         for r in group:
-            eff[r["id"]] = speed(r) / speed(first) / (r["ranks"] / first["ranks"])
+            # a count (force evaluations) is no speed: no efficiency
+            eff[r["id"]] = (None if r["metric"] == "count" else
+                            speed(r) / speed(first) / (r["ranks"] / first["ranks"]))
     return eff
 
 
@@ -109,7 +123,7 @@ def tables(records, titles):
             over = " (oversubscribed)" if r["oversubscribed"] else ""
             lines.append(f"| {r['name']} ({r['role']}) | {size_label(r)} | {r['ranks']}{over} | {g(r['value'])} | "
                          f"{g(r['spread']['min'])} - {g(r['spread']['max'])} | {r['unit']} | {ref_s} | {ratio} | "
-                         f"{eff[r['id']]:.2f} |")
+                         f"{'-' if eff[r['id']] is None else format(eff[r['id']], '.2f')} |")
         meanings = sorted({r["name"] for r in recs if r["name"] in RATIO_MEANING})
         lines.append("")
         for name in meanings:
@@ -137,6 +151,7 @@ def summary_table(records):
 def targets_table(records):
     """Every record with a target ratio (details.target_ratio: bench/suite.py LJ_TARGETS and COMM_SHARE_TARGET
     for lj, CHAIN_TARGETS and BOND_SHARE_TARGET for chain, CHARGED_TARGETS and KSPACE_FLOOR_TARGET for charged,
+    NPT_TARGET for npt, MINIMIZE_TARGET for minimize,
     BLOCKING_TARGET and STEP_DURABLE_TARGET for
     checkpoint, the deck's `targets` for fluid): met or not. A ratio meets its target from the side its record calls better: at
     most the target where lower is better (a time over its floor), at least it where higher is (a rate over
@@ -159,7 +174,7 @@ def targets_table(records):
         verdict = "met" if met else f"missed by {100 * by:.0f} %"
         over = " (over)" if r.get("oversubscribed") else ""
         lines.append(f"| {r['suite']} | {r['name']} | {size_label(r)} | {r['ranks']}{over} | {r['reference']['name']} | "
-                     f"{r['ratio']:.3f} ({lo:.2f} - {hi:.2f}) | {'<=' if lower else '>='} {t:g} | {verdict} |")
+                     f"{r['ratio']:.3f} ({lo:.2f} - {hi:.2f}) | {'<=' if lower else '>='} {t:.4g} | {verdict} |")
     windowed = [r for r in recs if (r.get("details") or {}).get("durable_window_s")]
     if windowed:
         w = windowed[0]["details"]["durable_window_s"]
@@ -264,7 +279,8 @@ def plots(out, records):
     # that repeats another's samples against a second reference is drawn once, as the record it names).
     groups = defaultdict(list)
     for r in records:
-        if not (r.get("details") or {}).get("samples_of"):
+        # counts (force evaluations) are no throughput: in the tables, not drawn against ranks
+        if not (r.get("details") or {}).get("samples_of") and r["metric"] != "count":
             groups[(r["suite"], r["name"])].append(r)
     keys = sorted(groups)
     if keys:
@@ -303,7 +319,8 @@ def plots(out, records):
     for role, fname, ylabel, title in (
             ("peer", "peer_ratio.png", "spotrun speed / peer speed", "Speed relative to the peer (1 = parity)"),
             ("floor", "floor_fraction.png", "floor time / spotrun time", "Fraction of the floor (1 = at the floor)")):
-        recs = [r for r in records if r["reference"] and r["reference"]["role"] == role and r["name"] not in SHARES]
+        recs = [r for r in records if r["reference"] and r["reference"]["role"] == role
+                and r["name"] not in SHARES | PEER_AGAINST_PEER]
         if not recs:
             continue
         fig, ax = plt.subplots(figsize=(7, 4.5))

@@ -262,3 +262,8 @@ for c in "${NPT_CASES[@]}"; do
     read -r csv data fix couple coeffs <<<"$c"
     reference "$csv" 11 in.npt-ref -var data "$DATA/$data" -var fix "$fix" -var couple "$couple" -var coeffs "$coeffs"
 done
+# The charged mixture of section 8 (PPPM, mesh 24^3, order 5, g_ewald 1.0) under fix npt iso: the k-space part
+# follows the box (kspace->setup() every step).
+reference lammps-ka-charged-small-pppm-npt.csv 11 in.coullong-ref -var data "$DATA/ka-charged-small.data" \
+    -var kspace pppm -var acc 1e-5 -var mod "mesh 24 24 24 order 5 gewald 1.0" \
+    -var fix "npt temp 0.8 0.8 0.25 iso 1.0 1.0 0.5" -var extra "vol"

@@ -36,7 +36,13 @@ void check_kspace(const MdConfig& cfg, const PairStyleInfo& style) {
 void MdSolver::setup_kspace() {
   if (m_cfg.kspace.style == KspaceStyle::None) return;
   const kspace::ChargeTotals totals = kspace::charge_totals(m_atoms.q, m_atoms.nlocal, m_comm);
-  const kspace::KspaceOptions o = kspace_options(m_cfg);
+  kspace::KspaceOptions o = kspace_options(m_cfg);
+  // A constant-pressure checkpoint: the mesh and g_ewald of the run that wrote it (chosen for its first box, which
+  // a choice for the restored box may not repeat).
+  if (m_kspace_restore[0] > 0) {
+    for (int d = 0; d < 3; ++d) o.mesh[d] = static_cast<int>(m_kspace_restore[d]);
+    o.g_ewald = m_kspace_restore[3];
+  }
   double g = 0;
   if (m_cfg.kspace.style == KspaceStyle::Pppm) {
     m_pppm = std::make_unique<kspace::Pppm>(o, *m_grid, m_comm, m_transport, totals);

@@ -32,6 +32,8 @@ std::array<double, 3> MdSolver::local_virial_diagonal() const {
   std::array<double, 3> w = std::visit([&](const auto& pair) { return pair_virial_diagonal(m_atoms, m_neighbor, pair); }, m_pair);
   if (m_bonded.active(m_atoms))
     for (int c = 0; c < 3; ++c) w[c] += m_bonded_energy.virial_diagonal[c];
+  if (m_pppm || m_ewald)
+    for (int c = 0; c < 3; ++c) w[c] += m_kspace.virial[c];
   return w;
 }
 
@@ -218,6 +220,7 @@ void MdSolver::set_box(const comm::Box3& box) {
   m_box = box;
   m_grid->set_box(box);
   m_halo->box_changed();
+  if (m_pppm) m_pppm->set_box(box);
 }
 
 double MdSolver::rebuild_trigger_sq() const {

@@ -555,11 +555,12 @@ struct MdDefinition {
                          "\" needs md.ensemble = \"nve\", \"nvt\", \"npt\" or \"nph\" (the Langevin thermostat's energy is not "
                          "tallied)");
     }
-    // Constant pressure: the box changes every step; the long-range solvers keep the box they were set up for.
-    if (barostatted(c.ensemble) && c.kspace.style != KspaceStyle::None)
+    // Constant pressure: the box changes every step; PPPM follows it (its influence function anew every step),
+    // Ewald keeps the k-vectors of the box it was set up for.
+    if (barostatted(c.ensemble) && c.kspace.style == KspaceStyle::Ewald)
       throw InputError(d.where("md.ensemble") + ": md.ensemble = \"" + d.get_string("md.ensemble") +
-                       "\" with [md.kspace] is not supported: the long-range Coulomb solvers keep the box they were "
-                       "set up for; use \"nvt\" or \"nve\" with [md.kspace]");
+                       "\" with [md.kspace] style = \"ewald\" is not supported: Ewald keeps the k-vectors of the box "
+                       "it was set up for; use style = \"pppm\"");
     if (d.has("md.initial") && d.has("md.lattice"))
       throw InputError(d.where("md.initial") + ": give either [md.lattice] or [md.initial], not both");
     if (d.has("md.initial") && !d.has("md.initial.lammps_data"))

@@ -263,6 +263,7 @@ class MdSolver final : public SolverBase {
   comm::Box3 m_build_box, m_neighbor_box;
   double m_cutneigh = 0;
   std::array<int, 3> m_prefer_dims{0, 0, 0};  // restore(): the rank grid of the checkpoint's run (npt, nph)
+  std::array<double, 4> m_kspace_restore{0, 0, 0, 0};  // restore(): its PPPM mesh and g_ewald (npt, nph)
   mutable std::int64_t m_stop_checked = -1;
   mutable double m_last_thickness = 0;
   // The thinnest sub-box when stop_request() asked for a stop (0: it did not): a resume needs thicker ones.

@@ -638,6 +638,10 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
     }
     for (int d = 0; d < 3; ++d) st.integers[std::string("md.npt.grid_") + char('x' + d)] = m_grid->dims()[d];
     st.reals["md.npt.shrink_stop"] = m_shrink_stop;
+    if (m_pppm) {
+      for (int d = 0; d < 3; ++d) st.integers[std::string("md.npt.pppm_mesh_") + char('x' + d)] = m_pppm->choice().mesh[d];
+      st.reals["md.npt.pppm_g_ewald"] = m_pppm->choice().g_ewald;
+    }
     st.reals["md.npt.vol0"] = b.vol0();
     st.reals["md.npt.t_target"] = b.t_target();
     st.reals["md.npt.t_current"] = m_t_current;
@@ -690,11 +694,21 @@ void MdSolver::restore(const io::SolverState& st) {
   // Constant pressure: the lists are rebuilt in the box of their build (from x_build), then the box is the current
   // one; as in the run that wrote the checkpoint.
   const bool npt = barostatted(m_cfg.ensemble);
-  if (npt)
+  if (npt) {
     for (int d = 0; d < 3; ++d) {
       const auto g = st.integers.find(std::string("md.npt.grid_") + char('x' + d));
       m_prefer_dims[d] = g == st.integers.end() || g->second < 1 || g->second > 1000000 ? 0 : static_cast<int>(g->second);
     }
+    const auto ge = st.reals.find("md.npt.pppm_g_ewald");
+    bool mesh_ok = ge != st.reals.end() && std::isfinite(ge->second) && ge->second > 0;
+    for (int d = 0; d < 3 && mesh_ok; ++d) {
+      const auto m = st.integers.find(std::string("md.npt.pppm_mesh_") + char('x' + d));
+      mesh_ok = m != st.integers.end() && m->second >= 1 && m->second <= 1 << 20;
+      if (mesh_ok) m_kspace_restore[d] = static_cast<double>(m->second);
+    }
+    if (mesh_ok) m_kspace_restore[3] = ge->second;
+    else m_kspace_restore = {0, 0, 0, 0};
+  }
   init_domain(npt ? s.build_box : s.box, s.masses, "the checkpoint", reach == st.reals.end() ? 0.0 : reach->second);
   if (npt) {
     // A checkpoint of a stop for a box too small for its rank grid: the grid here must give thicker sub-boxes.

@@ -16,6 +16,11 @@ when there is any.
   and always chain.bond_time against chain.loop_time (the bonded share of the loop, with its target);
   charged: charged.spotrun against LAMMPS (with its target), charged.kspace_time against charged.fft_floor
   (with its target) and charged.kspace_share (the samples of charged.kspace_time) against charged.loop_time;
+  npt: npt.spotrun against npt.nvt (spotrun's own NVT run, with its target 1/1.1), with LAMMPS also
+  npt.lammps (fix npt) against npt.lammps-nvt (fix nvt) and npt.spotrun-vs-lammps (the samples of
+  npt.spotrun) against npt.lammps, without it neither; minimize: minimize.spotrun (force evaluations, with its
+  target 1.0) and minimize.time against LAMMPS's, every minimisation at the perfect crystal's energy and, with
+  LAMMPS, stopped by the same criterion as LAMMPS;
 - report.md: a table per suite, and each suite's measured duration (meta.suite_seconds); summary.txt: one
   line per record; the three plots are PNG images.
 """
@@ -32,9 +37,12 @@ import suite_records as sr  # noqa: E402
 # suite kind -> [(measurement name, name of its reference record)]
 # measured only against a peer: absent without LAMMPS; their samples are those of the measurement named
 PEER_ONLY = {"lj.spotrun-vs-opt": "lj.spotrun", "lj.spotrun-mixed-vs-opt": "lj.spotrun-mixed",
-             "chain.spotrun-vs-opt": "chain.spotrun"}
+             "chain.spotrun-vs-opt": "chain.spotrun", "npt.spotrun-vs-lammps": "npt.spotrun"}
+# records of LAMMPS measured against LAMMPS: absent without it (their samples are their own)
+LAMMPS_ONLY = {"npt.lammps"}
 # the measurements whose reference is LAMMPS: without it, no reference
-LAMMPS_REFERENCED = {"lj.spotrun", "lj.spotrun-mixed", "chain.spotrun", "charged.spotrun"} | set(PEER_ONLY)
+LAMMPS_REFERENCED = ({"lj.spotrun", "lj.spotrun-mixed", "chain.spotrun", "charged.spotrun", "minimize.spotrun",
+                      "minimize.time"} | set(PEER_ONLY) | LAMMPS_ONLY)
 EXPECTED = {
     "lj": [("lj.spotrun", "lj.lammps"), ("lj.spotrun-vs-opt", "lj.lammps-opt"), ("lj.spotrun-mixed", "lj.lammps"),
            ("lj.spotrun-mixed-vs-opt", "lj.lammps-opt")],
@@ -42,6 +50,8 @@ EXPECTED = {
               ("chain.bond_time", "chain.loop_time")],
     "charged": [("charged.spotrun", "charged.lammps"), ("charged.kspace_time", "charged.fft_floor"),
                 ("charged.kspace_share", "charged.loop_time")],
+    "npt": [("npt.spotrun", "npt.nvt"), ("npt.spotrun-vs-lammps", "npt.lammps"), ("npt.lammps", "npt.lammps-nvt")],
+    "minimize": [("minimize.spotrun", "minimize.lammps"), ("minimize.time", "minimize.lammps_time")],
     "fluid": [("fluid.step", "fluid.fft_floor")],
     "fft": [("fft.transform", "fft.fftw_raw")],
     "checkpoint": [("checkpoint.write", "checkpoint.raw_write"), ("checkpoint.read", "checkpoint.raw_read"),
@@ -56,7 +66,8 @@ EXPECTED = {
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("dir")
-    p.add_argument("--suites", default="lj,lj-weak,chain,charged,fluid,fluid-weak,fft,checkpoint,halo,halo-weak")
+    p.add_argument("--suites",
+                   default="lj,lj-weak,chain,charged,npt,minimize,fluid,fluid-weak,fft,checkpoint,halo,halo-weak")
     p.add_argument("--ranks", default="1,2")
     p.add_argument("--lammps", choices=("yes", "no"), default="yes")
     a = p.parse_args()
@@ -84,7 +95,7 @@ def main():
         for name, ref_name in EXPECTED[kind]:
             for np in ranks:
                 found = [r for r in records if r["suite"] == suite and r["name"] == name and r["ranks"] == np]
-                if name in PEER_ONLY and a.lammps == "no":
+                if (name in PEER_ONLY or name in LAMMPS_ONLY) and a.lammps == "no":
                     if found:
                         problems.append(f"suite {suite}: {name} record at {np} ranks without LAMMPS")
                     continue
@@ -117,16 +128,31 @@ def main():
     # flush at most 5 % slower; the chain targets: 1.5 x LAMMPS, the bonded terms at most 15 % of the loop; the
     # charged targets: 1.5 x LAMMPS, the k-space time at most 1.3 x its FFT floor.
     fixed_targets = {"checkpoint.async_blocking": 4.0, "checkpoint.step_durable": 1.05, "chain.spotrun": 1.5,
-                     "chain.bond_time": 0.15, "charged.spotrun": 1.5, "charged.kspace_time": 1.3}
+                     "chain.bond_time": 0.15, "charged.spotrun": 1.5, "charged.kspace_time": 1.3,
+                     "npt.spotrun": 1 / 1.1, "minimize.spotrun": 1.0}
     for r in records:  # the LJ, chain and checkpoint targets: on the strong-scaling records with a reference
         want = r["reference"] is not None and (
             (r["suite"] == "lj" and r["name"] in ("lj.spotrun", "lj.spotrun-mixed", "lj.spotrun-mixed-vs-opt", "lj.comm_share"))
-            or (r["suite"] in ("checkpoint", "chain", "charged") and r["name"] in fixed_targets))
+            or (r["suite"] in ("checkpoint", "chain", "charged", "npt", "minimize") and r["name"] in fixed_targets))
         got = (r.get("details") or {}).get("target_ratio")
         if want != (got is not None):
             problems.append(f"{r['id']}: target_ratio {'missing' if want else 'unexpected'}")
-        elif r["suite"] in ("checkpoint", "chain", "charged") and want and got != fixed_targets[r["name"]]:
+        elif r["suite"] in ("checkpoint", "chain", "charged", "npt", "minimize") and want and got != fixed_targets[r["name"]]:
             problems.append(f"{r['id']}: target_ratio {got}, expected {fixed_targets[r['name']]}")
+    # The minimize suite: fewer force evaluations count only at the same minimum, so every minimisation ends at
+    # the perfect crystal's lattice energy and, against LAMMPS, stopped by the same criterion as LAMMPS.
+    for r in records:
+        if r["name"] not in ("minimize.spotrun", "minimize.lammps"):
+            continue
+        d = r.get("details") or {}
+        if not isinstance(d.get("energy_final"), (int, float)) or not isinstance(d.get("lattice_energy"), (int, float)) \
+                or abs(d["energy_final"] - d["lattice_energy"]) > 1e-8:
+            problems.append(f"{r['id']}: final energy {d.get('energy_final')} is not the crystal's "
+                            f"{d.get('lattice_energy')}")
+        other = by_id.get(r["reference"]["id"]) if r["reference"] else None
+        if other is not None and (other.get("details") or {}).get("stop") != d.get("stop"):
+            problems.append(f"{r['id']}: stopped by '{d.get('stop')}', LAMMPS by "
+                            f"'{(other.get('details') or {}).get('stop')}'")
     for kind in ("lj", "chain"):
         if a.lammps != "yes" or not any(suite.split("-")[0] == kind for suite in a.suites.split(",")):
             continue
@@ -160,8 +186,9 @@ def main():
     if len(lines) != len(records):
         problems.append(f"summary.txt: {len(lines)} lines for {len(records)} records")
     kinds = {suite.split("-")[0] for suite in a.suites.split(",")}
-    pngs = ["throughput.png"] + (["floor_fraction.png"] if kinds - {"lj", "chain"} else []) + (
-        ["peer_ratio.png"] if a.lammps == "yes" and kinds & {"lj", "chain", "charged"} else [])
+    pngs = ["throughput.png"] + (["floor_fraction.png"] if kinds - {"lj", "chain", "npt", "minimize"} else []) + (
+        ["peer_ratio.png"] if (a.lammps == "yes" and kinds & {"lj", "chain", "charged", "minimize"}) or "npt" in kinds
+        else [])
     for png in pngs:
         try:
             with open(os.path.join(a.dir, png), "rb") as f:

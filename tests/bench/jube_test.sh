@@ -17,14 +17,15 @@ cat "$work/table.csv"
 import csv, glob, json, os, subprocess, sys
 work, src, lammps = sys.argv[1:]
 rows = [r for r in csv.DictReader(l for l in open(os.path.join(work, "table.csv")) if l.count(",") > 5)]
-want = {(s, r) for s in ("lj", "lj-weak", "chain", "charged", "fluid", "fluid-weak", "fft", "checkpoint", "halo", "halo-weak")
+want = {(s, r) for s in ("lj", "lj-weak", "chain", "charged", "npt", "minimize", "fluid", "fluid-weak", "fft",
+                          "checkpoint", "halo", "halo-weak")
         for r in ("1", "2")}
 got = {(r["suite"], r["ranks"]) for r in rows}
 problems = [f"no row for {x}" for x in sorted(want - got)]
 for r in rows:
     if r["status"] != "complete" or r["mode"] != "smoke" or int(r["records_cnt"] or 0) < 2:
         problems.append(f"row {r}: not complete")
-    if not (r["suite"].split("-")[0] in ("lj", "chain", "charged") and lammps == "no") and not float(r["ratio_first"] or "nan") > 0:
+    if not (r["suite"].split("-")[0] in ("lj", "chain", "charged", "minimize") and lammps == "no") and not float(r["ratio_first"] or "nan") > 0:
         problems.append(f"row {r}: no ratio")
 dirs = glob.glob(os.path.join(work, "jube", "*", "*", "work", "result"))
 if len(dirs) != len(want):

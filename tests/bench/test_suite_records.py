@@ -276,11 +276,73 @@ class Charged(unittest.TestCase):
                          [200, 100, suite_py.CHARGED_QUICK_STEPS, suite_py.CHARGED_SMOKE_STEPS])
 
 
+class MinimizeAndNpt(unittest.TestCase):
+    """The minimize suite's data file and the statistics lines of both programs; the report's count records."""
+
+    def test_perturbed_data_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = suite_py.write_perturbed_fcc_data(os.path.join(d, "p.data"), 256, amplitude=0.05)
+            with open(path) as f:
+                lines = f.read().splitlines()
+        length = float(next(l for l in lines if l.endswith("xlo xhi")).split()[1])
+        atoms = [l.split() for l in lines[lines.index("Atoms # atomic") + 2:] if l.strip()]
+        self.assertEqual(len(atoms), 256)
+        self.assertIn("256 atoms", lines)
+        a = (4.0 / 0.8442) ** (1.0 / 3.0)
+        self.assertAlmostEqual(length, 4 * a, places=12)
+        moved = [0.0, 0.0, 0.0]
+        for row in atoms:
+            x = [float(v) for v in row[2:5]]
+            self.assertTrue(all(0.0 <= v < length for v in x), row)
+            for k in range(3):  # the nearest lattice plane: within the amplitude (plus the mean removed)
+                off = (x[k] / (a / 2)) % 1.0
+                dev = min(off, 1.0 - off) * a / 2
+                self.assertLessEqual(dev, 0.1 + 1e-12, row)
+                moved[k] = max(moved[k], dev)
+        self.assertGreater(min(moved), 0.02)  # displaced
+        self.assertAlmostEqual(suite_py.fcc_lattice_energy(), -6.773368053252955, places=12)
+
+    def test_parse_min_stats_of_both_programs(self):
+        lammps = ("Minimization stats:\n  Stopping criterion = force tolerance\n"
+                  "  Energy initial, next-to-last, final = \n     -6.68410178739783  -6.77336805325422  -6.77336805325492\n"
+                  "  Iterations, force evaluations = 82 164\n")
+        spotrun = ("Minimization stats (cg):\n  Stopping criterion = energy tolerance\n"
+                   "  Energy initial, next-to-last, final = -4.9156495761817 -7.16393458298143 -7.16394161868719\n"
+                   "  Iterations, force evaluations = 156 299\n")
+        self.assertEqual(suite_py.parse_min_stats(lammps, "l"),
+                         {"stop": "force tolerance", "iterations": 82, "evaluations": 164,
+                          "energy_initial": -6.68410178739783, "energy_final": -6.77336805325492})
+        st = suite_py.parse_min_stats(spotrun, "s")
+        self.assertEqual((st["stop"], st["iterations"], st["evaluations"], st["energy_final"]),
+                         ("energy tolerance", 156, 299, -7.16394161868719))
+        with self.assertRaises(suite_py.BenchFailure):
+            suite_py.parse_min_stats("Loop time: 1 s\n", "s")
+
+    def test_count_records_in_the_report(self):
+        import suite_report
+        peer = sr.make_record(BASE, suite="minimize", name="minimize.lammps", role="peer", program="p", metric="count",
+                              unit="force evaluations", better="lower", samples=[164, 164, 164], size=4000,
+                              size_unit="atoms", scaling="strong", command="c")
+        own = sr.make_record(BASE, suite="minimize", name="minimize.spotrun", role="measurement", program="p",
+                             metric="count", unit="force evaluations", better="lower", samples=[150, 150, 150],
+                             size=4000, size_unit="atoms", scaling="strong", command="c", reference=peer,
+                             details={"target_ratio": suite_py.MINIMIZE_TARGET})
+        text = "\n".join(suite_report.tables([peer, own], {}) + suite_report.targets_table([peer, own]))
+        self.assertIn("| minimize.spotrun (measurement) | 4,000 | 2 | 150 |", text)
+        self.assertIn("| 0.915 (0.91 - 0.91) | <= 1 | met |", text)
+        self.assertNotIn("nan", text)
+        self.assertAlmostEqual(suite_py.NPT_TARGET, 1 / 1.1)
+
+
 class Decks(unittest.TestCase):
     def test_shipped_decks(self):
         suites = suite_py.load_suites()
-        self.assertEqual(set(suites), {"lj", "lj-weak", "chain", "charged", "fluid", "fluid-weak", "fft", "checkpoint",
-                                       "halo", "halo-weak"})
+        self.assertEqual(set(suites), {"lj", "lj-weak", "chain", "charged", "npt", "minimize", "fluid", "fluid-weak",
+                                       "fft", "checkpoint", "halo", "halo-weak"})
+        self.assertEqual((suites["npt"]["full"], suites["npt"]["quick"], suites["npt"]["smoke"]),
+                         ([32000], [32000], [4000]))
+        self.assertEqual((suites["minimize"]["full"], suites["minimize"]["quick"], suites["minimize"]["smoke"]),
+                         ([4000], [4000], [4000]))
         self.assertEqual((suites["charged"]["full"], suites["charged"]["quick"], suites["charged"]["smoke"]),
                          ([4000, 32000], [4000], [864]))
         self.assertEqual(suites["lj"]["full"], [32000, 256000, 2048000])
@@ -344,6 +406,11 @@ class Decks(unittest.TestCase):
         self.assertEqual(self.load(charged)["kind"], "charged")
         self.assertIn("5000 atoms is not an fcc lattice", self.deck_error(charged.replace("[500]", "[5000]")))
         self.assertIn("program charged is strong scaling only", self.deck_error(charged.replace('"strong"', '"weak"')))
+        for kind in ("npt", "minimize"):
+            deck = self.GOOD.replace('"lj"', f'"{kind}"')
+            self.assertEqual(self.load(deck)["kind"], kind)
+            self.assertIn("5000 atoms is not an fcc lattice", self.deck_error(deck.replace("[4000]", "[5000]")))
+            self.assertIn(f"program {kind} is strong scaling only", self.deck_error(deck.replace('"strong"', '"weak"')))
 
     def test_bad_usage_exits_2(self):
         suite = os.path.join(ROOT, "bench", "suite.py")
@@ -352,6 +419,8 @@ class Decks(unittest.TestCase):
                            (["lj", "--size", "5000"], "not an fcc lattice"),
                            (["chain", "--size", "4000"], "data files of 32000"),
                            (["charged", "--size", "5000"], "not an fcc lattice"),
+                           (["npt", "--size", "5000"], "not an fcc lattice"),
+                           (["minimize", "--size", "5000"], "not an fcc lattice"),
                            (["lj", "--build", "/nonexistent"], "not found: build it")):
             r = subprocess.run([sys.executable, suite] + argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             self.assertEqual(r.returncode, 2, f"{argv}: {r.stdout}")

@@ -370,7 +370,17 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
   m_rho_hat = fft::ComplexView("md::kspace::rho_hat", m_fft->complex_size());
   m_field_hat = fft::ComplexView("md::kspace::field_hat", 3 * m_spectral_stride);
   m_green = fft::RealView("md::kspace::green", m_fft->complex_size());
+  compute_green();
+}
 
+void Pppm::set_box(const comm::Box3& box) {
+  m_box = box;
+  compute_green();
+}
+
+void Pppm::compute_green() {
+  const auto& n = m_choice.mesh;
+  const int order = m_choice.order;
   // The influence function, its aliases as LAMMPS's compute_gf_ik: |m_d| <= g L_d / (pi n_d) (-ln 1e-7)^(1/4).
   impl::SpectralMesh sm;
   std::array<int, 3> alias{0, 0, 0};

@@ -59,12 +59,19 @@ class Pppm {
   // its rank's brick (an atom further than margin outside its sub-box). Collective.
   KspaceResult compute(const Vec3View& x, const DoubleView& q, int nlocal, const Vec3View& f, bool energy_virial = true);
 
+  // A box that changed (constant pressure, LAMMPS's kspace->setup() after the barostat's remap): the same
+  // mesh, bricks and g_ewald over the new box, the influence function computed anew. Not collective. An atom
+  // whose stencil then leaves its brick stops compute() with its RunError.
+  void set_box(const comm::Box3& box);
+
   const PppmChoice& choice() const { return m_choice; }
   const std::vector<std::string>& warnings() const { return m_warnings; }
   const fft::FftGeometry& fft_geometry() const { return m_fft->geometry(); }
   const MeshHaloPlan& halo_plan() const { return m_halo->plan(); }
 
  private:
+  void compute_green();
+
   PppmChoice m_choice;
   KspaceOptions m_options;
   comm::Box3 m_box;
