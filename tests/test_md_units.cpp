@@ -106,6 +106,23 @@ TEST(MdUnits, NoseHooverArgonAgreesWithLammps) {
   }
 }
 
+// Constant pressure (kT = boltz T, pressure in atm or bar through nktv2p): fix npt at 100 K (Tdamp 100 fs) and
+// 100 atm = 101.325 bar (Pdamp 1 ps) against LAMMPS, the columns vol, ecouple and econserve too.
+TEST(MdUnits, NptArgonAgreesWithLammps) {
+  for (const auto units : {md::UnitStyle::Real, md::UnitStyle::Metal}) {
+    md::MdConfig c = argon_config(units);
+    const bool metal = units == md::UnitStyle::Metal;
+    c.ensemble = md::Ensemble::Npt;
+    c.temperature = 100.0;
+    c.damp = metal ? 0.1 : 100.0;
+    c.pressure = metal ? 101.325 : 100.0;
+    c.pressure_damp = metal ? 1.0 : 1000.0;
+    const std::string name = md::unit_constants(units).name;
+    expect_agrees(c, "argon-" + name + ".data", "lammps-argon-" + name + "-npt.csv", 1e-9,
+                  "liquid argon, units " + name + ", fix npt");
+  }
+}
+
 // Argon in real units and in lj units scaled by hand: the thermo rows of the lj run, back in real units
 // (energies x epsilon, x N: lj's are per atom; temperature x epsilon / boltz; pressure x nktv2p epsilon /
 // sigma^3; time x tau), against the real run's.

@@ -267,3 +267,11 @@ done
 reference lammps-ka-charged-small-pppm-npt.csv 11 in.coullong-ref -var data "$DATA/ka-charged-small.data" \
     -var kspace pppm -var acc 1e-5 -var mod "mesh 24 24 24 order 5 gewald 1.0" \
     -var fix "npt temp 0.8 0.8 0.25 iso 1.0 1.0 0.5" -var extra "vol"
+# Liquid argon under fix npt in units real and metal (the barostat's kT, nktv2p and pressure units): 100 K,
+# Tdamp 100 fs, target 100 atm (real) or the same 101.325 bar (metal), Pdamp 1000 fs = 1 ps.
+reference lammps-argon-real-npt.csv 11 in.argon-ref -var units real -var data "$DATA/argon-real.data" \
+    -var eps 0.2381 -var dt 2.0 -var fix "npt temp 100.0 100.0 100.0 iso 100.0 100.0 1000.0" \
+    -var extra "vol ecouple econserve"
+reference lammps-argon-metal-npt.csv 11 in.argon-ref -var units metal -var data "$DATA/argon-metal.data" \
+    -var eps 0.010323 -var dt 0.002 -var fix "npt temp 100.0 100.0 0.1 iso 101.325 101.325 1.0" \
+    -var extra "vol ecouple econserve"
