@@ -80,6 +80,9 @@ void MdSolver::minimize_step() {
   // The minimiser's vectors are of no more use (nor part of later checkpoints); the dynamics' first half-kick
   // feels Langevin's forces, as after the set-up.
   m_atoms.set_width(AtomFieldId::min_state, 0);
+  // Constant pressure: the barostat starts from the minimised state (its virial, volume and temperature), as
+  // LAMMPS's fix npt sets up at the run after a minimize.
+  setup_barostat();
   if (m_cfg.ensemble == Ensemble::Langevin)
     langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step);
 }
