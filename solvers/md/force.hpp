@@ -158,9 +158,10 @@ constexpr bool k_scatter_in_place = false;
 // separation (double) is rounded to Real, the pair's force factor computed in Real and rounded to double, and
 // the force components, separation times factor in double, replace the separation in dx, dy, dz (pass three
 // subtracts them from the neighbours: the same numbers as those added to atom i, so momentum is conserved
-// pair by pair). Adds the force on atom i to fi, the energy and virial (weighted by w) to e and v. Every
-// conversion is in this vectorised loop.
-template <bool EV, class Real, class PairOf>
+// pair by pair). Adds the force on atom i to fi, the energy and virial (weighted by w) to e and v (with EV;
+// the energy only with E as well: a constant-pressure step needs the virial alone). Every conversion is in this
+// vectorised loop.
+template <bool EV, bool E, class Real, class PairOf>
 KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* dz, const double* qq, const PairOf& pair_of,
                                          double w, double& fxi, double& fyi, double& fzi, double& e, double& ec,
                                          double& v) {
@@ -173,7 +174,7 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
     const Real rsq = rx * rx + ry * ry + rz * rz;
     const auto& pair = pair_of(k);
     Real fpair, ek = 0, eck = 0;
-    evaluate_pair<EV>(pair, rsq, qq ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
+    evaluate_pair<EV && E>(pair, rsq, qq ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
     const bool inside = rsq < pair.cutsq;
     fpair = inside ? fpair : Real(0);  // a select, not a branch
     const double fd = static_cast<double>(fpair);
@@ -184,11 +185,11 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
     dx[k] = fx;
     dy[k] = fy;
     dz[k] = fz;
-    if (EV) {
+    if (EV && E) {
       se += static_cast<double>(inside ? ek : Real(0));
       sc += static_cast<double>(inside ? eck : Real(0));
-      sv += static_cast<double>(rsq * fpair);
     }
+    if (EV) sv += static_cast<double>(rsq * fpair);
   }
   fxi += sx;
   fyi += sy;
@@ -200,7 +201,7 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
   }
 }
 
-template <bool EV, bool OneType, class Pair>
+template <bool EV, bool OneType, bool E, class Pair>
 PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pairs,
                                 ForceScatter& scatter, int begin, int end) {
   auto x = atoms.x;
@@ -244,11 +245,11 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
           for (int k = 0; k < n; ++k) qq[k] = q(i) * q(row[k]);
         const double* qs = charged ? qq : nullptr;
         if (OneType)
-          masked_pairs<EV, Real>(n, dx, dy, dz, qs, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
-                                 fyi, fzi, energy, ecoul, virial);
+          masked_pairs<EV, E, Real>(n, dx, dy, dz, qs, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
+                                    fyi, fzi, energy, ecoul, virial);
         else
-          masked_pairs<EV, Real>(n, dx, dy, dz, qs, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5,
-                                 fxi, fyi, fzi, energy, ecoul, virial);
+          masked_pairs<EV, E, Real>(n, dx, dy, dz, qs, [&](int k) -> const Pair& { return pj[k]; }, owned ? 1.0 : 0.5,
+                                    fxi, fyi, fzi, energy, ecoul, virial);
         if (owned) {
           if constexpr (k_scatter_in_place) {
             RowsOfThree::scatter(fraw, row, n, dx, dy, dz);
@@ -428,8 +429,9 @@ std::array<double, 3> pair_virial_diagonal(const AtomStore& atoms, const Neighbo
 
 // The pair forces on the owned atoms of rows list.order(begin .. end-1) (all rows: 0, -1) added to atoms.f
 // (which the caller zeroes), through the list's kind. With EV, also their energy and virial (a reduction the
-// host waits for; without EV nothing returns to it).
-template <bool EV, class Pair>
+// host waits for; without EV nothing returns to it); with EV and not E the virial without the energies where
+// that saves work (the host's half list; the energy of the tally is then 0 there).
+template <bool EV, bool E = EV, class Pair>
 PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair,
                               ForceScatter& scatter, int begin = 0, int end = -1) {
   if (end < 0) end = atoms.nlocal;
@@ -437,8 +439,8 @@ PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, 
   if (list.full()) return impl::full_list_forces<EV>(atoms, list, pair, begin, end);
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
     // One type: the table holds types 1..1.
-    return pair.table.extent(0) == 2 ? impl::half_list_forces_host<EV, true>(atoms, list, pair, scatter, begin, end)
-                                     : impl::half_list_forces_host<EV, false>(atoms, list, pair, scatter, begin, end);
+    return pair.table.extent(0) == 2 ? impl::half_list_forces_host<EV, true, E>(atoms, list, pair, scatter, begin, end)
+                                     : impl::half_list_forces_host<EV, false, E>(atoms, list, pair, scatter, begin, end);
   } else {
     return impl::half_list_forces_device<EV>(atoms, list, pair, scatter, begin, end);
   }

@@ -194,7 +194,9 @@ class MdSolver final : public SolverBase {
   bonded::BondedSetup restore_bonded_setup(const io::SolverState& st);
   void rebuild();
   void sort_owned_atoms();
-  void compute_forces(bool ev);
+  // ev: the energies and the virial (thermo); virial: the virial alone (constant pressure), where the pair
+  // loop can leave the energies out.
+  void compute_forces(bool ev, bool virial = false);
   void check_atom_count(const char* where);
   void check_close_atoms();
   // md.ensemble = "nvt": the chain's set-up (a fresh run) and one half-step update (before the first

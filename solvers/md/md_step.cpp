@@ -89,7 +89,7 @@ void MdSolver::rebuild() {
   m_build_box = m_box;
 }
 
-void MdSolver::compute_forces(bool ev) {
+void MdSolver::compute_forces(bool ev, bool virial) {
   // Under Newton the ghosts collect reactions too, which reverse_forces() adds to their owners.
   const bool newton = m_neighbor.newton();
   {
@@ -106,8 +106,9 @@ void MdSolver::compute_forces(bool ev) {
     PhaseTimer timer(m_phase_time[k_pair]);
     const PairTally t = std::visit(
         [&](const auto& pair) {
-          return ev ? compute_pair_forces<true>(m_atoms, m_neighbor, pair, m_scatter, begin, end)
-                    : compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter, begin, end);
+          return ev       ? compute_pair_forces<true>(m_atoms, m_neighbor, pair, m_scatter, begin, end)
+                 : virial ? compute_pair_forces<true, false>(m_atoms, m_neighbor, pair, m_scatter, begin, end)
+                          : compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter, begin, end);
         },
         m_pair);
     m_tally.energy += t.energy;
@@ -151,8 +152,8 @@ void MdSolver::compute_forces(bool ev) {
   }
   // Bonds, angles, dihedrals and scaled special pairs, then the k-space part of the Coulomb sum: on the owned
   // atoms only, nothing goes back.
-  compute_bonded(ev);
-  compute_kspace(ev);
+  compute_bonded(ev || virial);
+  compute_kspace(ev || virial);
 }
 
 bool MdSolver::collect_moved_too_far() {
@@ -219,8 +220,8 @@ void MdSolver::step(bool want_thermo) {
     else
       m_halo->update_positions(m_atoms);
   }
-  // The barostat needs the virial of every step.
-  compute_forces(want_thermo || npt);
+  // The barostat needs the virial of every step (the energies only for thermo).
+  compute_forces(want_thermo, npt);
   if (npt) {
     npt_final_integrate();
     return;
