@@ -249,3 +249,11 @@ reference lammps-argon-charged-ewald-nve.csv 11 in.argon-charged-ref -var data "
     -var pair "lj/cut/coul/long 8.5 9.5" -var kspace "ewald 1e-6" -var mod "kspace_modify gewald 0.3"
 reference lammps-argon-charged-pppm-nve.csv 11 in.argon-charged-ref -var data "$DATA/argon-charged.data" \
     -var pair "lj/cut/coul/long 8.5 9.5" -var kspace "pppm 1e-5" -var mod "kspace_modify mesh 20 20 20 order 5 gewald 0.3"
+
+# 13. Stages ([[run.stage]]): the Kob-Andersen mixture under fix nvt (T 0.8), then fix nve, then fix nvt (T 1.2,
+#     Tdamp 0.5, tchain 4, timestep 0.004), each 100 steps, a `run` after `unfix` and `fix`. Each run after the
+#     first prints its set-up's row at the step the one before it ended: the first row of each step is kept.
+reference lammps-ka-small-stages.csv 33 in.stages-ref -var data "$DATA/ka-small.data"
+awk -F, '!seen[$1]++' "$DATA/lammps-ka-small-stages.csv" > "$TMP/stages.csv"
+cp "$TMP/stages.csv" "$DATA/lammps-ka-small-stages.csv"
+check_rows lammps-ka-small-stages.csv 31

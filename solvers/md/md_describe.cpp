@@ -34,6 +34,7 @@ std::vector<std::string> MdSolver::describe() const {
       lines.push_back("ensemble: nvt (Nose-Hoover chain of " + std::to_string(m_cfg.tchain) + "), " + targets);
       break;
   }
+  for (const auto& l : describe_stages()) lines.push_back(l);  // [[run.stage]]
   lines.push_back("time step: " + significant(m_cfg.dt, 10) + " " + time + "; pair style " + m_cfg.pair_style +
                   (m_cfg.units == UnitStyle::Lj ? std::string() : std::string("; units ") + u.name));
   // Molecules: the bonded styles with their type counts, and special_bonds.

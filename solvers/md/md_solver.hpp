@@ -112,6 +112,8 @@ class MdSolver final : public SolverBase {
   std::int64_t preamble_end() const override;
   // The minimiser of [md.minimize] (nullptr without), for tests and diagnostics.
   const Minimizer* minimizer() const { return m_min.get(); }
+  // [[run.stage]] (md_stage.cpp): the index of the stage of the steps now run (0 without stages).
+  std::size_t stage() const { return m_stage; }
 
   // For tests and diagnostics.
   Thermo compute_thermo();
@@ -187,6 +189,15 @@ class MdSolver final : public SolverBase {
   void minimize_step();
   double minimize_energy_force(double local_maxsq);
   void thermostat_half_step(bool after_kick);
+  // [[run.stage]] (md_stage.cpp): stage k's settings in m_cfg; at a stage's end, the next stage set up as LAMMPS
+  // sets up a run; the stage of a checkpoint's step (checked against its md.stage) before anything is restored;
+  // md.stage in a checkpoint; the stages for describe().
+  void enter_stage(std::size_t k);
+  void begin_stage_if_due();
+  void restore_stage(const io::SolverState& st);
+  void put_stage_state(io::SolverState& st) const;
+  std::vector<std::string> describe_stages() const;
+  std::size_t m_stage = 0;
 
   MdConfig m_cfg;
   const comm::Communicator& m_comm;
