@@ -46,7 +46,7 @@ endforeach()
 # A run in stages ([[run.stage]]) against LAMMPS, stopped in every stage and resumed (tests/resume/stages_test.sh).
 foreach(np 1 2 3 4)
   add_test(NAME resume.stages.np${np}
-           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/stages_test.sh $<TARGET_FILE:spotrun> ${np})
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/stages_test.sh $<TARGET_FILE:spotrun-test> ${np})
   set_tests_properties(resume.stages.np${np} PROPERTIES TIMEOUT 600 PROCESSORS ${np} LABELS "resume;mpi"
                        PASS_REGULAR_EXPRESSION "PASS: stages at np ${np}")
 endforeach()

@@ -117,13 +117,8 @@ TEST(MdStages, DeckGivesTheStages) {
   EXPECT_EQ(c.stages[2].config.temperature, 1.2);
   EXPECT_EQ(c.stages[2].config.tchain, 4);
   EXPECT_EQ(c.stages[2].config.dt, 0.004);
-  EXPECT_EQ(c.stages[2].end_step, 300);
-  EXPECT_EQ(md::stage_of(c, 0), 0u);
-  EXPECT_EQ(md::stage_of(c, 100), 0u);
-  EXPECT_EQ(md::stage_of(c, 101), 1u);
-  EXPECT_EQ(md::stage_of(c, 201), 2u);
-  EXPECT_EQ(md::stage_time(c, 150), 150 * 0.005);  // md.dt unchanged so far: step x dt exactly
-  EXPECT_DOUBLE_EQ(md::stage_time(c, 250), 1.0 + 50 * 0.004);
+  EXPECT_EQ(c.stages[2].steps, 100);
+  EXPECT_FALSE(c.stages[2].minimises());
   // The resolved deck shows the stages.
   const std::string resolved = d.resolved();
   EXPECT_NE(resolved.find("stage = ["), std::string::npos) << resolved;
@@ -145,6 +140,8 @@ TEST(MdStages, AgreeWithLammps) {
   ASSERT_NE(run.solver, nullptr);
   const auto rows = test::run_thermo(*run.solver, 300, 10);
   EXPECT_EQ(run.solver->stage(), 2u);
+  EXPECT_EQ(rows[15][1], 150 * 0.005);  // md.dt unchanged so far: step x dt exactly
+  EXPECT_DOUBLE_EQ(rows[25][1], 1.0 + 50 * 0.004);  // then accumulated from the change
   EXPECT_EQ(run.solver->thermostat().chain(), 4);
   std::string where;
   const auto ref = test::read_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-ka-small-stages.csv");
@@ -168,6 +165,7 @@ TEST(MdStages, AgreeWithLammps) {
 TEST(MdStages, ResumeInEveryStage) {
   const launcher::Deck d = read_deck(stages_deck());
   const md::MdConfig cfg = md::run_config_from_deck(d);
+  auto stage_at = [](std::int64_t step) { return step <= 100 ? 0 : step <= 200 ? 1 : 2; };
   std::vector<double> want;
   {
     DeckRun run(d);
@@ -181,7 +179,7 @@ TEST(MdStages, ResumeInEveryStage) {
     run.solver->setup();
     for (std::int64_t n = 0; n < stop; ++n) run.solver->step(false);
     const io::SolverState st = run.solver->state();
-    EXPECT_EQ(st.integers.at("md.stage"), static_cast<std::int64_t>(md::stage_of(cfg, stop)));
+    EXPECT_EQ(st.integers.at("md.stage"), stage_at(stop));
     const auto checks = test::restore_at_rank_counts(cfg, st, stop, run.solver->time(),
                                                      [&](md::MdSolver& restored, const comm::Communicator&) {
       std::vector<double> out{static_cast<double>(restored.stage())};
@@ -193,16 +191,17 @@ TEST(MdStages, ResumeInEveryStage) {
     for (const auto& r : checks) {
       ASSERT_TRUE(r.error.empty()) << "stop at " << stop << ", " << r.ranks << " ranks: " << r.error;
       ASSERT_EQ(r.values.size(), want.size() + 1);
-      EXPECT_EQ(r.values[0], static_cast<double>(md::stage_of(cfg, stop))) << "stop at " << stop;
+      EXPECT_EQ(r.values[0], static_cast<double>(stage_at(stop))) << "stop at " << stop;
       double worst = 0;
       for (std::size_t k = 0; k < want.size(); ++k) {
-        if (r.ranks == test::nranks())
+        if (r.ranks == test::nranks()) {
           EXPECT_EQ(r.values[k + 1], want[k]) << "stop at " << stop << ", column " << k << ": not bitwise";
+        }
         worst = std::max(worst, test::rel_diff(r.values[k + 1], want[k]));
       }
       EXPECT_LE(worst, 1e-8) << "stop at " << stop << ", resumed at " << r.ranks << " ranks";
       test::report("checkpoint at step " + std::to_string(stop) + " (stage " +
-                   std::to_string(md::stage_of(cfg, stop) + 1) + ") on " + std::to_string(test::nranks()) +
+                   std::to_string(stage_at(stop) + 1) + ") on " + std::to_string(test::nranks()) +
                    " ranks, resumed on " + std::to_string(r.ranks) + ": step 300 thermo max relative difference " +
                    test::sci(worst));
     }
@@ -223,7 +222,8 @@ TEST(MdStages, CheckpointOfAnotherStageRefused) {
     return std::vector<double>{};
   });
   for (const auto& r : checks)
-    EXPECT_NE(r.error.find("checkpoint md.stage = 0 at step 120, but the deck's stages put that step in stage 1"),
+    EXPECT_NE(r.error.find("checkpoint md.stage = 0 and md.stage_start = 100 at step 120, but stage 1 of the deck begins "
+                           "at step 0"),
               std::string::npos)
         << r.ranks << " ranks: " << r.error;
 }
@@ -261,4 +261,115 @@ TEST(MdStages, PhysicsKeysRefused) {
   // [md.minimize] with stages: not yet.
   const std::string min = test::input_error([] { read_deck(stages_deck() + "[md.minimize]\nstyle = \"cg\"\n"); });
   EXPECT_NE(min.find("[md.minimize] with [[run.stage]] is not supported yet"), std::string::npos) << min;
+}
+
+namespace {
+
+// NVT for 50 steps, a conjugate-gradient minimisation (a stage of [run.stage.md.minimize]), NVE for 50 steps.
+std::string minimise_deck() {
+  std::string text = stages_deck();
+  text = text.substr(0, text.find("[[run.stage]]"));
+  return text + R"([[run.stage]]
+steps = 50
+[[run.stage]]
+[run.stage.md.minimize]
+style = "cg"
+etol = 1e-8
+ftol = 0.0
+max_iterations = 400
+[[run.stage]]
+steps = 50
+[run.stage.md]
+ensemble = "nve"
+)";
+}
+
+// Steps as the launcher's loop takes them: until run.steps (`steps`) after the minimisations' iterations
+// (Solver::preamble_end()), a minimisation under way counting as no end.
+void run_to_end(md::MdSolver& s, std::int64_t steps) {
+  for (;;) {
+    const std::int64_t pre = s.preamble_end();
+    if (pre >= 0 && s.step_index() >= pre + steps) return;
+    s.step(true);
+  }
+}
+
+}  // namespace
+
+// A stage that minimises: its iterations are steps beyond run.steps (the 100 steps of the two dynamics stages),
+// the next stage starts from the minimum; checkpoints before, at the start, inside and at the end of the
+// minimisation and in the stage after it resume bitwise at this rank count, and in the right stage at others.
+TEST(MdStages, MinimisationStage) {
+  const launcher::Deck d = read_deck(minimise_deck());
+  EXPECT_EQ(d.get_int("run.steps"), 100);
+  const md::MdConfig cfg = md::run_config_from_deck(d);
+  ASSERT_EQ(cfg.stages.size(), 3u);
+  EXPECT_TRUE(cfg.stages[1].minimises());
+  EXPECT_FALSE(cfg.stages[2].minimises());  // [md.minimize] is the stage's own
+  EXPECT_EQ(cfg.stages[2].config.ensemble, md::Ensemble::Nve);
+  EXPECT_EQ(cfg.stages[1].config.ensemble, md::Ensemble::Nvt);
+  DeckRun run(d);
+  run.solver->setup();
+  for (int n = 0; n < 50; ++n) run.solver->step(n == 49);
+  const double pe50 = run.solver->thermo()[2];
+  EXPECT_EQ(run.solver->preamble_end(), -1);  // the minimisation is due: the run does not end here
+  run.solver->step(true);
+  EXPECT_EQ(run.solver->stage(), 1u);
+  ASSERT_NE(run.solver->minimizer(), nullptr);
+  while (run.solver->preamble_end() < 0) run.solver->step(true);
+  const std::int64_t iterations = run.solver->preamble_end();
+  EXPECT_EQ(run.solver->step_index(), 50 + iterations);
+  EXPECT_EQ(run.solver->minimizer()->stats().iterations, iterations);
+  EXPECT_GT(iterations, 10);
+  const double pe_min = run.solver->thermo()[2];
+  EXPECT_LT(pe_min, pe50 - 0.5) << "the minimisation lowers the energy per atom";
+  run_to_end(*run.solver, 100);
+  EXPECT_EQ(run.solver->step_index(), 100 + iterations);
+  EXPECT_EQ(run.solver->stage(), 2u);
+  const auto t = run.solver->thermo();
+  const std::vector<double> want(t.begin(), t.end());
+  test::report("minimisation stage at " + std::to_string(test::nranks()) + " ranks: " + std::to_string(iterations) +
+               " cg iterations (steps 51-" + std::to_string(50 + iterations) + "), pe per atom " + test::sci(pe50) +
+               " -> " + test::sci(pe_min));
+
+  for (const std::int64_t stop : {std::int64_t{30}, std::int64_t{50}, 50 + iterations / 2, 50 + iterations, 70 + iterations}) {
+    DeckRun part(d);
+    part.solver->setup();
+    while (part.solver->step_index() < stop) part.solver->step(false);
+    const io::SolverState st = part.solver->state();
+    const std::size_t stage = part.solver->stage();
+    const auto checks = test::restore_at_rank_counts(cfg, st, stop, part.solver->time(),
+                                                     [&](md::MdSolver& restored, const comm::Communicator&) {
+      std::vector<double> out{static_cast<double>(restored.stage())};
+      run_to_end(restored, 100);
+      out.push_back(static_cast<double>(restored.step_index()));
+      out.push_back(static_cast<double>(restored.stage()));
+      const auto tt = restored.thermo();
+      out.insert(out.end(), tt.begin(), tt.end());
+      return out;
+    });
+    for (const auto& r : checks) {
+      ASSERT_TRUE(r.error.empty()) << "stop at " << stop << ", " << r.ranks << " ranks: " << r.error;
+      ASSERT_EQ(r.values.size(), want.size() + 3);
+      EXPECT_EQ(r.values[0], static_cast<double>(stage)) << "stop at " << stop;
+      EXPECT_EQ(r.values[2], 2.0) << "stop at " << stop;
+      if (r.ranks == test::nranks()) {
+        EXPECT_EQ(r.values[1], static_cast<double>(100 + iterations)) << "stop at " << stop;
+        for (std::size_t k = 0; k < want.size(); ++k)
+          EXPECT_EQ(r.values[k + 3], want[k]) << "stop at " << stop << ", column " << k << ": not bitwise";
+      } else {
+        // The minimiser may take another number of iterations on another rank count (rounding).
+        EXPECT_GT(r.values[1], 110.0) << "stop at " << stop;
+      }
+    }
+    test::report("minimisation stage: checkpoint at step " + std::to_string(stop) + " (stage " +
+                 std::to_string(stage + 1) + ") resumed at " + std::to_string(checks.size()) + " rank counts");
+  }
+  // A stage that minimises takes no steps; one that does not needs them.
+  std::string text = minimise_deck();
+  text.insert(text.find("[run.stage.md.minimize]"), "steps = 10\n");
+  const std::string steps = test::input_error([&] { read_deck(text); });
+  EXPECT_NE(steps.find("'run.stage[1].steps': a stage that minimises ([run.stage.md.minimize]) takes no steps"),
+            std::string::npos)
+      << steps;
 }

@@ -37,7 +37,7 @@ const KeySpec* find_key(const std::string& key);
 // The schema key closest to an unknown key (edit distance), for "did you mean".
 std::string closest_key(const std::string& key);
 
-// [[run.stage]]: the sum of the stages' steps (0 without stages).
+// [[run.stage]]: the sum of the stages' steps (0 without stages; a stage that minimises has none).
 std::int64_t stage_steps(const io::Deck& deck);
 
 // A deck read against spotrun's schema; solvers see it as the io::Deck it is.

@@ -199,8 +199,10 @@ std::vector<KeySpec> stage_keys() {
            " and may not change between stages; a stage sets steps and " +
            (allowed.empty() ? std::string("nothing else (the solver runs no stages)") : allowed);
   };
-  std::vector<KeySpec> out{stage,
-                           {"run.stage.steps", KeyType::Int, "", "steps", "Number of time steps of the stage", 1, 1e15}};
+  // steps: required by the solver's rules unless the stage does something else than time steps (MD: minimise).
+  KeySpec steps{"run.stage.steps", KeyType::Int, "", "steps", "Number of time steps of the stage", 1, 1e15};
+  steps.optional = true;
+  std::vector<KeySpec> out{stage, steps};
   out.insert(out.end(), fields.begin(), fields.end());
   return out;
 }
@@ -291,7 +293,8 @@ std::shared_ptr<const DeckSchema> spotrun_deck_schema() {
 std::int64_t stage_steps(const io::Deck& deck) {
   std::int64_t total = 0;
   for (std::size_t k = 0; k < deck.count("run.stage"); ++k)
-    total += deck.get_int("run.stage." + std::to_string(k) + ".steps");
+    if (deck.has("run.stage." + std::to_string(k) + ".steps"))
+      total += deck.get_int("run.stage." + std::to_string(k) + ".steps");
   return total;
 }
 

@@ -133,12 +133,12 @@ struct MdConfig {
   }
 };
 
-// One stage of the run ([[run.stage]]): its steps, the step it ends at (counted from step 0 of the run) and
-// its configuration (the deck's, with the keys of this stage and of those before it set; md_stage.hpp).
+// One stage of the run ([[run.stage]]): its steps (0 for a minimisation: its iterations, as many as it takes)
+// and its configuration (the deck's, with the keys of this stage and of those before it set; md_stage.hpp).
 struct MdStage {
   std::int64_t steps = 0;
-  std::int64_t end_step = 0;
   MdConfig config;
+  bool minimises() const { return config.minimize.enabled; }
 };
 
 }  // namespace spotrun::md

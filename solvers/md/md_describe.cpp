@@ -54,7 +54,7 @@ std::vector<std::string> MdSolver::describe() const {
   if (m_min) {  // [md.minimize]: the style and where it stands
     const MinStats& st = m_min->stats();
     const MinimizeConfig& mc = m_cfg.minimize;
-    std::string where = m_min->done() ? std::string("ended at step ") + std::to_string(preamble_end()) + " (" +
+    std::string where = m_min->done() ? std::string("ended at step ") + std::to_string(m_min->start_step() + st.iterations) + " (" +
                                             min_stop_words(st.stop) + ")"
                                       : "at iteration " + std::to_string(st.iterations) + " (step " +
                                             std::to_string(m_step) + ")";

@@ -511,6 +511,15 @@ struct MdDefinition {
     std::vector<Deck> decks;
     const std::vector<MdStage> stages = read_stages(d, config_from_deck, &decks);
     for (std::size_t k = 0; k < stages.size(); ++k) {
+      // A stage runs its steps, or minimises for as many iterations as that takes.
+      const std::string at = "run.stage." + std::to_string(k);
+      const std::string shown = "run.stage[" + std::to_string(k) + "]";
+      if (stages[k].minimises() && d.has(at + ".steps"))
+        throw InputError(d.where(at + ".steps") + ": '" + shown + ".steps': a stage that minimises ([run.stage.md."
+                         "minimize]) takes no steps: its iterations are steps, at most md.minimize.max_iterations");
+      if (!stages[k].minimises() && !d.has(at + ".steps"))
+        throw InputError(d.where(at) + ": '" + shown + "' has no key 'steps' (Number of time steps of the stage; a "
+                         "stage with [run.stage.md.minimize] minimises instead)");
       try {
         check_deck_rules(decks[k], stages[k].config);
       } catch (const InputError& e) {

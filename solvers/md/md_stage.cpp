@@ -4,6 +4,7 @@
 #include "md_stage.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -19,8 +20,12 @@ const std::vector<std::string>& stage_ensembles() {
 }
 
 const std::vector<std::string>& stage_key_names() {
-  static const std::vector<std::string> names{"md.ensemble", "md.temperature", "md.damp",
-                                              "md.tchain",   "md.dt",          "md.seed"};
+  static const std::vector<std::string> names{"md.ensemble",         "md.temperature",
+                                              "md.damp",             "md.tchain",
+                                              "md.dt",               "md.seed",
+                                              "md.minimize.style",   "md.minimize.etol",
+                                              "md.minimize.ftol",    "md.minimize.max_iterations",
+                                              "md.minimize.max_evaluations", "md.minimize.dmax"};
   return names;
 }
 
@@ -42,6 +47,7 @@ void apply_stage(MdConfig& into, const MdConfig& stage) {
   into.tchain = stage.tchain;
   into.dt = stage.dt;
   into.seed = stage.seed;
+  into.minimize = stage.minimize;
 }
 
 namespace {
@@ -69,46 +75,35 @@ std::vector<MdStage> read_stages(const io::Deck& d, const std::function<MdConfig
   std::vector<MdStage> out;
   const std::size_t n = d.count("run.stage");
   if (n == 0) return out;
-  const io::KeySpec* specs[16] = {};
   const auto& names = stage_key_names();
-  for (std::size_t i = 0; i < names.size(); ++i) specs[i] = d.schema().find(names[i]);
-  io::Deck deck = d;
-  std::int64_t end = 0;
+  std::vector<const io::KeySpec*> specs;
+  for (const auto& name : names) specs.push_back(d.schema().find(name));
+  auto minimise_key = [](const std::string& name) { return name.rfind("md.minimize.", 0) == 0; };
+  io::Deck deck = d;  // the keys the stages set so far
   for (std::size_t k = 0; k < n; ++k) {
     const std::string at = "run.stage." + std::to_string(k) + ".";
     for (std::size_t i = 0; i < names.size(); ++i)
-      if (specs[i] && d.has(at + names[i])) deck.apply_set(names[i] + "=" + value_text(d, at + names[i], specs[i]->type));
+      if (specs[i] && !minimise_key(names[i]) && d.has(at + names[i]))
+        deck.apply_set(names[i] + "=" + value_text(d, at + names[i], specs[i]->type));
+    // A minimisation: this stage's [md.minimize], every key given or md's default.
+    io::Deck own = deck;
+    if (d.has(at + "md.minimize"))
+      for (std::size_t i = 0; i < names.size(); ++i)
+        if (specs[i] && minimise_key(names[i]))
+          own.apply_set(names[i] + "=" + (d.has(at + names[i]) ? value_text(d, at + names[i], specs[i]->type)
+                                                                 : specs[i]->default_value));
     MdStage s;
-    s.steps = d.get_int(at + "steps");
-    end += s.steps;
-    s.end_step = end;
-    s.config = read(deck);
+    s.steps = d.has(at + "steps") ? d.get_int(at + "steps") : 0;
+    s.config = read(own);
     out.push_back(std::move(s));
-    if (decks) decks->push_back(deck);
+    if (decks) decks->push_back(own);
   }
   return out;
 }
 
-std::size_t stage_of(const MdConfig& cfg, std::int64_t step) {
-  for (std::size_t k = 0; k < cfg.stages.size(); ++k)
-    if (step <= cfg.stages[k].end_step) return k;
-  return cfg.stages.empty() ? 0 : cfg.stages.size() - 1;
-}
-
-double stage_time(const MdConfig& cfg, std::int64_t step) {
+double checkpoint_time(const MdConfig& cfg, const io::SolverState& st, std::int64_t step) {
   if (cfg.stages.empty()) return static_cast<double>(step) * cfg.dt;
-  double dt = cfg.stages.front().config.dt, t0 = 0;
-  std::int64_t s0 = 0, start = 0;
-  for (const auto& s : cfg.stages) {
-    if (start > 0 && step <= start) break;
-    if (s.config.dt != dt) {  // LAMMPS's timestep command: atime += (ntimestep - atimestep) dt
-      t0 += static_cast<double>(start - s0) * dt;
-      s0 = start;
-      dt = s.config.dt;
-    }
-    start = s.end_step;
-  }
-  return t0 + static_cast<double>(step - s0) * dt;
+  return st.require_real("md.clock_time") + static_cast<double>(step - st.require_integer("md.clock_step")) * cfg.dt;
 }
 
 void MdSolver::enter_stage(std::size_t k) {
@@ -116,58 +111,134 @@ void MdSolver::enter_stage(std::size_t k) {
   if (k < m_cfg.stages.size()) apply_stage(m_cfg, m_cfg.stages[k].config);
 }
 
+double MdSolver::clock_time() const { return m_clock_time + static_cast<double>(m_step - m_clock_step) * m_cfg.dt; }
+
+bool MdSolver::stage_done() const {
+  const MdStage& s = m_cfg.stages[m_stage];
+  return s.minimises() ? m_min && m_min->done() : m_step >= m_stage_start + s.steps;
+}
+
 void MdSolver::begin_stage_if_due() {
-  if (m_stage + 1 >= m_cfg.stages.size() || m_step < m_cfg.stages[m_stage].end_step) return;
-  enter_stage(m_stage + 1);
-  // LAMMPS's setup of a run: neighbour lists and forces anew, Langevin's forces for the first half-kick, the
-  // Nose-Hoover chain set up afresh (a new fix nvt).
-  recompute_forces();
-  if (m_cfg.ensemble == Ensemble::Langevin)
-    langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step, langevin_units(m_cfg.unit()));
-  setup_thermostat();
+  while (m_stage + 1 < m_cfg.stages.size() && stage_done()) {
+    if (m_cfg.stages[m_stage].minimises()) m_min.reset();
+    const double dt = m_cfg.dt;
+    enter_stage(m_stage + 1);
+    m_stage_start = m_step;
+    if (m_cfg.dt != dt) {  // LAMMPS's timestep command: atime += (ntimestep - atimestep) dt
+      m_clock_time = m_time;
+      m_clock_step = m_step;
+    }
+    // LAMMPS's setup of a run (or of a minimize): neighbour lists and forces anew; for the dynamics Langevin's
+    // forces and a new Nose-Hoover chain; for a minimisation the minimiser from these forces. A minimisation
+    // that has nothing to do ends here, and the next stage begins.
+    recompute_forces();
+    if (m_cfg.minimize.enabled) {
+      start_minimizer();
+      continue;
+    }
+    if (m_cfg.ensemble == Ensemble::Langevin)
+      langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step, langevin_units(m_cfg.unit()));
+    setup_thermostat();
+  }
+}
+
+std::int64_t MdSolver::stages_preamble_end() const {
+  // The minimisations' iterations so far: the steps since step 0 that the dynamics stages before this one did
+  // not take, and this stage's.
+  std::int64_t dynamics = 0;
+  for (std::size_t k = 0; k < m_stage; ++k) dynamics += m_cfg.stages[k].steps;
+  const std::int64_t before = m_stage_start - dynamics;
+  if (!m_cfg.stages[m_stage].minimises()) {
+    // A minimisation next, at this stage's end: it runs before the run ends.
+    const bool next_minimises = m_stage + 1 < m_cfg.stages.size() && m_cfg.stages[m_stage + 1].minimises();
+    return next_minimises && stage_done() ? -1 : before;
+  }
+  if (!m_min || !m_min->done()) return -1;
+  return before + m_min->stats().iterations;
 }
 
 void MdSolver::restore_stage(const io::SolverState& st) {
   if (m_cfg.stages.empty()) return;
-  const auto step = st.integers.find("step");
-  if (step == st.integers.end()) return;  // read_scalars() names what is missing
-  const std::size_t k = stage_of(m_cfg, step->second);
-  const auto recorded = st.integers.find("md.stage");
   std::string bad;
-  if (recorded == st.integers.end())
-    bad = "checkpoint has no md.stage: it was written by a run without [[run.stage]], and the deck has stages";
-  else if (recorded->second != static_cast<std::int64_t>(k))
-    bad = "checkpoint md.stage = " + std::to_string(recorded->second) + " at step " + std::to_string(step->second) +
-          ", but the deck's stages put that step in stage " + std::to_string(k);
+  std::int64_t k = 0, start = 0, clock_step = 0, step = 0;
+  double clock = 0;
+  try {
+    step = st.require_integer("step");
+    k = st.require_integer("md.stage");
+    start = st.require_integer("md.stage_start");
+    clock_step = st.require_integer("md.clock_step");
+    clock = st.require_real("md.clock_time");
+  } catch (const InputError& e) {
+    bad = std::string(e.what()) + " (a checkpoint of a run with [[run.stage]] holds md.stage, md.stage_start, "
+          "md.clock_step and md.clock_time)";
+  }
+  const auto n = static_cast<std::int64_t>(m_cfg.stages.size());
+  std::int64_t dynamics = 0;
+  for (std::int64_t j = 0; j < k && j < n; ++j) dynamics += m_cfg.stages[j].steps;
+  if (bad.empty() && (k < 0 || k >= n))
+    bad = "checkpoint md.stage = " + std::to_string(k) + ", but the deck has " + std::to_string(n) + " stages";
+  else if (bad.empty() && (start < dynamics || start > step))
+    bad = "checkpoint md.stage_start = " + std::to_string(start) + " at step " + std::to_string(step) +
+          ": stage " + std::to_string(k + 1) + " of the deck starts after the " + std::to_string(dynamics) +
+          " steps of the stages before it, and not after the checkpoint's step";
+  bool minimised_before = false;
+  for (std::int64_t j = 0; j < k && j < n; ++j) minimised_before = minimised_before || m_cfg.stages[j].minimises();
+  if (bad.empty() && !minimised_before && start != dynamics)
+    bad = "checkpoint md.stage = " + std::to_string(k) + " and md.stage_start = " + std::to_string(start) + " at step " +
+          std::to_string(step) + ", but stage " + std::to_string(k + 1) + " of the deck begins at step " +
+          std::to_string(dynamics);
+  else if (bad.empty() && !m_cfg.stages[k].minimises() && step - start > m_cfg.stages[k].steps)
+    bad = "checkpoint md.stage = " + std::to_string(k) + " at step " + std::to_string(step) + " (the stage began at " +
+          "step " + std::to_string(start) + "), but stage " + std::to_string(k + 1) + " of the deck has " +
+          std::to_string(m_cfg.stages[k].steps) + " steps";
+  else if (bad.empty() && (clock_step < 0 || clock_step > step || !std::isfinite(clock)))
+    bad = "checkpoint md.clock_step = " + std::to_string(clock_step) + ", md.clock_time not finite or after step " +
+          std::to_string(step);
   m_comm.agree<InputError>(bad.empty(), bad);
-  enter_stage(k);
+  enter_stage(static_cast<std::size_t>(k));
+  m_stage_start = start;
+  m_clock_step = clock_step;
+  m_clock_time = clock;
 }
 
 void MdSolver::put_stage_state(io::SolverState& st) const {
-  if (!m_cfg.stages.empty()) st.integers["md.stage"] = static_cast<std::int64_t>(m_stage);
+  if (m_cfg.stages.empty()) return;
+  st.integers["md.stage"] = static_cast<std::int64_t>(m_stage);
+  st.integers["md.stage_start"] = m_stage_start;
+  st.integers["md.clock_step"] = m_clock_step;
+  st.reals["md.clock_time"] = m_clock_time;
 }
 
 std::vector<std::string> MdSolver::describe_stages() const {
   std::vector<std::string> lines;
-  std::int64_t start = 0;
   for (std::size_t k = 0; k < m_cfg.stages.size(); ++k) {
     const MdStage& s = m_cfg.stages[k];
     const MdConfig& c = s.config;
-    std::string what = c.ensemble == Ensemble::Nve ? "nve" : c.ensemble == Ensemble::Langevin ? "langevin" : "nvt";
     char buf[256];
-    if (c.ensemble != Ensemble::Nve) {
-      std::snprintf(buf, sizeof buf, " temperature %.10g damp %.10g", c.temperature, c.damp);
+    std::string what;
+    if (s.minimises()) {
+      std::snprintf(buf, sizeof buf, "minimise %s, etol %.6g, ftol %.6g, at most %lld iterations",
+                    c.minimize.style == MinStyle::Cg ? "cg" : "fire", c.minimize.etol, c.minimize.ftol,
+                    static_cast<long long>(c.minimize.max_iterations));
+      what = buf;
+    } else {
+      what = std::to_string(s.steps) + " steps, " +
+             (c.ensemble == Ensemble::Nve ? "nve" : c.ensemble == Ensemble::Langevin ? "langevin" : "nvt");
+      if (c.ensemble != Ensemble::Nve) {
+        std::snprintf(buf, sizeof buf, " temperature %.10g damp %.10g", c.temperature, c.damp);
+        what += buf;
+      }
+      if (c.ensemble == Ensemble::Nvt) what += " tchain " + std::to_string(c.tchain);
+      if (c.ensemble == Ensemble::Langevin) what += " seed " + std::to_string(c.seed);
+      std::snprintf(buf, sizeof buf, "; dt %.10g", c.dt);
       what += buf;
     }
-    if (c.ensemble == Ensemble::Nvt) what += " tchain " + std::to_string(c.tchain);
-    if (c.ensemble == Ensemble::Langevin) what += " seed " + std::to_string(c.seed);
-    std::snprintf(buf, sizeof buf, "; dt %.10g", c.dt);
-    what += buf;
-    const bool now = k == m_stage;
-    lines.push_back("stage " + std::to_string(k + 1) + " of " + std::to_string(m_cfg.stages.size()) + ": steps " +
-                    std::to_string(start + 1) + "-" + std::to_string(s.end_step) + ", " + what +
-                    (now ? " (current: step " + std::to_string(m_step) + ")" : ""));
-    start = s.end_step;
+    std::string state;
+    if (k < m_stage) state = " (done)";
+    if (k == m_stage)
+      state = " (current: began at step " + std::to_string(m_stage_start) + ", now step " + std::to_string(m_step) + ")";
+    lines.push_back("stage " + std::to_string(k + 1) + " of " + std::to_string(m_cfg.stages.size()) + ": " + what +
+                    state);
   }
   return lines;
 }

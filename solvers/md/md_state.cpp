@@ -268,7 +268,7 @@ std::string read_scalars(const io::SolverState& st, const MdConfig& cfg, Scalars
     s.box.hi[d] = st.require_real(std::string("md.box.hi_") + char('x' + d));
   }
   if (s.step < 0) return "checkpoint step " + std::to_string(s.step) + " is negative";
-  const double expected_time = stage_time(cfg, s.step);
+  const double expected_time = checkpoint_time(cfg, st, s.step);
   if (bits_of(s.time) != bits_of(expected_time))
     return "checkpoint time " + exact(s.time) + " does not match step " + std::to_string(s.step) + " x md.dt = " +
            exact(cfg.dt) + " (" + exact(expected_time) + "); MD time is always step x md.dt (with [[run.stage]] that "
@@ -681,7 +681,7 @@ void MdSolver::restore(const io::SolverState& st) {
   setup_kspace();  // from the restored charges, before any force
 
   m_step = s.step;
-  m_time = stage_time(m_cfg, m_step);  // equal to the checkpoint's, checked above
+  m_time = clock_time();  // equal to the checkpoint's, checked above
   m_dangerous_builds = s.dangerous_builds;
   m_moved_too_far = false;
   rebuild();

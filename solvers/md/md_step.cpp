@@ -7,7 +7,6 @@
 #include "integrate.hpp"
 #include "md_impl.hpp"
 #include "md_solver.hpp"
-#include "md_stage.hpp"
 #include "comm/test_hooks.hpp"
 
 namespace spotrun::md {
@@ -180,18 +179,18 @@ void MdSolver::recompute_forces() {
 }
 
 void MdSolver::step(bool want_thermo) {
+  begin_stage_if_due();  // [[run.stage]]: the next stage's set-up at its first step
   if (m_min && !m_min->done()) {
     minimize_step();
     return;
   }
-  begin_stage_if_due();
   thermostat_half_step(false);
   {
     PhaseTimer timer(m_phase_time[k_integrate]);
     initial_integrate(m_atoms, m_cfg.dt, m_cfg.unit().ftm2v, m_maxsq);
   }
   ++m_step;
-  m_time = stage_time(m_cfg, m_step);  // step x md.dt (md_stage.hpp): the same on a resumed run
+  m_time = clock_time();  // step x md.dt (with stages that change it, from the last change): the same resumed
   ++m_since_build;
   const double half_skin_sq = 0.25 * m_cfg.skin * m_cfg.skin;
   bool rebuild_now = false;

@@ -4,8 +4,9 @@
 # fix nve; run; unfix; fix nvt; timestep; run` (tests/data/lammps-ka-small-stages.csv, 1e-9); stopped by run
 # length inside every stage and at the end of the first two, then resumed by the same command: final.h5 bit for
 # bit that of the run done in one go, and the same thermo.csv; validate and inspect show the stages; a stage that
-# sets a key of the system's physics is refused (exit 2) naming it.
-# usage: stages_test.sh SPOTRUN NP
+# sets a key of the system's physics is refused (exit 2) naming it. Then a stage that minimises between two
+# dynamics stages, stopped by SIGTERM inside the minimisation and resumed: bit for bit the run done in one go.
+# usage: stages_test.sh SPOTRUN_TEST NP   (spotrun-test: SPOTRUN_TEST_FORCE_SLOWDOWN stretches the minimisation)
 set -uo pipefail
 SPOTRUN=$1
 NP=$2
@@ -95,9 +96,9 @@ echo "thermo.csv against LAMMPS: max relative difference $diff"
 
 # inspect: the stages, the current one marked.
 "$SPOTRUN" inspect "$WORK/ref/final.h5" >"$WORK/inspect.log" 2>&1 || fail "inspect failed: $(tail -5 "$WORK/inspect.log")"
-grep -q "stage 2 of 3: steps 101-200, nve; dt 0.005" "$WORK/inspect.log" || fail "inspect does not list stage 2: $(cat "$WORK/inspect.log")"
-grep -q "stage 3 of 3: steps 201-300, nvt temperature 1.2 damp 0.5 tchain 4; dt 0.004 (current: step 300)" "$WORK/inspect.log" ||
-  fail "inspect does not mark stage 3 as current"
+grep -q "stage 2 of 3: 100 steps, nve; dt 0.005 (done)" "$WORK/inspect.log" || fail "inspect does not list stage 2: $(cat "$WORK/inspect.log")"
+grep -q "stage 3 of 3: 100 steps, nvt temperature 1.2 damp 0.5 tchain 4; dt 0.004 (current: began at step 200, now step 300)" \
+  "$WORK/inspect.log" || fail "inspect does not mark stage 3 as current: $(cat "$WORK/inspect.log")"
 
 # Stops inside every stage and at the ends of the first two, each resumed by the same command.
 for stop in 50 100 150 200 250; do
@@ -121,4 +122,35 @@ code=$?
 [ "$code" = 2 ] || fail "a stage with md.cutoff gave exit $code, expected 2"
 grep -q "physics.toml:15: 'run.stage\[2\].md.cutoff': 'md.cutoff' defines the system and may not change between stages" \
   "$WORK/physics.log" || fail "no message naming the stage's md.cutoff: $(tail -3 "$WORK/physics.log")"
+
+# A stage that minimises between two dynamics stages: its iterations are steps beyond run.steps (100). SIGTERM
+# inside the minimisation (the force kernel slowed down so that it takes seconds), then the same command: the
+# final state of the run done in one go, bit for bit.
+awk '/^\[\[run.stage\]\]/ && !done { print "[[run.stage]]\nsteps = 50\n[[run.stage]]\n[run.stage.md.minimize]\nstyle = \"cg\"\n" \
+       "etol = 1e-8\nftol = 0.0\nmax_iterations = 400\n[[run.stage]]\nsteps = 50\n[run.stage.md]\nensemble = \"nve\""; done = 1 }
+     /^\[run\]$/ { keep = 1 } keep' "$WORK/deck.toml" >"$WORK/min.toml"
+cp "$WORK/min.toml" "$WORK/deck.toml"
+[ "$(run_deck "$NP" "$WORK/mref")" = 0 ] || fail "the run with a minimisation stage failed: $(tail -5 "$WORK/mref.log")"
+last=$(grep -o "Finished at step [0-9]*" "$WORK/mref.log" | awk '{print $4}')
+[ -n "$last" ] && [ "$last" -gt 110 ] || fail "the run with a minimisation stage ended at step ${last:-?}, not after 100 + its iterations"
+export SPOTRUN_TEST_FORCE_SLOWDOWN=40
+mpirun -np "$NP" "$SPOTRUN" run "$WORK/deck.toml" --output-dir "$WORK/m" --verbose >"$WORK/m.log" 2>&1 &
+pid=$!
+for wait in $(seq 1 1200); do
+  awk -F, 'NR > 1 && $1 >= 70 { found = 1 } END { exit !found }' "$WORK/m/thermo.csv" 2>/dev/null && break
+  sleep 0.05
+done
+pkill -TERM -P "$pid" -x "$(basename "$SPOTRUN")"
+wait $pid
+code=$?
+unset SPOTRUN_TEST_FORCE_SLOWDOWN
+[ "$code" = 75 ] || fail "SIGTERM gave exit $code, expected 75: $(tail -5 "$WORK/m.log")"
+stopped=$(grep -o "Stopping at step [0-9]*" "$WORK/m.log" | tail -1 | awk '{print $4}')
+[ -n "$stopped" ] && [ "$stopped" -gt 50 ] && [ "$stopped" -lt $((last - 50)) ] ||
+  fail "stopped at step ${stopped:-?}, not within the minimisation (51..$((last - 50)))"
+[ "$(run_deck "$NP" "$WORK/m")" = 0 ] || fail "resume inside the minimisation failed: $(tail -5 "$WORK/m.log")"
+grep -q "Resuming from .* at step $stopped" "$WORK/m.log" || fail "did not resume at step $stopped"
+grep -q "Finished at step $last:" "$WORK/m.log" || fail "the resumed run did not end at step $last"
+same_state "$WORK/mref/final.h5" "$WORK/m/final.h5" || fail "resumed inside the minimisation: not bit-identical"
+echo "minimisation stage: steps 51-$((last - 50)); SIGTERM at step $stopped, resumed bit-identical"
 echo "PASS: stages at np $NP"
