@@ -69,10 +69,35 @@ void ProcessGrid::setup(const Communicator& comm) {
     hi[d] += 1;
     m_neighbors[d][0] = rank_of(lo);
     m_neighbors[d][1] = rank_of(hi);
+  }
+  set_sub_box();
+}
+
+void ProcessGrid::set_sub_box() {
+  for (int d = 0; d < 3; ++d) {
     double L = m_box.length(d);
     m_sub.lo[d] = m_box.lo[d] + L * m_coords[d] / m_dims[d];
     m_sub.hi[d] = m_coords[d] == m_dims[d] - 1 ? m_box.hi[d] : m_box.lo[d] + L * (m_coords[d] + 1) / m_dims[d];
   }
+}
+
+void ProcessGrid::set_box(const Box3& box) {
+  m_box = box;
+  set_sub_box();
+}
+
+double ProcessGrid::min_sub_thickness() const {
+  double t = m_box.length(0) / m_dims[0];
+  for (int d = 0; d < 3; ++d) {
+    const double L = m_box.length(d);
+    // The grid's sub-boxes in d, by the expressions of set_sub_box(): the thinnest of them.
+    for (int q = 0; q < m_dims[d]; ++q) {
+      const double lo = m_box.lo[d] + L * q / m_dims[d];
+      const double hi = q == m_dims[d] - 1 ? m_box.hi[d] : m_box.lo[d] + L * (q + 1) / m_dims[d];
+      t = std::min(t, hi - lo);
+    }
+  }
+  return t;
 }
 
 }  // namespace spotrun::comm

@@ -63,9 +63,15 @@ class ProcessGrid {
   // The rank whose sub-box contains position p (wrapped into the periodic box first).
   int owner_of(const double p[3]) const;
   bool at_boundary(int d, int dir) const { return dir == 0 ? m_coords[d] == 0 : m_coords[d] == m_dims[d] - 1; }
+  // A box that changes with time (constant pressure): the same rank grid over `box`, every sub-box its share
+  // by the same expressions as at construction. Not collective (every rank passes the same box).
+  void set_box(const Box3& box);
+  // The thinnest sub-box of the grid over the current box (every rank's: the same on all).
+  double min_sub_thickness() const;
 
  private:
   void setup(const Communicator& comm);
+  void set_sub_box();
   Box3 m_box;
   Box3 m_sub;
   int m_rank = 0;

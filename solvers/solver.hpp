@@ -40,6 +40,10 @@ class Solver {
   // the dynamics, or as stages between them): -1 while one goes on (or is due next), else how many it took so
   // far (0: none). The run ends at this many steps plus run.steps.
   virtual std::int64_t preamble_end() const { return 0; }
+  // A stop the solver asks for after a step, with a stop checkpoint and the exit of a run to resume (75): the
+  // reason in words, the same on every rank ("" to go on). E.g. a box that shrinks below what the rank grid
+  // allows (a resume on fewer ranks goes on).
+  virtual std::string stop_request() const { return {}; }
   // What the run simulates, as "name: value" lines for `spotrun inspect` (atoms or grid, box, ensemble and
   // its targets); the solver as restored or set up. Not collective.
   virtual std::vector<std::string> describe() const { return {}; }

@@ -121,3 +121,9 @@ if(SPOTRUN_LMP)
 else()
   message(WARNING "spotrun: lmp not found (Debian: lammps); the export tests are not registered")
 endif()
+
+# Constant pressure: a box squeezed below what the rank grid allows stops with a checkpoint and resumes on fewer
+# ranks (tests/resume/npt_shrink_test.sh).
+add_test(NAME resume.npt_shrink COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/npt_shrink_test.sh $<TARGET_FILE:spotrun>)
+set_tests_properties(resume.npt_shrink PROPERTIES TIMEOUT 300 PROCESSORS 2 LABELS "resume;mpi"
+                     PASS_REGULAR_EXPRESSION "PASS: npt shrink")

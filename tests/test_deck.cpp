@@ -217,7 +217,7 @@ TEST(Deck, OutOfRangeNamesKeyValueAndAllowedRange) {
         Case{"[md]\nneighbor_every = 0\n", {"md.neighbor_every", ">= 1"}},
         Case{"[md.pair]\nsigma = -1.0\n", {"md.pair.sigma", "-1.0", "> 0"}},
         Case{"[md.lattice]\ncells = [4, 0, 4]\n", {"md.lattice.cells", "[4, 0, 4]", ">= 1", "<= 100000"}},
-        Case{"[md]\nensemble = \"npt\"\n", {"md.ensemble", "\"npt\"", "\"nve\"", "\"langevin\""}},
+        Case{"[md]\nensemble = \"npt-mtk\"\n", {"md.ensemble", "\"npt-mtk\"", "\"nve\"", "\"langevin\"", "\"npt\"", "\"nph\""}},
         Case{"[md]\ndt = nan\n", {"md.dt", "nan"}},
         Case{"[md]\ndt = inf\n", {"md.dt", "inf"}}}) {
     const std::string msg = validate_error(c.toml);

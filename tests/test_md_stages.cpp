@@ -258,6 +258,14 @@ TEST(MdStages, PhysicsKeysRefused) {
   });
   EXPECT_NE(rules.find("in stage 4"), std::string::npos) << rules;
   EXPECT_NE(rules.find("econserve"), std::string::npos) << rules;
+  // NPT in a stage: not yet, also when the stage keeps [md]'s.
+  std::string npt_text = stages_deck();
+  npt_text.replace(npt_text.find("ensemble = \"nvt\"\ntemperature = 0.8"), 16, "ensemble = \"npt\"");
+  const std::string npt_kept = test::input_error([&] { read_deck(npt_text); });
+  EXPECT_NE(npt_kept.find("stages.toml:8: stage 1 ([[run.stage]] 1) runs md.ensemble = \"npt\", which stages do not "
+                          "support yet"),
+            std::string::npos)
+      << npt_kept;
   // [md.minimize] with stages: not yet.
   const std::string min = test::input_error([] { read_deck(stages_deck() + "[md.minimize]\nstyle = \"cg\"\n"); });
   EXPECT_NE(min.find("[md.minimize] with [[run.stage]] is not supported yet"), std::string::npos) << min;

@@ -250,7 +250,20 @@ reference lammps-argon-charged-ewald-nve.csv 11 in.argon-charged-ref -var data "
 reference lammps-argon-charged-pppm-nve.csv 11 in.argon-charged-ref -var data "$DATA/argon-charged.data" \
     -var pair "lj/cut/coul/long 8.5 9.5" -var kspace "pppm 1e-5" -var mod "kspace_modify mesh 20 20 20 order 5 gewald 0.3"
 
-# 13. Stages ([[run.stage]]): the Kob-Andersen mixture under fix nvt (T 0.8), then fix nve, then fix nvt (T 1.2,
+# 13. Constant pressure (fix npt / fix nph, target 1.0, Pdamp 0.5, pchain 3): the Kob-Andersen mixture from
+#     p ~ 11 with the iso barostat, the one-type LJ liquid from p ~ 5 with the aniso barostat; 200 steps.
+NPT_CASES=(
+    "lammps-ka-small-npt-iso.csv    ka-small.data npt iso   ka"
+    "lammps-ka-small-nph-iso.csv    ka-small.data nph iso   ka"
+    "lammps-lj-small-npt-aniso.csv  lj-small.data npt aniso lj"
+    "lammps-lj-small-nph-aniso.csv  lj-small.data nph aniso lj"
+)
+for c in "${NPT_CASES[@]}"; do
+    read -r csv data fix couple coeffs <<<"$c"
+    reference "$csv" 11 in.npt-ref -var data "$DATA/$data" -var fix "$fix" -var couple "$couple" -var coeffs "$coeffs"
+done
+
+# 14. Stages ([[run.stage]]): the Kob-Andersen mixture under fix nvt (T 0.8), then fix nve, then fix nvt (T 1.2,
 #     Tdamp 0.5, tchain 4, timestep 0.004), each 100 steps, a `run` after `unfix` and `fix`. Each run after the
 #     first prints its set-up's row at the step the one before it ended: the first row of each step is kept.
 reference lammps-ka-small-stages.csv 33 in.stages-ref -var data "$DATA/ka-small.data"

@@ -602,6 +602,11 @@ void run_loop(Run& r) {
     r.agreement->exchange(local, agreed);
     r.run_report->add_communication(MPI_Wtime() - ta);  // --- run report ---
     if (solver.step_index() >= end_step(r) || solver.finished()) break;
+    if (const std::string why = solver.stop_request(); !why.empty()) {
+      if (comm.is_root()) say_error("spotrun: " + why);
+      r.stop_reason = "the solver's stop";
+      break;
+    }
     if (agreed[k_flag_signal] || agreed[k_flag_time_limit] || agreed[k_flag_spot_notice]) {
       r.stop_reason = agreed[k_flag_signal] ? "signal" : agreed[k_flag_spot_notice] ? "spot notice" : "time limit";
       break;

@@ -9,6 +9,7 @@
 // on atoms, reactions, energy, virial) is double. In double the operations are those of a double-only loop,
 // in the same order.
 #include <Kokkos_ScatterView.hpp>
+#include <array>
 #include <cstddef>
 #include <type_traits>
 #if defined(__AVX2__) && !defined(__CUDACC__)
@@ -389,6 +390,41 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
 }
 
 }  // namespace impl
+
+// The diagonal of the pair virial, sum of r_a F_a (a = x, y, z) over the pairs of every row, weighted as
+// compute_pair_forces() weights the energy (a pair counts half where its other atom's rank or row counts it
+// too): a pass of its own over the list, for the pressure tensor of an anisotropic barostat. The forces are not
+// touched.
+template <class Pair>
+std::array<double, 3> pair_virial_diagonal(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pair) {
+  auto x = atoms.x;
+  auto neigh = list.neighbors;
+  auto numneigh = list.numneigh;
+  auto numghost = list.numghost;
+  auto type = atoms.type;
+  auto q = atoms.q;
+  const int maxn = list.max_neighbors();
+  const double w_owned = list.full() ? 0.5 : 1.0;
+  const double w_ghost = list.full() ? 0.5 : (list.newton() ? 1.0 : 0.5);
+  double v[3] = {0, 0, 0};
+  Kokkos::parallel_reduce(
+      "md::pair::virial_diagonal", Policy(0, atoms.nlocal),
+      KOKKOS_LAMBDA(int i, double& vx, double& vy, double& vz) {
+        double fx = 0, fy = 0, fz = 0;
+        const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+        double w = w_owned;
+        auto tally = [&](int j, double px, double py, double pz, double, double, double) {
+          vx += w * (xi - x(j, 0)) * px;
+          vy += w * (yi - x(j, 1)) * py;
+          vz += w * (zi - x(j, 2)) * pz;
+        };
+        impl::row_forces<false>(x, type, q, neigh, pair, i, 0, numneigh(i), fx, fy, fz, tally);
+        w = w_ghost;
+        impl::row_forces<false>(x, type, q, neigh, pair, i, maxn - numghost(i), maxn, fx, fy, fz, tally);
+      },
+      v[0], v[1], v[2]);
+  return {v[0], v[1], v[2]};
+}
 
 // The pair forces on the owned atoms of rows list.order(begin .. end-1) (all rows: 0, -1) added to atoms.f
 // (which the caller zeroes), through the list's kind. With EV, also their energy and virial (a reduction the

@@ -60,6 +60,9 @@ class Halo {
   // through the rank it came from), and are added to the atoms they are images of.
   void reverse_forces(AtomStore& atoms);
 
+  // After the grid's box changed (constant pressure): the ghosts' image shifts follow it (the plan stays).
+  void box_changed() { m_plan.update_shifts(); }
+
   long long ghost_count() const;
   // Bytes one update_positions() hands the transport (sent plus received; local copies excluded).
   std::size_t position_bytes() const;

@@ -13,7 +13,13 @@
 
 namespace spotrun::md {
 
-enum class Ensemble { Nve, Langevin, Nvt };
+enum class Ensemble { Nve, Langevin, Nvt, Npt, Nph };
+// The barostat's coupling (LAMMPS fix npt/nph iso or aniso): one box strain rate for the three lengths, driven
+// by the scalar pressure, or one per length, driven by the diagonal of the pressure tensor.
+enum class Barostat { Iso, Aniso };
+// Whether the ensemble has a Nose-Hoover thermostat on the particles (nvt, npt) and a barostat (npt, nph).
+inline bool thermostatted(Ensemble e) { return e == Ensemble::Nvt || e == Ensemble::Npt; }
+inline bool barostatted(Ensemble e) { return e == Ensemble::Npt || e == Ensemble::Nph; }
 // Mixing of the pairs of unlike types that [[md.pair.coeff]] does not give (LAMMPS pair_modify mix).
 enum class PairMix { Geometric, Arithmetic };
 
@@ -85,6 +91,10 @@ struct MdConfig {
   double temperature = 1.0;      // epsilon/k_B (Langevin and Nose-Hoover target)
   double damp = 1.0;             // tau (Langevin damping time, Nose-Hoover Tdamp)
   int tchain = 3;                // Nose-Hoover chain length
+  double pressure = 1.0;         // epsilon/sigma^3 (npt, nph: target pressure)
+  double pressure_damp = 1.0;    // tau (npt, nph: Pdamp)
+  int pchain = 3;                // the barostat's Nose-Hoover chain length (0: none)
+  Barostat barostat = Barostat::Iso;
   std::uint64_t seed = 12345;    // Langevin random forces
 
   Precision precision = Precision::Double;  // md.precision: of the pair forces (precision.hpp)

@@ -33,6 +33,17 @@ std::vector<std::string> MdSolver::describe() const {
     case Ensemble::Nvt:
       lines.push_back("ensemble: nvt (Nose-Hoover chain of " + std::to_string(m_cfg.tchain) + "), " + targets);
       break;
+    case Ensemble::Npt:
+    case Ensemble::Nph: {
+      const std::string baro = std::string(m_cfg.barostat == Barostat::Iso ? "iso" : "aniso") + " barostat, pressure " +
+                               significant(m_cfg.pressure, 10) + " " + u.pressure + ", pressure_damp " +
+                               significant(m_cfg.pressure_damp, 10) + " " + time + ", pchain " + std::to_string(m_cfg.pchain);
+      if (m_cfg.ensemble == Ensemble::Npt)
+        lines.push_back("ensemble: npt (Nose-Hoover chain of " + std::to_string(m_cfg.tchain) + ", " + baro + "), " + targets);
+      else
+        lines.push_back("ensemble: nph (" + baro + ")");
+      break;
+    }
   }
   for (const auto& l : describe_stages()) lines.push_back(l);  // [[run.stage]]
   lines.push_back("time step: " + significant(m_cfg.dt, 10) + " " + time + "; pair style " + m_cfg.pair_style +

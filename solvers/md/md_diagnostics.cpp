@@ -83,7 +83,10 @@ std::vector<double> MdSolver::thermo() {
   const double n = m_cfg.unit().normalise_thermo ? static_cast<double>(m_natoms) : 1.0;
   // ecouple: the energy the thermostat took up (LAMMPS: the Nose-Hoover chain's energy), per atom (lj) or
   // total as the other energies; 0 under nve. econserve = etotal + ecouple.
-  const double ecouple = m_cfg.ensemble == Ensemble::Nvt ? m_nhc.energy() / n : 0.0;
+  // npt, nph: with the barostat's energy (LAMMPS fix npt's compute_scalar).
+  double ecouple = thermostatted(m_cfg.ensemble) ? m_nhc.energy() : 0.0;
+  if (barostatted(m_cfg.ensemble)) ecouple += m_baro.energy(m_box.volume());
+  ecouple /= n;
   std::vector<double> values;
   for (auto c = m_cfg.thermo_style.begin() + 1; c != m_cfg.thermo_style.end(); ++c) {
     const std::string& k = *c;

@@ -24,13 +24,14 @@ void MdSolver::scale_velocities(double factor) {
 }
 
 void MdSolver::setup_thermostat() {
-  if (m_cfg.ensemble != Ensemble::Nvt) return;
+  setup_barostat();
+  if (!thermostatted(m_cfg.ensemble)) return;
   m_nhc = NoseHooverChain(m_cfg.tchain, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.unit().boltz);
   m_nhc.setup(current_temperature(), 3.0 * static_cast<double>(m_natoms) - 3.0);
 }
 
 void MdSolver::thermostat_half_step(bool after_kick) {
-  if (m_cfg.ensemble != Ensemble::Nvt) return;
+  if (m_cfg.ensemble != Ensemble::Nvt) return;  // npt: md_npt.cpp
   impl::PhaseTimer timer(m_phase_time[k_integrate]);
   if (after_kick) m_nhc.set_temperature(current_temperature());  // FixNH::final_integrate
   m_nhc.half_step([this](double f) { scale_velocities(f); });

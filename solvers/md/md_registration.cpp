@@ -111,8 +111,18 @@ MdConfig config_from_deck(const Deck& d) {
   c.neighbor_check = d.get_bool("md.neighbor_check");
   c.halo_overlap = d.get_bool("md.halo_overlap");
   const std::string ensemble = d.get_string("md.ensemble");
-  c.ensemble = ensemble == "langevin" ? Ensemble::Langevin : ensemble == "nvt" ? Ensemble::Nvt : Ensemble::Nve;
-  if (c.ensemble == Ensemble::Nvt) c.tchain = static_cast<int>(d.get_int("md.tchain"));
+  c.ensemble = ensemble == "langevin" ? Ensemble::Langevin
+               : ensemble == "nvt"    ? Ensemble::Nvt
+               : ensemble == "npt"    ? Ensemble::Npt
+               : ensemble == "nph"    ? Ensemble::Nph
+                                      : Ensemble::Nve;
+  if (thermostatted(c.ensemble)) c.tchain = static_cast<int>(d.get_int("md.tchain"));
+  if (barostatted(c.ensemble)) {
+    c.pressure = d.get_float("md.pressure");
+    c.pressure_damp = d.get_float("md.pressure_damp");
+    c.pchain = static_cast<int>(d.get_int("md.pchain"));
+    c.barostat = d.get_string("md.barostat") == "aniso" ? Barostat::Aniso : Barostat::Iso;
+  }
   c.temperature = d.get_float("md.temperature");
   c.damp = d.get_float("md.damp");
   c.seed = static_cast<std::uint64_t>(d.get_int("md.seed"));
@@ -343,15 +353,29 @@ std::vector<KeySpec> md_keys() {
        "exchange first); the same results either way",
        -1e300, 1e300, false, {}, true},
       {"md.ensemble", KeyType::String, "\"nve\"", "-",
-       "Integrator: velocity Verlet (nve), with a Langevin thermostat (langevin) or with a Nose-Hoover chain "
-       "(nvt, LAMMPS fix nvt)",
-       -1e300, 1e300, false, {"nve", "langevin", "nvt"}},
+       "Integrator: velocity Verlet (nve), with a Langevin thermostat (langevin), with a Nose-Hoover chain "
+       "(nvt, LAMMPS fix nvt), with a Nose-Hoover chain and a Martyna-Tobias-Klein barostat (npt, LAMMPS fix npt) or "
+       "with the barostat alone (nph, LAMMPS fix nph)",
+       -1e300, 1e300, false, {"nve", "langevin", "nvt", "npt", "nph"}},
       {"md.temperature", KeyType::Float, "1.0", "epsilon/k_B", "Target temperature of the thermostat (langevin, nvt)", 0,
        1e9},
       {"md.damp", KeyType::Float, "1.0", "tau",
        "Damping time of the thermostat: Langevin friction time; Nose-Hoover Tdamp (fix nvt temp T T Tdamp)", 0, 1e9,
        true},
-      {"md.tchain", KeyType::Int, "3", "-", "Nose-Hoover chain length (LAMMPS fix nvt tchain); nvt only", 1, 100},
+      {"md.tchain", KeyType::Int, "3", "-", "Nose-Hoover chain length (LAMMPS fix nvt tchain); nvt and npt only", 1, 100},
+      {"md.pressure", KeyType::Float, "1.0", "epsilon/sigma^3",
+       "Target pressure of the barostat (LAMMPS fix npt iso/aniso Pstart = Pstop); npt and nph only", -1e9, 1e9},
+      {"md.pressure_damp", KeyType::Float, "1.0", "tau",
+       "Damping time of the barostat (LAMMPS fix npt Pdamp; about 1000 time steps is LAMMPS's advice); npt and nph "
+       "only",
+       0, 1e9, true},
+      {"md.pchain", KeyType::Int, "3", "-",
+       "Nose-Hoover chain length on the barostat (LAMMPS fix npt pchain; 0: none); npt and nph only", 0, 100},
+      {"md.barostat", KeyType::String, "\"iso\"", "-",
+       "What the barostat couples: iso (one strain rate for the three box lengths, driven by the scalar pressure; "
+       "LAMMPS fix npt iso) or aniso (one per length, driven by the pressure tensor's diagonal; LAMMPS aniso); npt and "
+       "nph only",
+       -1e300, 1e300, false, {"iso", "aniso"}},
       {"md.seed", KeyType::Int, "12345", "-", "Seed of the Langevin random forces", 1, 9.2e18},
       {"md.precision", KeyType::String, "\"double\"", "-",
        "Arithmetic of the pair forces: double, or mixed (each pair's distance, force and energy in float from a "
@@ -486,7 +510,10 @@ struct MdDefinition {
     // md.units: active when it names another style than lj, so that the physics of an lj deck (and of its
     // checkpoints) stays as it was before the key existed; a resume with other units then differs in it.
     if (key == "md.units") return solver == "md" && d.get_string("md.units") != "lj";
-    if (key == "md.tchain") return solver == "md" && d.get_string("md.ensemble") == "nvt";
+    if (key == "md.tchain") return solver == "md" && (d.get_string("md.ensemble") == "nvt" || d.get_string("md.ensemble") == "npt");
+    // The barostat's keys: active under npt and nph (the physics of other decks stays as it was).
+    if (key == "md.pressure" || key == "md.pressure_damp" || key == "md.pchain" || key == "md.barostat")
+      return solver == "md" && (d.get_string("md.ensemble") == "npt" || d.get_string("md.ensemble") == "nph");
     // The special-bond factors: active in decks with bonded sections or [md.special_bonds], so that the
     // physics of a deck without them (and of its checkpoints) stays as it was before they existed.
     if (starts_with(key, "md.special_bonds."))
@@ -517,6 +544,14 @@ struct MdDefinition {
       if (stages[k].minimises() && d.has(at + ".steps"))
         throw InputError(d.where(at + ".steps") + ": '" + shown + ".steps': a stage that minimises ([run.stage.md."
                          "minimize]) takes no steps: its iterations are steps, at most md.minimize.max_iterations");
+      // The integrators a stage can start (md_stage.hpp), also when the stage keeps [md]'s.
+      const std::string ensemble = decks[k].get_string("md.ensemble");
+      const auto& allowed = stage_ensembles();
+      if (std::find(allowed.begin(), allowed.end(), ensemble) == allowed.end())
+        throw InputError(d.where(d.has(at + ".md.ensemble") ? at + ".md.ensemble" : "md.ensemble") + ": stage " +
+                         std::to_string(k + 1) + " ([[run.stage]] " + std::to_string(k + 1) + ") runs md.ensemble = \"" +
+                         ensemble + "\", which stages do not support yet; a stage runs nve, langevin or nvt, or "
+                         "minimises");
       if (!stages[k].minimises() && !d.has(at + ".steps"))
         throw InputError(d.where(at) + ": '" + shown + "' has no key 'steps' (Number of time steps of the stage; a "
                          "stage with [run.stage.md.minimize] minimises instead)");
@@ -564,9 +599,14 @@ struct MdDefinition {
           throw InputError(d.name() + ": md.thermo_style names \"" + c.thermo_style[i] + "\" twice");
       if ((c.thermo_style[i] == "ecouple" || c.thermo_style[i] == "econserve") && c.ensemble == Ensemble::Langevin)
         throw InputError(d.name() + ": md.thermo_style column \"" + c.thermo_style[i] +
-                         "\" needs md.ensemble = \"nve\" or \"nvt\" (the Langevin thermostat's energy is not "
+                         "\" needs md.ensemble = \"nve\", \"nvt\", \"npt\" or \"nph\" (the Langevin thermostat's energy is not "
                          "tallied)");
     }
+    // Constant pressure: the box changes every step; the long-range solvers keep the box they were set up for.
+    if (barostatted(c.ensemble) && c.kspace.style != KspaceStyle::None)
+      throw InputError(d.where("md.ensemble") + ": md.ensemble = \"" + d.get_string("md.ensemble") +
+                       "\" with [md.kspace] is not supported: the long-range Coulomb solvers keep the box they were "
+                       "set up for; use \"nvt\" or \"nve\" with [md.kspace]");
     if (d.has("md.initial") && d.has("md.lattice"))
       throw InputError(d.where("md.initial") + ": give either [md.lattice] or [md.initial], not both");
     if (d.has("md.initial") && !d.has("md.initial.lammps_data"))

@@ -165,9 +165,20 @@ void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& mas
                            double bonded_reach) {
   m_box = box;
   DomainPlan plan = plan_domain(m_cfg, m_box, masses, source, m_comm.size(), bonded_reach);
+  // A constant-pressure checkpoint resumed on as many ranks: the grid of the run that wrote it (an aniso box
+  // changes its shape, and the grid chosen for it now may differ), where its sub-boxes are thick enough.
+  const auto& p = m_prefer_dims;
+  if (p[0] * p[1] * p[2] == m_comm.size()) {
+    bool thick = true;
+    for (int d = 0; d < 3; ++d) thick = thick && m_box.length(d) / p[d] >= plan.cutghost;
+    if (thick) plan.dims = p;
+  }
   m_coeffs = std::move(plan.coeffs);
   m_pair = make_pair(m_cfg, m_coeffs);
   const double cutneigh = plan.cutneigh;
+  m_cutneigh = cutneigh;
+  m_neighbor_box = m_box;
+  m_build_box = m_box;
   m_ghost_cutoff = plan.cutghost;
   m_grid = std::make_unique<comm::ProcessGrid>(m_comm, m_box, plan.dims);
   m_halo = std::make_unique<Halo>(m_comm, *m_grid, m_transport, plan.cutghost);

@@ -23,6 +23,7 @@
 #include "md_config.hpp"
 #include "minimize/minimizer.hpp"
 #include "neighbor.hpp"
+#include "barostat.hpp"
 #include "nose_hoover.hpp"
 #include "pair.hpp"
 #include "solvers/solver.hpp"
@@ -110,6 +111,9 @@ class MdSolver final : public SolverBase {
   void prepare_thermo() override;
   // [md.minimize] (md_minimize.cpp): the minimisation's steps come first (Solver::preamble_end()).
   std::int64_t preamble_end() const override;
+  // md.ensemble = "npt" / "nph" (md_npt.cpp): a stop (with a checkpoint) before the box shrinks below what the
+  // rank grid allows.
+  std::string stop_request() const override;
   // The minimiser of [md.minimize] (nullptr without), for tests and diagnostics.
   const Minimizer* minimizer() const { return m_min.get(); }
   // [[run.stage]] (md_stage.cpp): the index of the stage of the steps now run (0 without stages).
@@ -148,6 +152,22 @@ class MdSolver final : public SolverBase {
   // The mass of every atom (collective; summed once), for the thermo's density (public for the same reason).
   double total_mass();
   void scale_velocities(double factor);
+  // Constant pressure (md_npt.cpp; public for the same reason): the positions and velocities of a barostat's
+  // first half-step (velocity scaling by fac, half-kick, the box from box0 over box1 to box2 around the
+  // drift); this rank's virial of the last force call; the scalar pressure at temperature t with the ranks'
+  // summed virial; the barostat.
+  void npt_move_atoms(const std::array<double, 3>& fac, const comm::Box3& box0, const comm::Box3& box1,
+                      const comm::Box3& box2);
+  double local_virial() const;
+  // md.barostat = "aniso": this rank's diagonal of the virial tensor of the last force call (a pass over the
+  // pair list of its own), and the ranks' kinetic tensor diagonal (mvv2e sum m v_a^2).
+  std::array<double, 3> local_virial_diagonal() const;
+  std::array<double, 3> kinetic_diagonal();
+  // The pressure the barostat sees: iso, the scalar pressure at temperature t three times; aniso, the diagonal
+  // of the pressure tensor with the kinetic diagonal ke. With the ranks' summed virial of the last force call.
+  std::array<double, 3> pressure_now(double t, const std::array<double, 3>& ke) const;
+  const MtkBarostat& barostat() const { return m_baro; }
+  const comm::Box3& box() const { return m_box; }
   const NoseHooverChain& thermostat() const { return m_nhc; }
   // The bonded styles of the run and its bonded terms (the gather lists of the last neighbour build).
   const bonded::BondedSetup& bonded_setup() const { return m_bonded_setup; }
@@ -189,6 +209,17 @@ class MdSolver final : public SolverBase {
   void minimize_step();
   double minimize_energy_force(double local_maxsq);
   void thermostat_half_step(bool after_kick);
+  // md.ensemble = "npt" / "nph" (md_npt.cpp): the barostat's set-up (a fresh run), its half-steps, the box of
+  // every rank's grid and halo, the displacement that triggers a rebuild (LAMMPS's, less the box corners'
+  // movement since the last build), the neighbour bins of a changed box (and the check of its sub-boxes).
+  void setup_barostat();
+  void npt_initial_integrate();
+  void npt_final_integrate();
+  void set_box(const comm::Box3& box);
+  double rebuild_trigger_sq() const;
+  void box_for_rebuild();
+  // The ranks' summed virial of the last force call (aniso: its diagonal).
+  void sum_virial();
   // [[run.stage]] (md_stage.cpp): stage k's settings in m_cfg; at a stage's end, the next stage set up as LAMMPS
   // sets up a run; the stage of a checkpoint's step (checked against its md.stage) before anything is restored;
   // md.stage in a checkpoint; the stages for describe().
@@ -240,7 +271,21 @@ class MdSolver final : public SolverBase {
   double m_phase_time[k_nphase] = {};
   std::unique_ptr<io::H5mdTrajectory> m_trajectory;  // opened at the first write_outputs()
   std::unique_ptr<io::LammpsDump> m_dump;              // [md.dump]: opened at the first write_outputs()
-  NoseHooverChain m_nhc;  // md.ensemble = "nvt"
+  NoseHooverChain m_nhc;  // md.ensemble = "nvt", "npt"
+  // md.ensemble = "npt", "nph": the barostat, the temperature after the last step (FixNH::t_current; nph), the
+  // ranks' summed virial of the last force call, the box of the last neighbour build and of the bins, the
+  // neighbour cutoff (cutoff + skin), the sub-box thickness at the last stop_request().
+  MtkBarostat m_baro;
+  double m_t_current = 0;
+  double m_virial_sum = 0;
+  std::array<double, 3> m_virial_diagonal{0, 0, 0};
+  comm::Box3 m_build_box, m_neighbor_box;
+  double m_cutneigh = 0;
+  std::array<int, 3> m_prefer_dims{0, 0, 0};  // restore(): the rank grid of the checkpoint's run (npt, nph)
+  mutable std::int64_t m_stop_checked = -1;
+  mutable double m_last_thickness = 0;
+  // The thinnest sub-box when stop_request() asked for a stop (0: it did not): a resume needs thicker ones.
+  mutable double m_shrink_stop = 0;
   std::unique_ptr<Minimizer> m_min;  // [md.minimize]
   PairTally m_tally;
   // Molecules: the styles and coefficients, the terms, what the last force call tallied, the first FENE bond

@@ -248,8 +248,14 @@ struct Scalars {
   double time = 0;
   comm::Box3 box;
   std::vector<double> masses;  // by type - 1
-  double t_current = 0;                        // md.ensemble = "nvt": the Nose-Hoover chain
+  double t_current = 0;                        // md.ensemble = "nvt", "npt": the Nose-Hoover chain
   std::vector<double> eta, eta_dot, eta_dotdot;
+  // md.ensemble = "npt", "nph": the barostat (md.npt.*), the temperature after the last step, the summed virial of
+  // the last force call and the box of the last neighbour build.
+  std::array<double, 3> omega{}, omega_dot{}, fixedpoint{}, virial_diagonal{};
+  double vol0 = 0, t_target = 0, baro_t_current = 0, virial = 0, mtk_term2 = 0;
+  std::vector<double> etap, etap_dot, etap_dotdot;
+  comm::Box3 build_box;
 };
 
 // Reads the scalars of a checkpoint and checks them, and what the deck fixes, against the configuration;
@@ -295,7 +301,48 @@ std::string read_scalars(const io::SolverState& st, const MdConfig& cfg, Scalars
       return std::string("checkpoint box in ") + char('x' + d) + " is [" + exact(s.box.lo[d]) + ", " +
              exact(s.box.hi[d]) + "): not a finite, non-empty interval";
 
-  if (cfg.ensemble == Ensemble::Nvt) {
+  if (barostatted(cfg.ensemble)) {
+    const std::int64_t pchain = st.require_integer("md.npt.pchain");
+    if (pchain != cfg.pchain)
+      return "checkpoint md.npt.pchain = " + std::to_string(pchain) + ", but the deck's md.pchain is " +
+             std::to_string(cfg.pchain);
+    std::vector<double> finite;
+    for (int d = 0; d < 3; ++d) {
+      const std::string n = std::to_string(d + 1);
+      s.omega[d] = st.require_real("md.npt.omega." + n);
+      s.omega_dot[d] = st.require_real("md.npt.omega_dot." + n);
+      s.fixedpoint[d] = st.require_real("md.npt.fixedpoint." + n);
+      s.build_box.lo[d] = st.require_real(std::string("md.npt.build_lo_") + char('x' + d));
+      s.build_box.hi[d] = st.require_real(std::string("md.npt.build_hi_") + char('x' + d));
+      finite.insert(finite.end(), {s.omega[d], s.omega_dot[d], s.fixedpoint[d]});
+      if (!(std::isfinite(s.build_box.lo[d]) && std::isfinite(s.build_box.hi[d]) && s.build_box.hi[d] > s.build_box.lo[d]))
+        return std::string("checkpoint box of the last neighbour build in ") + char('x' + d) + " is [" +
+               exact(s.build_box.lo[d]) + ", " + exact(s.build_box.hi[d]) + "): not a finite, non-empty interval";
+    }
+    s.vol0 = st.require_real("md.npt.vol0");
+    s.t_target = st.require_real("md.npt.t_target");
+    s.baro_t_current = st.require_real("md.npt.t_current");
+    s.virial = st.require_real("md.npt.virial");
+    for (int d = 0; d < 3; ++d) {
+      s.virial_diagonal[d] = st.require_real("md.npt.virial_diagonal." + std::to_string(d + 1));
+      finite.push_back(s.virial_diagonal[d]);
+    }
+    s.mtk_term2 = st.require_real("md.npt.mtk_term2");
+    finite.insert(finite.end(), {s.vol0, s.t_target, s.baro_t_current, s.virial, s.mtk_term2});
+    for (std::int64_t k = 1; k <= pchain; ++k) {
+      const std::string n = std::to_string(k);
+      s.etap.push_back(st.require_real("md.npt.etap." + n));
+      s.etap_dot.push_back(st.require_real("md.npt.etap_dot." + n));
+      s.etap_dotdot.push_back(st.require_real("md.npt.etap_dotdot." + n));
+      finite.insert(finite.end(), {s.etap.back(), s.etap_dot.back(), s.etap_dotdot.back()});
+    }
+    for (const double v : finite)
+      if (!std::isfinite(v)) return "checkpoint holds a non-finite barostat value (md.npt.*)";
+    if (!(s.vol0 > 0) || !(s.t_target > 0))
+      return "checkpoint md.npt.vol0 = " + exact(s.vol0) + ", md.npt.t_target = " + exact(s.t_target) +
+             ": both must be > 0";
+  }
+  if (thermostatted(cfg.ensemble)) {
     const std::int64_t tchain = st.require_integer("md.nvt.tchain");
     if (tchain != cfg.tchain)
       return "checkpoint md.nvt.tchain = " + std::to_string(tchain) + ", but the deck's md.tchain is " +
@@ -581,7 +628,33 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   put_bonded_state(st);
   put_stage_state(st);
   if (m_min) m_min->put_state(st);
-  if (m_cfg.ensemble == Ensemble::Nvt) {  // the Nose-Hoover chain, so that a resume continues it bitwise
+  if (barostatted(m_cfg.ensemble)) {  // the barostat, so that a resume continues it bitwise
+    MtkBarostat& b = m_baro;
+    st.integers["md.npt.pchain"] = b.chain();
+    for (int d = 0; d < 3; ++d) {
+      const std::string n = std::to_string(d + 1);
+      st.reals["md.npt.omega." + n] = b.omega()[d];
+      st.reals["md.npt.omega_dot." + n] = b.omega_dot()[d];
+      st.reals["md.npt.fixedpoint." + n] = b.fixedpoint()[d];
+      st.reals[std::string("md.npt.build_lo_") + char('x' + d)] = m_build_box.lo[d];
+      st.reals[std::string("md.npt.build_hi_") + char('x' + d)] = m_build_box.hi[d];
+    }
+    for (int d = 0; d < 3; ++d) st.integers[std::string("md.npt.grid_") + char('x' + d)] = m_grid->dims()[d];
+    st.reals["md.npt.shrink_stop"] = m_shrink_stop;
+    st.reals["md.npt.vol0"] = b.vol0();
+    st.reals["md.npt.t_target"] = b.t_target();
+    st.reals["md.npt.t_current"] = m_t_current;
+    st.reals["md.npt.virial"] = m_virial_sum;
+    for (int d = 0; d < 3; ++d) st.reals["md.npt.virial_diagonal." + std::to_string(d + 1)] = m_virial_diagonal[d];
+    st.reals["md.npt.mtk_term2"] = b.mtk_term2();
+    for (int k = 0; k < b.chain(); ++k) {
+      const std::string n = std::to_string(k + 1);
+      st.reals["md.npt.etap." + n] = b.etap()[k];
+      st.reals["md.npt.etap_dot." + n] = b.etap_dot()[k];
+      st.reals["md.npt.etap_dotdot." + n] = b.etap_dotdot()[k];
+    }
+  }
+  if (thermostatted(m_cfg.ensemble)) {  // the Nose-Hoover chain, so that a resume continues it bitwise
     st.integers["md.nvt.tchain"] = m_nhc.chain();
     st.reals["md.nvt.t_current"] = m_nhc.t_current();
     for (int k = 0; k < m_nhc.chain(); ++k) {
@@ -618,7 +691,29 @@ void MdSolver::restore(const io::SolverState& st) {
   }
   m_comm.agree<InputError>(bad.empty(), bad);
   const auto reach = st.reals.find("md.ghost_cutoff");
-  init_domain(s.box, s.masses, "the checkpoint", reach == st.reals.end() ? 0.0 : reach->second);
+  // Constant pressure: the lists are rebuilt in the box of their build (from x_build), then the box is the current
+  // one; as in the run that wrote the checkpoint.
+  const bool npt = barostatted(m_cfg.ensemble);
+  if (npt)
+    for (int d = 0; d < 3; ++d) {
+      const auto g = st.integers.find(std::string("md.npt.grid_") + char('x' + d));
+      m_prefer_dims[d] = g == st.integers.end() || g->second < 1 || g->second > 1000000 ? 0 : static_cast<int>(g->second);
+    }
+  init_domain(npt ? s.build_box : s.box, s.masses, "the checkpoint", reach == st.reals.end() ? 0.0 : reach->second);
+  if (npt) {
+    // A checkpoint of a stop for a box too small for its rank grid: the grid here must give thicker sub-boxes.
+    const auto shrink = st.reals.find("md.npt.shrink_stop");
+    const double stopped_at = shrink == st.reals.end() ? 0.0 : shrink->second;
+    double thinnest = s.box.length(0);
+    for (int d = 0; d < 3; ++d) thinnest = std::min(thinnest, s.box.length(d) / m_grid->dims()[d]);
+    const auto& g = m_grid->dims();
+    m_comm.agree<InputError>(!(stopped_at > 0 && thinnest <= stopped_at * (1 + 1e-9)),
+                             "checkpoint: the run stopped because its box got too small for its rank grid (thinnest "
+                             "sub-box " + significant(stopped_at, 6) + ", ghost reach " + significant(m_ghost_cutoff, 6) +
+                             "); the grid of " + std::to_string(m_comm.size()) + " ranks here (" + std::to_string(g[0]) +
+                             " x " + std::to_string(g[1]) + " x " + std::to_string(g[2]) +
+                             ") is no thicker: resume on fewer ranks");
+  }
   m_natoms = s.natoms;
 
   // 2. The lengths of the list fields (the checkpoint's: 0 where it has none), this rank's block of every
@@ -699,8 +794,34 @@ void MdSolver::restore(const io::SolverState& st) {
   }
   Kokkos::deep_copy(m_atoms.x, cx);
   Kokkos::deep_copy(m_atoms.f, cf);
+  if (npt) set_box(s.box);
   m_halo->update_positions(m_atoms);
-  if (m_cfg.ensemble == Ensemble::Nvt) {
+  if (npt) {
+    MtkBarostat::Settings b;
+    b.pressure = m_cfg.pressure;
+    b.pdamp = m_cfg.pressure_damp;
+    b.pchain = m_cfg.pchain;
+    b.aniso = m_cfg.barostat == Barostat::Aniso;
+    b.dt = m_cfg.dt;
+    b.boltz = m_cfg.unit().boltz;
+    b.nktv2p = m_cfg.unit().nktv2p;
+    b.natoms = static_cast<double>(m_natoms);
+    m_baro = MtkBarostat(b);
+    m_baro.omega() = s.omega;
+    m_baro.omega_dot() = s.omega_dot;
+    m_baro.fixedpoint() = s.fixedpoint;
+    m_baro.vol0() = s.vol0;
+    m_baro.mtk_term2() = s.mtk_term2;
+    m_baro.etap() = s.etap;
+    m_baro.etap_dot() = s.etap_dot;
+    m_baro.etap_dot().push_back(0.0);  // the chain's always-zero last member
+    m_baro.etap_dotdot() = s.etap_dotdot;
+    m_baro.restore(s.t_target);
+    m_t_current = s.baro_t_current;
+    m_virial_sum = s.virial;
+    m_virial_diagonal = s.virial_diagonal;
+  }
+  if (thermostatted(m_cfg.ensemble)) {
     m_nhc = NoseHooverChain(m_cfg.tchain, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.unit().boltz);
     for (int k = 0; k < m_cfg.tchain; ++k) {
       m_nhc.eta()[k] = s.eta[k];

@@ -50,6 +50,7 @@ void MdSolver::sort_owned_atoms() { m_sorter.sort(m_atoms, m_neighbor); }
 
 void MdSolver::rebuild() {
   PhaseTimer timer(m_phase_time[k_neigh]);
+  box_for_rebuild();
   const int nonfinite = m_halo->migrate(m_atoms);
   // One reduction serves the lost-atom check, the dangerous-build count, the cause of a loss and a FENE bond
   // found broken since the last build.
@@ -85,6 +86,7 @@ void MdSolver::rebuild() {
   Kokkos::deep_copy(Kokkos::subview(m_atoms.x_build, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL),
                     Kokkos::subview(m_atoms.x, std::make_pair(0, m_atoms.nlocal), Kokkos::ALL));
   m_since_build = 0;
+  m_build_box = m_box;
 }
 
 void MdSolver::compute_forces(bool ev) {
@@ -184,15 +186,19 @@ void MdSolver::step(bool want_thermo) {
     minimize_step();
     return;
   }
-  thermostat_half_step(false);
-  {
+  // Constant pressure (md_npt.cpp): the barostat's half-step moves the atoms and the box.
+  const bool npt = barostatted(m_cfg.ensemble);
+  if (npt) {
+    npt_initial_integrate();
+  } else {
+    thermostat_half_step(false);
     PhaseTimer timer(m_phase_time[k_integrate]);
     initial_integrate(m_atoms, m_cfg.dt, m_cfg.unit().ftm2v, m_maxsq);
   }
   ++m_step;
   m_time = clock_time();  // step x md.dt (with stages that change it, from the last change): the same resumed
   ++m_since_build;
-  const double half_skin_sq = 0.25 * m_cfg.skin * m_cfg.skin;
+  const double half_skin_sq = rebuild_trigger_sq();
   bool rebuild_now = false;
   if (m_since_build % m_cfg.neighbor_every == 0) {
     if (m_cfg.neighbor_check) {
@@ -214,7 +220,12 @@ void MdSolver::step(bool want_thermo) {
     else
       m_halo->update_positions(m_atoms);
   }
-  compute_forces(want_thermo);
+  // The barostat needs the virial of every step.
+  compute_forces(want_thermo || npt);
+  if (npt) {
+    npt_final_integrate();
+    return;
+  }
   PhaseTimer timer(m_phase_time[k_integrate]);
   if (m_cfg.ensemble == Ensemble::Langevin)
     langevin_forces(m_atoms, m_cfg.temperature, m_cfg.damp, m_cfg.dt, m_cfg.seed, m_step, langevin_units(m_cfg.unit()));

@@ -84,11 +84,17 @@ Halo::Halo(const comm::Communicator& comm, const comm::ProcessGrid& grid, comm::
       s.dir = dir;
       s.send_rank = grid.neighbor(d, dir);
       s.recv_rank = grid.neighbor(d, 1 - dir);
-      const double L = grid.global_box().length(d);
-      s.shift = grid.at_boundary(d, dir) ? (dir == 0 ? L : -L) : 0.0;
       m_lists[2 * d + dir] = IntView("particles::halo::sendlist", 0);
     }
+  update_shifts();
   m_batch.memory = comm::memory_of<MemSpace>();
+}
+
+void Halo::update_shifts() {
+  for (SwapInfo& s : m_swaps) {
+    const double L = m_grid.global_box().length(s.dim);
+    s.shift = m_grid.at_boundary(s.dim, s.dir) ? (s.dir == 0 ? L : -L) : 0.0;
+  }
 }
 
 bool Halo::local(const SwapInfo& s) const { return s.send_rank == m_grid.rank() && !m_transport.route_self(); }

@@ -85,6 +85,11 @@ class Halo {
   // of the ghosts are scratch afterwards). Collective.
   void scatter(const Fields& fields);
 
+  // After the grid's box changed (comm::ProcessGrid::set_box(): constant pressure): the periodic image shift
+  // of every swap that crosses the box boundary becomes the new box length, so that gather() places the
+  // ghosts at the images of their particles in the new box (the lists of the last build stay). Not collective.
+  void update_shifts();
+
   int nlocal() const { return m_nlocal; }
   // Whether any swap goes to or comes from another rank (else every ghost is an image of this rank's own
   // particles and nothing is waited for, whether the transport routes messages to this rank or not).

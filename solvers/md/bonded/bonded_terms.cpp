@@ -237,6 +237,7 @@ BondedEnergies BondedTerms::compute(const AtomStore& atoms) {
             const BondedTally t = gather_bonded(list, view, atoms.x, atoms.f);
             energy += t.energy;
             out.virial += t.virial[0] + t.virial[1] + t.virial[2];
+            for (int c = 0; c < 3; ++c) out.virial_diagonal[c] += t.virial[c];
             bad += t;
           }
         },

@@ -67,6 +67,7 @@ struct MissingPartner {
 struct BondedEnergies {
   double ebond = 0, eangle = 0, edihed = 0;
   double virial = 0;                       // the trace: sum of r . F
+  double virial_diagonal[3] = {0, 0, 0};   // its parts: sum of r_a F_a, a = x, y, z
   std::int64_t broken[2] = {0, 0};         // ids of a FENE bond stretched to R0 or beyond (0: none)
 };
 
