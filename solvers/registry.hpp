@@ -85,6 +85,10 @@ struct SolverRegistration {
   // chooses it.
   std::function<std::string(const io::Deck&)> units_of;
   std::vector<io::KeySpec> keys;  // its deck keys "<name>.*", in documentation order
+  // The keys of its own that a stage of the run ([[run.stage]], [run.stage.<name>]) may set for that stage, with
+  // their checks (a stage's choices may be fewer than the key's); every other key of the solver defines the
+  // system and is refused in a stage. Empty: the solver runs no stages.
+  std::vector<io::KeySpec> stage_keys;
   // Whether one of its keys applies to the deck (resolved deck, physics()).
   std::function<bool(const io::Deck&, const std::string& key)> key_active;
   // The rules between its keys, checked by Deck::validate after every key passed its own checks, when
@@ -126,6 +130,8 @@ struct SolverDefinition {
   // Optional: the unit system of a configuration (default: units).
   std::function<std::string(const Config&)> units_of;
   std::vector<io::KeySpec> keys;
+  // Optional: the keys a stage may set (SolverRegistration::stage_keys).
+  std::vector<io::KeySpec> stage_keys;
   // The typed configuration from a validated deck: types, ranges and choices are the deck engine's
   // checks and are not repeated here.
   std::function<Config(const io::Deck&)> read_config;
@@ -155,6 +161,7 @@ SolverRegistration make_registration(SolverDefinition<Config> def) {
   r.units = d->units;
   r.units_of = [d](const io::Deck& deck) { return d->units_of ? d->units_of(d->read_config(deck)) : d->units; };
   r.keys = d->keys;
+  r.stage_keys = d->stage_keys;
   const std::string name = d->name;
   if (d->key_active)
     r.key_active = d->key_active;
@@ -209,14 +216,16 @@ template <class D>
 using ExportSystemOf = decltype(&D::export_system);
 template <class D>
 using UnitsOf = decltype(&D::units_of);
+template <class D>
+using StageKeysOf = decltype(&D::stage_keys);
 
 }  // namespace impl
 
 // The registration of a solver defined as a struct of static members, the form of the built-in solvers
 // (solvers/md/md_registration.cpp, solvers/fluid/fluid_registration.cpp): `using Config`, `name`, `units`,
 // `keys()`, `read_config`, `memory`, `checkpoint_bytes_per_work_unit` and `make`, as in SolverDefinition;
-// `key_active`, `check_rules`, `deck_work_units`, `read_inputs`, `check_fresh` and `units_of` when the solver has
-// them, and
+// `key_active`, `check_rules`, `deck_work_units`, `read_inputs`, `check_fresh`, `units_of` and `stage_keys` when the
+// solver has them, and
 // `export_arrays` with `export_system` (SolverExport) when its checkpoints export.
 // A solver's registration function is then one line: `return make_registration<Definition>();`.
 template <class Definition>
@@ -237,6 +246,7 @@ SolverRegistration make_registration() {
   if constexpr (impl::Defines<impl::CheckFreshOf, D>::value) d.check_fresh = &D::check_fresh;
   if constexpr (impl::Defines<impl::ExportSystemOf, D>::value) d.exporter = {&D::export_arrays, &D::export_system};
   if constexpr (impl::Defines<impl::UnitsOf, D>::value) d.units_of = &D::units_of;
+  if constexpr (impl::Defines<impl::StageKeysOf, D>::value) d.stage_keys = D::stage_keys();
   return make_registration(std::move(d));
 }
 

@@ -36,8 +36,9 @@ class Solver {
   virtual std::vector<std::string> summary() = 0;
   // True when the solver's own end condition is reached (e.g. fluid.time_end) before run.steps.
   virtual bool finished() const { return false; }
-  // Steps the solver takes before the run.steps of the run (an energy minimisation, one iteration a step):
-  // -1 while they go on, else the step at which they ended (0: none). The run ends run.steps steps after it.
+  // Steps the solver takes besides the run.steps of the run (energy minimisations, one iteration a step: before
+  // the dynamics, or as stages between them): -1 while one goes on (or is due next), else how many it took so
+  // far (0: none). The run ends at this many steps plus run.steps.
   virtual std::int64_t preamble_end() const { return 0; }
   // A stop the solver asks for after a step, with a stop checkpoint and the exit of a run to resume (75): the
   // reason in words, the same on every rank ("" to go on). E.g. a box that shrinks below what the rank grid

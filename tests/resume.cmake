@@ -43,6 +43,14 @@ foreach(case "cg 1" "cg 4" "fire 2" "fire 3")
                        PASS_REGULAR_EXPRESSION "PASS: minimize ${style} at np ${np}")
 endforeach()
 
+# A run in stages ([[run.stage]]) against LAMMPS, stopped in every stage and resumed (tests/resume/stages_test.sh).
+foreach(np 1 2 3 4)
+  add_test(NAME resume.stages.np${np}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/stages_test.sh $<TARGET_FILE:spotrun-test> ${np})
+  set_tests_properties(resume.stages.np${np} PROPERTIES TIMEOUT 600 PROCESSORS ${np} LABELS "resume;mpi"
+                       PASS_REGULAR_EXPRESSION "PASS: stages at np ${np}")
+endforeach()
+
 # The durable tier (checkpoint.durable) against s3rver on 127.0.0.1 through rclone (tests/resume/durable_test.sh):
 # npm installs s3rver into <build>/npm when missing; skipped without node, npm, rclone or namespaces unless
 # SPOTRUN_REQUIRE_DURABLE=1.

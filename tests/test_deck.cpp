@@ -905,8 +905,15 @@ Blocks split_blocks(const std::string& text) {
     if (!line.empty() && line[0] == '[') {
       const bool array = line.rfind("[[", 0) == 0;
       const std::size_t open = array ? 2 : 1, close = line.find(']');
-      b.names.push_back((array ? "[" : "") + line.substr(open, close - open) + (array ? "]" : ""));
-      b.blocks.emplace_back();
+      const std::string name = line.substr(open, close - open);
+      // A table in the last table of an array ([run.stage.md] after [[run.stage]]) belongs to that table: it
+      // moves with its block.
+      const bool in_array_table = !array && !b.names.empty() && b.names.back().front() == '[' &&
+                                  name.rfind(b.names.back().substr(1, b.names.back().size() - 2) + ".", 0) == 0;
+      if (!in_array_table) {
+        b.names.push_back((array ? "[" : "") + name + (array ? "]" : ""));
+        b.blocks.emplace_back();
+      }
     }
     (b.blocks.empty() ? b.root : b.blocks.back()) += line + "\n";
   }
@@ -1028,7 +1035,7 @@ TEST(Deck, DidYouMeanOnlyForCloseKeysSameSectionFirst) {
   EXPECT_EQ(validate_error("[fluid]\ndtt = 0.1\n"), "deck.toml:2: unknown key 'fluid.dtt'; did you mean 'fluid.dt'?");
   EXPECT_EQ(validate_error("[run]\ndt = 0.1\n"), "deck.toml:2: unknown key 'run.dt'; did you mean 'md.dt'?");
   EXPECT_EQ(validate_error("[run]\nfoo = 1\n"), "deck.toml:2: unknown key 'run.foo'; [run] has the keys solver, steps, thermo_every, output_dir, "
-            "progress_seconds, time_limit");
+            "progress_seconds, time_limit, stage");
   EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"), "; [md] has the keys units, dt, cutoff,");
   EXPECT_CONTAINS(validate_error("[md]\nfoo = 1\n"),
                   " and the sections [md.pair], [md.kspace], [md.bond], [md.angle], [md.dihedral], [md.special_bonds], [md.lattice], ");

@@ -262,7 +262,7 @@ for c in "${NPT_CASES[@]}"; do
     read -r csv data fix couple coeffs <<<"$c"
     reference "$csv" 11 in.npt-ref -var data "$DATA/$data" -var fix "$fix" -var couple "$couple" -var coeffs "$coeffs"
 done
-# The charged mixture of section 8 (PPPM, mesh 24^3, order 5, g_ewald 1.0) under fix npt iso: the k-space part
+#     The charged mixture of section 8 (PPPM, mesh 24^3, order 5, g_ewald 1.0) under fix npt iso: the k-space part
 # follows the box (kspace->setup() every step).
 reference lammps-ka-charged-small-pppm-npt.csv 11 in.coullong-ref -var data "$DATA/ka-charged-small.data" \
     -var kspace pppm -var acc 1e-5 -var mod "mesh 24 24 24 order 5 gewald 1.0" \
@@ -275,3 +275,11 @@ reference lammps-argon-real-npt.csv 11 in.argon-ref -var units real -var data "$
 reference lammps-argon-metal-npt.csv 11 in.argon-ref -var units metal -var data "$DATA/argon-metal.data" \
     -var eps 0.010323 -var dt 0.002 -var fix "npt temp 100.0 100.0 0.1 iso 101.325 101.325 1.0" \
     -var extra "vol ecouple econserve"
+
+# 14. Stages ([[run.stage]]): the Kob-Andersen mixture under fix nvt (T 0.8), then fix nve, then fix nvt (T 1.2,
+#     Tdamp 0.5, tchain 4, timestep 0.004), each 100 steps, a `run` after `unfix` and `fix`. Each run after the
+#     first prints its set-up's row at the step the one before it ended: the first row of each step is kept.
+reference lammps-ka-small-stages.csv 33 in.stages-ref -var data "$DATA/ka-small.data"
+awk -F, '!seen[$1]++' "$DATA/lammps-ka-small-stages.csv" > "$TMP/stages.csv"
+cp "$TMP/stages.csv" "$DATA/lammps-ka-small-stages.csv"
+check_rows lammps-ka-small-stages.csv 31

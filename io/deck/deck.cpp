@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -68,8 +69,10 @@ std::string DeckSchema::closest(const std::string& key) const {
   std::string best;
   std::size_t best_rank = static_cast<std::size_t>(-1);
   for (const auto& s : keys) {
-    const KeySpec* parent = find(section_of(s.key));
-    if (parent && parent->type == KeyType::TableArray) continue;  // a field of [[...]] tables
+    bool field = false;  // a field of [[...]] tables, or of a table in them
+    for (std::string sec = section_of(s.key); !sec.empty() && !field; sec = section_of(sec))
+      if (const KeySpec* parent = find(sec)) field = parent->type == KeyType::TableArray;
+    if (field) continue;
     const std::size_t d_last = edit_distance(last, last_name(s.key));
     const std::size_t d_key = edit_distance(k, s.key);
     // Ranks: the same section first, then the same last name elsewhere, then the whole key; within each,
@@ -468,20 +471,36 @@ void Deck::check_value(const KeySpec& spec, const std::string& key, const toml::
       const toml::value& e = v.as_array()[i];
       const std::string at = key + "[" + std::to_string(i) + "]";
       if (!e.is_table()) throw InputError(where(at, &e) + ": " + key_text(at) + ": expected a table ([[" + key + "]] block)");
-      std::vector<std::string> names;
-      for (const auto& kv : e.as_table()) names.push_back(kv.first);
-      std::sort(names.begin(), names.end());
-      for (const auto& name : names) {
-        const KeySpec* field = is_bare_key(name) ? schema.find(prefix + name) : nullptr;
-        if (!field) {
-          std::string fields;
-          for (const auto& f : schema.keys)
-            if (f.key.rfind(prefix, 0) == 0) fields += (fields.empty() ? "" : ", ") + f.key.substr(prefix.size());
-          throw InputError(where(at + "." + name, &e.as_table().at(name)) + ": unknown key " +
-                           key_text(at + "." + name) + " in a [[" + key + "]] table; allowed: " + fields);
+      // The fields of the table, and those of the tables in it that the schema has keys below ([run.stage.md]).
+      std::function<void(const toml::value&, const std::string&)> check_fields = [&](const toml::value& t,
+                                                                                      const std::string& rel) {
+        std::vector<std::string> names;
+        for (const auto& kv : t.as_table()) names.push_back(kv.first);
+        std::sort(names.begin(), names.end());
+        for (const auto& name : names) {
+          const toml::value& fv = t.as_table().at(name);
+          const std::string field_name = rel + name;
+          const KeySpec* field = is_bare_key(name) ? schema.find(prefix + field_name) : nullptr;
+          if (!field && is_bare_key(name) && fv.is_table() &&
+              std::any_of(schema.keys.begin(), schema.keys.end(), [&](const KeySpec& f) {
+                return f.key.rfind(prefix + field_name + ".", 0) == 0;
+              })) {
+            check_fields(fv, field_name + ".");
+            continue;
+          }
+          if (!field) {
+            const std::string why = spec.unknown_field ? spec.unknown_field(field_name) : std::string();
+            if (!why.empty()) throw InputError(where(at + "." + field_name, &fv) + ": " + key_text(at + "." + field_name) + ": " + why);
+            std::string fields;
+            for (const auto& f : schema.keys)
+              if (f.key.rfind(prefix, 0) == 0) fields += (fields.empty() ? "" : ", ") + f.key.substr(prefix.size());
+            throw InputError(where(at + "." + field_name, &fv) + ": unknown key " + key_text(at + "." + field_name) +
+                             " in a [[" + key + "]] table; allowed: " + fields);
+          }
+          check_value(*field, at + "." + field_name, fv);
         }
-        check_value(*field, at + "." + name, e.as_table().at(name));
-      }
+      };
+      check_fields(e, "");
       for (const auto& f : schema.keys)
         if (f.key.rfind(prefix, 0) == 0 && f.default_value.empty() && !f.optional &&
             !e.as_table().count(f.key.substr(prefix.size())))
@@ -558,9 +577,12 @@ void Deck::validate() const {
 
 // A field of the tables of a TableArray key: physics() and resolved() show it with its table.
 static bool is_table_field(const DeckSchema& schema, const KeySpec& s) {
-  const auto dot = s.key.rfind('.');
-  const KeySpec* parent = dot == std::string::npos ? nullptr : schema.find(s.key.substr(0, dot));
-  return parent && parent->type == KeyType::TableArray;
+  // Its parent, or a section above it (the fields of [run.stage.md] under [[run.stage]]).
+  for (auto dot = s.key.rfind('.'); dot != std::string::npos && dot > 0; dot = s.key.rfind('.', dot - 1)) {
+    const KeySpec* parent = schema.find(s.key.substr(0, dot));
+    if (parent) return parent->type == KeyType::TableArray;
+  }
+  return false;
 }
 
 std::string Deck::physics() const {

@@ -58,6 +58,10 @@ struct KeySpec {
   // A field of a TableArray's tables without a default that may still be left out (its reader knows what
   // that means, e.g. md.pair.coeff.cutoff: md.cutoff); other fields without a default are required.
   bool optional = false;
+  // TableArray keys: the message for a field its tables may not hold (its name relative to a table,
+  // "md.cutoff"), "" for the engine's own ("unknown key ...; allowed: ..."). Its tables may hold tables of
+  // their own ([run.stage.md] under [[run.stage]]) when the schema has keys below them.
+  std::function<std::string(const std::string& field)> unknown_field;
 };
 
 class Deck;

@@ -2,6 +2,7 @@
 // spotrun's decks: the deck engine (io/deck/deck.hpp) with spotrun's schema, which launcher/deck/deck_schema.cpp
 // assembles from the launcher's keys ([run], [checkpoint], [comm], [cloud], [report]) and those of every
 // registered solver (solvers/registry.hpp).
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <utility>
@@ -36,6 +37,9 @@ const KeySpec* find_key(const std::string& key);
 // The schema key closest to an unknown key (edit distance), for "did you mean".
 std::string closest_key(const std::string& key);
 
+// [[run.stage]]: the sum of the stages' steps (0 without stages; a stage that minimises has none).
+std::int64_t stage_steps(const io::Deck& deck);
+
 // A deck read against spotrun's schema; solvers see it as the io::Deck it is.
 class Deck : public io::Deck {
  public:
@@ -47,5 +51,9 @@ class Deck : public io::Deck {
     return Deck(io::Deck::parse(text, name, spotrun_deck_schema()));
   }
 };
+
+// A validated deck with [[run.stage]] and no run.steps: run.steps set to the stages' sum (the resolved deck and the
+// run then say it).
+void derive_run_steps(Deck& deck);
 
 }  // namespace spotrun::launcher

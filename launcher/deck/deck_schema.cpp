@@ -1,6 +1,8 @@
 // spotrun's deck schema, assembled here: the launcher's keys ([run], [checkpoint], [comm], [cloud], [report]) below,
 // then the keys of every registered solver (solvers/registry.hpp), which also say which of their keys apply
 // and the rules between them. docs/decks.md documents the same keys (a test checks that it does).
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iterator>
 #include <set>
@@ -163,6 +165,48 @@ std::vector<KeySpec> launcher_keys() {
   return keys;
 }
 
+// [[run.stage]]: the stages of a run, each with its steps and the keys it sets in a table of its solver
+// ([run.stage.md]): the solvers' stage keys (SolverRegistration::stage_keys) below run.stage, optional, without
+// a default (a stage keeps what the stages before it set, the first one the solver's section). A key of a
+// solver that a stage may not set is refused naming it: it defines the system.
+std::vector<KeySpec> stage_keys() {
+  std::vector<std::string> settable;
+  std::vector<KeySpec> fields;
+  for (const auto& solver : solvers::registered_solvers())
+    for (KeySpec k : solver.stage_keys) {
+      settable.push_back(k.key);
+      k.key = "run.stage." + k.key;
+      k.default_value.clear();
+      k.optional = true;
+      k.resumable = false;
+      k.help += " (in this stage)";
+      fields.push_back(std::move(k));
+    }
+  KeySpec stage{"run.stage", KeyType::TableArray, "", "-",
+                "Stages of the run in order ([[run.stage]] blocks with steps and a table of the solver's keys that "
+                "change, [run.stage.md]); one continuous step count, run.steps their sum",
+                0, 1000};
+  stage.unknown_field = [settable](const std::string& field) -> std::string {
+    const std::string section = field.substr(0, field.find('.'));
+    const bool solver_key = find_key(field) != nullptr;
+    bool solver_section = false;
+    for (const auto& k : deck_schema())
+      if (k.key.rfind(field + ".", 0) == 0 && k.key.rfind("run.", 0) != 0) solver_section = true;
+    if (!solver_key && !solver_section) return "";
+    std::string allowed;
+    for (const auto& k : settable) allowed += (allowed.empty() ? "" : ", ") + k;
+    return std::string(solver_key ? "'" + field + "' defines the system" : "[" + field + "] defines the system") +
+           " and may not change between stages; a stage sets steps and " +
+           (allowed.empty() ? std::string("nothing else (the solver runs no stages)") : allowed);
+  };
+  // steps: required by the solver's rules unless the stage does something else than time steps (MD: minimise).
+  KeySpec steps{"run.stage.steps", KeyType::Int, "", "steps", "Number of time steps of the stage", 1, 1e15};
+  steps.optional = true;
+  std::vector<KeySpec> out{stage, steps};
+  out.insert(out.end(), fields.begin(), fields.end());
+  return out;
+}
+
 std::vector<KeySpec> build_schema() {
   std::vector<KeySpec> s = launcher_keys();
   std::set<std::string> sections, keys;
@@ -179,7 +223,26 @@ std::vector<KeySpec> build_schema() {
       s.push_back(k);
     }
   }
+  const std::vector<KeySpec> stages = stage_keys();
+  const auto after = std::find_if(s.begin(), s.end(), [](const KeySpec& k) { return k.key == "run.time_limit"; });
+  s.insert(after == s.end() ? s.end() : after + 1, stages.begin(), stages.end());
   return s;
+}
+
+// [[run.stage]]: only in decks of a solver that runs stages; run.steps, when given, at most the stages' steps.
+void check_stages(const io::Deck& deck) {
+  const std::size_t n = deck.count("run.stage");
+  if (n == 0) return;
+  const std::string solver = deck.get_string("run.solver");
+  const solvers::SolverRegistration* r = solvers::find_solver(solver);
+  if (r && r->stage_keys.empty())
+    throw InputError(deck.where("run.stage") + ": [[run.stage]]: the " + solver + " solver runs no stages");
+  const std::int64_t total = stage_steps(deck);
+  if (deck.has("run.steps") && deck.get_int("run.steps") > total)
+    throw InputError(deck.where("run.steps") + ": key 'run.steps' = " + std::to_string(deck.get_int("run.steps")) +
+                     " is more than the " + std::to_string(total) + " steps of the " + std::to_string(n) +
+                     " stages ([[run.stage]]); allowed: at most their sum (fewer: the run stops there, and a "
+                     "resume with more continues the stages)");
 }
 
 // A time limit the run could not keep: it stops when the time since it started plus a reserve reaches the
@@ -218,12 +281,26 @@ std::shared_ptr<const DeckSchema> spotrun_deck_schema() {
     };
     s->check_rules = [](const io::Deck& deck) {
       check_time_limit(deck);
+      check_stages(deck);
       solvers::solver_named(deck.get_string("run.solver"), deck.name()).check_rules(deck);
     };
     schema = std::move(s);
     solvers_in_schema = solvers::registered_solvers().size();
   }
   return schema;
+}
+
+std::int64_t stage_steps(const io::Deck& deck) {
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < deck.count("run.stage"); ++k)
+    if (deck.has("run.stage." + std::to_string(k) + ".steps"))
+      total += deck.get_int("run.stage." + std::to_string(k) + ".steps");
+  return total;
+}
+
+void derive_run_steps(Deck& deck) {
+  if (deck.count("run.stage") > 0 && !deck.has("run.steps"))
+    deck.apply_set("run.steps=" + std::to_string(stage_steps(deck)));
 }
 
 const std::vector<KeySpec>& deck_schema() { return spotrun_deck_schema()->keys; }

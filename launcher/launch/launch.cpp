@@ -87,6 +87,7 @@ bool read_deck(const LaunchOptions& opt, std::string& outdir, long long& total_s
     Deck deck = Deck::parse(read_regular_file(opt.deck_path, "deck", k_deck_max_bytes), opt.deck_path);
     for (const auto& s : opt.sets) deck.apply_set(s);
     deck.validate();
+    derive_run_steps(deck);
     outdir = opt.output_dir.empty() ? deck.get_string("run.output_dir") : opt.output_dir;
     if (outdir.empty()) outdir = (fs::path("runs") / fs::path(opt.deck_path).stem()).string();
     if (!opt.hostfile.empty()) parse_hostfile(read_regular_file(opt.hostfile, "hostfile", 1 << 20), opt.hostfile);

@@ -48,6 +48,7 @@ Deck load_deck(const comm::Communicator& comm, const std::string& path, const st
   Deck deck = Deck::parse(io::read_input_file(comm, path, "deck", k_deck_max_bytes), path);
   for (const auto& s : sets) deck.apply_set(s);
   deck.validate();
+  derive_run_steps(deck);
   return deck;
 }
 

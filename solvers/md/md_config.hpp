@@ -71,6 +71,8 @@ struct KspaceConfig {
   double g_ewald_resolved = 0;      // the run's g_ewald (set by the solver once chosen; not a deck key)
 };
 
+struct MdStage;  // [[run.stage]] (below)
+
 struct MdConfig {
   UnitStyle units = UnitStyle::Lj;  // md.units
   const UnitConstants& unit() const { return unit_constants(units); }
@@ -128,6 +130,9 @@ struct MdConfig {
   std::vector<std::string> dump_columns{"id", "type", "x", "y", "z", "ix", "iy", "iz"};
   // [md.minimize]: an energy minimisation before the dynamics (minimize/min_config.hpp).
   MinimizeConfig minimize;
+  // [[run.stage]]: the stages of the run in order (md_stage.hpp); empty: one stage, this configuration. With
+  // stages this configuration is the first stage's.
+  std::vector<MdStage> stages;
 
   // The style and coefficients of one kind of bonded interaction.
   const BondedStyleConfig& bonded(BondedKind k) const {
@@ -136,6 +141,14 @@ struct MdConfig {
   BondedStyleConfig& bonded(BondedKind k) {
     return k == BondedKind::Bond ? bond : k == BondedKind::Angle ? angle : dihedral;
   }
+};
+
+// One stage of the run ([[run.stage]]): its steps (0 for a minimisation: its iterations, as many as it takes)
+// and its configuration (the deck's, with the keys of this stage and of those before it set; md_stage.hpp).
+struct MdStage {
+  std::int64_t steps = 0;
+  MdConfig config;
+  bool minimises() const { return config.minimize.enabled; }
 };
 
 }  // namespace spotrun::md

@@ -45,6 +45,7 @@ std::vector<std::string> MdSolver::describe() const {
       break;
     }
   }
+  for (const auto& l : describe_stages()) lines.push_back(l);  // [[run.stage]]
   lines.push_back("time step: " + significant(m_cfg.dt, 10) + " " + time + "; pair style " + m_cfg.pair_style +
                   (m_cfg.units == UnitStyle::Lj ? std::string() : std::string("; units ") + u.name));
   // Molecules: the bonded styles with their type counts, and special_bonds.
@@ -64,7 +65,7 @@ std::vector<std::string> MdSolver::describe() const {
   if (m_min) {  // [md.minimize]: the style and where it stands
     const MinStats& st = m_min->stats();
     const MinimizeConfig& mc = m_cfg.minimize;
-    std::string where = m_min->done() ? std::string("ended at step ") + std::to_string(preamble_end()) + " (" +
+    std::string where = m_min->done() ? std::string("ended at step ") + std::to_string(m_min->start_step() + st.iterations) + " (" +
                                             min_stop_words(st.stop) + ")"
                                       : "at iteration " + std::to_string(st.iterations) + " (step " +
                                             std::to_string(m_step) + ")";

@@ -57,6 +57,7 @@ void MdSolver::restore_minimizer(const io::SolverState& st) {
 }
 
 std::int64_t MdSolver::preamble_end() const {
+  if (!m_cfg.stages.empty()) return stages_preamble_end();  // [[run.stage]] (md_stage.cpp)
   if (!m_min) return 0;
   return m_min->done() ? m_min->start_step() + m_min->stats().iterations : -1;
 }
@@ -75,7 +76,7 @@ double MdSolver::minimize_energy_force(double local_maxsq) {
 void MdSolver::minimize_step() {
   const bool ended = m_min->iterate(m_step + 1);
   ++m_step;
-  m_time = static_cast<double>(m_step) * m_cfg.dt;
+  m_time = clock_time();
   if (!ended) return;
   // The minimiser's vectors are of no more use (nor part of later checkpoints); the dynamics' first half-kick
   // feels Langevin's forces, as after the set-up.

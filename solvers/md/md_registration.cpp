@@ -19,6 +19,7 @@
 #include "md_export.hpp"
 #include "md_memory.hpp"
 #include "md_solver.hpp"
+#include "md_stage.hpp"
 #include "pair.hpp"
 #include "solvers/registry.hpp"
 
@@ -205,6 +206,13 @@ MdConfig config_from_deck(const Deck& d) {
     m.max_evaluations = d.get_int("md.minimize.max_evaluations");
     m.dmax = d.get_float("md.minimize.dmax");
   }
+  return c;
+}
+
+MdConfig run_config_from_deck(const Deck& d) {
+  MdConfig c = config_from_deck(d);
+  c.stages = read_stages(d, config_from_deck);
+  if (!c.stages.empty()) apply_stage(c, c.stages.front().config);
   return c;
 }
 
@@ -475,7 +483,10 @@ struct MdDefinition {
   static constexpr const char* units = "lj";  // the default of md.units
   static std::string units_of(const MdConfig& cfg) { return cfg.unit().name; }
   static std::vector<KeySpec> keys() { return md_keys(); }
-  static MdConfig read_config(const Deck& d) { return config_from_deck(d); }
+  // [[run.stage]] (md_stage.hpp): the keys a stage may set; the configuration is the first stage's, with every
+  // stage's.
+  static std::vector<KeySpec> stage_keys() { return md::stage_keys(md_keys()); }
+  static MdConfig read_config(const Deck& d) { return run_config_from_deck(d); }
 
   // The atoms come from [md.lattice] unless [md.initial] names a data file, and then its keys apply
   // instead. Compatibility: before solvers registered, the deck engine applied these two sections to every
@@ -518,6 +529,42 @@ struct MdDefinition {
   }
 
   static void check_rules(const Deck& d, const MdConfig& c) {
+    check_deck_rules(d, c);
+    if (c.stages.empty()) return;
+    // [[run.stage]]: not after a minimisation yet; each stage's deck under the same rules.
+    if (d.has("md.minimize"))
+      throw InputError(d.where("md.minimize") + ": [md.minimize] with [[run.stage]] is not supported yet: minimise "
+                       "in a run of its own (run.steps = 0), then start the stages from its final state");
+    std::vector<Deck> decks;
+    const std::vector<MdStage> stages = read_stages(d, config_from_deck, &decks);
+    for (std::size_t k = 0; k < stages.size(); ++k) {
+      // A stage runs its steps, or minimises for as many iterations as that takes.
+      const std::string at = "run.stage." + std::to_string(k);
+      const std::string shown = "run.stage[" + std::to_string(k) + "]";
+      if (stages[k].minimises() && d.has(at + ".steps"))
+        throw InputError(d.where(at + ".steps") + ": '" + shown + ".steps': a stage that minimises ([run.stage.md."
+                         "minimize]) takes no steps: its iterations are steps, at most md.minimize.max_iterations");
+      // The integrators a stage can start (md_stage.hpp), also when the stage keeps [md]'s.
+      const std::string ensemble = decks[k].get_string("md.ensemble");
+      const auto& allowed = stage_ensembles();
+      if (std::find(allowed.begin(), allowed.end(), ensemble) == allowed.end())
+        throw InputError(d.where(d.has(at + ".md.ensemble") ? at + ".md.ensemble" : "md.ensemble") + ": stage " +
+                         std::to_string(k + 1) + " ([[run.stage]] " + std::to_string(k + 1) + ") runs md.ensemble = \"" +
+                         ensemble + "\", which stages do not support yet; a stage runs nve, langevin or nvt, or "
+                         "minimises");
+      if (!stages[k].minimises() && !d.has(at + ".steps"))
+        throw InputError(d.where(at) + ": '" + shown + "' has no key 'steps' (Number of time steps of the stage; a "
+                         "stage with [run.stage.md.minimize] minimises instead)");
+      try {
+        check_deck_rules(decks[k], stages[k].config);
+      } catch (const InputError& e) {
+        throw InputError(d.where("run.stage." + std::to_string(k)) + ": in stage " + std::to_string(k + 1) +
+                         " ([[run.stage]] " + std::to_string(k + 1) + ", its keys set over [md]): " + e.what());
+      }
+    }
+  }
+
+  static void check_deck_rules(const Deck& d, const MdConfig& c) {
     // The default time step is lj's (0.005 tau): in real and metal units the deck gives its own.
     if (c.units != UnitStyle::Lj && !d.has("md.dt"))
       throw InputError(d.where("md.units") + ": md.units = \"" + c.unit().name + "\" needs md.dt, the time step in " +

@@ -116,6 +116,8 @@ class MdSolver final : public SolverBase {
   std::string stop_request() const override;
   // The minimiser of [md.minimize] (nullptr without), for tests and diagnostics.
   const Minimizer* minimizer() const { return m_min.get(); }
+  // [[run.stage]] (md_stage.cpp): the index of the stage of the steps now run (0 without stages).
+  std::size_t stage() const { return m_stage; }
 
   // For tests and diagnostics.
   Thermo compute_thermo();
@@ -220,6 +222,23 @@ class MdSolver final : public SolverBase {
   void box_for_rebuild();
   // The ranks' summed virial of the last force call (aniso: its diagonal).
   void sum_virial();
+  // [[run.stage]] (md_stage.cpp): stage k's settings in m_cfg; at a stage's end, the next stage set up as LAMMPS
+  // sets up a run; the stage of a checkpoint's step (checked against its md.stage) before anything is restored;
+  // md.stage in a checkpoint; the stages for describe().
+  // The clock: the time at m_step, from the step where md.dt last changed (m_clock_step, m_clock_time; 0 and 0
+  // without stages: step x md.dt exactly). preamble_end() with stages: the minimisations' iterations so far.
+  void enter_stage(std::size_t k);
+  bool stage_done() const;
+  void begin_stage_if_due();
+  void restore_stage(const io::SolverState& st);
+  void put_stage_state(io::SolverState& st) const;
+  std::vector<std::string> describe_stages() const;
+  double clock_time() const;
+  std::int64_t stages_preamble_end() const;
+  std::size_t m_stage = 0;
+  std::int64_t m_stage_start = 0;  // the step at which the current stage began
+  std::int64_t m_clock_step = 0;
+  double m_clock_time = 0;
 
   MdConfig m_cfg;
   const comm::Communicator& m_comm;

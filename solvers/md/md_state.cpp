@@ -10,6 +10,7 @@
 #include "md_memory.hpp"
 #include "md_impl.hpp"
 #include "md_solver.hpp"
+#include "md_stage.hpp"
 
 namespace spotrun::md {
 namespace {
@@ -273,10 +274,11 @@ std::string read_scalars(const io::SolverState& st, const MdConfig& cfg, Scalars
     s.box.hi[d] = st.require_real(std::string("md.box.hi_") + char('x' + d));
   }
   if (s.step < 0) return "checkpoint step " + std::to_string(s.step) + " is negative";
-  const double expected_time = static_cast<double>(s.step) * cfg.dt;
+  const double expected_time = checkpoint_time(cfg, st, s.step);
   if (bits_of(s.time) != bits_of(expected_time))
     return "checkpoint time " + exact(s.time) + " does not match step " + std::to_string(s.step) + " x md.dt = " +
-           exact(cfg.dt) + " (" + exact(expected_time) + "); MD time is always step x md.dt";
+           exact(cfg.dt) + " (" + exact(expected_time) + "); MD time is always step x md.dt (with [[run.stage]] that "
+           "change md.dt: accumulated stage by stage)";
   if (s.natoms < 1) return "checkpoint md.natoms = " + std::to_string(s.natoms) + ": a checkpoint holds at least one atom";
   if (s.since_build < 0 || s.since_build > s.step || s.since_build > std::numeric_limits<int>::max())
     return "checkpoint md.since_build = " + std::to_string(s.since_build) + " is outside 0..step (" +
@@ -624,6 +626,7 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
     st.reals[std::string("md.box.hi_") + char('x' + d)] = m_box.hi[d];
   }
   put_bonded_state(st);
+  put_stage_state(st);
   if (m_min) m_min->put_state(st);
   if (barostatted(m_cfg.ensemble)) {  // the barostat, so that a resume continues it bitwise
     MtkBarostat& b = m_baro;
@@ -672,6 +675,7 @@ void MdSolver::restore(const io::SolverState& st) {
   // Every verdict below is agreed by all ranks before the next collective, and the atoms are checked
   // before they are exchanged: a damaged or crafted checkpoint ends in an InputError on every rank.
   // 1. Scalars (the same on every rank) and what the deck fixes.
+  restore_stage(st);  // [[run.stage]]: the settings of the checkpoint's stage
   Scalars s;
   std::string bad;
   try {
@@ -786,7 +790,7 @@ void MdSolver::restore(const io::SolverState& st) {
   setup_kspace();  // from the restored charges, before any force
 
   m_step = s.step;
-  m_time = static_cast<double>(m_step) * m_cfg.dt;  // equal to the checkpoint's, checked above
+  m_time = clock_time();  // equal to the checkpoint's, checked above
   m_dangerous_builds = s.dangerous_builds;
   m_moved_too_far = false;
   rebuild();

@@ -182,6 +182,7 @@ void MdSolver::recompute_forces() {
 }
 
 void MdSolver::step(bool want_thermo) {
+  begin_stage_if_due();  // [[run.stage]]: the next stage's set-up at its first step
   if (m_min && !m_min->done()) {
     minimize_step();
     return;
@@ -196,7 +197,7 @@ void MdSolver::step(bool want_thermo) {
     initial_integrate(m_atoms, m_cfg.dt, m_cfg.unit().ftm2v, m_maxsq);
   }
   ++m_step;
-  m_time = static_cast<double>(m_step) * m_cfg.dt;  // the same on a resumed run: no accumulated rounding
+  m_time = clock_time();  // step x md.dt (with stages that change it, from the last change): the same resumed
   ++m_since_build;
   const double half_skin_sq = rebuild_trigger_sq();
   bool rebuild_now = false;
