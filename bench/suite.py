@@ -1225,7 +1225,7 @@ class Suite:
             return dict(details, stop=st["stop"], iterations=st["iterations"], energy_initial=st["energy_initial"],
                         energy_final=st["energy_final"])
 
-        common = dict(suite=task.suite, metric="count", unit="force evaluations", better="lower", size=atoms,
+        common = dict(suite=task.suite, metric="count", unit="evaluations", better="lower", size=atoms,
                       size_unit="atoms", scaling=task.scaling)
         times = dict(common, metric="time", unit="s/minimisation")
         ref = ref_time = None

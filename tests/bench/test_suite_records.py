@@ -321,10 +321,10 @@ class MinimizeAndNpt(unittest.TestCase):
     def test_count_records_in_the_report(self):
         import suite_report
         peer = sr.make_record(BASE, suite="minimize", name="minimize.lammps", role="peer", program="p", metric="count",
-                              unit="force evaluations", better="lower", samples=[164, 164, 164], size=4000,
+                              unit="evaluations", better="lower", samples=[164, 164, 164], size=4000,
                               size_unit="atoms", scaling="strong", command="c")
         own = sr.make_record(BASE, suite="minimize", name="minimize.spotrun", role="measurement", program="p",
-                             metric="count", unit="force evaluations", better="lower", samples=[150, 150, 150],
+                             metric="count", unit="evaluations", better="lower", samples=[150, 150, 150],
                              size=4000, size_unit="atoms", scaling="strong", command="c", reference=peer,
                              details={"target_ratio": suite_py.MINIMIZE_TARGET})
         text = "\n".join(suite_report.tables([peer, own], {}) + suite_report.targets_table([peer, own]))
