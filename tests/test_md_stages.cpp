@@ -208,6 +208,76 @@ TEST(MdStages, ResumeInEveryStage) {
   }
 }
 
+// A protocol with constant pressure: NVT at 0.8, NPT iso (p 1, Pdamp 0.5), NVE, 100 steps each, against LAMMPS's
+// `fix nvt; run; unfix; fix npt; run; unfix; fix nve; run` (tests/data/lammps/in.protocol-ref), the volume too;
+// checkpoints inside the NPT stage, at its end and inside the NVE stage after it, resumed bitwise at the same
+// rank count and within rounding at others.
+TEST(MdStages, ProtocolWithNptAgreesWithLammps) {
+  std::string text = stages_deck();
+  const auto third = text.find("[[run.stage]]", text.find("ensemble = \"nve\""));
+  text.erase(third);
+  text.replace(text.find("ensemble = \"nve\""), 16,
+               "ensemble = \"npt\"\npressure = 1.0\npressure_damp = 0.5\n[[run.stage]]\nsteps = 100\n[run.stage.md]\n"
+               "ensemble = \"nve\"");
+  text.insert(text.find("[md]\n") + 5, "thermo_style = [\"step\", \"time\", \"temp\", \"pe\", \"ke\", \"etotal\", "
+                                       "\"press\", \"vol\"]\n");
+  const launcher::Deck d = read_deck(text);
+  const md::MdConfig cfg = md::run_config_from_deck(d);
+  ASSERT_EQ(cfg.stages.size(), 3u);
+  ASSERT_EQ(cfg.stages[1].config.ensemble, md::Ensemble::Npt);
+  const test::Csv ref = test::read_named_csv(std::string(SPOTRUN_TEST_DATA_DIR) + "/lammps-ka-small-protocol.csv");
+  ASSERT_EQ(ref.rows.size(), 31u);
+  std::vector<std::vector<double>> rows;
+  {
+    DeckRun run(d);
+    run.solver->setup();
+    for (int n = 0; n <= 300; ++n) {
+      if (n > 0) run.solver->step(n % 10 == 0);
+      if (n % 10) continue;
+      std::vector<double> r{static_cast<double>(run.solver->step_index())};
+      for (const double v : run.solver->thermo()) r.push_back(v);
+      rows.push_back(r);
+    }
+  }
+  double worst = 0;
+  std::string where;
+  for (std::size_t r = 0; r < rows.size(); ++r)
+    for (std::size_t c = 0; c < ref.header.size(); ++c) {
+      const double dd = test::rel_diff(rows[r][c], ref.rows[r][c]);
+      if (dd > worst) {
+        worst = dd;
+        where = "step " + std::to_string(static_cast<long long>(rows[r][0])) + " " + ref.header[c];
+      }
+    }
+  EXPECT_LE(worst, 1e-9) << where;
+  EXPECT_GT(rows[20][7], 800.0);             // the NPT stage grew the box from 720
+  EXPECT_EQ(rows[30][7], rows[20][7]);       // and the NVE stage kept it
+  test::report("lammps-ka-small-protocol.csv (nvt, npt iso, nve; 3 x 100 steps) at " + std::to_string(test::nranks()) +
+               " ranks: max relative difference to LAMMPS " + test::sci(worst) + " (" + where + ")");
+  const std::vector<double> want(rows.back().begin() + 1, rows.back().end());
+  for (const std::int64_t stop : {150, 200, 250}) {
+    DeckRun run(d);
+    run.solver->setup();
+    for (std::int64_t n = 0; n < stop; ++n) run.solver->step(false);
+    const io::SolverState st = run.solver->state();
+    const auto checks = test::restore_at_rank_counts(cfg, st, stop, run.solver->time(),
+                                                     [&](md::MdSolver& restored, const comm::Communicator&) {
+      for (std::int64_t n = stop; n < 300; ++n) restored.step(n + 1 == 300);
+      return restored.thermo();
+    });
+    for (const auto& r : checks) {
+      ASSERT_TRUE(r.error.empty()) << "stop at " << stop << ", " << r.ranks << " ranks: " << r.error;
+      ASSERT_EQ(r.values.size(), want.size());
+      double far = 0;
+      for (std::size_t k = 0; k < want.size(); ++k) {
+        if (r.ranks == test::nranks()) EXPECT_EQ(r.values[k], want[k]) << "stop at " << stop << ", column " << k;
+        far = std::max(far, test::rel_diff(r.values[k], want[k]));
+      }
+      EXPECT_LE(far, 1e-8) << "stop at " << stop << ", resumed at " << r.ranks << " ranks";
+    }
+  }
+}
+
 // A checkpoint whose md.stage is not the stage of its step is refused (on every rank).
 TEST(MdStages, CheckpointOfAnotherStageRefused) {
   const launcher::Deck d = read_deck(stages_deck());
@@ -258,14 +328,11 @@ TEST(MdStages, PhysicsKeysRefused) {
   });
   EXPECT_NE(rules.find("in stage 4"), std::string::npos) << rules;
   EXPECT_NE(rules.find("econserve"), std::string::npos) << rules;
-  // NPT in a stage: not yet, also when the stage keeps [md]'s.
-  std::string npt_text = stages_deck();
-  npt_text.replace(npt_text.find("ensemble = \"nvt\"\ntemperature = 0.8"), 16, "ensemble = \"npt\"");
-  const std::string npt_kept = test::input_error([&] { read_deck(npt_text); });
-  EXPECT_NE(npt_kept.find("stages.toml:8: stage 1 ([[run.stage]] 1) runs md.ensemble = \"npt\", which stages do not "
-                          "support yet"),
-            std::string::npos)
-      << npt_kept;
+  // A stage's constant pressure under [md]'s rules: Ewald is refused there too.
+  std::string ewald_text = stages_deck("[md.kspace]\nstyle = \"ewald\"\n");
+  ewald_text.replace(ewald_text.find("ensemble = \"nve\""), 16, "ensemble = \"npt\"");
+  const std::string ewald = test::input_error([&] { read_deck(ewald_text); });
+  EXPECT_NE(ewald.find("with [md.kspace] style = \"ewald\" is not supported"), std::string::npos) << ewald;
   // [md.minimize] with stages: not yet.
   const std::string min = test::input_error([] { read_deck(stages_deck() + "[md.minimize]\nstyle = \"cg\"\n"); });
   EXPECT_NE(min.find("[md.minimize] with [[run.stage]] is not supported yet"), std::string::npos) << min;

@@ -283,3 +283,9 @@ reference lammps-ka-small-stages.csv 33 in.stages-ref -var data "$DATA/ka-small.
 awk -F, '!seen[$1]++' "$DATA/lammps-ka-small-stages.csv" > "$TMP/stages.csv"
 cp "$TMP/stages.csv" "$DATA/lammps-ka-small-stages.csv"
 check_rows lammps-ka-small-stages.csv 31
+#     A protocol with constant pressure: NVT, then NPT iso, then NVE, 100 steps each (the first row of each step
+#     kept as above).
+reference lammps-ka-small-protocol.csv 33 in.protocol-ref -var data "$DATA/ka-small.data"
+awk -F, '!seen[$1]++' "$DATA/lammps-ka-small-protocol.csv" > "$TMP/protocol.csv"
+cp "$TMP/protocol.csv" "$DATA/lammps-ka-small-protocol.csv"
+check_rows lammps-ka-small-protocol.csv 31

@@ -240,8 +240,11 @@ double MdSolver::rebuild_trigger_sq() const {
 
 void MdSolver::box_for_rebuild() {
   // The bins of the neighbour lists (and of the atom sort) cover the sub-box and its ghosts: made anew for a box
-  // that changed since they were; a sub-box thinner than the ghosts reach cannot be built.
-  if (!barostatted(m_cfg.ensemble)) return;
+  // that changed since they were (under npt and nph, or in the first build of a stage after them); a sub-box
+  // thinner than the ghosts reach cannot be built.
+  bool same = true;
+  for (int d = 0; d < 3; ++d) same = same && m_box.lo[d] == m_neighbor_box.lo[d] && m_box.hi[d] == m_neighbor_box.hi[d];
+  if (same) return;
   const double thinnest = m_grid->min_sub_thickness();
   if (thinnest < m_ghost_cutoff) {
     std::ostringstream msg;
@@ -251,12 +254,8 @@ void MdSolver::box_for_rebuild() {
         << " (cutoff + skin); resume from the last checkpoint on fewer ranks";
     throw RunError(msg.str());
   }
-  bool same = true;
-  for (int d = 0; d < 3; ++d) same = same && m_box.lo[d] == m_neighbor_box.lo[d] && m_box.hi[d] == m_neighbor_box.hi[d];
-  if (!same) {
-    m_neighbor.setup(m_grid->sub_box(), m_cutneigh, full_neighbor_list(), m_cfg.neighbor_list != NeighborListKind::HalfNoNewton);
-    m_neighbor_box = m_box;
-  }
+  m_neighbor.setup(m_grid->sub_box(), m_cutneigh, full_neighbor_list(), m_cfg.neighbor_list != NeighborListKind::HalfNoNewton);
+  m_neighbor_box = m_box;
 }
 
 std::string MdSolver::stop_request() const {

@@ -550,7 +550,7 @@ struct MdDefinition {
       if (std::find(allowed.begin(), allowed.end(), ensemble) == allowed.end())
         throw InputError(d.where(d.has(at + ".md.ensemble") ? at + ".md.ensemble" : "md.ensemble") + ": stage " +
                          std::to_string(k + 1) + " ([[run.stage]] " + std::to_string(k + 1) + ") runs md.ensemble = \"" +
-                         ensemble + "\", which stages do not support yet; a stage runs nve, langevin or nvt, or "
+                         ensemble + "\", which stages do not support yet; a stage runs nve, langevin, nvt, npt or nph, or "
                          "minimises");
       if (!stages[k].minimises() && !d.has(at + ".steps"))
         throw InputError(d.where(at) + ": '" + shown + "' has no key 'steps' (Number of time steps of the stage; a "

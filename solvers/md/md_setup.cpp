@@ -165,8 +165,8 @@ void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& mas
                            double bonded_reach) {
   m_box = box;
   DomainPlan plan = plan_domain(m_cfg, m_box, masses, source, m_comm.size(), bonded_reach);
-  // A constant-pressure checkpoint resumed on as many ranks: the grid of the run that wrote it (an aniso box
-  // changes its shape, and the grid chosen for it now may differ), where its sub-boxes are thick enough.
+  // A checkpoint resumed on as many ranks: the grid of the run that wrote it (an aniso box changes its shape
+  // under constant pressure, and the grid chosen for it now may differ), where its sub-boxes are thick enough.
   const auto& p = m_prefer_dims;
   if (p[0] * p[1] * p[2] == m_comm.size()) {
     bool thick = true;

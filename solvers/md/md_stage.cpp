@@ -15,7 +15,7 @@
 namespace spotrun::md {
 
 const std::vector<std::string>& stage_ensembles() {
-  static const std::vector<std::string> names{"nve", "langevin", "nvt"};
+  static const std::vector<std::string> names{"nve", "langevin", "nvt", "npt", "nph"};
   return names;
 }
 
@@ -23,6 +23,8 @@ const std::vector<std::string>& stage_key_names() {
   static const std::vector<std::string> names{"md.ensemble",         "md.temperature",
                                               "md.damp",             "md.tchain",
                                               "md.dt",               "md.seed",
+                                              "md.pressure",         "md.pressure_damp",
+                                              "md.pchain",           "md.barostat",
                                               "md.minimize.style",   "md.minimize.etol",
                                               "md.minimize.ftol",    "md.minimize.max_iterations",
                                               "md.minimize.max_evaluations", "md.minimize.dmax"};
@@ -47,6 +49,10 @@ void apply_stage(MdConfig& into, const MdConfig& stage) {
   into.tchain = stage.tchain;
   into.dt = stage.dt;
   into.seed = stage.seed;
+  into.pressure = stage.pressure;
+  into.pressure_damp = stage.pressure_damp;
+  into.pchain = stage.pchain;
+  into.barostat = stage.barostat;
   into.minimize = stage.minimize;
 }
 

@@ -624,6 +624,9 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
   for (int d = 0; d < 3; ++d) {
     st.reals[std::string("md.box.lo_") + char('x' + d)] = m_box.lo[d];
     st.reals[std::string("md.box.hi_") + char('x' + d)] = m_box.hi[d];
+    // The rank grid: a resume on as many ranks takes it where it fits (a box that changed shape under aniso
+    // constant pressure may make another grid the best for it now).
+    st.integers[std::string("md.grid_") + char('x' + d)] = m_grid->dims()[d];
   }
   put_bonded_state(st);
   put_stage_state(st);
@@ -639,7 +642,6 @@ io::SolverState MdSolver::state_reusing(io::SolverState&& spare) {
       st.reals[std::string("md.npt.build_lo_") + char('x' + d)] = m_build_box.lo[d];
       st.reals[std::string("md.npt.build_hi_") + char('x' + d)] = m_build_box.hi[d];
     }
-    for (int d = 0; d < 3; ++d) st.integers[std::string("md.npt.grid_") + char('x' + d)] = m_grid->dims()[d];
     st.reals["md.npt.shrink_stop"] = m_shrink_stop;
     if (m_pppm) {
       for (int d = 0; d < 3; ++d) st.integers[std::string("md.npt.pppm_mesh_") + char('x' + d)] = m_pppm->choice().mesh[d];
@@ -698,11 +700,11 @@ void MdSolver::restore(const io::SolverState& st) {
   // Constant pressure: the lists are rebuilt in the box of their build (from x_build), then the box is the current
   // one; as in the run that wrote the checkpoint.
   const bool npt = barostatted(m_cfg.ensemble);
+  for (int d = 0; d < 3; ++d) {
+    const auto g = st.integers.find(std::string("md.grid_") + char('x' + d));
+    m_prefer_dims[d] = g == st.integers.end() || g->second < 1 || g->second > 1000000 ? 0 : static_cast<int>(g->second);
+  }
   if (npt) {
-    for (int d = 0; d < 3; ++d) {
-      const auto g = st.integers.find(std::string("md.npt.grid_") + char('x' + d));
-      m_prefer_dims[d] = g == st.integers.end() || g->second < 1 || g->second > 1000000 ? 0 : static_cast<int>(g->second);
-    }
     const auto ge = st.reals.find("md.npt.pppm_g_ewald");
     bool mesh_ok = ge != st.reals.end() && std::isfinite(ge->second) && ge->second > 0;
     for (int d = 0; d < 3 && mesh_ok; ++d) {
