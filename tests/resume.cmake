@@ -127,3 +127,12 @@ endif()
 add_test(NAME resume.npt_shrink COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/npt_shrink_test.sh $<TARGET_FILE:spotrun>)
 set_tests_properties(resume.npt_shrink PROPERTIES TIMEOUT 300 PROCESSORS 2 LABELS "resume;mpi"
                      PASS_REGULAR_EXPRESSION "PASS: npt shrink")
+
+# The example protocol (inputs/protocol.toml: minimise, NVT, NPT, NVE) stopped in every stage and resumed
+# (tests/resume/protocol_test.sh).
+foreach(np 1 2)
+  add_test(NAME resume.protocol.np${np}
+           COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resume/protocol_test.sh $<TARGET_FILE:spotrun-test> ${np})
+  set_tests_properties(resume.protocol.np${np} PROPERTIES TIMEOUT 600 PROCESSORS ${np} LABELS "resume;mpi"
+                       PASS_REGULAR_EXPRESSION "PASS: protocol at np ${np}")
+endforeach()

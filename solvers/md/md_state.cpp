@@ -364,7 +364,10 @@ std::string read_scalars(const io::SolverState& st, const MdConfig& cfg, Scalars
   if (cfg.lattice_type != "fcc")
     return "md.lattice.type: '" + cfg.lattice_type + "' is not supported; allowed: \"fcc\"";
   const double a = std::cbrt(4.0 / cfg.density);
-  for (int d = 0; d < 3; ++d) {
+  // Constant pressure (the run's ensemble or any of its stages') moves the box away from the lattice's.
+  bool box_moves = barostatted(cfg.ensemble);
+  for (const auto& stage : cfg.stages) box_moves = box_moves || barostatted(stage.config.ensemble);
+  for (int d = 0; d < 3 && !box_moves; ++d) {
     const double hi = cfg.cells[d] * a;
     if (bits_of(s.box.lo[d]) != bits_of(0.0) || bits_of(s.box.hi[d]) != bits_of(hi))
       return std::string("checkpoint box in ") + char('x' + d) + " is [" + exact(s.box.lo[d]) + ", " +
