@@ -182,7 +182,24 @@ void MdSolver::npt_final_integrate() {
   // FixNH::final_integrate: the half-kick, the barostat's velocity scaling, the temperature and pressure of
   // the new velocities and forces, the strain rates, the thermostat's chain, the barostat's chain.
   sum_virial();
-  const std::array<double, 3> fac = m_baro.velocity_factors();
+  npt_kick_and_scale(m_baro.velocity_factors());
+  const double t = current_temperature();
+  m_t_current = t;
+  const UnitConstants& u = m_cfg.unit();
+  if (m_baro.aniso()) {
+    const std::array<double, 3> ke = kinetic_diagonal();
+    m_baro.omega_dot_half_step(pressure_now(t, ke), m_box.volume(), ke[0] + ke[1] + ke[2]);
+  } else {
+    m_baro.omega_dot_half_step(pressure_now(t, {}), m_box.volume(), temperature_dof(m_natoms) * u.boltz * t);
+  }
+  if (thermostatted(m_cfg.ensemble)) {
+    m_nhc.set_temperature(t);
+    m_nhc.half_step([this](double factor) { scale_velocities(factor); });
+  }
+  m_baro.chain_half_step();
+}
+
+void MdSolver::npt_kick_and_scale(const std::array<double, 3>& fac) {
   auto v = m_atoms.v, f = m_atoms.f;
   auto type = m_atoms.type;
   auto mass = m_atoms.mass_by_type;
@@ -200,20 +217,6 @@ void MdSolver::npt_final_integrate() {
           v(i, c) = vc;
         }
       });
-  const double t = current_temperature();
-  m_t_current = t;
-  const UnitConstants& u = m_cfg.unit();
-  if (m_baro.aniso()) {
-    const std::array<double, 3> ke = kinetic_diagonal();
-    m_baro.omega_dot_half_step(pressure_now(t, ke), m_box.volume(), ke[0] + ke[1] + ke[2]);
-  } else {
-    m_baro.omega_dot_half_step(pressure_now(t, {}), m_box.volume(), temperature_dof(m_natoms) * u.boltz * t);
-  }
-  if (thermostatted(m_cfg.ensemble)) {
-    m_nhc.set_temperature(t);
-    m_nhc.half_step([this](double factor) { scale_velocities(factor); });
-  }
-  m_baro.chain_half_step();
 }
 
 void MdSolver::set_box(const comm::Box3& box) {

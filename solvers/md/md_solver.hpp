@@ -158,6 +158,8 @@ class MdSolver final : public SolverBase {
   // summed virial; the barostat.
   void npt_move_atoms(const std::array<double, 3>& fac, const comm::Box3& box0, const comm::Box3& box1,
                       const comm::Box3& box2);
+  // The barostat's second half-step on the velocities: the half-kick, then every component scaled twice by fac.
+  void npt_kick_and_scale(const std::array<double, 3>& fac);
   double local_virial() const;
   // md.barostat = "aniso": this rank's diagonal of the virial tensor of the last force call (a pass over the
   // pair list of its own), and the ranks' kinetic tensor diagonal (mvv2e sum m v_a^2).
