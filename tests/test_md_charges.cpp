@@ -106,8 +106,10 @@ TEST(MdCharges, LongRangeCheckpointAtNResumesAtM) {
   });
   for (const auto& c : checks) {
     ASSERT_TRUE(c.error.empty()) << c.ranks << " ranks: " << c.error;
-    if (c.ranks == test::nranks()) {
+    if (c.ranks == test::nranks() && test::pppm_bitwise()) {
       EXPECT_EQ(c.values.at(1), 1.0) << "written and read at " << c.ranks << " ranks: not the same thermo bit for bit";
+    } else if (c.ranks == test::nranks()) {
+      EXPECT_LE(c.values.at(0), 1e-12) << "written and read at " << c.ranks << " ranks (PPPM's atomic spreading)";
     }
     EXPECT_LE(c.values.at(0), 1e-10) << "written at " << test::nranks() << " ranks, read at " << c.ranks;
     test::report("charged mixture, lj/cut/coul/long + PPPM, written at " + std::to_string(test::nranks()) +

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "comm/communicator.hpp"
@@ -26,6 +27,17 @@ struct RestoreCheck {
   std::string error;
   std::vector<double> values;
 };
+
+// Whether PPPM spreads charges in a fixed order (one thread: Kokkos::Serial, plain additions). With threads or on
+// a device it adds with atomics, whose order varies from run to run: a resume of a PPPM run at the same rank count
+// then agrees to rounding, not bit for bit (docs/md.md, "Long-range Coulomb").
+inline bool pppm_bitwise() {
+#if defined(KOKKOS_ENABLE_SERIAL)
+  return std::is_same_v<md::ExecSpace, Kokkos::Serial>;
+#else
+  return false;
+#endif
+}
 
 // The rank counts a state written at N ranks is restored at: 1, N - 1 (N > 2) and N (N > 1).
 inline std::vector<int> restore_rank_counts() {
