@@ -82,8 +82,7 @@ void MdSolver::sum_virial() {
   }
 }
 
-void MdSolver::setup_barostat() {
-  if (!barostatted(m_cfg.ensemble)) return;
+MtkBarostat::Settings MdSolver::barostat_settings() const {
   const UnitConstants& u = m_cfg.unit();
   MtkBarostat::Settings s;
   s.pressure = m_cfg.pressure;
@@ -94,6 +93,12 @@ void MdSolver::setup_barostat() {
   s.boltz = u.boltz;
   s.nktv2p = u.nktv2p;
   s.natoms = static_cast<double>(m_natoms);
+  return s;
+}
+
+void MdSolver::setup_barostat() {
+  if (!barostatted(m_cfg.ensemble)) return;
+  const MtkBarostat::Settings s = barostat_settings();
   m_baro = MtkBarostat(s);
   m_baro.set_reference(m_box);
   // FixNH::setup: the thermostat's target, or without one (nph) t0, the temperature now (lj: 1 if it is 0;

@@ -217,6 +217,7 @@ class MdSolver final : public SolverBase {
   // every rank's grid and halo, the displacement that triggers a rebuild (LAMMPS's, less the box corners'
   // movement since the last build), the neighbour bins of a changed box (and the check of its sub-boxes).
   void setup_barostat();
+  MtkBarostat::Settings barostat_settings() const;  // the barostat of the configuration's ensemble
   void npt_initial_integrate();
   void npt_final_integrate();
   void set_box(const comm::Box3& box);

@@ -816,16 +816,7 @@ void MdSolver::restore(const io::SolverState& st) {
   if (npt) set_box(s.box);
   m_halo->update_positions(m_atoms);
   if (npt) {
-    MtkBarostat::Settings b;
-    b.pressure = m_cfg.pressure;
-    b.pdamp = m_cfg.pressure_damp;
-    b.pchain = m_cfg.pchain;
-    b.aniso = m_cfg.barostat == Barostat::Aniso;
-    b.dt = m_cfg.dt;
-    b.boltz = m_cfg.unit().boltz;
-    b.nktv2p = m_cfg.unit().nktv2p;
-    b.natoms = static_cast<double>(m_natoms);
-    m_baro = MtkBarostat(b);
+    m_baro = MtkBarostat(barostat_settings());
     m_baro.omega() = s.omega;
     m_baro.omega_dot() = s.omega_dot;
     m_baro.fixedpoint() = s.fixedpoint;
