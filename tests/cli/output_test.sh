@@ -198,7 +198,7 @@ thermo_style)
     expect_in "$ERR" "good.toml: md.thermo_style starts with \"temp\"; the first column must be \"step\""
     run "$NP" run good.toml --output-dir "$W/r" --set 'md.ensemble="langevin"' --set 'md.thermo_style=["step", "ecouple"]'
     expect_input_error
-    expect_in "$ERR" "md.thermo_style column \"ecouple\" needs md.ensemble = \"nve\" or \"nvt\""
+    expect_in "$ERR" "md.thermo_style column \"ecouple\" needs md.ensemble = \"nve\", \"nvt\", \"npt\" or \"nph\""
     run "$NP" run good.toml --output-dir "$W/r" --set 'md.thermo_style=["step", "pressure"]'
     expect_input_error
     expect_in "$ERR" "\"pressure\" is not allowed"
