@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <random>
 #include <sstream>
 
 #include "comm/errors.hpp"
@@ -921,22 +923,47 @@ Blocks split_blocks(const std::string& text) {
 }
 
 // Every order of the blocks that TOML allows and that is the same document: the root lines first, and the
-// tables of one array of tables in their order (the order of an array is part of its value). (A table below
-// an array of tables would belong to the array's last table; the decks here have none.)
-std::vector<std::string> every_order(const Blocks& b) {
-  std::vector<std::size_t> perm(b.blocks.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = i;
-  std::vector<std::string> out;
-  do {
-    bool keeps_arrays = true;
-    for (std::size_t i = 0; i < perm.size() && keeps_arrays; ++i)
-      for (std::size_t j = i + 1; j < perm.size(); ++j)
-        if (b.names[perm[i]] == b.names[perm[j]] && perm[i] > perm[j]) keeps_arrays = false;
-    if (!keeps_arrays) continue;
+// tables of one array of tables in their order (the order of an array is part of its value). A deck with
+// more such orders than `most` (inputs/protocol.toml: 13 blocks, 13! / (2! 3! 4!) orders) gets `most` of them,
+// drawn with a fixed seed: a shuffle whose slots of one array take that array's tables in their order.
+std::vector<std::string> every_order(const Blocks& b, std::size_t most = 500) {
+  const std::size_t n = b.blocks.size();
+  auto text_of = [&](const std::vector<std::size_t>& perm) {
     std::string text = b.root;
     for (const std::size_t i : perm) text += b.blocks[i];
-    out.push_back(text);
-  } while (std::next_permutation(perm.begin(), perm.end()));
+    return text;
+  };
+  // The number of orders: n! over the factorial of each array's length.
+  double count = 1;
+  for (std::size_t i = 2; i <= n; ++i) count *= static_cast<double>(i);
+  std::map<std::string, std::size_t> group;
+  for (const auto& name : b.names) count /= static_cast<double>(++group[name]);
+  std::vector<std::size_t> perm(n);
+  for (std::size_t i = 0; i < n; ++i) perm[i] = i;
+  std::vector<std::string> out;
+  if (count <= static_cast<double>(most)) {
+    do {
+      bool keeps_arrays = true;
+      for (std::size_t i = 0; i < n && keeps_arrays; ++i)
+        for (std::size_t j = i + 1; j < n; ++j)
+          if (b.names[perm[i]] == b.names[perm[j]] && perm[i] > perm[j]) keeps_arrays = false;
+      if (keeps_arrays) out.push_back(text_of(perm));
+    } while (std::next_permutation(perm.begin(), perm.end()));
+    return out;
+  }
+  std::mt19937 rng(20261205u);
+  while (out.size() < most) {
+    std::shuffle(perm.begin(), perm.end(), rng);
+    // The slots that one name's blocks took get that name's blocks in the deck's order.
+    std::map<std::string, std::vector<std::size_t>> members;
+    for (std::size_t i = 0; i < n; ++i) members[b.names[i]].push_back(i);
+    std::map<std::string, std::size_t> next;
+    for (std::size_t& slot : perm) {
+      const std::string& name = b.names[slot];
+      slot = members[name][next[name]++];
+    }
+    out.push_back(text_of(perm));
+  }
   return out;
 }
 
