@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates the LAMMPS energy-minimisation references in tests/data/ from tests/data/lammps/in.minimize-ref:
-# the lj-small.data liquid minimised with min_style cg and fire (minimize 1e-6 0.0 1000 10000). For each style
-# a thermo CSV (step,pe: every iteration, pe per atom) and one line of tests/data/lammps-lj-small-minimize-stats.txt
-# with LAMMPS's Minimization stats. The files are committed; tests/test_md_minimize.cpp does not need LAMMPS.
+# the lj-small.data liquid and the ka-small.data Kob-Andersen mixture minimised with min_style cg and fire
+# (minimize 1e-6 0.0 1000 10000). For each system and style a thermo CSV (step,pe: every iteration, pe per atom)
+# and one line of tests/data/lammps-<system>-minimize-stats.txt with LAMMPS's Minimization stats; for ka-small
+# also the minimised positions (lammps-ka-small-minimize-<style>.dump). The files are committed;
+# tests/test_md_minimize.cpp does not need LAMMPS.
 #
 # Usage: tools/make_lammps_minimize_reference.sh
 # Environment: LMP (default: lmp).
@@ -28,26 +30,37 @@ HELP="$("$LMP" -h 2>&1 || true)"
 VERSION="$(awk '/Large-scale Atomic/ { sub(/^.*Simulator - /, ""); print; exit }' <<<"$HELP")"
 echo "LAMMPS: $VERSION"
 
-STATS="$DATA/lammps-lj-small-minimize-stats.txt"
-{
-    echo "# LAMMPS $VERSION: lj-small.data, minimize 1e-6 0.0 1000 10000 (tools/make_lammps_minimize_reference.sh)"
-    echo "# style iterations evaluations e_initial e_next_to_last e_final fnorm2_initial fnorm2_final stopping criterion"
-} > "$STATS"
-for style in cg fire; do
-    log="$TMP/log.$style"
-    (cd "$TMP" && "$LMP" -in "$INPUTS/in.minimize-ref" -var data "$DATA/lj-small.data" -var style "$style" \
-        -var etol 1e-6 -var ftol 0.0 -var maxiter 1000 -var maxeval 10000 -log "$log" -screen none -nocite)
-    grep -q '^Minimization stats' "$log" || { echo "error: LAMMPS minimize failed, see $log" >&2; cat "$log" >&2; exit 1; }
-    csv="$DATA/lammps-lj-small-minimize-$style.csv"
-    awk '$1 == "Step" { print "step,pe"; inblock = 1; next }
-         /^Loop time of/ { inblock = 0 }
-         inblock && NF == 2 && $1 ~ /^[0-9]+$/ { print $1 "," $2 }' "$log" > "$csv"
-    awk -v style="$style" '
-        /Stopping criterion =/ { sub(/^.*= /, ""); stop = $0 }
-        /Energy initial, next-to-last, final =/ { getline; e = $1 " " $2 " " $3 }
-        /Force two-norm initial, final =/ { f = $(NF - 1) " " $NF }
-        /Iterations, force evaluations =/ { it = $(NF - 1) " " $NF }
-        END { print style, it, e, f, stop }' "$log" >> "$STATS"
-    echo "wrote tests/data/$(basename "$csv")"
+# system data-file coeffs dump: lj-small (one type) and ka-small (the Kob-Andersen mixture, whose minimised
+# positions are kept as well).
+for system in "lj-small lj no" "ka-small ka yes"; do
+    read -r name coeffs dump <<<"$system"
+    STATS="$DATA/lammps-$name-minimize-stats.txt"
+    {
+        echo "# LAMMPS $VERSION: $name.data, minimize 1e-6 0.0 1000 10000 (tools/make_lammps_minimize_reference.sh)"
+        echo "# style iterations evaluations e_initial e_next_to_last e_final fnorm2_initial fnorm2_final stopping criterion"
+    } > "$STATS"
+    for style in cg fire; do
+        log="$TMP/log.$name.$style"
+        rm -f "$TMP/min.dump"
+        (cd "$TMP" && "$LMP" -in "$INPUTS/in.minimize-ref" -var data "$DATA/$name.data" -var style "$style" \
+            -var etol 1e-6 -var ftol 0.0 -var maxiter 1000 -var maxeval 10000 -var coeffs "$coeffs" \
+            -var dump "$dump" -log "$log" -screen none -nocite)
+        grep -q '^Minimization stats' "$log" || { echo "error: LAMMPS minimize failed, see $log" >&2; cat "$log" >&2; exit 1; }
+        csv="$DATA/lammps-$name-minimize-$style.csv"
+        awk '$1 == "Step" { print "step,pe"; inblock = 1; next }
+             /^Loop time of/ { inblock = 0 }
+             inblock && NF == 2 && $1 ~ /^[0-9]+$/ { print $1 "," $2 }' "$log" > "$csv"
+        awk -v style="$style" '
+            /Stopping criterion =/ { sub(/^.*= /, ""); stop = $0 }
+            /Energy initial, next-to-last, final =/ { getline; e = $1 " " $2 " " $3 }
+            /Force two-norm initial, final =/ { f = $(NF - 1) " " $NF }
+            /Iterations, force evaluations =/ { it = $(NF - 1) " " $NF }
+            END { print style, it, e, f, stop }' "$log" >> "$STATS"
+        echo "wrote tests/data/$(basename "$csv")"
+        if [[ "$dump" == yes ]]; then
+            cp "$TMP/min.dump" "$DATA/lammps-$name-minimize-$style.dump"
+            echo "wrote tests/data/lammps-$name-minimize-$style.dump"
+        fi
+    done
+    echo "wrote tests/data/$(basename "$STATS")"
 done
-echo "wrote tests/data/$(basename "$STATS")"
