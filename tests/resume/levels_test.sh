@@ -222,8 +222,10 @@ PY
   cmp -s "$WORK/kill/thermo.csv" "$WORK/three-false/thermo.csv" || fail "resume after a kill in a background write != uninterrupted"
   echo "killed during a background write: resumed from step 50, bitwise"
   # A stop during a background write: the set in flight is committed, then the stop checkpoint; exit 75.
+  # The pair forces 300 times per step (about 1.3 s for 100 steps on an idle machine, where the loop
+  # otherwise runs from step 100 to 200, the next set due, in 0.05 s: before the signal arrives).
   T="run $WORK/deck.toml --output-dir $WORK/stop $S --set checkpoint.every_steps=100"
-  export SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE=100=10
+  export SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE=100=10 SPOTRUN_TEST_FORCE_SLOWDOWN=300
   eval "timeout 300 mpirun $(sim_node nodeA "$T") : $(sim_node nodeB "$T") : $(sim_node nodeC "$T")" >"$WORK/stop.log" 2>&1 &
   mp=$!
   for _ in $(seq 1 30000); do grep -q "pausing" "$WORK/stop.log" && break; sleep 0.01; done
@@ -231,7 +233,7 @@ PY
   for h in nodeA nodeB nodeC; do kill -TERM "$(cat "$WORK/$h.pid")"; done
   wait $mp
   rc=$?
-  unset SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE
+  unset SPOTRUN_TEST_CHECKPOINT_WRITE_PAUSE SPOTRUN_TEST_FORCE_SLOWDOWN
   [ "$rc" = 75 ] || { cat "$WORK/stop.log"; fail "stop during a background write: exit $rc, expected 75"; }
   grep -q "^Waited .* for checkpoint $WORK/stop/checkpoints/ckpt-100.levels (step 100, written in the background): the run stops" "$WORK/stop.log" ||
     { cat "$WORK/stop.log"; fail "the stop did not wait for the set in flight"; }
