@@ -427,6 +427,28 @@ std::array<double, 3> pair_virial_diagonal(const AtomStore& atoms, const Neighbo
   return {v[0], v[1], v[2]};
 }
 
+// The diagonal of sum over atoms begin .. end-1 of (x - origin)_a f_a (a = x, y, z): under Newton, after the pair
+// loop and before the ghosts' forces go back to their owners, that sum over the owned atoms and the ghosts is
+// the pair virial (LAMMPS's virial_fdotr_compute), a pass over the atoms where a per-pair tally adds work to
+// every pair. The forces summing to zero, the origin (the box's corner) changes nothing but the round-off of
+// the sum, which it keeps that of the box's size, not of where the box lies.
+inline std::array<double, 3> fdotr_virial(const AtomStore& atoms, int begin, int end, const std::array<double, 3>& origin) {
+  if (begin >= end) return {0, 0, 0};
+  auto x = atoms.x;
+  auto f = atoms.f;
+  const double ox = origin[0], oy = origin[1], oz = origin[2];
+  double v[3] = {0, 0, 0};
+  Kokkos::parallel_reduce(
+      "md::pair::virial_fdotr", Policy(begin, end),
+      KOKKOS_LAMBDA(int i, double& vx, double& vy, double& vz) {
+        vx += (x(i, 0) - ox) * f(i, 0);
+        vy += (x(i, 1) - oy) * f(i, 1);
+        vz += (x(i, 2) - oz) * f(i, 2);
+      },
+      v[0], v[1], v[2]);
+  return {v[0], v[1], v[2]};
+}
+
 // The pair forces on the owned atoms of rows list.order(begin .. end-1) (all rows: 0, -1) added to atoms.f
 // (which the caller zeroes), through the list's kind. With EV, also their energy and virial (a reduction the
 // host waits for; without EV nothing returns to it); with EV and not E the virial without the energies where

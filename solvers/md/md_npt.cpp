@@ -29,7 +29,9 @@ double MdSolver::local_virial() const {
 }
 
 std::array<double, 3> MdSolver::local_virial_diagonal() const {
-  std::array<double, 3> w = std::visit([&](const auto& pair) { return pair_virial_diagonal(m_atoms, m_neighbor, pair); }, m_pair);
+  // Under Newton the force call left the diagonal (x . f after the loop); otherwise a pass of its own.
+  std::array<double, 3> w = m_fdotr_valid ? m_fdotr_diagonal
+                                          : std::visit([&](const auto& pair) { return pair_virial_diagonal(m_atoms, m_neighbor, pair); }, m_pair);
   if (m_bonded.active(m_atoms))
     for (int c = 0; c < 3; ++c) w[c] += m_bonded_energy.virial_diagonal[c];
   if (m_pppm || m_ewald)

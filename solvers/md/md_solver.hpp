@@ -294,6 +294,10 @@ class MdSolver final : public SolverBase {
   mutable double m_shrink_stop = 0;
   std::unique_ptr<Minimizer> m_min;  // [md.minimize]
   PairTally m_tally;
+  // Under Newton: the diagonal of the pair virial of the last force call with a virial, from x . f after the
+  // loop (m_tally.virial is its sum); m_fdotr_valid says that call had one.
+  std::array<double, 3> m_fdotr_diagonal{0, 0, 0};
+  bool m_fdotr_valid = false;
   // Molecules: the styles and coefficients, the terms, what the last force call tallied, the first FENE bond
   // found broken on this rank (step -1: none), the reach of the ghosts.
   bonded::BondedSetup m_bonded_setup;

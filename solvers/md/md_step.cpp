@@ -102,13 +102,25 @@ void MdSolver::compute_forces(bool ev, bool virial) {
     Kokkos::deep_copy(Kokkos::subview(m_atoms.f, std::make_pair(0, zeroed), Kokkos::ALL), 0.0);
   }
   m_tally = PairTally{};
+  // Under Newton the pair virial is the sum of x . f over the owned atoms and the ghosts before the ghosts'
+  // forces go back (fdotr_virial): no per-pair tally, and its diagonal for an anisotropic barostat as well.
+  // Otherwise the loop tallies it pair by pair.
+  const bool fdotr = newton && (ev || virial);
+  m_fdotr_valid = fdotr;
+  m_fdotr_diagonal = {0, 0, 0};
+  const std::array<double, 3> origin{m_box.lo[0], m_box.lo[1], m_box.lo[2]};
+  auto add_fdotr = [&](int begin, int end) {
+    PhaseTimer timer(m_phase_time[k_pair]);
+    const std::array<double, 3> w = fdotr_virial(m_atoms, begin, end, origin);
+    for (int c = 0; c < 3; ++c) m_fdotr_diagonal[c] += w[c];
+  };
   auto rows = [&](int begin, int end) {
     PhaseTimer timer(m_phase_time[k_pair]);
     const PairTally t = std::visit(
         [&](const auto& pair) {
-          return ev       ? compute_pair_forces<true>(m_atoms, m_neighbor, pair, m_scatter, begin, end)
-                 : virial ? compute_pair_forces<true, false>(m_atoms, m_neighbor, pair, m_scatter, begin, end)
-                          : compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter, begin, end);
+          return ev                  ? compute_pair_forces<true>(m_atoms, m_neighbor, pair, m_scatter, begin, end)
+                 : virial && !fdotr ? compute_pair_forces<true, false>(m_atoms, m_neighbor, pair, m_scatter, begin, end)
+                                     : compute_pair_forces<false>(m_atoms, m_neighbor, pair, m_scatter, begin, end);
         },
         m_pair);
     m_tally.energy += t.energy;
@@ -137,11 +149,18 @@ void MdSolver::compute_forces(bool ev, bool virial) {
   }
   rows(first, last);
   const bool overlap_reverse = newton && m_cfg.halo_overlap && m_halo->plan().remote();
+  // The ghosts' forces are complete here; sending them back adds to the ghosts of earlier dimensions.
+  if (fdotr) add_fdotr(nlocal, m_atoms.nall());
   if (overlap_reverse) {
     PhaseTimer timer(m_phase_time[k_comm]);
     m_halo->start_reverse_forces(m_atoms);
   }
   chunks(last, nlocal);
+  // The owned atoms' pair forces are complete here, before what the ghosts collected comes back to them.
+  if (fdotr) {
+    add_fdotr(0, nlocal);
+    m_tally.virial = m_fdotr_diagonal[0] + m_fdotr_diagonal[1] + m_fdotr_diagonal[2];
+  }
   m_tally_valid = ev;
   if (newton) {
     PhaseTimer timer(m_phase_time[k_comm]);
