@@ -39,21 +39,28 @@ std::array<double, 3> MdSolver::local_virial_diagonal() const {
   return w;
 }
 
-std::array<double, 3> MdSolver::kinetic_diagonal() {
-  // LAMMPS compute temp's vector: mvv2e sum m v_a^2 (a = x, y, z), summed over the ranks.
+std::array<double, 4> MdSolver::local_kinetic_sums() const {
   auto v = m_atoms.v;
   auto type = m_atoms.type;
   auto mass = m_atoms.mass_by_type;
-  double k[3] = {0, 0, 0};
+  double k[4] = {0, 0, 0, 0};
   Kokkos::parallel_reduce(
       "md::npt::kinetic_tensor", Policy(0, m_atoms.nlocal),
-      KOKKOS_LAMBDA(int i, double& kx, double& ky, double& kz) {
+      KOKKOS_LAMBDA(int i, double& kx, double& ky, double& kz, double& mv2) {
         const double m = mass(type(i));
         kx += m * v(i, 0) * v(i, 0);
         ky += m * v(i, 1) * v(i, 1);
         kz += m * v(i, 2) * v(i, 2);
+        mv2 += m * (v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2));  // local_mv2()'s sum
       },
-      k[0], k[1], k[2]);
+      k[0], k[1], k[2], k[3]);
+  return {k[0], k[1], k[2], k[3]};
+}
+
+std::array<double, 3> MdSolver::kinetic_diagonal() {
+  // LAMMPS compute temp's vector: mvv2e sum m v_a^2 (a = x, y, z), summed over the ranks.
+  const std::array<double, 4> local = local_kinetic_sums();
+  double k[3] = {local[0], local[1], local[2]};
   m_comm.sum_in_place(k, 3);
   const double mvv2e = m_cfg.unit().mvv2e;
   return {k[0] * mvv2e, k[1] * mvv2e, k[2] * mvv2e};
@@ -188,15 +195,33 @@ void MdSolver::npt_final_integrate() {
   PhaseTimer timer(m_phase_time[k_integrate]);
   // FixNH::final_integrate: the half-kick, the barostat's velocity scaling, the temperature and pressure of
   // the new velocities and forces, the strain rates, the thermostat's chain, the barostat's chain.
-  sum_virial();
+  // One sum over the ranks: the virial of the force call (iso: its trace; aniso: its diagonal) and the kinetic
+  // sums of the kicked and scaled velocities (sum m v^2; aniso: its diagonal too).
+  const bool aniso = m_baro.aniso();
+  double s[7] = {0, 0, 0, 0, 0, 0, 0};  // iso: W, m v^2; aniso: W_xx, W_yy, W_zz, m v_x^2, m v_y^2, m v_z^2, m v^2
+  if (aniso) {
+    const std::array<double, 3> w = local_virial_diagonal();
+    for (int c = 0; c < 3; ++c) s[c] = w[c];
+  } else {
+    s[0] = local_virial();
+  }
   npt_kick_and_scale(m_baro.velocity_factors());
-  const double t = current_temperature();
+  if (aniso) {
+    const std::array<double, 4> k = local_kinetic_sums();
+    for (int c = 0; c < 4; ++c) s[3 + c] = k[c];
+  } else {
+    s[1] = local_mv2();
+  }
+  m_comm.sum_in_place(s, aniso ? 7 : 2);
+  const double t = temperature_of(aniso ? s[6] : s[1]);
   m_t_current = t;
   const UnitConstants& u = m_cfg.unit();
-  if (m_baro.aniso()) {
-    const std::array<double, 3> ke = kinetic_diagonal();
+  if (aniso) {
+    for (int c = 0; c < 3; ++c) m_virial_diagonal[c] = s[c];
+    const std::array<double, 3> ke{s[3] * u.mvv2e, s[4] * u.mvv2e, s[5] * u.mvv2e};
     m_baro.omega_dot_half_step(pressure_now(t, ke), m_box.volume(), ke[0] + ke[1] + ke[2]);
   } else {
+    m_virial_sum = s[0];
     m_baro.omega_dot_half_step(pressure_now(t, {}), m_box.volume(), temperature_dof(m_natoms) * u.boltz * t);
   }
   if (thermostatted(m_cfg.ensemble)) {

@@ -5,9 +5,10 @@
 
 namespace spotrun::md {
 
-double MdSolver::current_temperature() {
+double MdSolver::current_temperature() { return temperature_of(m_comm.sum(local_mv2())); }
+
+double MdSolver::temperature_of(double mv2) const {
   // LAMMPS compute temp: sum m v^2 times tfactor = mvv2e / (dof boltz), dof = 3N - 3.
-  const double mv2 = m_comm.sum(local_mv2());
   const double dof = 3.0 * static_cast<double>(m_natoms) - 3.0;
   const double tfactor = dof > 0 ? m_cfg.unit().mvv2e / (dof * m_cfg.unit().boltz) : 0.0;
   return mv2 * tfactor;

@@ -146,6 +146,8 @@ class MdSolver final : public SolverBase {
   // Nose-Hoover NVT (md_nvt.cpp; public: CUDA lambdas may not live in private members): the temperature
   // as LAMMPS compute temp (collective), every velocity times factor.
   double current_temperature();
+  // The temperature of the ranks' summed m v^2 (LAMMPS compute temp: times mvv2e / (dof boltz)).
+  double temperature_of(double mv2) const;
   // Sum of m v^2 over this rank's owned atoms (for the thermo's kinetic energy and the thermostat's
   // temperature; public for the same reason).
   double local_mv2() const;
@@ -161,10 +163,13 @@ class MdSolver final : public SolverBase {
   // The barostat's second half-step on the velocities: the half-kick, then every component scaled twice by fac.
   void npt_kick_and_scale(const std::array<double, 3>& fac);
   double local_virial() const;
-  // md.barostat = "aniso": this rank's diagonal of the virial tensor of the last force call (a pass over the
-  // pair list of its own), and the ranks' kinetic tensor diagonal (mvv2e sum m v_a^2).
+  // md.barostat = "aniso": this rank's diagonal of the virial tensor of the last force call (under Newton from
+  // its x . f pass, otherwise a pass over the pair list of its own), and the ranks' kinetic tensor diagonal
+  // (mvv2e sum m v_a^2).
   std::array<double, 3> local_virial_diagonal() const;
   std::array<double, 3> kinetic_diagonal();
+  // This rank's sums of m v_a^2 (a = x, y, z) and of m v^2 (as local_mv2()) in one pass.
+  std::array<double, 4> local_kinetic_sums() const;
   // The pressure the barostat sees: iso, the scalar pressure at temperature t three times; aniso, the diagonal
   // of the pressure tensor with the kinetic diagonal ke. With the ranks' summed virial of the last force call.
   std::array<double, 3> pressure_now(double t, const std::array<double, 3>& ke) const;
