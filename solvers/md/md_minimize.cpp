@@ -19,6 +19,8 @@ MinContext context_of(AtomStore& atoms, const comm::Communicator& comm, const co
   c.natoms = natoms;
   for (int d = 0; d < 3; ++d) c.box[d] = box.hi[d] - box.lo[d];
   c.dt = cfg.dt;
+  c.ftm2v = cfg.unit().ftm2v;
+  c.per_atom = cfg.units == UnitStyle::Lj;
   return c;
 }
 }  // namespace

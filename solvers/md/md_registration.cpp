@@ -570,10 +570,6 @@ struct MdDefinition {
       throw InputError(d.where("md.units") + ": md.units = \"" + c.unit().name + "\" needs md.dt, the time step in " +
                        c.unit().time + " (the default 0.005 is lj's; LAMMPS's default in " + c.unit().name +
                        " units is " + significant(c.unit().dt, 6) + " " + c.unit().time + ")");
-    // The minimiser takes lj's normalisation (energies per atom) and FIRE's lj time step: not yet real or metal.
-    if (d.has("md.minimize") && c.units != UnitStyle::Lj)
-      throw InputError(d.where("md.units") + ": [md.minimize] runs in md.units = \"lj\" only (its energies per atom "
-                       "and FIRE's time step are lj's); this deck has md.units = \"" + c.unit().name + "\"");
     check_pair_coeff_keys(d);
     check_bonded_coeff_keys(d, c);
     for (std::size_t i = 0; i < c.types.size(); ++i)

@@ -109,8 +109,9 @@ double Minimizer::alpha_step(double alpha) {
 MinStop Minimizer::linemin_quadratic(double eoriginal, double& alpha) {
   const AtomStore& a = *m_ctx.atoms;
   const comm::Communicator& comm = *m_ctx.comm;
-  const double n = static_cast<double>(m_ctx.natoms);
-  // The projection of the search direction on the downhill gradient (per atom: thermo_modify norm yes).
+  // The projection of the search direction on the downhill gradient, normalised as the energy is (per atom in
+  // lj units: LAMMPS's Min divides f.h by the atom count where thermo_modify norm is yes).
+  const double n = m_ctx.per_atom ? static_cast<double>(m_ctx.natoms) : 1.0;
   const double fdoth = comm.sum(mv::local_dot(a, mv::k_force, mv::k_cg_h)) / n;
   if (fdoth <= 0.0) return MinStop::Downhill;
   // No coordinate moves more than dmax, nor alpha beyond ALPHA_MAX.
@@ -206,14 +207,14 @@ MinStop Minimizer::iterate_fire(std::int64_t step) {
     // The forces where the atoms now are, and the velocities of one step from rest, to limit the step.
     ++m_stats.evaluations;
     m_ctx.energy_force(mv::local_maxsq(a));
-    mv::fire_kick(a, m_fire_dt);
+    mv::fire_kick(a, m_fire_dt * m_ctx.ftm2v);
   }
   // No atom moves further than dmax in one step.
   const double vmax = comm.max(mv::local_max_abs(a, mv::k_fire_v));
   const double dtv = vmax * m_fire_dt > m_cfg.dmax ? m_cfg.dmax / vmax : m_fire_dt;
   if (m_flagv0) mv::fire_zero(a);
   // Semi-implicit Euler: v += dtv f/m, mixed, then x += dtv v.
-  const double maxsq = mv::fire_move(a, dtv, dtv, vdotf > 0.0, scale1, scale2);
+  const double maxsq = mv::fire_move(a, dtv * m_ctx.ftm2v, dtv, vdotf > 0.0, scale1, scale2);
   m_eprevious = m_ecurrent;
   ++m_stats.evaluations;
   m_ecurrent = m_ctx.energy_force(maxsq);

@@ -30,9 +30,11 @@ struct MinContext {
   const comm::Communicator* comm = nullptr;
   std::int64_t natoms = 0;
   std::array<double, 3> box{};  // periodic lengths (sigma)
-  double dt = 0.005;            // md.dt: FIRE's initial time step
-  // The potential energy per atom (LAMMPS thermo_modify norm yes) of the current positions, with their
-  // forces in atoms->f (collective). local_maxsq: this rank's largest squared move since the last neighbour
+  double dt = 0.005;            // md.dt: FIRE's initial time step (in the units' time)
+  double ftm2v = 1.0;           // the units' force-to-mass-velocity factor (FIRE's kicks: v += dt ftm2v f / m)
+  bool per_atom = true;         // energies per atom (lj: LAMMPS thermo_modify norm yes), else totals
+  // The potential energy (per atom with per_atom, else the total: LAMMPS's thermo_modify norm default of the
+  // units) of the current positions, with their forces in atoms->f (collective). local_maxsq: this rank's largest squared move since the last neighbour
   // build (a rebuild follows when any exceeds (skin/2)^2, as LAMMPS's minimiser: neigh_modify every 1 delay
   // 0 check yes).
   std::function<double(double local_maxsq)> energy_force;
