@@ -31,6 +31,22 @@ HELP="$("$LMP" -h 2>&1 || true)"
 VERSION="$(awk '/Large-scale Atomic/ { sub(/^.*Simulator - /, ""); print; exit }' <<<"$HELP")"
 echo "LAMMPS: $VERSION"
 
+# record LOG STYLE CSV STATS: from a LAMMPS log of in.minimize-ref or in.minimize-argon-ref, the step,pe rows of
+# every iteration into CSV and one line of its Minimization stats appended to STATS.
+record() {
+    local log="$1" style="$2" csv="$3" stats="$4"
+    grep -q '^Minimization stats' "$log" || { echo "error: LAMMPS minimize failed, see $log" >&2; cat "$log" >&2; exit 1; }
+    awk '$1 == "Step" { print "step,pe"; inblock = 1; next }
+         /^Loop time of/ { inblock = 0 }
+         inblock && NF == 2 && $1 ~ /^[0-9]+$/ { print $1 "," $2 }' "$log" > "$csv"
+    awk -v style="$style" '
+        /Stopping criterion =/ { sub(/^.*= /, ""); stop = $0 }
+        /Energy initial, next-to-last, final =/ { getline; e = $1 " " $2 " " $3 }
+        /Force two-norm initial, final =/ { f = $(NF - 1) " " $NF }
+        /Iterations, force evaluations =/ { it = $(NF - 1) " " $NF }
+        END { print style, it, e, f, stop }' "$log" >> "$stats"
+}
+
 # system data-file coeffs dump: lj-small (one type) and ka-small (the Kob-Andersen mixture, whose minimised
 # positions are kept as well).
 for system in "lj-small lj no" "ka-small ka yes"; do
@@ -46,17 +62,8 @@ for system in "lj-small lj no" "ka-small ka yes"; do
         (cd "$TMP" && "$LMP" -in "$INPUTS/in.minimize-ref" -var data "$DATA/$name.data" -var style "$style" \
             -var etol 1e-6 -var ftol 0.0 -var maxiter 1000 -var maxeval 10000 -var coeffs "$coeffs" \
             -var dump "$dump" -log "$log" -screen none -nocite)
-        grep -q '^Minimization stats' "$log" || { echo "error: LAMMPS minimize failed, see $log" >&2; cat "$log" >&2; exit 1; }
         csv="$DATA/lammps-$name-minimize-$style.csv"
-        awk '$1 == "Step" { print "step,pe"; inblock = 1; next }
-             /^Loop time of/ { inblock = 0 }
-             inblock && NF == 2 && $1 ~ /^[0-9]+$/ { print $1 "," $2 }' "$log" > "$csv"
-        awk -v style="$style" '
-            /Stopping criterion =/ { sub(/^.*= /, ""); stop = $0 }
-            /Energy initial, next-to-last, final =/ { getline; e = $1 " " $2 " " $3 }
-            /Force two-norm initial, final =/ { f = $(NF - 1) " " $NF }
-            /Iterations, force evaluations =/ { it = $(NF - 1) " " $NF }
-            END { print style, it, e, f, stop }' "$log" >> "$STATS"
+        record "$log" "$style" "$csv" "$STATS"
         echo "wrote tests/data/$(basename "$csv")"
         if [[ "$dump" == yes ]]; then
             cp "$TMP/min.dump" "$DATA/lammps-$name-minimize-$style.dump"
@@ -86,17 +93,8 @@ for system in "real 0.2381 2.0 80" "metal 0.010323 0.002 1000"; do
         (cd "$TMP" && "$LMP" -in "$INPUTS/in.minimize-argon-ref" -var units "$units" -var data "$DATA/$name.data" \
             -var eps "$eps" -var dt "$dt" -var style "$style" -var etol 1e-6 -var ftol 0.0 -var maxiter "$maxiter" \
             -var maxeval 10000 -log "$log" -screen none -nocite)
-        grep -q '^Minimization stats' "$log" || { echo "error: LAMMPS minimize failed, see $log" >&2; cat "$log" >&2; exit 1; }
         csv="$DATA/lammps-$name-minimize-$style.csv"
-        awk '$1 == "Step" { print "step,pe"; inblock = 1; next }
-             /^Loop time of/ { inblock = 0 }
-             inblock && NF == 2 && $1 ~ /^[0-9]+$/ { print $1 "," $2 }' "$log" > "$csv"
-        awk -v style="$style" '
-            /Stopping criterion =/ { sub(/^.*= /, ""); stop = $0 }
-            /Energy initial, next-to-last, final =/ { getline; e = $1 " " $2 " " $3 }
-            /Force two-norm initial, final =/ { f = $(NF - 1) " " $NF }
-            /Iterations, force evaluations =/ { it = $(NF - 1) " " $NF }
-            END { print style, it, e, f, stop }' "$log" >> "$STATS"
+        record "$log" "$style" "$csv" "$STATS"
         cp "$TMP/min.dump" "$DATA/lammps-$name-minimize-$style.dump"
         echo "wrote tests/data/$(basename "$csv"), lammps-$name-minimize-$style.dump"
     done
