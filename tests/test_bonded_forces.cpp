@@ -220,6 +220,21 @@ TEST(BondedForces, GatheredForcesMatchTheUnwrappedMolecules) {
                       td.virial[0] + td.virial[1] + td.virial[2];
   EXPECT_NEAR(wsum, w, 1e-10 * std::max(1.0, std::abs(w)));
   EXPECT_EQ(tb.bad_atom[0], -1);
+  // Without the tally (a step without thermo): the same forces bit for bit, no energy, no virial.
+  md::Vec3View fq("fq", atoms.nall());
+  const BondedTally quiet[3] = {gather_bonded<false>(gather_list<2>(atoms, bonds), fene, atoms.x, fq),
+                                gather_bonded<false>(gather_list<3>(atoms, angles), angle, atoms.x, fq),
+                                gather_bonded<false>(gather_list<4>(atoms, dihedrals), opls, atoms.x, fq)};
+  auto got_quiet = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fq);
+  int differ = 0;
+  for (int i = 0; i < atoms.nall(); ++i)
+    for (int d = 0; d < 3; ++d) differ += got_quiet(i, d) != got(i, d);
+  EXPECT_EQ(differ, 0);
+  for (const BondedTally& t : quiet) {
+    EXPECT_EQ(t.energy, 0.0);
+    for (const double v : t.virial) EXPECT_EQ(v, 0.0);
+    EXPECT_EQ(t.bad_atom[0], -1);
+  }
   test::report(std::to_string(nchains) + " chains of " + std::to_string(len) + " across the boundaries of a " +
                std::to_string(k_box) + " box: max relative force difference " + test::sci(worst) + "; energies " +
                test::sci(tb.energy) + " " + test::sci(ta.energy) + " " + test::sci(td.energy));
@@ -237,4 +252,9 @@ TEST(BondedForces, GatheredForcesMatchTheUnwrappedMolecules) {
   ASSERT_GE(bad.bad_atom[0], 0);
   EXPECT_EQ(bid(bad.bad_atom[0]), 5);
   EXPECT_EQ(bid(bad.bad_atom[1]), 6);
+  // Without the tally (a step without thermo): the same broken bond.
+  md::Vec3View f3("f3", broken.nall());
+  const BondedTally bad_quiet = gather_bonded<false>(gather_list<2>(broken, bonds), fene, broken.x, f3);
+  EXPECT_EQ(bad_quiet.bad_atom[0], bad.bad_atom[0]);
+  EXPECT_EQ(bad_quiet.bad_atom[1], bad.bad_atom[1]);
 }

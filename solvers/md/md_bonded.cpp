@@ -114,7 +114,7 @@ void MdSolver::build_bonded() {
 void MdSolver::compute_bonded(bool ev) {
   if (!m_bonded.active(m_atoms)) return;
   impl::PhaseTimer timer(m_phase_time[k_bond]);
-  m_bonded_energy = m_bonded.compute(m_atoms);
+  m_bonded_energy = m_bonded.compute(m_atoms, ev);
   if (m_bonded_energy.broken[0] != 0 && m_broken_at < 0) {
     m_broken_at = m_step;
     m_broken[0] = m_bonded_energy.broken[0];

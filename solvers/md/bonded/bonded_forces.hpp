@@ -69,23 +69,25 @@ KOKKOS_INLINE_FUNCTION void add_virial(const double (&rel)[Width][3], const doub
   }
 }
 
-// A bond's force and energy; whether the style refused the bond (a FENE bond at or beyond R0: FeneState).
-template <class Bond>
+// A bond's force and, with E, energy; whether the style refused the bond (a FENE bond at or beyond R0: FeneState).
+template <bool E, class Bond>
 KOKKOS_INLINE_FUNCTION bool bond_compute(const Bond& b, double rsq, double& fbond, double& energy) {
-  if constexpr (std::is_void_v<decltype(b.compute(rsq, fbond, energy))>) {
-    b.compute(rsq, fbond, energy);
+  if constexpr (std::is_void_v<decltype(b.template compute<E>(rsq, fbond, energy))>) {
+    b.template compute<E>(rsq, fbond, energy);
     return false;
   } else {
-    return static_cast<int>(b.compute(rsq, fbond, energy)) == static_cast<int>(FeneState::Broken);
+    return static_cast<int>(b.template compute<E>(rsq, fbond, energy)) == static_cast<int>(FeneState::Broken);
   }
 }
 
 }  // namespace impl
 
-// The forces of every interaction of a kind on the owned atoms, added to f; the tally of the interactions
-// whose role-0 atom is owned. Style: a Kokkos view of evaluators by type (1-based; entry 0 unused) whose
-// element has compute() as in styles.hpp. Kind: 2 bonds, 3 angles, 4 dihedrals (the geometry).
-template <int Width, class StyleView>
+// The forces of every interaction of a kind on the owned atoms, added to f; with EV the tally of the
+// interactions whose role-0 atom is owned (without EV its energy and virial stay 0 and a bond style skips its
+// energy: FENE's logarithm; a broken bond is reported either way). Style: a Kokkos view of evaluators by type
+// (1-based; entry 0 unused) whose element has compute() as in styles.hpp. Kind: 2 bonds, 3 angles, 4 dihedrals
+// (the geometry).
+template <bool EV = true, int Width, class StyleView>
 BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles, const Vec3View& x, const Vec3View& f) {
   static_assert(Width >= 2 && Width <= 4, "bonds, angles or dihedrals");
   BondedTally total;
@@ -109,7 +111,7 @@ BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles
           if constexpr (Width == 2) {
             const double del[3] = {-rel[1][0], -rel[1][1], -rel[1][2]};  // x_0 - x_1
             double fbond;
-            bad = impl::bond_compute(style(type), dot3(del, del), fbond, energy);
+            bad = impl::bond_compute<EV>(style(type), dot3(del, del), fbond, energy);
             for (int d = 0; d < 3; ++d) {
               fi[0][d] = fbond * del[d];
               fi[1][d] = -fi[0][d];
@@ -141,8 +143,10 @@ BondedTally gather_bonded(const GatherList<Width>& list, const StyleView& styles
           }
           for (int d = 0; d < 3; ++d) fa[d] += fi[role][d];
           if (role == 0) {  // this rank owns the interaction's first atom: it tallies the interaction
-            t.energy += energy;
-            impl::add_virial<Width>(rel, fi, t);
+            if (EV) {
+              t.energy += energy;
+              impl::add_virial<Width>(rel, fi, t);
+            }
             if (bad && (t.bad_atom[0] < 0 || idx[0] < t.bad_atom[0])) {
               t.bad_atom[0] = idx[0];
               t.bad_atom[1] = idx[1];

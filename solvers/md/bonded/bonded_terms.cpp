@@ -203,9 +203,12 @@ void BondedTerms::exclude_special_pairs(const AtomStore& atoms, NeighborList& li
       "md::bonded::exclude_special", Policy(0, atoms.nlocal), KOKKOS_LAMBDA(int i) {
         const int n12 = static_cast<int>(special(i, 0)), n13 = static_cast<int>(special(i, 1)),
                   n14 = static_cast<int>(special(i, 2));
-        if (n14 == 0) return;
+        // The special neighbours to look among: up to the last level that leaves the list (1-2 alone for
+        // special_bonds fene).
+        const int nsearch = out14 ? n14 : (out13 ? n13 : n12);
+        if (nsearch == 0) return;
         auto excluded = [&](std::int64_t jid) {
-          for (int s = 0; s < n14; ++s)
+          for (int s = 0; s < nsearch; ++s)
             if (special(i, 3 + s) == jid) return s < n12 ? out12 : (s < n13 ? out13 : out14);
           return false;
         };
@@ -226,7 +229,7 @@ void BondedTerms::exclude_special_pairs(const AtomStore& atoms, NeighborList& li
       });
 }
 
-BondedEnergies BondedTerms::compute(const AtomStore& atoms) {
+BondedEnergies BondedTerms::compute(const AtomStore& atoms, bool ev) {
   BondedEnergies out;
   BondedTally bad;
   auto kind = [&](const auto& list, const auto& styles, double& energy) {
@@ -234,7 +237,8 @@ BondedEnergies BondedTerms::compute(const AtomStore& atoms) {
         [&](const auto& view) {
           using V = std::decay_t<decltype(view)>;
           if constexpr (!std::is_same_v<V, std::monostate>) {
-            const BondedTally t = gather_bonded(list, view, atoms.x, atoms.f);
+            const BondedTally t = ev ? gather_bonded<true>(list, view, atoms.x, atoms.f)
+                                     : gather_bonded<false>(list, view, atoms.x, atoms.f);
             energy += t.energy;
             out.virial += t.virial[0] + t.virial[1] + t.virial[2];
             for (int c = 0; c < 3; ++c) out.virial_diagonal[c] += t.virial[c];

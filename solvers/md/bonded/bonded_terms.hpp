@@ -10,7 +10,7 @@
 //   exclude_special_pairs(): removes from the neighbour list every pair of special neighbours (1-2, 1-3,
 //             1-4 along the bonds) whose factor is not 1: factor 0 removes the pair, as LAMMPS does, and
 //             special_pairs() adds the others back scaled by their factor;
-//   compute(): the forces of every kind on the owned atoms, with energy and virial.
+//   compute(): the forces of every kind on the owned atoms, with energy and virial where asked.
 //
 // Every kernel gathers on the owned atom (nothing is scattered to another atom or rank): each atom of an
 // interaction, and each side of a special pair, computes its own share, so a run repeats itself bitwise on
@@ -83,8 +83,8 @@ class BondedTerms {
   // none) on this rank; the caller agrees on it across ranks.
   MissingPartner build(const AtomStore& atoms);
   void exclude_special_pairs(const AtomStore& atoms, NeighborList& list) const;
-  // Forces on the owned atoms, added to atoms.f.
-  BondedEnergies compute(const AtomStore& atoms);
+  // Forces on the owned atoms, added to atoms.f; with ev also the energies and virial (else they are 0).
+  BondedEnergies compute(const AtomStore& atoms, bool ev = true);
 
   // The pair interactions of the special neighbours whose factor is neither 0 nor 1, times that factor, on the
   // owned atoms (each side its own share: energy and virial count half). After build().

@@ -18,12 +18,14 @@
 namespace spotrun::md::bonded {
 
 // --- bonds: fbond such that F_i = fbond (x_i - x_j), F_j = -F_i -------------------------------------------
+// E false: the force alone (energy is left as it was; FENE's logarithm is not taken).
 struct BondHarmonic {
   double k = 0, r0 = 0;
+  template <bool E = true>
   KOKKOS_INLINE_FUNCTION void compute(double rsq, double& fbond, double& energy) const {
     const double r = ::sqrt(rsq), dr = r - r0;
     fbond = r > 0 ? -2.0 * k * dr / r : 0.0;
-    energy = k * dr * dr;
+    if (E) energy = k * dr * dr;
   }
 };
 
@@ -33,6 +35,7 @@ enum class FeneState : int { Fine = 0, Stretched = 1, Broken = 2 };
 
 struct BondFene {
   double k = 0, r0 = 0, epsilon = 0, sigma = 0;
+  template <bool E = true>
   KOKKOS_INLINE_FUNCTION FeneState compute(double rsq, double& fbond, double& energy) const {
     const double r0sq = r0 * r0;
     double rlogarg = 1.0 - rsq / r0sq;
@@ -47,13 +50,13 @@ struct BondFene {
       rlogarg = 0.1;
     }
     fbond = -k / rlogarg;
-    energy = -0.5 * k * r0sq * ::log(rlogarg);
+    if (E) energy = -0.5 * k * r0sq * ::log(rlogarg);
     // The WCA repulsion of the bonded pair, within 2^(1/6) sigma.
     const double s2 = sigma * sigma;
     if (rsq < 1.2599210498948732 * s2) {  // 2^(1/3) sigma^2
       const double sr2 = s2 / rsq, sr6 = sr2 * sr2 * sr2;
       fbond += 48.0 * epsilon * sr6 * (sr6 - 0.5) / rsq;
-      energy += 4.0 * epsilon * sr6 * (sr6 - 1.0) + epsilon;
+      if (E) energy += 4.0 * epsilon * sr6 * (sr6 - 1.0) + epsilon;
     }
     return state;
   }
