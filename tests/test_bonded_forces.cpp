@@ -12,6 +12,7 @@
 
 #include "solvers/md/atom_map.hpp"
 #include "solvers/md/bonded/bonded_forces.hpp"
+#include "solvers/md/force.hpp"
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1);
@@ -125,6 +126,32 @@ GatherList<Width> gather_list(const md::AtomStore& atoms, const std::vector<std:
   return list;
 }
 
+// The list of Newton's kind (scatter_bonded): the entries of `g` whose role is 0, each interaction once.
+template <int Width>
+GatherList<Width> first_atoms_only(const GatherList<Width>& g) {
+  auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), g.offset);
+  auto he = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), g.entry);
+  GatherList<Width> list;
+  list.nlocal = g.nlocal;
+  list.offset = md::IntView("offset", g.nlocal + 1);
+  list.entry = decltype(list.entry)("entry", he.extent(0));
+  auto lo = Kokkos::create_mirror_view(list.offset);
+  auto le = Kokkos::create_mirror_view(list.entry);
+  int at = 0;
+  for (int a = 0; a < g.nlocal; ++a) {
+    lo(a) = at;
+    for (int e = ho(a); e < ho(a + 1); ++e)
+      if (he(e, Width) == 0) {
+        for (int c = 0; c < Width + 2; ++c) le(at, c) = he(e, c);
+        ++at;
+      }
+  }
+  lo(g.nlocal) = at;
+  Kokkos::deep_copy(list.offset, lo);
+  Kokkos::deep_copy(list.entry, le);
+  return list;
+}
+
 }  // namespace
 
 TEST(BondedForces, GatheredForcesMatchTheUnwrappedMolecules) {
@@ -235,6 +262,37 @@ TEST(BondedForces, GatheredForcesMatchTheUnwrappedMolecules) {
     for (const double v : t.virial) EXPECT_EQ(v, 0.0);
     EXPECT_EQ(t.bad_atom[0], -1);
   }
+
+  // Under Newton (scatter_bonded): each interaction once, its forces on owned atoms and ghosts alike; the ghosts'
+  // forces added to their owners (what Halo::reverse_forces does) give the same forces, the energies are the
+  // same, and the sum of x . f over owned atoms and ghosts is the virial.
+  md::Vec3View fn("fn", atoms.nall());
+  md::ForceScatter scatter(fn);
+  const BondedTally nb = scatter_bonded(first_atoms_only(gather_list<2>(atoms, bonds)), fene, atoms.x, fn, scatter);
+  const BondedTally na = scatter_bonded(first_atoms_only(gather_list<3>(atoms, angles)), angle, atoms.x, fn, scatter);
+  const BondedTally nd = scatter_bonded(first_atoms_only(gather_list<4>(atoms, dihedrals)), opls, atoms.x, fn, scatter);
+  auto hn = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), fn);
+  auto hpos = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), atoms.x);
+  auto hids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), atoms.id);
+  std::vector<std::array<double, 3>> folded(n, {0, 0, 0});
+  double wn = 0;
+  for (int i = 0; i < atoms.nall(); ++i)
+    for (int d = 0; d < 3; ++d) {
+      folded[hids(i) - 1][d] += hn(i, d);
+      wn += hpos(i, d) * hn(i, d);
+    }
+  double worst_newton = 0;
+  for (int i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d)
+      worst_newton = std::max(worst_newton, std::abs(folded[i][d] - ref[i][d]) / std::max(1.0, std::abs(ref[i][d])));
+  EXPECT_LT(worst_newton, 1e-12);
+  EXPECT_NEAR(nb.energy, eb, 1e-11 * std::abs(eb));
+  EXPECT_NEAR(na.energy, ea, 1e-11 * std::max(1.0, std::abs(ea)));
+  EXPECT_NEAR(nd.energy, ed, 1e-11 * std::max(1.0, std::abs(ed)));
+  EXPECT_NEAR(wn, w, 1e-10 * std::max(1.0, std::abs(w)));
+  for (const BondedTally* t : {&nb, &na, &nd}) EXPECT_EQ(t->bad_atom[0], -1);
+  test::report("under Newton: max relative force difference " + test::sci(worst_newton) + ", virial from x . f " +
+               test::sci(wn) + " against " + test::sci(w));
   test::report(std::to_string(nchains) + " chains of " + std::to_string(len) + " across the boundaries of a " +
                std::to_string(k_box) + " box: max relative force difference " + test::sci(worst) + "; energies " +
                test::sci(tb.energy) + " " + test::sci(ta.energy) + " " + test::sci(td.energy));
@@ -257,4 +315,10 @@ TEST(BondedForces, GatheredForcesMatchTheUnwrappedMolecules) {
   const BondedTally bad_quiet = gather_bonded<false>(gather_list<2>(broken, bonds), fene, broken.x, f3);
   EXPECT_EQ(bad_quiet.bad_atom[0], bad.bad_atom[0]);
   EXPECT_EQ(bad_quiet.bad_atom[1], bad.bad_atom[1]);
+  // Under Newton: the same broken bond, by the rank that owns its first atom.
+  md::Vec3View f4("f4", broken.nall());
+  md::ForceScatter scatter4(f4);
+  const BondedTally bad_newton = scatter_bonded<false>(first_atoms_only(gather_list<2>(broken, bonds)), fene, broken.x, f4, scatter4);
+  EXPECT_EQ(bad_newton.bad_atom[0], bad.bad_atom[0]);
+  EXPECT_EQ(bad_newton.bad_atom[1], bad.bad_atom[1]);
 }

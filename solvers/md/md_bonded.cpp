@@ -100,7 +100,7 @@ void MdSolver::load_topology(const io::LammpsData& data, const std::vector<std::
 
 void MdSolver::build_bonded() {
   if (!m_bonded.active(m_atoms)) return;
-  const bonded::MissingPartner miss = m_bonded.build(m_atoms);
+  const bonded::MissingPartner miss = m_bonded.build(m_atoms, m_neighbor.newton());
   std::ostringstream msg;
   msg << "atom " << miss.partner << " of a " << miss.kind << " of atom " << miss.atom << " is missing on rank "
       << m_comm.rank() << " at step " << m_step << ": the ghost atoms reach " << significant(m_ghost_cutoff, 6)
@@ -111,15 +111,20 @@ void MdSolver::build_bonded() {
   m_bonded.exclude_special_pairs(m_atoms, m_neighbor);
 }
 
-void MdSolver::compute_bonded(bool ev) {
+void MdSolver::compute_bonded_terms(bool ev) {
   if (!m_bonded.active(m_atoms)) return;
   impl::PhaseTimer timer(m_phase_time[k_bond]);
-  m_bonded_energy = m_bonded.compute(m_atoms, ev);
+  m_bonded_energy = m_bonded.compute(m_atoms, ev, m_scatter);
   if (m_bonded_energy.broken[0] != 0 && m_broken_at < 0) {
     m_broken_at = m_step;
     m_broken[0] = m_bonded_energy.broken[0];
     m_broken[1] = m_bonded_energy.broken[1];
   }
+}
+
+void MdSolver::compute_special_pairs(bool ev) {
+  if (!m_bonded.active(m_atoms)) return;
+  impl::PhaseTimer timer(m_phase_time[k_bond]);
   m_special_tally = std::visit(
       [&](const auto& pair) {
         return ev ? m_bonded.special_pairs<true>(m_atoms, pair) : m_bonded.special_pairs<false>(m_atoms, pair);

@@ -197,7 +197,10 @@ class MdSolver final : public SolverBase {
   // place (its g_ewald goes into the pair evaluators), and its part of a force call.
   void setup_kspace();
   void compute_kspace(bool ev);
-  void compute_bonded(bool ev);
+  // The bonds, angles and dihedrals of a force call (under Newton before the ghosts' forces go back), and the
+  // scaled special pairs (on the owned atoms, at its end).
+  void compute_bonded_terms(bool ev);
+  void compute_special_pairs(bool ev);
   void check_broken_bonds(bool broken_anywhere);
   void put_bonded_state(io::SolverState& st) const;
   bonded::BondedSetup restore_bonded_setup(const io::SolverState& st);

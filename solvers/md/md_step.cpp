@@ -148,6 +148,9 @@ void MdSolver::compute_forces(bool ev, bool virial) {
     m_halo->finish_update_positions();
   }
   rows(first, last);
+  // Under Newton the bonded terms add their forces to the ghosts too, each interaction once: before x . f is
+  // summed (it then holds their virial) and before the ghosts' forces go back.
+  if (newton) compute_bonded_terms(ev || virial);
   const bool overlap_reverse = newton && m_cfg.halo_overlap && m_halo->plan().remote();
   // The ghosts' forces are complete here; sending them back adds to the ghosts of earlier dimensions.
   if (fdotr) add_fdotr(nlocal, m_atoms.nall());
@@ -169,9 +172,10 @@ void MdSolver::compute_forces(bool ev, bool virial) {
     else
       m_halo->reverse_forces(m_atoms);
   }
-  // Bonds, angles, dihedrals and scaled special pairs, then the k-space part of the Coulomb sum: on the owned
-  // atoms only, nothing goes back.
-  compute_bonded(ev || virial);
+  // Without Newton the bonds, angles and dihedrals; the scaled special pairs, then the k-space part of the
+  // Coulomb sum: on the owned atoms only, nothing goes back.
+  if (!newton) compute_bonded_terms(ev || virial);
+  compute_special_pairs(ev || virial);
   compute_kspace(ev || virial);
 }
 

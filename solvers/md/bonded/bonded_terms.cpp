@@ -34,22 +34,33 @@ StyleView<Style> table(const std::string& label, const std::vector<std::vector<d
                    allowed);
 }
 
-// The gather list of one kind from the lists of the owned atoms (atom_fields.hpp): for each owned atom, its
-// interactions in its list's order, each with the local indices of its atoms (the copies closest to the
-// owned atom), the atom's role and the type. Entries whose partner is missing hold -1 there; returns how many.
+// Whether slot s of owned atom a's list (of interactions of W atoms) goes into the gather list: every slot, or
+// under Newton only those whose first atom is a itself (each interaction once, on the rank owning that atom).
 template <int W>
-long long build_gather(const IdRowsView& lists, const AtomStore& atoms, const AtomMap::Lookup& map, GatherList<W>& out) {
+KOKKOS_INLINE_FUNCTION bool listed(const IdRowsView& lists, const IdView& id, int a, int s, bool newton) {
+  return !newton || lists(a, 1 + s * (W + 1) + 1) == id(a);
+}
+
+// The gather list of one kind from the lists of the owned atoms (atom_fields.hpp): for each owned atom, its
+// interactions in its list's order (under Newton those it is the first atom of), each with the local indices
+// of its atoms (the copies closest to the owned atom), the atom's role and the type. Entries whose partner is
+// missing hold -1 there; returns how many.
+template <int W>
+long long build_gather(const IdRowsView& lists, const AtomStore& atoms, const AtomMap::Lookup& map, bool newton,
+                       GatherList<W>& out) {
   const int nlocal = atoms.nlocal;
   if (out.offset.extent(0) < static_cast<std::size_t>(nlocal) + 1)
     out.offset = IntView("md::bonded::offset", nlocal + nlocal / 4 + 17);
   out.nlocal = nlocal;
   auto offset = out.offset;
+  auto id = atoms.id;
   const bool any = lists.extent(1) > 0;
   int total = 0;
   Kokkos::parallel_scan(
       "md::bonded::count", Policy(0, nlocal + 1), KOKKOS_LAMBDA(int a, int& sum, bool final) {
         if (final) offset(a) = sum;
-        if (a < nlocal && any) sum += static_cast<int>(lists(a, 0));
+        if (a < nlocal && any)
+          for (int s = 0, n = static_cast<int>(lists(a, 0)); s < n; ++s) sum += listed<W>(lists, id, a, s, newton) ? 1 : 0;
       },
       total);
   if (out.entry.extent(0) < static_cast<std::size_t>(total))
@@ -57,14 +68,14 @@ long long build_gather(const IdRowsView& lists, const AtomStore& atoms, const At
   if (total == 0) return 0;
   auto entry = out.entry;
   auto x = atoms.x;
-  auto id = atoms.id;
   long long missing = 0;
   Kokkos::parallel_reduce(
       "md::bonded::gather_list", Policy(0, nlocal),
       KOKKOS_LAMBDA(int a, long long& miss) {
         const int n = static_cast<int>(lists(a, 0));
-        for (int s = 0; s < n; ++s) {
-          const int col = 1 + s * (W + 1), e = offset(a) + s;
+        for (int s = 0, e = offset(a); s < n; ++s) {
+          if (!listed<W>(lists, id, a, s, newton)) continue;
+          const int col = 1 + s * (W + 1);
           int role = 0;
           for (int k = 0; k < W; ++k) {
             const std::int64_t partner = lists(a, col + 1 + k);
@@ -78,6 +89,7 @@ long long build_gather(const IdRowsView& lists, const AtomStore& atoms, const At
           }
           entry(e, W) = role;
           entry(e, W + 1) = static_cast<int>(lists(a, col));
+          ++e;
         }
       },
       missing);
@@ -86,15 +98,19 @@ long long build_gather(const IdRowsView& lists, const AtomStore& atoms, const At
 
 // The first missing partner of a kind (after build_gather() counted some): host copies, on the error path.
 template <int W>
-MissingPartner first_missing(const IdRowsView& lists, const AtomStore& atoms, const GatherList<W>& g, const char* kind) {
+MissingPartner first_missing(const IdRowsView& lists, const AtomStore& atoms, const GatherList<W>& g, bool newton,
+                             const char* kind) {
   auto hl = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), lists);
-  auto ho = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), g.offset);
   auto he = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), g.entry);
   auto hid = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), atoms.id);
+  int e = 0;
   for (int a = 0; a < g.nlocal; ++a)
-    for (int e = ho(a); e < ho(a + 1); ++e)
+    for (int s = 0; s < static_cast<int>(hl(a, 0)); ++s) {
+      if (newton && hl(a, 1 + s * (W + 1) + 1) != hid(a)) continue;
       for (int k = 0; k < W; ++k)
-        if (he(e, k) < 0) return {hid(a), hl(a, 1 + (e - ho(a)) * (W + 1) + 1 + k), kind};
+        if (he(e, k) < 0) return {hid(a), hl(a, 1 + s * (W + 1) + 1 + k), kind};
+      ++e;
+    }
   return {};
 }
 
@@ -174,16 +190,17 @@ bool BondedTerms::scaled_specials() const {
   return false;
 }
 
-MissingPartner BondedTerms::build(const AtomStore& atoms) {
+MissingPartner BondedTerms::build(const AtomStore& atoms, bool newton) {
+  m_newton = newton;
   m_map.build(atoms);
   const AtomMap::Lookup& map = m_map.lookup();
   // A kind without a style has no interactions (resolve_bonded_coeffs() asks for a style where there are some).
-  if (styled(m_bond_styles) && build_gather(atoms.bond, atoms, map, m_bonds) > 0)
-    return first_missing(atoms.bond, atoms, m_bonds, "bond");
-  if (styled(m_angle_styles) && build_gather(atoms.angle, atoms, map, m_angles) > 0)
-    return first_missing(atoms.angle, atoms, m_angles, "angle");
-  if (styled(m_dihedral_styles) && build_gather(atoms.dihedral, atoms, map, m_dihedrals) > 0)
-    return first_missing(atoms.dihedral, atoms, m_dihedrals, "dihedral");
+  if (styled(m_bond_styles) && build_gather(atoms.bond, atoms, map, newton, m_bonds) > 0)
+    return first_missing(atoms.bond, atoms, m_bonds, newton, "bond");
+  if (styled(m_angle_styles) && build_gather(atoms.angle, atoms, map, newton, m_angles) > 0)
+    return first_missing(atoms.angle, atoms, m_angles, newton, "angle");
+  if (styled(m_dihedral_styles) && build_gather(atoms.dihedral, atoms, map, newton, m_dihedrals) > 0)
+    return first_missing(atoms.dihedral, atoms, m_dihedrals, newton, "dihedral");
   return {};
 }
 
@@ -229,7 +246,7 @@ void BondedTerms::exclude_special_pairs(const AtomStore& atoms, NeighborList& li
       });
 }
 
-BondedEnergies BondedTerms::compute(const AtomStore& atoms, bool ev) {
+BondedEnergies BondedTerms::compute(const AtomStore& atoms, bool ev, ForceScatter& scatter) {
   BondedEnergies out;
   BondedTally bad;
   auto kind = [&](const auto& list, const auto& styles, double& energy) {
@@ -237,8 +254,10 @@ BondedEnergies BondedTerms::compute(const AtomStore& atoms, bool ev) {
         [&](const auto& view) {
           using V = std::decay_t<decltype(view)>;
           if constexpr (!std::is_same_v<V, std::monostate>) {
-            const BondedTally t = ev ? gather_bonded<true>(list, view, atoms.x, atoms.f)
-                                     : gather_bonded<false>(list, view, atoms.x, atoms.f);
+            const BondedTally t = m_newton ? (ev ? scatter_bonded<true>(list, view, atoms.x, atoms.f, scatter)
+                                                 : scatter_bonded<false>(list, view, atoms.x, atoms.f, scatter))
+                                           : (ev ? gather_bonded<true>(list, view, atoms.x, atoms.f)
+                                                 : gather_bonded<false>(list, view, atoms.x, atoms.f));
             energy += t.energy;
             out.virial += t.virial[0] + t.virial[1] + t.virial[2];
             for (int c = 0; c < 3; ++c) out.virial_diagonal[c] += t.virial[c];

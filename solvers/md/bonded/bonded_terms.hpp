@@ -5,16 +5,19 @@
 //   setup():  the evaluators of every type of each kind, from the resolved coefficients (LAMMPS order);
 //   build():  at each neighbour build, once the ghosts are in place: the map of the rank's atoms by id and,
 //             from the topology lists each owned atom carries (atom_fields.hpp: bond, angle, dihedral), the
-//             gather lists of local indices the force kernels walk (bonded_forces.hpp); the partners are the
-//             copies closest to the owned atom. A partner the rank does not hold is reported, never skipped;
+//             lists of local indices the force kernels walk (bonded_forces.hpp; under Newton only the
+//             interactions whose first atom is owned); the partners are the copies closest to the owned atom.
+//             A partner the rank does not hold is reported, never skipped;
 //   exclude_special_pairs(): removes from the neighbour list every pair of special neighbours (1-2, 1-3,
 //             1-4 along the bonds) whose factor is not 1: factor 0 removes the pair, as LAMMPS does, and
 //             special_pairs() adds the others back scaled by their factor;
 //   compute(): the forces of every kind on the owned atoms, with energy and virial where asked.
 //
-// Every kernel gathers on the owned atom (nothing is scattered to another atom or rank): each atom of an
-// interaction, and each side of a special pair, computes its own share, so a run repeats itself bitwise on
-// threads and GPUs and the forces do not depend on the rank count beyond the rounding of the pair sums.
+// Without Newton (full lists: the GPU's) every kernel gathers on the owned atom (nothing is scattered to
+// another atom or rank): each atom of an interaction computes its own share, so a run repeats itself bitwise on
+// threads and GPUs. Under Newton (the host's half list) each interaction is computed once and its forces
+// scattered, ghosts included, as the pair loop does (LAMMPS newton_bond on). Each side of a special pair
+// computes its own share either way.
 #include <array>
 #include <cstdint>
 #include <string>
@@ -79,12 +82,19 @@ class BondedTerms {
   // The special factors that are neither 0 nor 1 (special_pairs() has work).
   bool scaled_specials() const;
 
-  // After the ghosts are in place. Returns the first interaction a partner of which is missing (atom 0 when
-  // none) on this rank; the caller agrees on it across ranks.
-  MissingPartner build(const AtomStore& atoms);
+  // After the ghosts are in place. newton: the pair list's Newton across ghosts (NeighborList::newton()):
+  // then each interaction is computed once, by the rank owning its first atom, and its forces on ghosts go
+  // back with the pair forces (bonded_forces.hpp, scatter_bonded); otherwise each owned atom gathers its share.
+  // Returns the first interaction a partner of which is missing (atom 0 when none) on this rank; the caller
+  // agrees on it across ranks.
+  MissingPartner build(const AtomStore& atoms, bool newton = false);
+  // Whether the last build() chose Newton: compute() then adds forces to ghosts, before they go back.
+  bool newton() const { return m_newton; }
   void exclude_special_pairs(const AtomStore& atoms, NeighborList& list) const;
-  // Forces on the owned atoms, added to atoms.f; with ev also the energies and virial (else they are 0).
-  BondedEnergies compute(const AtomStore& atoms, bool ev = true);
+  // Forces on the owned atoms (under Newton on the ghosts too), added to atoms.f through `scatter` (a scatter
+  // view of atoms.f; used under Newton only); with ev also the energies and (without Newton: under Newton the
+  // caller's sum of x . f holds it) the virial; else they are 0.
+  BondedEnergies compute(const AtomStore& atoms, bool ev, ForceScatter& scatter);
 
   // The pair interactions of the special neighbours whose factor is neither 0 nor 1, times that factor, on the
   // owned atoms (each side its own share: energy and virial count half). After build().
@@ -104,6 +114,7 @@ class BondedTerms {
   std::array<double, 3> m_special_coul{0, 0, 0};
   bool m_charged = false;
   bool m_long_range = false;
+  bool m_newton = false;
   AtomMap m_map;
   GatherList<2> m_bonds;
   GatherList<3> m_angles;
