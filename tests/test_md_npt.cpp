@@ -149,8 +149,9 @@ TEST(MdNpt, PppmFollowsTheBox) {
   });
   for (const auto& c : checks) {
     ASSERT_TRUE(c.error.empty()) << c.ranks << " ranks: " << c.error;
-    if (c.ranks == test::nranks() && test::pppm_bitwise())
+    if (c.ranks == test::nranks() && test::pppm_bitwise()) {
       EXPECT_EQ(c.values.at(1), 1.0) << "written and read at " << c.ranks << " ranks: not bitwise";
+    }
     EXPECT_LE(c.values.at(0), 1e-10) << "written at " << test::nranks() << " ranks, read at " << c.ranks;
   }
 }
@@ -208,7 +209,9 @@ TEST(MdNpt, CheckpointInsideNptResumesBitwise) {
         });
     for (const auto& c : checks) {
       ASSERT_TRUE(c.error.empty()) << c.ranks << " ranks: " << c.error;
-      if (c.ranks == test::nranks()) EXPECT_EQ(c.values.at(1), 1.0) << "written and read at " << c.ranks << " ranks: not bitwise";
+      if (c.ranks == test::nranks()) {
+        EXPECT_EQ(c.values.at(1), 1.0) << "written and read at " << c.ranks << " ranks: not bitwise";
+      }
       EXPECT_LE(c.values.at(0), 1e-10) << "written at " << test::nranks() << " ranks, read at " << c.ranks;
       test::report("NPT " + name + ", LJ liquid, checkpoint at step 37 of " + std::to_string(test::nranks()) +
                    " ranks resumed at " + std::to_string(c.ranks) + ": max relative thermo difference over 40 steps " +
