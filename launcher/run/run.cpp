@@ -464,7 +464,9 @@ int start_up(Run& r, std::optional<OutputDirectoryLock>& lock) {
   base.units = solvers::units_of(*r.registration, r.deck);
   base.version = k_version;
   base.git_hash = k_git_hash;
-  r.checkpoints.emplace(comm, r.outdir, CheckpointSettings::from_deck(r.deck), base);
+  CheckpointSettings checkpointing = CheckpointSettings::from_deck(r.deck);
+  checkpointing.rclone = r.opt.environment.rclone;  // SPOTRUN_RCLONE
+  r.checkpoints.emplace(comm, r.outdir, std::move(checkpointing), base);
   r.checkpoints->remove_stale_temporaries();
   // An error from here on stops the transport (NCCL) before the solver's device memory is freed.
   r.abort_transport_first.emplace(*r.transport);
