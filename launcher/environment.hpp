@@ -39,6 +39,9 @@ struct Environment {
   // SPOTRUN_RCLONE: the rclone program of the durable tier (a path or a name on PATH; "": "rclone"), for
   // checkpoint.durable (launcher::CheckpointSettings::rclone, io::DurableSettings::rclone, io/checkpoint_durable.hpp).
   std::string rclone;
+  // USER: who runs spotrun, the author an output file names (the MD trajectory's /h5md/author,
+  // solvers::SolverContext::user); "": "unknown" there.
+  std::string user;
 
   // This process's environment now.
   static Environment read() {
@@ -60,6 +63,7 @@ struct Environment {
     e.doctor_quick = text("SPOTRUN_DOCTOR_QUICK");
     e.openblas_library = text("SPOTRUN_OPENBLAS_LIBRARY");
     e.rclone = text("SPOTRUN_RCLONE");
+    e.user = text("USER");
     return e;
   }
 };

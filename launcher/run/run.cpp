@@ -127,18 +127,17 @@ solvers::SolverInputs check_fresh_start(const solvers::SolverRegistration& solve
 }
 
 solvers::SolverContext context(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                               const std::string& deck_path) {
-  return {comm, transport, deck, deck_path, [&comm](double bytes, const std::string& what) {
-            check_memory_fits(comm, bytes, what);
-          }};
+                               const std::string& deck_path, const std::string& user = "") {
+  return {comm, transport, deck, deck_path,
+          [&comm](double bytes, const std::string& what) { check_memory_fits(comm, bytes, what); }, user};
 }
 
 }  // namespace
 
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                    const std::string& deck_path, bool restoring) {
+                                    const std::string& deck_path, bool restoring, const std::string& user) {
   const solvers::SolverRegistration& solver = solvers::solver_named(deck.get_string("run.solver"), deck.name());
-  const solvers::SolverContext ctx = context(comm, transport, deck, deck_path);
+  const solvers::SolverContext ctx = context(comm, transport, deck, deck_path, user);
   if (restoring) return solver.make(ctx, nullptr);
   const solvers::SolverInputs inputs = check_fresh_start(solver, ctx);
   return solver.make(ctx, &inputs);
@@ -179,9 +178,10 @@ namespace {
 // Reads a checkpoint into a new solver of the deck, as a resume does (collective): the file verified,
 // its solver the deck's, its own deck sound and the physics of both the same, the system's memory
 // checked, every dataset read and the state validated by the solver. Throws InputError naming the
-// problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's.
+// problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's. user: as make_solver's.
 std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, io::CheckpointSource& source) {
+                                       const std::string& deck_path, io::CheckpointSource& source,
+                                       const std::string& user = "") {
   const std::string solver_name = deck.get_string("run.solver");
   const io::CheckpointMeta& meta = source.meta();
   if (meta.solver != solver_name)
@@ -205,7 +205,7 @@ std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Tra
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
   check_solver_memory(comm, registration, deck,
                       static_cast<double>(source.bytes()) / registration.checkpoint_bytes_per_work_unit(deck));
-  auto solver = make_solver(comm, transport, deck, deck_path, true);
+  auto solver = make_solver(comm, transport, deck, deck_path, true, user);
   io::SolverState state = source.read(solver->state_layout());
   solver->restore(state);
   return solver;
@@ -491,7 +491,7 @@ std::vector<std::string> resume(Run& r) {
     try {
       // Either kind, from its best surviving copy (launcher/run/checkpoint_store.hpp).
       const auto source = r.checkpoints->open(c);
-      r.solver = restore_solver(r.comm, *r.transport, r.deck, r.opt.deck_path, *source);
+      r.solver = restore_solver(r.comm, *r.transport, r.deck, r.opt.deck_path, *source, r.opt.environment.user);
       level_sources = source->sources();
       for (const auto& line : source->skipped())
         if (r.comm.is_root()) say_error("WARNING: checkpoint " + c.path + ": " + line);
@@ -525,7 +525,7 @@ void set_up(Run& r, bool fresh_said, const std::vector<std::string>& level_sourc
     if (comm.is_root() && !fresh_said)
       say(Show::normal, r.opt.resume == "never" ? "Starting fresh (--resume never)"
                                                 : "Starting fresh: no checkpoint to resume from in " + r.outdir);
-    r.solver = make_solver(comm, *r.transport, r.deck, r.opt.deck_path, false);
+    r.solver = make_solver(comm, *r.transport, r.deck, r.opt.deck_path, false, r.opt.environment.user);
   }
   // What the solver simulates (Solver::describe(): for MD the atoms, box, pair style and the k-space solver's
   // choice of g_ewald and mesh): spotrun.log, and the terminal with --verbose.
