@@ -33,6 +33,7 @@
 #include "comm/transport.hpp"
 #include "launcher/run/step_observers.hpp"
 #include "launcher/run/stop.hpp"
+#include "launcher/run/thermo_file.hpp"
 #include "io/input_file.hpp"
 #include "io/thermo_writer.hpp"
 #include "solvers/registry.hpp"
@@ -209,61 +210,6 @@ std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Tra
   io::SolverState state = source.read(solver->state_layout());
   solver->restore(state);
   return solver;
-}
-
-// Keeps the thermo rows up to `step` (a resumed run continues the file from there): rows with another
-// number of fields than the header (a row torn by a full disk) go too. The file is replaced atomically
-// (a stop signal meanwhile leaves the old one). Collective; InputError when it cannot be rewritten, or when
-// its columns are not `columns` (the deck's thermo columns changed since: md.thermo_style).
-void truncate_thermo(const comm::Communicator& comm, const std::string& path, std::int64_t step,
-                     const std::vector<std::string>& columns) {
-  std::string want = "step";
-  for (const auto& c : columns) want += "," + c;
-  std::string error;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (comm.is_root() && fs::exists(status) && !fs::is_regular_file(status))
-    error = "'" + path + "' is not a regular file; move it away to resume in this output directory";
-  if (comm.is_root() && error.empty()) {
-    std::ifstream in(path);
-    if (in) {
-      std::string line, out, header;
-      std::size_t fields = 0;
-      while (std::getline(in, line)) {
-        const std::size_t n = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
-        if (header.empty()) {
-          header = line;
-          fields = n;
-          if (header != want) {
-            error = "'" + path + "' has the columns " + header + ", the deck's thermo columns are " + want +
-                    " (changed since the checkpoint); keep the columns, or move thermo.csv away to resume here";
-            break;
-          }
-          out += line + "\n";
-          continue;
-        }
-        if (n != fields) continue;
-        try {
-          std::size_t used = 0;
-          const std::string first = line.substr(0, line.find(','));
-          if (std::stoll(first, &used) <= step && used == first.size()) out += line + "\n";
-        } catch (...) {
-        }
-      }
-      in.close();
-      const std::string tmp = path + ".tmp";
-      if (error.empty()) {
-        std::ofstream o(tmp, std::ios::trunc | std::ios::binary);
-        o << out;
-        o.flush();
-        if (!o) error = "cannot rewrite '" + path + "' (writing '" + tmp + "' failed)";
-      }
-      if (error.empty()) fs::rename(tmp, path, ec);
-      if (error.empty() && ec) error = "cannot replace '" + path + "': " + ec.message();
-      if (!error.empty()) fs::remove(tmp, ec);
-    }
-  }
-  comm.agree<InputError>(error.empty(), error);
 }
 
 }  // namespace
