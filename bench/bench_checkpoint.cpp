@@ -15,7 +15,7 @@
 // the raw reads must return the bytes written (checked after the timer), else it prints ERROR and exits 1.
 //
 //   mpirun -np N build-dir/bench/bench_checkpoint [--samples] [--levels LOCAL_DIR [--nice N] [--async-window S]
-//       [--durable LOCATION [--durable-nice N] [--durable-window S]]] [DIR=/tmp] [REPS=5]
+//       [--durable LOCATION [--durable-nice N] [--durable-window S] [--rclone PROGRAM]]] [DIR=/tmp] [REPS=5]
 //       [ATOMS...=32000 256000 2048000]
 //
 // --samples: after each size, lines "SAMPLES {json}" with every repetition's MB/s (bench/suite.py).
@@ -43,6 +43,8 @@
 //   a flush still running then is cancelled (its uploads killed), and the steps timed until then are the
 //   samples: the loop's slowdown while the uploads run at that nice value, in a time bound that a flush at
 //   nice 19 beside busy cores does not keep. The flush is then not checked (the full run checks it).
+//   --rclone PROGRAM: the rclone program (a path or a name on PATH); by default SPOTRUN_RCLONE of the
+//   environment, as spotrun's, else "rclone".
 #include <mpi.h>
 #include <unistd.h>
 
@@ -267,7 +269,8 @@ class SyntheticStep {
 };
 
 // The command line: [--samples] [--levels DIR] [--nice N] [--durable LOCATION] [--durable-nice N]
-// [--durable-window S] [--async-window S] [DIR [REPS [ATOMS...]]].
+// [--durable-window S] [--rclone PROGRAM] [--async-window S] [DIR [REPS [ATOMS...]]]; and SPOTRUN_RCLONE of
+// the environment (this program reads it, as spotrun's launcher does: io::DurableSettings::rclone).
 struct Options {
   bool samples = false;
   std::string levels_dir;
@@ -275,6 +278,7 @@ struct Options {
   double durable_window = 0;  // seconds; 0: the whole flush
   double async_window = 0;    // seconds; 0: the whole background write
   std::string durable;
+  std::string rclone;  // "": "rclone"
   std::string dir = "/tmp";
   int reps = 5;
   std::vector<std::uint64_t> sizes;
@@ -282,6 +286,7 @@ struct Options {
 
 Options parse_options(int argc, char** argv) {
   Options o;
+  if (const char* rclone = std::getenv("SPOTRUN_RCLONE")) o.rclone = rclone;
   std::vector<std::string> args;
   for (int i = 1; i < argc; ++i) {
     if (std::string(argv[i]) == "--samples") o.samples = true;
@@ -290,6 +295,7 @@ Options parse_options(int argc, char** argv) {
     else if (std::string(argv[i]) == "--durable" && i + 1 < argc) o.durable = argv[++i];
     else if (std::string(argv[i]) == "--durable-nice" && i + 1 < argc) o.durable_nice = std::atoi(argv[++i]);
     else if (std::string(argv[i]) == "--durable-window" && i + 1 < argc) o.durable_window = std::atof(argv[++i]);
+    else if (std::string(argv[i]) == "--rclone" && i + 1 < argc) o.rclone = argv[++i];
     else if (std::string(argv[i]) == "--async-window" && i + 1 < argc) o.async_window = std::atof(argv[++i]);
     else args.emplace_back(argv[i]);
   }
@@ -439,7 +445,7 @@ bool bench_async(const comm::Communicator& comm, const Options& opt, const Case&
   if (!durable.empty() && aok) {
     const std::string prefix = io::durable_join(io::durable_location(durable), "bench_checkpoint." + tag);
     {
-      io::DurableFlush flush(nodes, prefix, local, 1, durable_nice);
+      io::DurableFlush flush(nodes, prefix, local, io::DurableSettings{1, durable_nice, opt.rclone});
       const double f0 = MPI_Wtime();
       flush.start(writer.index());
       for (bool ended = false; !ended;) {
@@ -459,7 +465,7 @@ bool bench_async(const comm::Communicator& comm, const Options& opt, const Case&
     }
     flushed = comm.broadcast(flushed);
     for (std::size_t k = 0; k < t_flushing.size(); ++k) t_after.push_back(timed(comm, [&] { step(comm); }));
-    if (comm.is_root()) io::run_rclone({"purge", prefix});
+    if (comm.is_root()) io::run_rclone(opt.rclone, {"purge", prefix});
   }
   comm.barrier();
   if (comm.is_root()) {

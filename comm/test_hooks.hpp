@@ -23,6 +23,11 @@ struct TestHooks {
   // Called on every rank in the write of the checkpoint of `step`, its temporary file `path` created and
   // half written (io/checkpoint_write.cpp): a test pauses there to lose a node in the write.
   std::function<void(long long step, const std::string& path)> checkpoint_half_written;
+  // io::write_checkpoint's check of the free space before it writes (io/checkpoint_write.cpp): the free bytes
+  // of the file system of the checkpoint's directory `dir`, instead of statvfs's; negative: not known, no
+  // check (a test that fills a file system in the middle of a write). The error of a write that failed still
+  // names statvfs's figure.
+  std::function<long long(const std::string& dir)> checkpoint_free_bytes;
   // MD: how many times the pair-force kernel runs per force evaluation (the extra passes are discarded:
   // the same results, that many times the force work). Less than 2: once.
   std::function<int()> force_passes;

@@ -57,10 +57,7 @@ std::string last_error_line(const std::string& out) {
 
 }  // namespace
 
-std::string rclone_program() {
-  const char* p = std::getenv("SPOTRUN_RCLONE");
-  return p && *p ? p : "rclone";
-}
+std::string rclone_program(const std::string& rclone) { return rclone.empty() ? "rclone" : rclone; }
 
 std::string RcloneResult::brief() const {
   if (cancelled) return "rclone was stopped (cancelled or out of time)";
@@ -69,9 +66,10 @@ std::string RcloneResult::brief() const {
   return "rclone exited with " + std::to_string(exit_code) + (line.empty() ? "" : ": " + line);
 }
 
-RcloneResult run_rclone(const std::vector<std::string>& args, const std::atomic<bool>* cancel, double timeout_seconds) {
+RcloneResult run_rclone(const std::string& rclone, const std::vector<std::string>& args,
+                        const std::atomic<bool>* cancel, double timeout_seconds) {
   RcloneResult result;
-  const std::string program = rclone_program();
+  const std::string program = rclone_program(rclone);
   std::vector<std::string> argv{program};
   argv.insert(argv.end(), args.begin(), args.end());
   // This process's environment, with rclone's retry and timeout defaults where the user set none.
@@ -180,14 +178,15 @@ std::string durable_join(const std::string& location, const std::string& name) {
   return location + (last == '/' || last == ':' ? "" : "/") + name;
 }
 
-std::string stat_object(const std::string& path, ObjectInfo& info, const std::atomic<bool>* cancel) {
+std::string stat_object(const std::string& rclone, const std::string& path, ObjectInfo& info,
+                        const std::atomic<bool>* cancel) {
   // MD5 first (S3, GCS, Azure, a directory); else whatever hash the backend keeps.
   for (int attempt = 0; attempt < 2; ++attempt) {
     std::vector<std::string> args{"lsjson", "--stat"};
     if (attempt == 0) args.insert(args.end(), {"--hash-type", "MD5"});
     else args.push_back("--hash");
     args.push_back(path);
-    const RcloneResult r = run_rclone(args, cancel);
+    const RcloneResult r = run_rclone(rclone, args, cancel);
     if (r.exit_code != 0) return "listing '" + path + "' failed: " + r.brief();
     const auto brace = r.output.find('{');
     const nlohmann::json j = nlohmann::json::parse(brace == std::string::npos ? std::string() : r.output.substr(brace),
@@ -204,17 +203,18 @@ std::string stat_object(const std::string& path, ObjectInfo& info, const std::at
   return "";
 }
 
-std::string copy_confirmed(const std::string& from, const std::string& to, const std::atomic<bool>* cancel) {
-  const RcloneResult r = run_rclone({"copyto", "--checksum", from, to}, cancel);
+std::string copy_confirmed(const std::string& rclone, const std::string& from, const std::string& to,
+                           const std::atomic<bool>* cancel) {
+  const RcloneResult r = run_rclone(rclone, {"copyto", "--checksum", from, to}, cancel);
   if (r.exit_code != 0) return "copying '" + from + "' to '" + to + "' failed: " + r.brief();
   ObjectInfo dst, src;
-  std::string e = stat_object(to, dst, cancel);
+  std::string e = stat_object(rclone, to, dst, cancel);
   if (!e.empty()) return "after the copy, " + e;
   // The source's hash of the type the destination keeps (one hash: the source may be large).
   std::vector<std::string> args{"lsjson", "--stat"};
   if (!dst.hashes.empty()) args.insert(args.end(), {"--hash-type", dst.hashes.front().first});
   args.push_back(from);
-  const RcloneResult s = run_rclone(args, cancel);
+  const RcloneResult s = run_rclone(rclone, args, cancel);
   if (s.exit_code != 0) return "listing '" + from + "' failed: " + s.brief();
   const auto brace = s.output.find('{');
   const nlohmann::json j = nlohmann::json::parse(brace == std::string::npos ? std::string() : s.output.substr(brace), nullptr, false);
@@ -231,10 +231,11 @@ std::string copy_confirmed(const std::string& from, const std::string& to, const
   return "";
 }
 
-std::vector<DurableSet> list_durable_sets(const comm::Communicator& world, const std::string& prefix) {
+std::vector<DurableSet> list_durable_sets(const comm::Communicator& world, const std::string& rclone,
+                                          const std::string& prefix) {
   std::string listing;
   if (world.is_root()) {
-    const RcloneResult r = run_rclone({"lsf", "--files-only", prefix});
+    const RcloneResult r = run_rclone(rclone, {"lsf", "--files-only", prefix});
     if (r.exit_code == 3) {
       // directory not found: nothing flushed there yet
     } else if (r.exit_code != 0) {
@@ -252,7 +253,7 @@ std::vector<DurableSet> list_durable_sets(const comm::Communicator& world, const
         if (step < -1) continue;
         s.step = step;
         if (s.set == "final") {
-          const RcloneResult c = run_rclone({"cat", s.index});
+          const RcloneResult c = run_rclone(rclone, {"cat", s.index});
           try {
             if (c.exit_code != 0) throw std::runtime_error(c.brief());
             s.step = LevelIndex::decode(c.output).step;
@@ -279,8 +280,8 @@ std::vector<DurableSet> list_durable_sets(const comm::Communicator& world, const
   return sets;
 }
 
-std::string fetch_durable_set(const NodeGroups& nodes, const std::string& prefix, const DurableSet& set,
-                              const std::string& into) {
+std::string fetch_durable_set(const NodeGroups& nodes, const std::string& rclone, const std::string& prefix,
+                              const DurableSet& set, const std::string& into) {
   const comm::Communicator& world = nodes.world();
   const std::string what = "durable checkpoint " + set.index;
   std::string error;
@@ -295,13 +296,13 @@ std::string fetch_durable_set(const NodeGroups& nodes, const std::string& prefix
   std::string text;
   if (world.is_root()) {
     try {
-      const RcloneResult c = run_rclone({"cat", set.index});
+      const RcloneResult c = run_rclone(rclone, {"cat", set.index});
       if (c.exit_code != 0) throw std::runtime_error("cannot read the index: " + c.brief());
       const LevelIndex x = LevelIndex::decode(c.output);
       text = c.output;
       // Every node file is there with the size the index records (an upload cut short is refused here).
       const std::string folder = durable_join(prefix, set.set);
-      const RcloneResult l = run_rclone({"lsjson", "--files-only", folder});
+      const RcloneResult l = run_rclone(rclone, {"lsjson", "--files-only", folder});
       if (l.exit_code != 0) throw std::runtime_error("cannot list '" + folder + "': " + l.brief());
       const auto bracket = l.output.find('[');
       const nlohmann::json j =
@@ -333,7 +334,7 @@ std::string fetch_durable_set(const NodeGroups& nodes, const std::string& prefix
     for (std::size_t k = static_cast<std::size_t>(nodes.index()); k < x.nodes.size() && error.empty();
          k += static_cast<std::size_t>(nodes.count())) {
       const std::string from = durable_join(durable_join(prefix, set.set), x.nodes[k].file);
-      const RcloneResult r = run_rclone({"copyto", "--checksum", from, into + "/" + x.nodes[k].file});
+      const RcloneResult r = run_rclone(rclone, {"copyto", "--checksum", from, into + "/" + x.nodes[k].file});
       if (r.exit_code != 0) error = "host " + nodes.host() + ": downloading '" + from + "' failed: " + r.brief();
     }
   }
@@ -365,9 +366,10 @@ struct DurableFlush::Job {
   }
 };
 
-DurableFlush::DurableFlush(const NodeGroups& nodes, std::string prefix, std::string directory, int keep, int nice)
-    : m_nodes(nodes), m_prefix(std::move(prefix)), m_directory(std::move(directory)), m_keep(std::max(1, keep)),
-      m_nice(nice) {
+DurableFlush::DurableFlush(const NodeGroups& nodes, std::string prefix, std::string directory,
+                           DurableSettings settings)
+    : m_nodes(nodes), m_prefix(std::move(prefix)), m_directory(std::move(directory)),
+      m_keep(std::max(1, settings.keep)), m_nice(settings.nice), m_rclone(std::move(settings.rclone)) {
   SPOTRUN_MPI_CHECK(MPI_Comm_dup(nodes.world().mpi(), &m_comm));
 }
 
@@ -397,12 +399,13 @@ void DurableFlush::start(const LevelIndex& index) {
   const std::string old_index = durable_join(m_prefix, m_set + ".levels");
   const bool root = m_nodes.world().is_root();
   const int nice = m_nice;
-  j->thread = std::thread([j, local, remote, old_index, root, nice] {
+  const std::string rclone = m_rclone;
+  j->thread = std::thread([j, local, remote, old_index, root, nice, rclone] {
     lower_thread_priority(nice);  // and the rclone it runs: the loop goes first
     // A set of that name flushed before (a final state extended) loses its index first: never an index with
     // node files of another state.
-    if (root) run_rclone({"deletefile", old_index}, &j->cancel);
-    j->error = copy_confirmed(local, remote, &j->cancel);
+    if (root) run_rclone(rclone, {"deletefile", old_index}, &j->cancel);
+    j->error = copy_confirmed(rclone, local, remote, &j->cancel);
     if (j->cancel && j->error.empty()) j->error = "cancelled";
     j->done = true;
   });
@@ -448,7 +451,8 @@ DurableFlush::Event DurableFlush::poll() {
     const int keep = m_keep;
     const std::int64_t step = m_step;
     const int nice = m_nice;
-    j->thread = std::thread([j, tmp, remote, text, prefix, current, keep, step, nice] {
+    const std::string rclone = m_rclone;
+    j->thread = std::thread([j, tmp, remote, text, prefix, current, keep, step, nice, rclone] {
       lower_thread_priority(nice);
       {
         std::ofstream o(tmp, std::ios::binary | std::ios::trunc);
@@ -456,14 +460,14 @@ DurableFlush::Event DurableFlush::poll() {
         o.flush();
         if (!o) j->error = "cannot write '" + tmp + "'";
       }
-      if (j->error.empty()) j->error = copy_confirmed(tmp, remote, &j->cancel);
+      if (j->error.empty()) j->error = copy_confirmed(rclone, tmp, remote, &j->cancel);
       std::error_code ec;
       fs::remove(tmp, ec);
       if (j->cancel && j->error.empty()) j->error = "cancelled";
       if (j->error.empty()) {
         // Keep this set, the final state and the keep-1 newest older sets with an index; everything else
         // (older sets, sets of a later step left by a lost timeline, folders of flushes that failed) goes.
-        const RcloneResult l = run_rclone({"lsf", prefix}, &j->cancel);
+        const RcloneResult l = run_rclone(rclone, {"lsf", prefix}, &j->cancel);
         if (l.exit_code == 0) {
           std::map<long long, std::pair<bool, bool>> sets;  // step -> (index, folder)
           std::istringstream in(l.output);
@@ -484,8 +488,8 @@ DurableFlush::Event DurableFlush::poll() {
               ++kept;
               continue;
             }
-            if (it->second.first) run_rclone({"deletefile", durable_join(prefix, set + ".levels")}, &j->cancel);
-            if (it->second.second) run_rclone({"purge", durable_join(prefix, set)}, &j->cancel);
+            if (it->second.first) run_rclone(rclone, {"deletefile", durable_join(prefix, set + ".levels")}, &j->cancel);
+            if (it->second.second) run_rclone(rclone, {"purge", durable_join(prefix, set)}, &j->cancel);
           }
         }
       }

@@ -1,7 +1,6 @@
 #include "h5md_trajectory.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
 
@@ -213,8 +212,7 @@ void H5mdTrajectory::write(const comm::Communicator& comm, const H5mdFrame& fr) 
       H5Handle h5md = make_group(file, "h5md", f);
       int_array_attribute(h5md, "version", {1, 1}, f);
       H5Handle author = make_group(h5md, "author", f);
-      const char* user = std::getenv("USER");
-      impl::write_string_attribute(author, "name", user && *user ? user : "unknown", f);
+      impl::write_string_attribute(author, "name", m_author.empty() ? "unknown" : m_author, f);
       H5Handle creator = make_group(h5md, "creator", f);
       impl::write_string_attribute(creator, "name", "spotrun", f);
       impl::write_string_attribute(creator, "version", k_version, f);

@@ -73,6 +73,9 @@ class H5mdTrajectory {
   const std::string& path() const { return m_path; }
   // The units a new file names (default: lj's); call before the first frame.
   void set_units(H5mdUnits units) { m_units = std::move(units); }
+  // The author a new file names (/h5md/author's "name"; "" and the default: "unknown"): the user who runs
+  // spotrun, as its launcher read it (USER, launcher/environment.hpp). Call before the first frame.
+  void set_author(std::string name) { m_author = std::move(name); }
 
  private:
   // A connectivity dataset to write with the first frame: this rank's rows from global row `first_row`
@@ -88,6 +91,7 @@ class H5mdTrajectory {
   std::vector<std::string> m_fields;
   std::uint64_t m_natoms;
   H5mdUnits m_units;
+  std::string m_author;
   bool m_exists = false;     // the file holds this run's frames (created or continued)
   bool m_continued = false;  // continue_after() found the file (its connectivity is the run's that began it)
   std::vector<Connectivity> m_connectivity;  // written with the first frame of a new file

@@ -36,6 +36,12 @@ struct Environment {
   // SPOTRUN_OPENBLAS_LIBRARY (the OpenBLAS to load, comm/probes/probes.hpp).
   std::string doctor_quick;
   std::string openblas_library;
+  // SPOTRUN_RCLONE: the rclone program of the durable tier (a path or a name on PATH; "": "rclone"), for
+  // checkpoint.durable (launcher::CheckpointSettings::rclone, io::DurableSettings::rclone, io/checkpoint_durable.hpp).
+  std::string rclone;
+  // USER: who runs spotrun, the author an output file names (the MD trajectory's /h5md/author,
+  // solvers::SolverContext::user); "": "unknown" there.
+  std::string user;
 
   // This process's environment now.
   static Environment read() {
@@ -56,6 +62,8 @@ struct Environment {
                                     std::getenv("KOKKOS_NUM_DEVICES");
     e.doctor_quick = text("SPOTRUN_DOCTOR_QUICK");
     e.openblas_library = text("SPOTRUN_OPENBLAS_LIBRARY");
+    e.rclone = text("SPOTRUN_RCLONE");
+    e.user = text("USER");
     return e;
   }
 };

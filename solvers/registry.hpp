@@ -55,6 +55,9 @@ struct SolverContext {
   // Refuses (InputError on every rank) bytes_per_rank that the nodes' memory cannot hold; `what`
   // names them. For what a solver allocates besides its system, e.g. the text of an input file.
   std::function<void(double bytes_per_rank, const std::string& what)> check_memory;
+  // The user who runs the solver (USER, as the launcher read it: launcher::Environment::user), for the files
+  // that name their author (MD: the H5MD trajectory's /h5md/author); "" when not known.
+  std::string user;
 };
 
 // What a fresh run reads from files before its solver is made (MD: the atoms of a LAMMPS data file).

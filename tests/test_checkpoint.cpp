@@ -22,9 +22,11 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "comm/errors.hpp"
+#include "comm/test_hooks.hpp"
 #include "io/checkpoint.hpp"
 #include "io/file_manifest.hpp"
 #include "io/impl/checkpoint_format.hpp"
@@ -32,11 +34,6 @@
 #include "support/mpi_test.hpp"
 
 SPOTRUN_TEST_RANKS(1, 2, 3, 4);
-
-// Test hook of io/checkpoint.cpp: the free-space check before writing (on by default).
-namespace spotrun::io::impl {
-extern bool g_check_free_space;
-}
 
 namespace fs = std::filesystem;
 using spotrun::CollectiveError;
@@ -1272,10 +1269,18 @@ TEST_F(Checkpoint, NotEnoughSpaceIsRefusedBeforeWriting) {
 std::string write_onto_a_full_file_system(const std::string& p, std::uint64_t rows, std::string& before) {
   spotrun::io::write_checkpoint(world(), p, make_meta(), make_state(world()));
   if (is_root()) before = read_bytes(p);
-  spotrun::io::impl::g_check_free_space = false;
-  const std::string e = write_error([&] { spotrun::io::write_checkpoint(world(), p, make_meta(), big_state(rows)); });
-  spotrun::io::impl::g_check_free_space = true;
-  return e;
+  // The free-space check off while it writes (comm/test_hooks.hpp: no figure, no check); the hooks installed
+  // before are back after it.
+  struct Unchecked {
+    const spotrun::comm::TestHooks installed = spotrun::comm::test_hooks();
+    Unchecked() {
+      spotrun::comm::TestHooks hooks = installed;
+      hooks.checkpoint_free_bytes = [](const std::string&) { return -1LL; };
+      spotrun::comm::set_test_hooks(std::move(hooks));
+    }
+    ~Unchecked() { spotrun::comm::set_test_hooks(installed); }
+  } unchecked;
+  return write_error([&] { spotrun::io::write_checkpoint(world(), p, make_meta(), big_state(rows)); });
 }
 
 // A write that met a full file system: its error names the file and the free space, the partial file

@@ -59,8 +59,8 @@ std::string mpi_processor_name() {
 
 TEST(TestHooks, NoneInstalledByDefault) {
   const comm::TestHooks& h = comm::test_hooks();
-  EXPECT_FALSE(h.host_name || h.route_self || h.phase_entered || h.checkpoint_half_written || h.force_passes ||
-               h.dmi_directory);
+  EXPECT_FALSE(h.host_name || h.route_self || h.phase_entered || h.checkpoint_half_written ||
+               h.checkpoint_free_bytes || h.force_passes || h.dmi_directory);
   EXPECT_EQ(comm::host_name(), mpi_processor_name());
   EXPECT_FALSE(comm::make_transport("auto", test::world())->route_self());
 }
@@ -159,6 +159,50 @@ TEST(TestHooks, CheckpointHalfWrittenRunsInsideTheWrite) {
   EXPECT_TRUE(fs::exists(path));
   io::write_checkpoint(test::world(), dir + "/ckpt-43.h5", meta, state);  // no hook: nothing called
   EXPECT_EQ(steps.size(), 1u);
+  test::world().barrier();
+  if (test::is_root()) fs::remove_all(dir);
+}
+
+// The free space the write checks against is the hook's figure (asked on rank 0 with the directory): too
+// little refuses the write before it starts, a negative one (not known) lets it go ahead.
+TEST(TestHooks, CheckpointFreeBytesReplacesTheFileSystemsFigure) {
+  std::string dir;
+  if (test::is_root()) {
+    const char* base = std::getenv("TMPDIR");
+    dir = (fs::path(base && *base ? base : "/tmp") / ("spotrun-test-free." + std::to_string(::getpid()))).string();
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  dir = test::world().broadcast(dir);
+  io::CheckpointMeta meta;
+  meta.solver = "md";
+  meta.step = 7;
+  meta.units = "lj";
+  io::SolverState state;
+  state.solver = "md";
+  state.integers = {{"step", 7}};
+  std::vector<std::string> asked;
+  std::string error;
+  {
+    Installed hooks(with(&comm::TestHooks::checkpoint_free_bytes, [&](const std::string& d) {
+      asked.push_back(d);
+      return 1000LL;
+    }));
+    try {
+      io::write_checkpoint(test::world(), dir + "/ckpt-7.h5", meta, state);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  }
+  EXPECT_NE(error.find("not enough space on the file system of '" + dir + "'"), std::string::npos) << error;
+  EXPECT_NE(error.find("1000 are free"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(dir + "/ckpt-7.h5"));
+  EXPECT_EQ(asked, test::is_root() ? std::vector<std::string>{dir} : std::vector<std::string>{});
+  {
+    Installed hooks(with(&comm::TestHooks::checkpoint_free_bytes, [](const std::string&) { return -1LL; }));
+    io::write_checkpoint(test::world(), dir + "/ckpt-7.h5", meta, state);
+  }
+  EXPECT_TRUE(fs::exists(dir + "/ckpt-7.h5"));
   test::world().barrier();
   if (test::is_root()) fs::remove_all(dir);
 }

@@ -36,10 +36,6 @@ inline constexpr const char* k_text_algorithm = "xxh64-named";
 // and bounds the memory verify_checkpoint uses).
 inline constexpr std::uint64_t k_round_bytes = std::uint64_t(256) << 20;
 
-// Test hook: the free-space check before a write (on by default). Tests that fill a file system in the
-// middle of a write turn it off; nothing else should.
-extern bool g_check_free_space;
-
 // ---- small helpers ----------------------------------------------------------------------------------
 
 std::string hex64(std::uint64_t v);

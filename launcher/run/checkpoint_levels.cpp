@@ -19,12 +19,12 @@ namespace fs = std::filesystem;
 namespace spotrun::launcher {
 
 CheckpointLevels::CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir,
-                                   bool partner, const std::string& durable, int keep, bool async, int nice,
-                                   int durable_nice)
+                                   bool partner, const std::string& durable, io::DurableSettings tier, bool async,
+                                   int nice)
     : m_comm(comm), m_nodes(group_nodes(comm)), m_directory(io::level_directory(local_dir, outdir)), m_partner(partner) {
   if (!durable.empty()) {
     m_durable_prefix = io::durable_join(durable, fs::path(m_directory).filename().string());
-    m_durable = std::make_unique<io::DurableFlush>(*m_nodes, m_durable_prefix, m_directory, keep, durable_nice);
+    m_durable = std::make_unique<io::DurableFlush>(*m_nodes, m_durable_prefix, m_directory, std::move(tier));
   }
   if (partner && m_nodes->count() < 2)
     throw InputError("checkpoint.partner = true needs at least 2 nodes (a node's partner copy goes to another node); "

@@ -21,12 +21,11 @@ class CheckpointLevels {
   // Collective. Groups the ranks into nodes by host name, checks that checkpoint.partner has a partner
   // node, creates the run's directory in local_dir on every node and checks that it can be written; an
   // InputError (exit 2 on every rank) names the key, its value, the host and what is allowed.
-  // `durable`: checkpoint.durable as rclone names it (io::durable_location), "" = no durable tier; `keep`: the
-  // sets kept there; `nice`: the nice value of the background writer (checkpoint.background_nice); `durable_nice`: that
-  // of the uploads (checkpoint.durable_nice).
+  // `durable`: checkpoint.durable as rclone names it (io::durable_location), "" = no durable tier; `tier`: how
+  // it is flushed (the sets kept there, the uploads' nice value, the rclone program); `nice`: the nice value of
+  // the background writer (checkpoint.background_nice).
   CheckpointLevels(const comm::Communicator& comm, const std::string& outdir, const std::string& local_dir, bool partner,
-                   const std::string& durable = "", int keep = 2, bool async = false, int nice = 10,
-                   int durable_nice = 19);
+                   const std::string& durable = "", io::DurableSettings tier = {}, bool async = false, int nice = 10);
   ~CheckpointLevels();
 
   const io::NodeGroups& nodes() const { return *m_nodes; }

@@ -35,21 +35,24 @@ class LevelSetStore final : public CheckpointStore {
   LevelSetStore(const comm::Communicator& comm, const std::string& outdir, const CheckpointSettings& s)
       : m_comm(comm),
         m_durable(!s.durable.empty()),
-        m_levels(comm, outdir, s.local_dir, s.partner, s.durable, s.keep, s.async, s.background_nice, s.durable_nice) {}
+        m_rclone(s.rclone),
+        m_levels(comm, outdir, s.local_dir, s.partner, s.durable, io::DurableSettings{s.keep, s.durable_nice, s.rclone},
+                 s.async, s.background_nice) {}
   io::CheckpointKind kind() const override { return io::CheckpointKind::level_set; }
   CheckpointLevels* levels() override { return &m_levels; }
   // The sets of the durable tier, after the nodes' copies of the same step (a copy on the nodes is read first).
   std::vector<CheckpointFile> more_candidates() const override {
     std::vector<CheckpointFile> files;
     if (m_durable)
-      for (const auto& d : io::list_durable_sets(m_comm, m_levels.durable_prefix())) files.push_back({d.index, d.step, true, d.set});
+      for (const auto& d : io::list_durable_sets(m_comm, m_rclone, m_levels.durable_prefix()))
+        files.push_back({d.index, d.step, true, d.set});
     return files;
   }
   std::unique_ptr<io::CheckpointSource> open(const CheckpointFile& c) override {
     if (!c.durable) return io::open_checkpoint(m_comm, c.path);
     // A set of the durable tier: downloaded into the nodes' local directories, then read from there.
-    const std::string index = io::fetch_durable_set(m_levels.nodes(), m_levels.durable_prefix(), {c.set, c.step, c.path},
-                                                    m_levels.download_directory());
+    const std::string index = io::fetch_durable_set(m_levels.nodes(), m_rclone, m_levels.durable_prefix(),
+                                                    {c.set, c.step, c.path}, m_levels.download_directory());
     return io::open_checkpoint(m_comm, index, m_levels.download_directory());
   }
   std::string write(const io::CheckpointMeta& meta, io::SolverState& state, const std::string& path) override {
@@ -63,6 +66,7 @@ class LevelSetStore final : public CheckpointStore {
  private:
   const comm::Communicator& m_comm;
   bool m_durable;
+  std::string m_rclone;  // the rclone program (CheckpointSettings::rclone)
   CheckpointLevels m_levels;
 };
 

@@ -257,13 +257,13 @@ std::string CheckpointManager::archive_previous_run() const {
   // The earlier run's durable sets too, else a later resume could pick one of them.
   if (error.empty() && durable() && m_comm.is_root()) {
     const std::string prefix = m_levels->durable_prefix();
-    const io::RcloneResult l = io::run_rclone({"lsf", prefix});
+    const io::RcloneResult l = io::run_rclone(m_settings.rclone, {"lsf", prefix});
     if (l.exit_code == 0 && !l.output.empty()) {
       char stamp[32];
       std::time_t t = std::time(nullptr);
       std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::gmtime(&t));
       const std::string to = prefix + "-previous-" + stamp;
-      const io::RcloneResult m = io::run_rclone({"move", prefix, to});
+      const io::RcloneResult m = io::run_rclone(m_settings.rclone, {"move", prefix, to});
       if (m.exit_code != 0)
         error = "cannot move the earlier run's durable checkpoints from " + prefix + " to " + to + ": " + m.brief() +
                 "; remove them (rclone purge " + prefix + ") or use another output directory";

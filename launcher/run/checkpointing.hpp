@@ -31,6 +31,9 @@ struct CheckpointSettings {
   bool async = true;  // checkpoint.async: level sets written in the background (checkpoint_levels.hpp)
   int background_nice = 10;  // checkpoint.background_nice: of the background writer threads
   int durable_nice = 19;     // checkpoint.durable_nice: of the durable tier's uploads
+  // The rclone program of the durable tier ("": "rclone"): not of the deck, SPOTRUN_RCLONE of the environment
+  // (launcher/environment.hpp), set by the run.
+  std::string rclone;
   static CheckpointSettings from_deck(const Deck& deck);
 };
 

@@ -33,6 +33,7 @@
 #include "comm/transport.hpp"
 #include "launcher/run/step_observers.hpp"
 #include "launcher/run/stop.hpp"
+#include "launcher/run/thermo_file.hpp"
 #include "io/input_file.hpp"
 #include "io/thermo_writer.hpp"
 #include "solvers/registry.hpp"
@@ -127,18 +128,17 @@ solvers::SolverInputs check_fresh_start(const solvers::SolverRegistration& solve
 }
 
 solvers::SolverContext context(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                               const std::string& deck_path) {
-  return {comm, transport, deck, deck_path, [&comm](double bytes, const std::string& what) {
-            check_memory_fits(comm, bytes, what);
-          }};
+                               const std::string& deck_path, const std::string& user = "") {
+  return {comm, transport, deck, deck_path,
+          [&comm](double bytes, const std::string& what) { check_memory_fits(comm, bytes, what); }, user};
 }
 
 }  // namespace
 
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                    const std::string& deck_path, bool restoring) {
+                                    const std::string& deck_path, bool restoring, const std::string& user) {
   const solvers::SolverRegistration& solver = solvers::solver_named(deck.get_string("run.solver"), deck.name());
-  const solvers::SolverContext ctx = context(comm, transport, deck, deck_path);
+  const solvers::SolverContext ctx = context(comm, transport, deck, deck_path, user);
   if (restoring) return solver.make(ctx, nullptr);
   const solvers::SolverInputs inputs = check_fresh_start(solver, ctx);
   return solver.make(ctx, &inputs);
@@ -179,9 +179,10 @@ namespace {
 // Reads a checkpoint into a new solver of the deck, as a resume does (collective): the file verified,
 // its solver the deck's, its own deck sound and the physics of both the same, the system's memory
 // checked, every dataset read and the state validated by the solver. Throws InputError naming the
-// problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's.
+// problem; CollectiveError (exit 2) when the deck's physics is not the checkpoint's. user: as make_solver's.
 std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                       const std::string& deck_path, io::CheckpointSource& source) {
+                                       const std::string& deck_path, io::CheckpointSource& source,
+                                       const std::string& user = "") {
   const std::string solver_name = deck.get_string("run.solver");
   const io::CheckpointMeta& meta = source.meta();
   if (meta.solver != solver_name)
@@ -205,65 +206,10 @@ std::unique_ptr<Solver> restore_solver(const comm::Communicator& comm, comm::Tra
   const solvers::SolverRegistration& registration = solvers::solver_named(solver_name, deck.name());
   check_solver_memory(comm, registration, deck,
                       static_cast<double>(source.bytes()) / registration.checkpoint_bytes_per_work_unit(deck));
-  auto solver = make_solver(comm, transport, deck, deck_path, true);
+  auto solver = make_solver(comm, transport, deck, deck_path, true, user);
   io::SolverState state = source.read(solver->state_layout());
   solver->restore(state);
   return solver;
-}
-
-// Keeps the thermo rows up to `step` (a resumed run continues the file from there): rows with another
-// number of fields than the header (a row torn by a full disk) go too. The file is replaced atomically
-// (a stop signal meanwhile leaves the old one). Collective; InputError when it cannot be rewritten, or when
-// its columns are not `columns` (the deck's thermo columns changed since: md.thermo_style).
-void truncate_thermo(const comm::Communicator& comm, const std::string& path, std::int64_t step,
-                     const std::vector<std::string>& columns) {
-  std::string want = "step";
-  for (const auto& c : columns) want += "," + c;
-  std::string error;
-  std::error_code ec;
-  const auto status = fs::status(path, ec);
-  if (comm.is_root() && fs::exists(status) && !fs::is_regular_file(status))
-    error = "'" + path + "' is not a regular file; move it away to resume in this output directory";
-  if (comm.is_root() && error.empty()) {
-    std::ifstream in(path);
-    if (in) {
-      std::string line, out, header;
-      std::size_t fields = 0;
-      while (std::getline(in, line)) {
-        const std::size_t n = static_cast<std::size_t>(std::count(line.begin(), line.end(), ',')) + 1;
-        if (header.empty()) {
-          header = line;
-          fields = n;
-          if (header != want) {
-            error = "'" + path + "' has the columns " + header + ", the deck's thermo columns are " + want +
-                    " (changed since the checkpoint); keep the columns, or move thermo.csv away to resume here";
-            break;
-          }
-          out += line + "\n";
-          continue;
-        }
-        if (n != fields) continue;
-        try {
-          std::size_t used = 0;
-          const std::string first = line.substr(0, line.find(','));
-          if (std::stoll(first, &used) <= step && used == first.size()) out += line + "\n";
-        } catch (...) {
-        }
-      }
-      in.close();
-      const std::string tmp = path + ".tmp";
-      if (error.empty()) {
-        std::ofstream o(tmp, std::ios::trunc | std::ios::binary);
-        o << out;
-        o.flush();
-        if (!o) error = "cannot rewrite '" + path + "' (writing '" + tmp + "' failed)";
-      }
-      if (error.empty()) fs::rename(tmp, path, ec);
-      if (error.empty() && ec) error = "cannot replace '" + path + "': " + ec.message();
-      if (!error.empty()) fs::remove(tmp, ec);
-    }
-  }
-  comm.agree<InputError>(error.empty(), error);
 }
 
 }  // namespace
@@ -464,7 +410,9 @@ int start_up(Run& r, std::optional<OutputDirectoryLock>& lock) {
   base.units = solvers::units_of(*r.registration, r.deck);
   base.version = k_version;
   base.git_hash = k_git_hash;
-  r.checkpoints.emplace(comm, r.outdir, CheckpointSettings::from_deck(r.deck), base);
+  CheckpointSettings checkpointing = CheckpointSettings::from_deck(r.deck);
+  checkpointing.rclone = r.opt.environment.rclone;  // SPOTRUN_RCLONE
+  r.checkpoints.emplace(comm, r.outdir, std::move(checkpointing), base);
   r.checkpoints->remove_stale_temporaries();
   // An error from here on stops the transport (NCCL) before the solver's device memory is freed.
   r.abort_transport_first.emplace(*r.transport);
@@ -489,7 +437,7 @@ std::vector<std::string> resume(Run& r) {
     try {
       // Either kind, from its best surviving copy (launcher/run/checkpoint_store.hpp).
       const auto source = r.checkpoints->open(c);
-      r.solver = restore_solver(r.comm, *r.transport, r.deck, r.opt.deck_path, *source);
+      r.solver = restore_solver(r.comm, *r.transport, r.deck, r.opt.deck_path, *source, r.opt.environment.user);
       level_sources = source->sources();
       for (const auto& line : source->skipped())
         if (r.comm.is_root()) say_error("WARNING: checkpoint " + c.path + ": " + line);
@@ -523,7 +471,7 @@ void set_up(Run& r, bool fresh_said, const std::vector<std::string>& level_sourc
     if (comm.is_root() && !fresh_said)
       say(Show::normal, r.opt.resume == "never" ? "Starting fresh (--resume never)"
                                                 : "Starting fresh: no checkpoint to resume from in " + r.outdir);
-    r.solver = make_solver(comm, *r.transport, r.deck, r.opt.deck_path, false);
+    r.solver = make_solver(comm, *r.transport, r.deck, r.opt.deck_path, false, r.opt.environment.user);
   }
   // What the solver simulates (Solver::describe(): for MD the atoms, box, pair style and the k-space solver's
   // choice of g_ewald and mesh): spotrun.log, and the terminal with --verbose.

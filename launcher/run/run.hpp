@@ -29,9 +29,10 @@ Deck load_deck(const comm::Communicator& comm, const std::string& path, const st
 // Makes the solver run.solver names, from its registration (solvers/registry.hpp); collective. Fresh:
 // reads the solver's inputs (a data file) and refuses, on every rank, a system whose memory cannot fit.
 // restoring: no initial state and no memory check (a resume checks against the checkpoint's size);
-// restore() follows.
+// restore() follows. user: who runs it (USER of the environment, launcher::Environment::user), for the files
+// that name their author (solvers::SolverContext::user).
 std::unique_ptr<Solver> make_solver(const comm::Communicator& comm, comm::Transport& transport, const Deck& deck,
-                                    const std::string& deck_path, bool restoring);
+                                    const std::string& deck_path, bool restoring, const std::string& user = "");
 // `spotrun validate DECK`: every check a fresh run makes before it allocates its system, on as many ranks
 // as this process group has: the deck (load_deck), its transport, the files it names read and parsed as a
 // run reads them, the memory estimate on this many ranks and the solver's own checks

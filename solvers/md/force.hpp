@@ -52,6 +52,29 @@ KOKKOS_INLINE_FUNCTION void evaluate_pair(const Pair& pair, Real rsq, Real qiqj,
   }
 }
 
+// The loop of a force kernel over the rows order(begin .. end-1): body(i, energy, ecoul, virial) for each row
+// i. With EV a reduction of the three sums into the tally (the host waits for it); without EV a parallel_for
+// with the sums thrown away (nothing returns to the host on a step without thermo). Every kernel runs on
+// ExecSpace (Policy); a body that is a host lambda (the host half list) is only instantiated where ExecSpace
+// runs on the host.
+template <bool EV, class Order, class Body>
+PairTally over_rows(const char* name, int begin, int end, const Order& order, const Body& body) {
+  PairTally t;
+  if constexpr (EV) {
+    Kokkos::parallel_reduce(
+        name, Policy(begin, end),
+        KOKKOS_LAMBDA(int k, double& energy, double& ecoul, double& virial) { body(order(k), energy, ecoul, virial); },
+        t.energy, t.ecoul, t.virial);
+  } else {
+    Kokkos::parallel_for(
+        name, Policy(begin, end), KOKKOS_LAMBDA(int k) {
+          double e = 0, c = 0, w = 0;
+          body(order(k), e, c, w);
+        });
+  }
+  return t;
+}
+
 // Sum over the neighbours jj in [jbegin, jend) of row i of the pair force on atom i; calls
 // on_pair(j, fx, fy, fz, e, ec, w) for each pair within the cutoff of the two atoms' types, with the pair's
 // force on i (double), its energies (van der Waals e and Coulomb ec; only with EV) and r_ij . F_ij, rounded to
@@ -216,7 +239,6 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
   auto q = atoms.q;
   scatter.reset_except(f);
   double* const fraw = k_scatter_in_place ? scatter.subview().data() : nullptr;  // the force array itself
-  PairTally t;
   using Real = typename Pair::real_type;
   constexpr bool charged = PairCharged<Pair>::value;
   auto body = [=](int i, double& energy, double& ecoul, double& virial) {
@@ -268,18 +290,7 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
     fa(i, 1) += fyi;
     fa(i, 2) += fzi;
   };
-  if (EV) {
-    Kokkos::parallel_reduce(
-        "md::pair::force_half", Policy(begin, end),
-        [=](int k, double& energy, double& ecoul, double& virial) { body(order(k), energy, ecoul, virial); }, t.energy,
-        t.ecoul, t.virial);
-  } else {
-    Kokkos::parallel_for(
-        "md::pair::force_half", Policy(begin, end), [=](int k) {
-          double e = 0, c = 0, w = 0;
-          body(order(k), e, c, w);
-        });
-  }
+  const PairTally t = over_rows<EV>("md::pair::force_half", begin, end, order, body);
   Kokkos::Experimental::contribute(f, scatter);
   return t;
 }
@@ -298,7 +309,6 @@ PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& li
   const int maxn = list.max_neighbors();
   auto f = atoms.f;
   scatter.reset_except(f);
-  PairTally t;
   // Owned neighbours at the front of the row (Newton's third law: the pair force acts on both atoms),
   // ghost neighbours at the back (only the owned atom is updated here; the ghost's owner computes the
   // pair too, so energy and virial count half).
@@ -328,19 +338,7 @@ PairTally half_list_forces_device(const AtomStore& atoms, const NeighborList& li
     fa(i, 1) += fyi;
     fa(i, 2) += fzi;
   };
-  if (EV) {
-    Kokkos::parallel_reduce(
-        "md::pair::force_half", Policy(begin, end),
-        KOKKOS_LAMBDA(int k, double& energy, double& ecoul, double& virial) { body(order(k), energy, ecoul, virial); },
-        t.energy, t.ecoul, t.virial);
-  } else {
-    // No reduction: nothing returns to the host on a step without thermo.
-    Kokkos::parallel_for(
-        "md::pair::force_half", Policy(begin, end), KOKKOS_LAMBDA(int k) {
-          double e = 0, c = 0, w = 0;
-          body(order(k), e, c, w);
-        });
-  }
+  const PairTally t = over_rows<EV>("md::pair::force_half", begin, end, order, body);
   Kokkos::Experimental::contribute(f, scatter);
   return t;
 }
@@ -359,7 +357,6 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
   auto type = atoms.type;
   auto q = atoms.q;
   const int maxn = list.max_neighbors();
-  PairTally t;
   auto body = [=] KOKKOS_FUNCTION(int i, double& energy, double& ecoul, double& virial) {
     double fxi = 0, fyi = 0, fzi = 0;
     auto tally = [&](int, double, double, double, double e, double ec, double w) {
@@ -375,19 +372,7 @@ PairTally full_list_forces(const AtomStore& atoms, const NeighborList& list, con
     f(i, 1) = fyi;
     f(i, 2) = fzi;
   };
-  if (EV) {
-    Kokkos::parallel_reduce(
-        "md::pair::force_full", Policy(begin, end),
-        KOKKOS_LAMBDA(int k, double& energy, double& ecoul, double& virial) { body(order(k), energy, ecoul, virial); },
-        t.energy, t.ecoul, t.virial);
-  } else {
-    Kokkos::parallel_for(
-        "md::pair::force_full", Policy(begin, end), KOKKOS_LAMBDA(int k) {
-          double e = 0, c = 0, w = 0;
-          body(order(k), e, c, w);
-        });
-  }
-  return t;
+  return over_rows<EV>("md::pair::force_full", begin, end, order, body);
 }
 
 }  // namespace impl

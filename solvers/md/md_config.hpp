@@ -124,6 +124,9 @@ struct MdConfig {
   // md.thermo_style: the thermo columns (LAMMPS thermo_style custom keywords), "step" first.
   std::vector<std::string> thermo_style{"step", "time", "temp", "pe", "ke", "etotal", "press"};
   std::vector<std::string> trajectory_fields{"position", "image", "species"};  // lattice starts with several types: which site gets which type
+  // The trajectory's author (/h5md/author): not of the deck, the user who runs the solver
+  // (solvers::SolverContext::user); "": "unknown".
+  std::string trajectory_author;
   // [md.dump]: a frame of OUTDIR/dump.lammpstrj (LAMMPS dump custom) every this many steps (0: none) with
   // these columns (io/lammps_dump.hpp).
   std::int64_t dump_every = 0;

@@ -661,7 +661,9 @@ struct MdDefinition {
   static std::unique_ptr<Solver> make(const MdConfig& cfg, const solvers::SolverContext& ctx,
                                       const solvers::SolverInputs* inputs) {
     const auto* data = inputs ? static_cast<const io::LammpsData*>(inputs->data.get()) : nullptr;
-    return std::make_unique<MdSolver>(cfg, ctx.comm, ctx.transport, data, inputs == nullptr);
+    MdConfig run = cfg;
+    run.trajectory_author = ctx.user;
+    return std::make_unique<MdSolver>(run, ctx.comm, ctx.transport, data, inputs == nullptr);
   }
 };
 

@@ -87,6 +87,7 @@ void MdSolver::write_outputs(const std::string& outdir, std::int64_t step) {
     m_trajectory = std::make_unique<io::H5mdTrajectory>(path.string(), m_cfg.trajectory_fields,
                                                          static_cast<std::uint64_t>(m_natoms));
     if (m_cfg.units != UnitStyle::Lj) m_trajectory->set_units(h5md_units(m_cfg.unit()));
+    m_trajectory->set_author(m_cfg.trajectory_author);
     m_trajectory->continue_after(m_comm, continue_after);
     trajectory_opened = true;
   }
