@@ -100,7 +100,6 @@ int end_start_up(const comm::Communicator& comm, const char* next_phase) {
 }
 
 int received_signal() { return g_signal; }
-void raise_stop_flag(int sig) { g_signal = sig; }
 
 const char* signal_name(int sig) {
   switch (sig) {

@@ -27,8 +27,6 @@ void install_stop_handlers();
 int received_signal();
 // Name of a signal number ("SIGTERM").
 const char* signal_name(int sig);
-// For tests: pretend a signal arrived.
-void raise_stop_flag(int sig);
 
 enum class SignalMode : int {
   exit_now = 0,  // outside the time loop: a signal ends the process at once (the default)
