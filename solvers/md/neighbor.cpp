@@ -59,7 +59,9 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool
     for (int d = 0; d < 4; ++d) hr(n, d) = rows[4 * n + d];
   Kokkos::deep_copy(m_rows, hr);
   const int nbins = m_nbin[0] * m_nbin[1] * m_nbin[2];
-  m_bincount = IntView("md::bincount", nbins);
+  // The cursor of pack_host(), which only host memory takes.
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    m_bincount = IntView("md::bincount", nbins);
   m_owned_start = IntView("md::owned_start", nbins + 1);
   m_ghost_start = IntView("md::ghost_start", nbins + 1);
   // First guess of the row length: the atoms in a cutneigh sphere at the density of a liquid (half of them
