@@ -77,24 +77,19 @@ double lattice_owned_max(const MdConfig& cfg, const std::array<double, 3>& L, co
 }
 
 // The neighbour bins of a sub-box l (estimated_memory(); nbins: how many), nall atom slots and rows owned rows.
-double bin_bytes(double rho, const std::array<double, 3>& l, double c, double nall, double rows, double& nbins) {
-  // Bins over the sub-box extended by cutoff + skin, half that wide, padded by the stencil's reach. On a
-  // device each holds bincount, bin_owned and a row of atom indices (8 wide, grown to the fullest bin + 4);
-  // on the host bincount and the starts of its owned atoms and ghosts, and the atoms are packed by bin
-  // (index and position: 28 bytes per atom, and each owned atom's place).
+double bin_bytes(const std::array<double, 3>& l, double c, double nall, double rows, double& nbins) {
+  // Bins over the sub-box extended by cutoff + skin, half that wide, padded by the stencil's reach. Each
+  // holds the starts of its owned atoms and ghosts (on the host a cursor too), and the atoms are packed by
+  // bin (index and position: 28 bytes per atom; on a device each atom's slot in its bin too; and each
+  // owned atom's place).
   nbins = 1;
-  double bin_volume = 1;
   for (int d = 0; d < 3; ++d) {
     const double span = l[d] + 2 * c;
     const double n = std::max(1.0, std::floor(span / (0.5 * c)));
     const double size = span / n;
     nbins *= n + 2 * std::ceil(c / size);
-    bin_volume *= size;
   }
-  const double per_bin = rho * bin_volume;
-  const double fullest = per_bin + 4.0 * std::sqrt(per_bin) + 2.0;
-  const double bin_width = fullest + 4 > 8 ? 8 + fullest + 4 : 8;
-  if (k_device_mirrors) return 4.0 * nbins * (2 + bin_width) + 125 * 2 * 4;  // + stencil
+  if (k_device_mirrors) return 4.0 * nbins * 2 + 32.0 * (nall + nall / 4) + 4.0 * rows;
   return 4.0 * nbins * 3 + 28.0 * (nall + nall / 4) + 4.0 * rows;
 }
 
@@ -152,7 +147,7 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   held += 4.0 * rows * width + 2 * 4.0 * rows;  // neighbors, numneigh + numghost
   held += 4.0 * (nall + nall / 4);              // atom_bin
   double nbins = 0;
-  held += bin_bytes(rho, l, c, nall, rows, nbins);
+  held += bin_bytes(l, c, nall, rows, nbins);
   // The sort after each rebuild (atom_sort.cpp) keeps its buffers: the bin starts, and per owned atom its
   // bin, its place and scratch for the permuted arrays (x or v, image, type, id). It makes no other copy.
   held += 4.0 * nbins + 56.0 * rows;

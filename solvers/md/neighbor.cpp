@@ -36,20 +36,9 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool
     m_first[d] = reach[d];
     m_last[d] = reach[d] + n - 1;
   }
-  // Stencil: every bin offset whose closest approach to the centre bin is below cutneigh, as a flat
-  // offset plus which half it lies in (1 upper, 0 the centre bin, -1 lower).
-  std::vector<int> stencil;
-  for (int k = -reach[2]; k <= reach[2]; ++k)
-    for (int j = -reach[1]; j <= reach[1]; ++j)
-      for (int i = -reach[0]; i <= reach[0]; ++i) {
-        auto gap = [](int n, double b) { return n == 0 ? 0.0 : (std::abs(n) - 1) * b; };
-        double dx = gap(i, binsize[0]), dy = gap(j, binsize[1]), dz = gap(k, binsize[2]);
-        if (dx * dx + dy * dy + dz * dz >= m_cutneighsq) continue;
-        const bool upper = k > 0 || (k == 0 && (j > 0 || (j == 0 && i > 0)));
-        stencil.push_back((k * m_nbin[1] + j) * m_nbin[0] + i);
-        stencil.push_back(i == 0 && j == 0 && k == 0 ? 0 : (upper ? 1 : -1));
-      }
-  // Stencil rows for the host build: for each y, z offset in reach, the x offsets in reach of it.
+  // Stencil rows: for each y, z offset in reach, the x offsets in reach of it (every bin offset whose closest
+  // approach to the centre bin is below cutneigh lies in one), with the half they lie in (1 upper, 0 the
+  // centre row, -1 lower) and their z offset.
   std::vector<int> rows;
   for (int k = -reach[2]; k <= reach[2]; ++k)
     for (int j = -reach[1]; j <= reach[1]; ++j) {
@@ -69,20 +58,12 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool
   for (std::size_t n = 0; n < rows.size() / 4; ++n)
     for (int d = 0; d < 4; ++d) hr(n, d) = rows[4 * n + d];
   Kokkos::deep_copy(m_rows, hr);
-  m_stencil = Int2DView("md::stencil", stencil.size() / 2, 2);
-  auto h = Kokkos::create_mirror_view(m_stencil);
-  for (std::size_t n = 0; n < stencil.size() / 2; ++n)
-    for (int d = 0; d < 2; ++d) h(n, d) = stencil[2 * n + d];
-  Kokkos::deep_copy(m_stencil, h);
-  int nbins = m_nbin[0] * m_nbin[1] * m_nbin[2];
-  m_bincount = IntView("md::bincount", nbins);
+  const int nbins = m_nbin[0] * m_nbin[1] * m_nbin[2];
+  // The cursor of pack_host(), which only host memory takes.
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    m_bincount = IntView("md::bincount", nbins);
   m_owned_start = IntView("md::owned_start", nbins + 1);
   m_ghost_start = IntView("md::ghost_start", nbins + 1);
-  // The device build's bins of atom indices (the host build packs the atoms instead).
-  if constexpr (!Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
-    m_bin_owned = IntView("md::bin_owned", nbins);
-    if (m_bins.extent(0) != static_cast<std::size_t>(nbins)) m_bins = Int2DView("md::bins", nbins, 8);
-  }
   // First guess of the row length: the atoms in a cutneigh sphere at the density of a liquid (half of them
   // for a half list), plus margin (grown on demand).
   m_initial_max_neighbors =
@@ -91,11 +72,22 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool
 
 void NeighborList::build(const AtomStore& atoms, const RowWindows& windows) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
-    build_host(atoms);
+    pack_host(atoms);
   else
-    build_device(atoms);
+    pack_device(atoms);
+  list_rows(atoms.nlocal);
   split_rows(atoms.nlocal, windows);
   ++m_builds;
+}
+
+void NeighborList::build_host(const AtomStore& atoms) {
+  pack_host(atoms);
+  list_rows(atoms.nlocal);
+}
+
+void NeighborList::build_device(const AtomStore& atoms) {
+  pack_device(atoms);
+  list_rows(atoms.nlocal);
 }
 
 void NeighborList::split_rows(int nlocal, const RowWindows& windows) {
@@ -147,10 +139,7 @@ bool NeighborList::rows_fit(int needed, long long pairs) {
   return false;
 }
 
-void NeighborList::build_host(const AtomStore& atoms) {
-  const int nlocal = atoms.nlocal, nall = atoms.nall();
-  const int nbins = static_cast<int>(m_bincount.extent(0));
-  auto x = atoms.x;
+void NeighborList::reserve_packing(int nlocal, int nall) {
   if (m_atom_bin.extent(0) < static_cast<std::size_t>(nall)) m_atom_bin = IntView("md::atom_bin", nall + nall / 4);
   if (m_packed_index.extent(0) < static_cast<std::size_t>(nall)) {
     m_packed_index = IntView("md::packed_index", nall + nall / 4);
@@ -158,9 +147,16 @@ void NeighborList::build_host(const AtomStore& atoms) {
   }
   if (m_packed_place.extent(0) < static_cast<std::size_t>(nlocal))
     m_packed_place = IntView("md::packed_place", nlocal + nlocal / 4 + 16);
+}
 
-  // 1. Pack the atoms by bin: a stable counting sort, owned atoms in [0, nlocal), ghosts in [nlocal, nall)
-  //    of the packed arrays; owned_start(b) and ghost_start(b) are where bin b begins in each.
+void NeighborList::pack_host(const AtomStore& atoms) {
+  const int nlocal = atoms.nlocal, nall = atoms.nall();
+  const int nbins = bin_total();
+  reserve_packing(nlocal, nall);
+  // A stable counting sort, one pass over the atoms in index order for the counts and one for the places:
+  // each bin's atoms land in index order with no ordering pass. owned_start and ghost_start first count
+  // the atoms of bin b at b + 1, then are summed into the starts.
+  auto x = atoms.x;
   auto atom_bin = m_atom_bin;
   auto ostart = m_owned_start;
   auto gstart = m_ghost_start;
@@ -188,12 +184,85 @@ void NeighborList::build_host(const AtomStore& atoms) {
     for (int d = 0; d < 3; ++d) px(p, d) = x(i, d);
     if (i < nlocal) place(i) = p;
   }
+}
 
-  // 2. The rows of the owned atoms, growing the row length until everything fits. Half list: the owned
-  //    atoms of the upper stencil rows, and of the centre row those packed after atom i (the upper bins
-  //    and the later atoms of its own bin): each owned pair once; the ghosts of every row. Full list: the
-  //    owned atoms of every row but atom i itself, and every ghost.
+void NeighborList::pack_device(const AtomStore& atoms) {
+  const int nlocal = atoms.nlocal, nall = atoms.nall();
+  const int nbins = bin_total();
+  reserve_packing(nlocal, nall);
+  if (m_atom_slot.extent(0) < static_cast<std::size_t>(nall)) m_atom_slot = IntView("md::atom_slot", nall + nall / 4);
+  auto x = atoms.x;
+  auto atom_bin = m_atom_bin;
+  auto slot = m_atom_slot;
+  auto ostart = m_owned_start;
+  auto gstart = m_ghost_start;
+  auto pindex = m_packed_index;
+  auto px = m_packed_x;
+  auto place = m_packed_place;
+  const NeighborList grid = *this;  // the bin geometry, for the kernels
+
+  // 1. Counts by atomics: the owned atoms of bin b in owned_start(b + 1), its ghosts in ghost_start(b + 1);
+  //    each atom's slot among those of its bin and kind (in whatever order the threads ran).
+  Kokkos::deep_copy(ostart, 0);
+  Kokkos::deep_copy(gstart, 0);
+  Kokkos::parallel_for(
+      "md::neighbor::count", Policy(0, nall), KOKKOS_LAMBDA(int i) {
+        const int b = grid.bin_of(x(i, 0), x(i, 1), x(i, 2));
+        atom_bin(i) = b;
+        slot(i) = Kokkos::atomic_fetch_add(i < nlocal ? &ostart(b + 1) : &gstart(b + 1), 1);
+      });
+  // 2. The starts: one inclusive scan over the owned counts and on over the ghost counts (the counts of
+  //    the owned atoms sum to nlocal, where the ghosts begin).
+  const int n1 = nbins + 1;
+  Kokkos::parallel_scan(
+      "md::neighbor::starts", Policy(0, 2 * n1), KOKKOS_LAMBDA(int k, int& sum, bool final) {
+        int& start = k < n1 ? ostart(k) : gstart(k - n1);
+        sum += start;
+        if (final) start = sum;
+      });
+  // 3. Each atom to its slot in its bin, then each bin's owned atoms and its ghosts ordered by atom index
+  //    (the order the host's stable sort gives), so lists do not depend on thread scheduling.
+  Kokkos::parallel_for(
+      "md::neighbor::place", Policy(0, nall), KOKKOS_LAMBDA(int i) {
+        const int b = atom_bin(i);
+        pindex((i < nlocal ? ostart(b) : gstart(b)) + slot(i)) = i;
+      });
+  Kokkos::parallel_for(
+      "md::neighbor::order_bins", Policy(0, 2 * nbins), KOKKOS_LAMBDA(int s) {
+        const bool owned = s < nbins;
+        const int b = owned ? s : s - nbins;
+        const int first = owned ? ostart(b) : gstart(b), last = owned ? ostart(b + 1) : gstart(b + 1);
+        for (int a = first + 1; a < last; ++a) {
+          const int v = pindex(a);
+          int c = a - 1;
+          while (c >= first && pindex(c) > v) {
+            pindex(c + 1) = pindex(c);
+            --c;
+          }
+          pindex(c + 1) = v;
+        }
+      });
+  // 4. The positions next to their indices, and each owned atom's place.
+  Kokkos::parallel_for(
+      "md::neighbor::gather", Policy(0, nall), KOKKOS_LAMBDA(int k) {
+        const int i = pindex(k);
+        for (int d = 0; d < 3; ++d) px(k, d) = x(i, d);
+        if (i < nlocal) place(i) = k;
+      });
+}
+
+void NeighborList::list_rows(int nlocal) {
+  // The rows of the owned atoms, growing the row length until everything fits. Half list: the owned atoms
+  // of the upper stencil rows, and of the centre row those packed after atom i (the upper bins and the
+  // later atoms of its own bin): each owned pair once; the ghosts of every row. Full list: the owned atoms
+  // of every row but atom i itself, and every ghost.
   reserve_rows(nlocal);
+  auto atom_bin = m_atom_bin;
+  auto ostart = m_owned_start;
+  auto gstart = m_ghost_start;
+  auto pindex = m_packed_index;
+  auto px = m_packed_x;
+  auto place = m_packed_place;
   auto rows = m_rows;
   const int nrows = static_cast<int>(rows.extent(0));
   const double cutsq = m_cutneighsq;
@@ -205,10 +274,9 @@ void NeighborList::build_host(const AtomStore& atoms) {
     const int maxn = static_cast<int>(neigh.extent(1));
     int needed = 0;
     long long pairs = 0;
-    // Host memory only (build() calls this where the atoms live there): the host execution space.
     Kokkos::parallel_reduce(
-        "md::neighbor::build", Kokkos::RangePolicy<Kokkos::DefaultHostExecutionSpace>(0, nlocal),
-        [=](int i, int& need, long long& npairs) {
+        "md::neighbor::build", Policy(0, nlocal),
+        KOKKOS_LAMBDA(int i, int& need, long long& npairs) {
           const int p = place(i), bi = atom_bin(i);
           const double xi = px(p, 0), yi = px(p, 1), zi = px(p, 2);
           int n = 0, g = 0;  // owned neighbours from the front of the row, ghosts from the back
@@ -246,117 +314,6 @@ void NeighborList::build_host(const AtomStore& atoms) {
           ng(i) = g;
           const int want = fits ? n + g : (n + g > maxn ? n + g : maxn + 1);
           if (want > need) need = want;
-          npairs += n + g;
-        },
-        Kokkos::Max<int>(needed), pairs);
-    if (rows_fit(needed, pairs)) break;
-  }
-}
-
-void NeighborList::build_device(const AtomStore& atoms) {
-  const int nlocal = atoms.nlocal, nall = atoms.nall();
-  const int nbins = static_cast<int>(m_bincount.extent(0));
-  // setup() sizes the bins of a device build; a host build runs this build only in tests
-  // (tests/test_neighbor_paths.cpp, on the threads of the threaded check), and sizes them here.
-  if (m_bin_owned.extent(0) != static_cast<std::size_t>(nbins)) m_bin_owned = IntView("md::bin_owned", nbins);
-  if (m_bins.extent(0) != static_cast<std::size_t>(nbins)) m_bins = Int2DView("md::bins", nbins, 8);
-  if (m_atom_bin.extent(0) < static_cast<std::size_t>(nall)) m_atom_bin = IntView("md::atom_bin", nall + nall / 4);
-  auto x = atoms.x;
-  auto atom_bin = m_atom_bin;
-  auto self = *this;  // copies of the bin geometry for the lambdas
-
-  // 1. Bin every atom, growing the per-bin capacity until everything fits.
-  while (true) {
-    auto bincount = m_bincount;
-    auto bins = m_bins;
-    const int binmax = static_cast<int>(bins.extent(1));
-    Kokkos::deep_copy(bincount, 0);
-    int overflow = 0;
-    Kokkos::parallel_reduce(
-        "md::neighbor::bin", Policy(0, nall),
-        KOKKOS_LAMBDA(int i, int& over) {
-          int b = self.bin_of(x(i, 0), x(i, 1), x(i, 2));
-          atom_bin(i) = b;
-          int slot = Kokkos::atomic_fetch_add(&bincount(b), 1);
-          if (slot < binmax)
-            bins(b, slot) = i;
-          else if (slot + 1 > over)
-            over = slot + 1;
-        },
-        Kokkos::Max<int>(overflow));
-    if (overflow <= 0) break;
-    m_bins = Int2DView("md::bins", nbins, overflow + 4);
-  }
-  {
-    // Order each bin by atom index (owned atoms first), so lists do not depend on thread scheduling,
-    // and count the owned atoms of each bin.
-    auto bincount = m_bincount;
-    auto bin_owned = m_bin_owned;
-    auto bins = m_bins;
-    Kokkos::parallel_for(
-        "md::neighbor::sort_bins", Policy(0, nbins), KOKKOS_LAMBDA(int b) {
-          const int n = bincount(b);
-          for (int a = 1; a < n; ++a) {
-            int v = bins(b, a), c = a - 1;
-            while (c >= 0 && bins(b, c) > v) {
-              bins(b, c + 1) = bins(b, c);
-              --c;
-            }
-            bins(b, c + 1) = v;
-          }
-          int owned = 0;
-          while (owned < n && bins(b, owned) < nlocal) ++owned;
-          bin_owned(b) = owned;
-        });
-  }
-
-  // 2. Half lists for owned atoms, growing the row length until everything fits.
-  reserve_rows(nlocal);
-  while (true) {
-    auto bincount = m_bincount;
-    auto bin_owned = m_bin_owned;
-    auto bins = m_bins;
-    auto stencil = m_stencil;
-    auto neigh = neighbors;
-    auto nn = numneigh;
-    auto ng = numghost;
-    const int maxn = static_cast<int>(neigh.extent(1));
-    const int nstencil = static_cast<int>(stencil.extent(0));
-    const double cutsq = m_cutneighsq;
-    const bool full = m_full;
-    int needed = 0;
-    long long pairs = 0;
-    Kokkos::parallel_reduce(
-        "md::neighbor::build", Policy(0, nlocal),
-        KOKKOS_LAMBDA(int i, int& need, long long& npairs) {
-          const double xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
-          const int bi = atom_bin(i);
-          int n = 0, g = 0;  // owned neighbours from the front of the row, ghosts from the back
-          for (int s = 0; s < nstencil; ++s) {
-            const int b = bi + stencil(s, 0);
-            const int cnt = bincount(b);
-            // Half list: owned-owned pairs once, from the lower bin of the two (upper half stencil), or
-            // j > i within a bin; owned-ghost pairs always, from the owned side: lower-half bins give only
-            // their ghosts. Full list: every other atom of every stencil bin.
-            const int half = stencil(s, 1);
-            for (int m = !full && half < 0 ? bin_owned(b) : 0; m < cnt; ++m) {
-              const int j = bins(b, m);
-              if (full ? j == i : (half == 0 && j <= i)) continue;
-              const double dx = xi - x(j, 0), dy = yi - x(j, 1), dz = zi - x(j, 2);
-              if (dx * dx + dy * dy + dz * dz < cutsq) {
-                if (j < nlocal) {
-                  if (n + g < maxn) neigh(i, n) = j;
-                  ++n;
-                } else {
-                  if (n + g < maxn) neigh(i, maxn - 1 - g) = j;
-                  ++g;
-                }
-              }
-            }
-          }
-          nn(i) = n;
-          ng(i) = g;
-          if (n + g > need) need = n + g;
           npairs += n + g;
         },
         Kokkos::Max<int>(needed), pairs);

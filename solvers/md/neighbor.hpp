@@ -9,11 +9,13 @@
 //    own atom only: no atomics, a fixed summation order, a bitwise reproducible run.
 // Bin contents are ordered by atom index, so lists are reproducible.
 //
-// Two builds: on a device, bins of atom indices filled with atomics (sorted by index after), each owned
-// atom scanning its stencil of bins. On the host, the atoms are packed by bin (a stable counting sort,
-// owned and ghost atoms apart, positions copied next to their indices), so the bins of one stencil row
-// (one y, z offset, every x offset in reach) are one contiguous range of the packed arrays: an owned atom
-// scans a few long streams instead of many short bins, and appends without a branch.
+// One build for the host and a device: the atoms are packed by bin (owned atoms and ghosts apart, each
+// bin's atoms in index order, positions copied next to their indices), so the bins of one stencil row (one
+// y, z offset, every x offset in reach) are one contiguous range of the packed arrays: each owned atom
+// scans a few long streams instead of many short bins, and appends without a branch (list_rows(), one
+// kernel). Only the filling of the packed arrays differs: on a device counts by atomics, a scan, each atom
+// to its slot, then each bin's segment ordered by atom index (pack_device()); on the host a stable counting
+// sort, serial, which gives the same arrays (pack_host()).
 #include <array>
 
 #include "atoms.hpp"
@@ -75,7 +77,14 @@ class NeighborList {
   int bin_total() const { return m_nbin[0] * m_nbin[1] * m_nbin[2]; }
   long long total_pairs() const { return m_total_pairs; }
 
-  // build() on a device and on the host (public: CUDA lambdas may not live in private member functions).
+  // The parts of build() (public: CUDA lambdas may not live in private member functions). The packed
+  // arrays filled in parallel (build() on a device; any backend: tests run it on the host's threads) or by
+  // the serial counting sort (build() on the host; host memory only): the same arrays either way.
+  void pack_device(const AtomStore& atoms);
+  void pack_host(const AtomStore& atoms);
+  // The rows of the nlocal owned atoms from the packed arrays: the one scan of both builds.
+  void list_rows(int nlocal);
+  // A build without split_rows() (for tests): pack_device() or pack_host(), then list_rows().
   void build_device(const AtomStore& atoms);
   void build_host(const AtomStore& atoms);
   // Fills order and the row counts of its parts from numghost after a build (public for the same reason).
@@ -84,6 +93,8 @@ class NeighborList {
  private:
   // Row storage for nlocal owned atoms (grown, never shrunk).
   void reserve_rows(int nlocal);
+  // The packed arrays for nlocal owned atoms of nall (grown, never shrunk).
+  void reserve_packing(int nlocal, int nall);
   // After a build pass that needed rows of `needed` entries: true when they fitted (pairs is then the
   // list's size), else the rows grow (with margin) for another pass.
   bool rows_fit(int needed, long long pairs);
@@ -97,21 +108,20 @@ class NeighborList {
   int m_first[3] = {0, 0, 0};  // bins that may hold atoms; the rest is padding for the stencil
   int m_last[3] = {0, 0, 0};
   int m_initial_max_neighbors = 64;
-  Int2DView m_stencil{"md::stencil", 0, 2};  // flat bin offset, half (1 upper, 0 self, -1 lower)
-  IntView m_bin_owned{"md::bin_owned", 0};
-  IntView m_bincount{"md::bincount", 0};
-  Int2DView m_bins{"md::bins", 0, 0};
-  IntView m_atom_bin{"md::atom_bin", 0};
-  // Host build: stencil rows (flat offset of the row's x = 0 bin, reach in x, half as for m_stencil, z bin
-  // offset), the
-  // packed atoms of every bin (owned and ghosts apart: start offsets by bin, atom indices, positions as
-  // x, y, z triples) and each owned atom's place among the packed owned atoms. Grown, never shrunk.
+  // Stencil rows (flat offset of the row's x = 0 bin, reach in x, half: 1 upper, 0 the centre row, -1 lower;
+  // z bin offset), the packed atoms of every bin (owned and ghosts apart: start offsets by bin, atom
+  // indices, positions as x, y, z triples), each atom's bin and each owned atom's place among the packed
+  // owned atoms. The host's fill keeps a cursor by bin, the device's each atom's slot in its bin. Grown,
+  // never shrunk.
   Int2DView m_rows{"md::rows", 0, 4};
   IntView m_owned_start{"md::owned_start", 0};
   IntView m_ghost_start{"md::ghost_start", 0};
   IntView m_packed_index{"md::packed_index", 0};  // owned atoms first, then ghosts
   Vec3View m_packed_x{"md::packed_x", 0};
   IntView m_packed_place{"md::packed_place", 0};
+  IntView m_atom_bin{"md::atom_bin", 0};
+  IntView m_bincount{"md::bincount", 0};  // pack_host(): the cursor of each bin
+  IntView m_atom_slot{"md::atom_slot", 0};  // pack_device(): each atom's slot in its bin
   int m_interior = 0, m_deferred = 0;
   long long m_builds = 0;
   long long m_total_pairs = 0;
