@@ -108,7 +108,6 @@ void MdSolver::build_bonded() {
          "further, or the system is unstable (LAMMPS: \"Bond atoms missing\"): "
       << instability_hint();
   m_comm.agree<RunError>(miss.atom == 0, msg.str());
-  m_bonded.exclude_special_pairs(m_atoms, m_neighbor);
 }
 
 void MdSolver::compute_bonded_terms(bool ev) {

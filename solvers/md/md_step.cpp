@@ -77,7 +77,8 @@ void MdSolver::rebuild() {
   }
   sort_owned_atoms();
   m_halo->build(m_atoms);
-  m_neighbor.build(m_atoms, overlap_windows(m_atoms.nlocal, m_halo->plan().remote()));
+  // The special pairs whose factor is not 1 (md.special_bonds) stay out of the lists.
+  m_neighbor.build(m_atoms, overlap_windows(m_atoms.nlocal, m_halo->plan().remote()), m_bonded.exclusions(m_atoms));
   build_bonded();
   if (m_atoms.f.extent(0) != m_scatter_of.extent(0) || m_atoms.f.data() != m_scatter_of.data()) {
     m_scatter = ForceScatter(m_atoms.f);

@@ -70,24 +70,24 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool
       static_cast<int>((full ? 1.0 : 0.5) * 4.18879 * cutneigh * cutneigh * cutneigh * 1.2) + 32;
 }
 
-void NeighborList::build(const AtomStore& atoms, const RowWindows& windows) {
+void NeighborList::build(const AtomStore& atoms, const RowWindows& windows, const Exclusions& exclusions) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
     pack_host(atoms);
   else
     pack_device(atoms);
-  list_rows(atoms.nlocal);
+  list_rows(atoms, exclusions);
   split_rows(atoms.nlocal, windows);
   ++m_builds;
 }
 
-void NeighborList::build_host(const AtomStore& atoms) {
+void NeighborList::build_host(const AtomStore& atoms, const Exclusions& exclusions) {
   pack_host(atoms);
-  list_rows(atoms.nlocal);
+  list_rows(atoms, exclusions);
 }
 
-void NeighborList::build_device(const AtomStore& atoms) {
+void NeighborList::build_device(const AtomStore& atoms, const Exclusions& exclusions) {
   pack_device(atoms);
-  list_rows(atoms.nlocal);
+  list_rows(atoms, exclusions);
 }
 
 void NeighborList::split_rows(int nlocal, const RowWindows& windows) {
@@ -251,12 +251,17 @@ void NeighborList::pack_device(const AtomStore& atoms) {
       });
 }
 
-void NeighborList::list_rows(int nlocal) {
+void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusions) {
   // The rows of the owned atoms, growing the row length until everything fits. Half list: the owned atoms
   // of the upper stencil rows, and of the centre row those packed after atom i (the upper bins and the
   // later atoms of its own bin): each owned pair once; the ghosts of every row. Full list: the owned atoms
-  // of every row but atom i itself, and every ghost.
+  // of every row but atom i itself, and every ghost. Less the excluded pairs (special neighbours by id).
+  const int nlocal = atoms.nlocal;
   reserve_rows(nlocal);
+  auto id = atoms.id;
+  const IdRowsView special = exclusions.special;
+  const bool excluding = exclusions.any();
+  const bool out12 = exclusions.out[0], out13 = exclusions.out[1], out14 = exclusions.out[2];
   auto atom_bin = m_atom_bin;
   auto ostart = m_owned_start;
   auto gstart = m_ghost_start;
@@ -281,6 +286,18 @@ void NeighborList::list_rows(int nlocal) {
           const double xi = px(p, 0), yi = px(p, 1), zi = px(p, 2);
           int n = 0, g = 0;  // owned neighbours from the front of the row, ghosts from the back
           bool fits = true;
+          // The special neighbours to look among: up to the last level that leaves the list (1-2 alone for
+          // special_bonds fene); a neighbour found there at a level that leaves it is not listed.
+          const int n12 = excluding ? static_cast<int>(special(i, 0)) : 0;
+          const int n13 = excluding ? static_cast<int>(special(i, 1)) : 0;
+          const int n14 = excluding ? static_cast<int>(special(i, 2)) : 0;
+          const int nsearch = out14 ? n14 : (out13 ? n13 : (out12 ? n12 : 0));
+          auto excluded = [&](int j) {
+            const std::int64_t jid = id(j);
+            for (int s = 0; s < nsearch; ++s)
+              if (special(i, 3 + s) == jid) return s < n12 ? out12 : (s < n13 ? out13 : out14);
+            return false;
+          };
           // Candidates k0 .. k1-1 of the packed arrays: every candidate is written at the next free place
           // and kept by counting it (no branch on the distance) when the row has room for all of them.
           // Ghosts under Newton (newton): a ghost of a row above i's (a higher z bin, so a higher z) is
@@ -293,11 +310,13 @@ void NeighborList::list_rows(int nlocal) {
               const double dx = xi - px(k, 0), dy = yi - px(k, 1), dz = zi - px(k, 2);
               int in = (dx * dx + dy * dy + dz * dz < cutsq) & (k != p);
               if (by_position) in &= (dz < 0) | ((dz == 0) & ((dy < 0) | ((dy == 0) & (dx < 0))));
+              const int j = pindex(k);
+              if (nsearch > 0) in &= !excluded(j);
               if (owned) {
-                if (fits) neigh(i, n) = pindex(k);
+                if (fits) neigh(i, n) = j;
                 n += in;
               } else {
-                if (fits) neigh(i, maxn - 1 - g) = pindex(k);
+                if (fits) neigh(i, maxn - 1 - g) = j;
                 g += in;
               }
             }

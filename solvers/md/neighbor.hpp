@@ -30,6 +30,16 @@ struct RowWindows {
   int last[2] = {0, 0};
 };
 
+// The pairs a build leaves out of the list (LAMMPS's special_bonds: a special neighbour whose factor is not 1
+// is not in the list; md/bonded adds back those scaled between 0 and 1): each owned atom's special neighbours
+// by id (AtomStore::special: n12, n13, n14, then the ids, 1-2 first) and, per level (1-2, 1-3, 1-4), whether
+// its pairs leave the list.
+struct Exclusions {
+  IdRowsView special;  // none (or no columns): nothing excluded
+  bool out[3] = {false, false, false};
+  bool any() const { return special.extent(1) > 0 && (out[0] || out[1] || out[2]); }
+};
+
 class NeighborList {
  public:
   NeighborList() = default;
@@ -43,8 +53,9 @@ class NeighborList {
   bool newton() const { return m_newton; }
   // Bins setup() makes for this sub-box (with the stencil's padding), as a double: no overflow.
   static double bin_count(const comm::Box3& sub_box, double cutneigh);
-  // windows: the rows whose interior rows go first and last (order); none by default.
-  void build(const AtomStore& atoms, const RowWindows& windows = RowWindows{});
+  // windows: the rows whose interior rows go first and last (order); none by default. exclusions: the special
+  // pairs the list leaves out (none by default).
+  void build(const AtomStore& atoms, const RowWindows& windows = RowWindows{}, const Exclusions& exclusions = Exclusions{});
 
   // Bin index of a position (clamped to the grid): used to sort atoms spatially.
   KOKKOS_INLINE_FUNCTION int bin_of(double x, double y, double z) const {
@@ -82,11 +93,12 @@ class NeighborList {
   // the serial counting sort (build() on the host; host memory only): the same arrays either way.
   void pack_device(const AtomStore& atoms);
   void pack_host(const AtomStore& atoms);
-  // The rows of the nlocal owned atoms from the packed arrays: the one scan of both builds.
-  void list_rows(int nlocal);
+  // The rows of the owned atoms from the packed arrays, without the excluded pairs: the one scan of both
+  // builds.
+  void list_rows(const AtomStore& atoms, const Exclusions& exclusions);
   // A build without split_rows() (for tests): pack_device() or pack_host(), then list_rows().
-  void build_device(const AtomStore& atoms);
-  void build_host(const AtomStore& atoms);
+  void build_device(const AtomStore& atoms, const Exclusions& exclusions = Exclusions{});
+  void build_host(const AtomStore& atoms, const Exclusions& exclusions = Exclusions{});
   // Fills order and the row counts of its parts from numghost after a build (public for the same reason).
   void split_rows(int nlocal, const RowWindows& windows);
 

@@ -204,46 +204,12 @@ MissingPartner BondedTerms::build(const AtomStore& atoms, bool newton) {
   return {};
 }
 
-void BondedTerms::exclude_special_pairs(const AtomStore& atoms, NeighborList& list) const {
-  const IdRowsView special = atoms.special;
-  if (special.extent(1) == 0) return;
+Exclusions BondedTerms::exclusions(const AtomStore& atoms) const {
+  Exclusions e;
+  e.special = atoms.special;
   // Which levels leave the list: those with a factor that is not 1 (of either part of a charged style).
-  auto out = [&](int k) { return m_special_lj[k] != 1.0 || (m_charged && m_special_coul[k] != 1.0); };
-  const bool out12 = out(0), out13 = out(1), out14 = out(2);
-  if (!out12 && !out13 && !out14) return;
-  auto neigh = list.neighbors;
-  auto numneigh = list.numneigh;
-  auto numghost = list.numghost;
-  const int maxn = list.max_neighbors();
-  auto id = atoms.id;
-  Kokkos::parallel_for(
-      "md::bonded::exclude_special", Policy(0, atoms.nlocal), KOKKOS_LAMBDA(int i) {
-        const int n12 = static_cast<int>(special(i, 0)), n13 = static_cast<int>(special(i, 1)),
-                  n14 = static_cast<int>(special(i, 2));
-        // The special neighbours to look among: up to the last level that leaves the list (1-2 alone for
-        // special_bonds fene).
-        const int nsearch = out14 ? n14 : (out13 ? n13 : n12);
-        if (nsearch == 0) return;
-        auto excluded = [&](std::int64_t jid) {
-          for (int s = 0; s < nsearch; ++s)
-            if (special(i, 3 + s) == jid) return s < n12 ? out12 : (s < n13 ? out13 : out14);
-          return false;
-        };
-        // Owned neighbours from the front of the row, kept in order; ghosts at its back, kept in order.
-        int n = 0;
-        for (int jj = 0; jj < numneigh(i); ++jj) {
-          const int j = neigh(i, jj);
-          if (!excluded(id(j))) neigh(i, n++) = j;
-        }
-        numneigh(i) = n;
-        const int g0 = maxn - numghost(i);
-        int g = maxn;
-        for (int jj = maxn - 1; jj >= g0; --jj) {
-          const int j = neigh(i, jj);
-          if (!excluded(id(j))) neigh(i, --g) = j;
-        }
-        numghost(i) = maxn - g;
-      });
+  for (int k = 0; k < 3; ++k) e.out[k] = m_special_lj[k] != 1.0 || (m_charged && m_special_coul[k] != 1.0);
+  return e;
 }
 
 BondedEnergies BondedTerms::compute(const AtomStore& atoms, bool ev, ForceScatter& scatter) {

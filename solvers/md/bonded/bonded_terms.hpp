@@ -8,9 +8,9 @@
 //             lists of local indices the force kernels walk (bonded_forces.hpp; under Newton only the
 //             interactions whose first atom is owned); the partners are the copies closest to the owned atom.
 //             A partner the rank does not hold is reported, never skipped;
-//   exclude_special_pairs(): removes from the neighbour list every pair of special neighbours (1-2, 1-3,
-//             1-4 along the bonds) whose factor is not 1: factor 0 removes the pair, as LAMMPS does, and
-//             special_pairs() adds the others back scaled by their factor;
+//   exclusions(): what the neighbour list leaves out (NeighborList::build): every pair of special
+//             neighbours (1-2, 1-3, 1-4 along the bonds) whose factor is not 1: factor 0 removes the pair, as
+//             LAMMPS does, and special_pairs() adds the others back scaled by their factor;
 //   compute(): the forces of every kind on the owned atoms, with energy and virial where asked.
 //
 // Without Newton (full lists: the GPU's) every kernel gathers on the owned atom (nothing is scattered to
@@ -90,7 +90,8 @@ class BondedTerms {
   MissingPartner build(const AtomStore& atoms, bool newton = false);
   // Whether the last build() chose Newton: compute() then adds forces to ghosts, before they go back.
   bool newton() const { return m_newton; }
-  void exclude_special_pairs(const AtomStore& atoms, NeighborList& list) const;
+  // The special pairs the neighbour list leaves out (NeighborList::build): those whose factor is not 1.
+  Exclusions exclusions(const AtomStore& atoms) const;
   // Forces on the owned atoms (under Newton on the ghosts too), added to atoms.f through `scatter` (a scatter
   // view of atoms.f; used under Newton only); with ev also the energies and (without Newton: under Newton the
   // caller's sum of x . f holds it) the virial; else they are 0.
