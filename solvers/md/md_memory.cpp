@@ -12,6 +12,7 @@
 
 #include "comm/process_grid.hpp"
 #include "force.hpp"
+#include "neighbor.hpp"
 
 namespace spotrun::md {
 namespace {
@@ -76,19 +77,23 @@ double lattice_owned_max(const MdConfig& cfg, const std::array<double, 3>& L, co
   return best;
 }
 
-// The neighbour bins of a sub-box l (estimated_memory(); nbins: how many), nall atom slots and rows owned rows.
-double bin_bytes(const std::array<double, 3>& l, double c, double nall, double rows, double& nbins) {
-  // Bins over the sub-box extended by cutoff + skin, half that wide, padded by the stencil's reach. Each
-  // holds the starts of its owned atoms and ghosts (on the host a cursor too), and the atoms are packed by
-  // bin (index and position: 28 bytes per atom; on a device each atom's slot in its bin too; and each
-  // owned atom's place).
-  nbins = 1;
+// A sub-box of edges l, for the bin counts of NeighborList::bin_count().
+comm::Box3 sub_box_of(const std::array<double, 3>& l) {
+  comm::Box3 b;
   for (int d = 0; d < 3; ++d) {
-    const double span = l[d] + 2 * c;
-    const double n = std::max(1.0, std::floor(span / (0.5 * c)));
-    const double size = span / n;
-    nbins *= n + 2 * std::ceil(c / size);
+    b.lo[d] = 0;
+    b.hi[d] = l[d];
   }
+  return b;
+}
+
+// The neighbour bins of a sub-box l at density rho (estimated_memory()), nall atom slots and rows owned rows.
+double bin_bytes(const std::array<double, 3>& l, double c, double rho, double nall, double rows) {
+  // Bins over the sub-box extended by cutoff + skin, half that wide (or as wide across the rows of a sparse
+  // system: NeighborList::bin_edge), padded by the stencil's reach. Each holds the starts of its owned atoms
+  // and ghosts (on the host a cursor too), and the atoms are packed by bin (index and position: 28 bytes per
+  // atom; on a device each atom's slot in its bin too; and each owned atom's place).
+  const double nbins = NeighborList::bin_count(sub_box_of(l), c, rho);
   if (k_device_mirrors) return 4.0 * nbins * 2 + 32.0 * (nall + nall / 4) + 4.0 * rows;
   return 4.0 * nbins * 3 + 28.0 * (nall + nall / 4) + 4.0 * rows;
 }
@@ -146,11 +151,10 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   const double width = longest > first_guess ? first_guess + (longest + longest / 8 + 4) : first_guess;
   held += 4.0 * rows * width + 2 * 4.0 * rows;  // neighbors, numneigh + numghost
   held += 4.0 * (nall + nall / 4);              // atom_bin
-  double nbins = 0;
-  held += bin_bytes(l, c, nall, rows, nbins);
+  held += bin_bytes(l, c, rho, nall, rows);
   // The sort after each rebuild (atom_sort.cpp) keeps its buffers: the bin starts, and per owned atom its
   // bin, its place and scratch for the permuted arrays (x or v, image, type, id). It makes no other copy.
-  held += 4.0 * nbins + 56.0 * rows;
+  held += 4.0 * NeighborList::bin_count(sub_box_of(l), c, rho) + 56.0 * rows;
   // Halo (solvers/particles/halo.cpp): six send lists (about one entry per ghost), and send/receive buffers
   // of 5 doubles per atom of the largest swap (the last dimension's, which forwards the earlier ghosts): a
   // rebuild moves 36 bytes an atom (position, type, id).

@@ -289,7 +289,8 @@ void MdSolver::box_for_rebuild() {
         << " (cutoff + skin); resume from the last checkpoint on fewer ranks";
     throw RunError(msg.str());
   }
-  m_neighbor.setup(m_grid->sub_box(), m_cutneigh, full_neighbor_list(), m_cfg.neighbor_list != NeighborListKind::HalfNoNewton);
+  m_neighbor.setup(m_grid->sub_box(), m_cutneigh, full_neighbor_list(), m_cfg.neighbor_list != NeighborListKind::HalfNoNewton,
+                   static_cast<double>(m_natoms) / m_box.volume());
   m_neighbor_box = m_box;
 }
 

@@ -42,6 +42,7 @@ FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
                            " mass " + significant(data->masses[t], 6) + "; leave the mass out of md.types or make them agree");
     f.masses = data->masses;
     f.source = "the data file";
+    f.natoms = static_cast<double>(data->natoms());
   } else {
     if (cfg.lattice_type != "fcc")
       throw InputError("md.lattice.type: '" + cfg.lattice_type + "' is not supported; allowed: \"fcc\"");
@@ -51,6 +52,7 @@ FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
       f.box.hi[d] = cfg.cells[d] * a;
     }
     f.source = "the lattice";
+    f.natoms = lattice_atoms(cfg);
   }
   return f;
 }
@@ -151,7 +153,7 @@ MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm:
   const FreshDomain fresh = fresh_domain(m_cfg, data);
   m_bonded_setup = fresh_bonded(m_cfg, data);
   m_bonded.setup(m_bonded_setup);
-  init_domain(fresh.box, fresh.masses, fresh.source, fresh.bonded_reach);
+  init_domain(fresh.box, fresh.masses, fresh.source, fresh.bonded_reach, fresh.natoms);
   if (data)
     load_data(*data);
   else
@@ -162,7 +164,7 @@ MdSolver::MdSolver(const MdConfig& config, const comm::Communicator& comm, comm:
 }
 
 void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source,
-                           double bonded_reach) {
+                           double bonded_reach, double natoms) {
   m_box = box;
   DomainPlan plan = plan_domain(m_cfg, m_box, masses, source, m_comm.size(), bonded_reach);
   // A checkpoint resumed on as many ranks: the grid of the run that wrote it (an aniso box changes its shape
@@ -183,7 +185,7 @@ void MdSolver::init_domain(const comm::Box3& box, const std::vector<double>& mas
   m_grid = std::make_unique<comm::ProcessGrid>(m_comm, m_box, plan.dims);
   m_halo = std::make_unique<Halo>(m_comm, *m_grid, m_transport, plan.cutghost);
   m_neighbor.setup(m_grid->sub_box(), cutneigh, full_neighbor_list(),
-                   m_cfg.neighbor_list != NeighborListKind::HalfNoNewton);
+                   m_cfg.neighbor_list != NeighborListKind::HalfNoNewton, natoms / m_box.volume());
   m_masses = masses;
   const int ntypes = static_cast<int>(masses.size());
   m_atoms.mass_by_type = DoubleView("md::mass", ntypes + 1);

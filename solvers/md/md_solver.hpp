@@ -44,6 +44,7 @@ struct FreshDomain {
   std::vector<double> masses;  // by type, type 1 first
   std::string source;          // where the types come from, for messages ("the data file")
   double bonded_reach = 0;     // how far the ghosts must reach for the bonded interactions (0: none)
+  double natoms = 0;           // the atoms of the system (the data file's, or the lattice's)
 };
 FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data);
 
@@ -184,8 +185,9 @@ class MdSolver final : public SolverBase {
 
  private:
   // source: where the types come from, for messages ("the data file F", "checkpoint F").
+  // natoms: the system's atoms (the density that shapes the neighbour bins).
   void init_domain(const comm::Box3& box, const std::vector<double>& masses, const std::string& source,
-                   double bonded_reach);
+                   double bonded_reach, double natoms);
   void create_lattice();
   void load_data(const io::LammpsData& data);
   // Molecules (md_bonded.cpp): the list fields of the owned atoms (mine: their places in data), the gather

@@ -718,7 +718,8 @@ void MdSolver::restore(const io::SolverState& st) {
     if (mesh_ok) m_kspace_restore[3] = ge->second;
     else m_kspace_restore = {0, 0, 0, 0};
   }
-  init_domain(npt ? s.build_box : s.box, s.masses, "the checkpoint", reach == st.reals.end() ? 0.0 : reach->second);
+  init_domain(npt ? s.build_box : s.box, s.masses, "the checkpoint", reach == st.reals.end() ? 0.0 : reach->second,
+              static_cast<double>(s.natoms));
   if (npt) {
     // A checkpoint of a stop for a box too small for its rank grid: the grid here must give thicker sub-boxes.
     const auto shrink = st.reals.find("md.npt.shrink_stop");

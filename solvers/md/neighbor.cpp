@@ -6,36 +6,48 @@
 
 namespace spotrun::md {
 
-double NeighborList::bin_count(const comm::Box3& sub, double cutneigh) {
-  // The same arithmetic as setup().
+double NeighborList::bin_edge(double cutneigh, double density, int d) {
+  const double half = 0.5 * cutneigh;
+  return d > 0 && density * half * half * half < 1.0 ? cutneigh : half;
+}
+
+double NeighborList::bin_count(const comm::Box3& sub, double cutneigh, double density) {
+  // The same arithmetic as setup() (BinGrid::over), as a double: no overflow.
   double nbins = 1;
   for (int d = 0; d < 3; ++d) {
     const double lo = sub.lo[d] - cutneigh, hi = sub.hi[d] + cutneigh;
-    const double n = std::max(1.0, std::floor((hi - lo) / (0.5 * cutneigh)));
+    const double n = std::max(1.0, std::floor((hi - lo) / bin_edge(cutneigh, density, d)));
     nbins *= n + 2 * std::ceil(cutneigh / ((hi - lo) / n));
   }
   return nbins;
 }
 
-void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool newton) {
+BinGrid BinGrid::over(const comm::Box3& sub, double cutneigh, const double (&edge)[3]) {
+  BinGrid g;
+  for (int d = 0; d < 3; ++d) {
+    const double lo = sub.lo[d] - cutneigh, hi = sub.hi[d] + cutneigh;
+    const int n = std::max(1, static_cast<int>(std::floor((hi - lo) / edge[d])));
+    g.size[d] = (hi - lo) / n;
+    // Pad the grid with `reach` empty bins on each side, so stencils never need bounds checks.
+    g.reach[d] = static_cast<int>(std::ceil(cutneigh / g.size[d]));
+    g.nbin[d] = n + 2 * g.reach[d];
+    g.lo[d] = lo - g.reach[d] * g.size[d];
+    g.inv_bin[d] = 1.0 / g.size[d];
+    g.first[d] = g.reach[d];
+    g.last[d] = g.reach[d] + n - 1;
+  }
+  return g;
+}
+
+void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool newton, double density) {
   m_cutneighsq = cutneigh * cutneigh;
   m_full = full;
   m_newton = newton && !full && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
-  const double target = 0.5 * cutneigh;
-  double binsize[3];
-  int reach[3];
-  for (int d = 0; d < 3; ++d) {
-    double lo = sub.lo[d] - cutneigh, hi = sub.hi[d] + cutneigh;
-    int n = std::max(1, static_cast<int>(std::floor((hi - lo) / target)));
-    binsize[d] = (hi - lo) / n;
-    // Pad the grid with `reach` empty bins on each side, so stencils never need bounds checks.
-    reach[d] = static_cast<int>(std::ceil(cutneigh / binsize[d]));
-    m_nbin[d] = n + 2 * reach[d];
-    m_lo[d] = lo - reach[d] * binsize[d];
-    m_inv_bin[d] = 1.0 / binsize[d];
-    m_first[d] = reach[d];
-    m_last[d] = reach[d] + n - 1;
-  }
+  const double edges[3] = {bin_edge(cutneigh, density, 0), bin_edge(cutneigh, density, 1), bin_edge(cutneigh, density, 2)};
+  m_bins = BinGrid::over(sub, cutneigh, edges);
+  const double* binsize = m_bins.size;
+  const int* reach = m_bins.reach;
+  const int* nbin = m_bins.nbin;
   // Stencil rows: for each y, z offset in reach, the x offsets in reach of it (every bin offset whose closest
   // approach to the centre bin is below cutneigh lies in one), with the half they lie in (1 upper, 0 the
   // centre row, -1 lower) and their z offset.
@@ -48,7 +60,7 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool
       for (int i = 0; i <= reach[0]; ++i)
         if (gap(i, binsize[0]) * gap(i, binsize[0]) + dyz < m_cutneighsq) rx = i;
       if (rx < 0) continue;
-      rows.push_back((k * m_nbin[1] + j) * m_nbin[0]);
+      rows.push_back((k * nbin[1] + j) * nbin[0]);
       rows.push_back(rx);
       rows.push_back(k == 0 && j == 0 ? 0 : (k > 0 || (k == 0 && j > 0) ? 1 : -1));
       rows.push_back(k);
@@ -58,7 +70,7 @@ void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool
   for (std::size_t n = 0; n < rows.size() / 4; ++n)
     for (int d = 0; d < 4; ++d) hr(n, d) = rows[4 * n + d];
   Kokkos::deep_copy(m_rows, hr);
-  const int nbins = m_nbin[0] * m_nbin[1] * m_nbin[2];
+  const int nbins = m_bins.total();
   // The cursor of pack_host(), which only host memory takes.
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
     m_bincount = IntView("md::bincount", nbins);

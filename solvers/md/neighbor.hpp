@@ -40,33 +40,57 @@ struct Exclusions {
   bool any() const { return special.extent(1) > 0 && (out[0] || out[1] || out[2]); }
 };
 
+// A grid of bins over a sub-box extended by cutneigh and padded by the reach of cutneigh (so stencils need no
+// bounds checks): the bin of a position, clamped to the bins that may hold atoms.
+struct BinGrid {
+  double lo[3] = {0, 0, 0};
+  double inv_bin[3] = {1, 1, 1};
+  int nbin[3] = {1, 1, 1};
+  int first[3] = {0, 0, 0};  // bins that may hold atoms; the rest is padding for the stencil
+  int last[3] = {0, 0, 0};
+  double size[3] = {1, 1, 1};  // the bins' edges
+  int reach[3] = {0, 0, 0};    // padding bins on each side
+
+  // Bins of edge about edge[d] (at least one, a whole number of them across) along each axis.
+  static BinGrid over(const comm::Box3& sub_box, double cutneigh, const double (&edge)[3]);
+  int total() const { return nbin[0] * nbin[1] * nbin[2]; }
+  KOKKOS_INLINE_FUNCTION int bin_of(double x, double y, double z) const {
+    int ix = static_cast<int>((x - lo[0]) * inv_bin[0]);
+    int iy = static_cast<int>((y - lo[1]) * inv_bin[1]);
+    int iz = static_cast<int>((z - lo[2]) * inv_bin[2]);
+    ix = ix < first[0] ? first[0] : (ix > last[0] ? last[0] : ix);
+    iy = iy < first[1] ? first[1] : (iy > last[1] ? last[1] : iy);
+    iz = iz < first[2] ? first[2] : (iz > last[2] ? last[2] : iz);
+    return (iz * nbin[1] + iy) * nbin[0] + ix;
+  }
+};
+
 class NeighborList {
  public:
   NeighborList() = default;
   // cutneigh = cutoff + skin; the bin grid covers the sub-box extended by cutneigh. full: a full list.
   // newton = false: a host half list without Newton's third law across ghosts (as on a device; for tests).
-  void setup(const comm::Box3& sub_box, double cutneigh, bool full = false, bool newton = true);
+  // density: the system's atoms per volume (0: not known), for the shape of the bins (bin_edge()).
+  void setup(const comm::Box3& sub_box, double cutneigh, bool full = false, bool newton = true, double density = 0);
+  // The edge of the bins along axis d (0 x, 1 y, 2 z): half of cutneigh (LAMMPS's default bins); across the
+  // stencil's rows (y and z) the whole of cutneigh where bins of half would hold fewer than one atom each at
+  // `density` (a sparse or short-ranged system such as a WCA polymer melt: each of the 25 rows of the half
+  // bins would hold one or two atoms, and a build pay more for the rows than for the distances; 9 rows of a
+  // few atoms each instead).
+  static double bin_edge(double cutneigh, double density, int d);
   bool full() const { return m_full; }
   // Newton's third law across ghosts (LAMMPS newton on; the host half list): each owned-ghost pair is
   // listed on one side only, the one whose owned atom lies below the ghost (by z, then y, then x); the force
   // loop then adds the reaction to the ghost, and Halo::reverse_forces() sends ghost forces to their owners.
   bool newton() const { return m_newton; }
   // Bins setup() makes for this sub-box (with the stencil's padding), as a double: no overflow.
-  static double bin_count(const comm::Box3& sub_box, double cutneigh);
+  static double bin_count(const comm::Box3& sub_box, double cutneigh, double density = 0);
   // windows: the rows whose interior rows go first and last (order); none by default. exclusions: the special
   // pairs the list leaves out (none by default).
   void build(const AtomStore& atoms, const RowWindows& windows = RowWindows{}, const Exclusions& exclusions = Exclusions{});
 
   // Bin index of a position (clamped to the grid): used to sort atoms spatially.
-  KOKKOS_INLINE_FUNCTION int bin_of(double x, double y, double z) const {
-    int ix = static_cast<int>((x - m_lo[0]) * m_inv_bin[0]);
-    int iy = static_cast<int>((y - m_lo[1]) * m_inv_bin[1]);
-    int iz = static_cast<int>((z - m_lo[2]) * m_inv_bin[2]);
-    ix = ix < m_first[0] ? m_first[0] : (ix > m_last[0] ? m_last[0] : ix);
-    iy = iy < m_first[1] ? m_first[1] : (iy > m_last[1] ? m_last[1] : iy);
-    iz = iz < m_first[2] ? m_first[2] : (iz > m_last[2] ? m_last[2] : iz);
-    return (iz * m_nbin[1] + iy) * m_nbin[0] + ix;
-  }
+  KOKKOS_INLINE_FUNCTION int bin_of(double x, double y, double z) const { return m_bins.bin_of(x, y, z); }
 
   // Row i: owned neighbours in neighbors(i, 0 .. numneigh(i)-1), ghost neighbours at the end of the
   // row, neighbors(i, max_neighbors()-numghost(i) .. max_neighbors()-1), so force loops need no branch.
@@ -85,7 +109,7 @@ class NeighborList {
   int deferred_rows() const { return m_deferred; }  // the last part
   long long builds() const { return m_builds; }
   // Bins of the grid (padding included): the range of bin_of().
-  int bin_total() const { return m_nbin[0] * m_nbin[1] * m_nbin[2]; }
+  int bin_total() const { return m_bins.total(); }
   long long total_pairs() const { return m_total_pairs; }
 
   // The parts of build() (public: CUDA lambdas may not live in private member functions). The packed
@@ -114,11 +138,7 @@ class NeighborList {
   double m_cutneighsq = 0;
   bool m_full = false;
   bool m_newton = false;
-  double m_lo[3] = {0, 0, 0};
-  double m_inv_bin[3] = {1, 1, 1};
-  int m_nbin[3] = {1, 1, 1};
-  int m_first[3] = {0, 0, 0};  // bins that may hold atoms; the rest is padding for the stencil
-  int m_last[3] = {0, 0, 0};
+  BinGrid m_bins;
   int m_initial_max_neighbors = 64;
   // Stencil rows (flat offset of the row's x = 0 bin, reach in x, half: 1 upper, 0 the centre row, -1 lower;
   // z bin offset), the packed atoms of every bin (owned and ghosts apart: start offsets by bin, atom
