@@ -5,9 +5,9 @@
 // transforms), energy and virial from the spectral sums, and the neutralising background of a net charge.
 //
 // One compute():
-//   1. spread: each owned atom's charge over the order^3 points of its stencil in this rank's brick of the
-//      mesh (rho = q W / h^3; atomic additions: on a GPU the order of the additions, and so the last bits
-//      of the density, varies from run to run; on the host it is fixed);
+//   1. the density brick zeroed, then spread: each owned atom's charge over the order^3 points of its
+//      stencil in this rank's brick of the mesh (rho = q W / h^3; atomic additions: on a GPU the order of
+//      the additions, and so the last bits of the density, varies from run to run; on the host it is fixed);
 //   2. MeshHalo::reverse_sum: ghost cells added into their owners (comm::Transport);
 //   3. the owned cells reshaped (fft::Reshape) into the FFT's real layout, read where they lie in the brick
 //      (fft::within_arrays: no copy of the owned box of its own), one real-to-complex transform;
