@@ -1,7 +1,7 @@
 // fft::DistributedFft and its parts at 1-4 ranks: geometry (every stage tiles the grid, uneven splits,
-// errors for grids too small), reshapes, and the distributed transform against a one-rank FFTW transform
-// and a naive DFT on odd sizes, slabs and pencils; round trips; pruned transforms against unpruned ones;
-// no allocation in a transform.
+// errors for grids too small), reshapes (also from and into larger arrays), and the distributed transform
+// against a one-rank FFTW transform and a naive DFT on odd sizes, slabs and pencils; round trips; pruned
+// transforms against unpruned ones; no allocation in a transform.
 #include <gtest/gtest.h>
 #include <fftw3.h>
 #include <mpi.h>
@@ -9,6 +9,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #include "comm/errors.hpp"
@@ -211,6 +212,123 @@ TEST(Reshape, MovesEveryElementBetweenLayoutsExactly) {
       for (int k = 0; k < n[2]; ++k) wrong += hb(pl.offset(i, j, k)) != value_at(i, j, k);
   for (std::size_t p = 0; p < rl.count(); ++p) wrong += hc(p) != ha(p);
   EXPECT_EQ(test::world().sum(static_cast<std::int64_t>(wrong)), 0);
+}
+
+namespace {
+
+// A layout of an array around `data`: its box grown by lo[d] cells below and hi[d] above along axis d.
+fft::Layout3 grown(const fft::Layout3& data, const Grid& lo, const Grid& hi) {
+  fft::Layout3 a = data;
+  for (int d = 0; d < 3; ++d) {
+    a.box.lo[d] -= lo[d];
+    a.box.hi[d] += hi[d];
+  }
+  return a;
+}
+
+// `count` fields of layout `l` at distance `stride`: value_at(i, j, k) + f in the cells of `data`, `fill`
+// in the others.
+fft::RealView fields_in(const fft::Layout3& l, const fft::Box3i& data, int count, std::size_t stride, double fill) {
+  fft::RealView v("fields", static_cast<std::size_t>(count) * stride);
+  auto h = Kokkos::create_mirror_view(v);
+  for (std::size_t p = 0; p < h.extent(0); ++p) h(p) = fill;
+  for (int f = 0; f < count; ++f)
+    for (int i = data.lo[0]; i <= data.hi[0]; ++i)
+      for (int j = data.lo[1]; j <= data.hi[1]; ++j)
+        for (int k = data.lo[2]; k <= data.hi[2]; ++k)
+          h(f * stride + l.offset(i, j, k)) = value_at(i, j, k) + f;
+  Kokkos::deep_copy(v, h);
+  return v;
+}
+
+// Elements of a and b (same length) that differ in bits.
+long long differing(const fft::RealView& a, const fft::RealView& b) {
+  auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a);
+  auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), b);
+  long long wrong = a.extent(0) != b.extent(0);
+  for (std::size_t p = 0; p < std::min(a.extent(0), b.extent(0)); ++p)
+    wrong += std::memcmp(&ha(p), &hb(p), sizeof(double)) != 0;
+  return wrong;
+}
+
+}  // namespace
+
+// A reshape whose input, output or both lie inside larger arrays (PPPM's bricks around their owned cells,
+// fft::within_arrays) moves exactly what the dense reshape moves, and leaves the arrays' other cells alone:
+// one array and three (execute_many), pencils to x planes and back, the own block copied or sent to
+// itself (route_self), on every rank count.
+TEST(Reshape, ReadsAndWritesInsideLargerArrays) {
+  const Grid n = {13, 7, 6};
+  const int P = test::nranks(), r = test::rank();
+  const auto g = fft::make_fft_geometry(n, P, Decomposition::Pencil);
+  const auto planes = fft::x_block_layouts(n, P);
+  const fft::Layout3 pencil = g.real[r], plane = planes[r];
+  // Arrays with cells on every side (unequal, the pencil's below zero), and one the size of the plane.
+  const fft::Layout3 pencil_array = grown(pencil, {2, 1, 3}, {1, 2, 2});
+  const fft::Layout3 plane_array = grown(plane, {1, 0, 2}, {3, 1, 0});
+  const double fill = 7.5;  // outside [-1, 4): no value moved
+  const std::size_t ps = pencil.count() + 5, pas = pencil_array.count() + 3, ls = plane.count() + 1,
+                    las = plane_array.count() + 2;
+  for (int variant = 0; variant < 4; ++variant) {
+    const int count = variant % 2 ? 3 : 1;
+    const bool route_self = variant >= 2;
+    SCOPED_TRACE("count " + std::to_string(count) + (route_self ? ", own block through the transport" : ""));
+    comm::TransportOptions options;
+    options.kind = "auto";
+    options.route_self = route_self;
+    auto transport = comm::make_transport(options, test::world());
+    // Dense: pencils -> planes -> pencils.
+    fft::Reshape<double> there(fft::make_reshape_plan(g.real, planes, r), *transport, "there", count);
+    fft::Reshape<double> back(fft::make_reshape_plan(planes, g.real, r), *transport, "back", count);
+    const fft::RealView a = fields_in(pencil, pencil.box, count, ps, fill);
+    fft::RealView b("b", count * ls), c("c", count * ps);
+    Kokkos::deep_copy(b, fill);
+    Kokkos::deep_copy(c, fill);
+    auto run = [&](fft::Reshape<double>& rs, const fft::RealView& in, std::size_t is, const fft::RealView& out,
+                   std::size_t os) {
+      const double* ip[3] = {};
+      double* op[3] = {};
+      for (int f = 0; f < count; ++f) {
+        ip[f] = in.data() + f * is;
+        op[f] = out.data() + f * os;
+      }
+      rs.execute_many(count, ip, op);
+    };
+    run(there, a, ps, b, ls);
+    run(back, b, ls, c, ps);
+    // Inside arrays: the input of `there` and the output of `back` (the bricks' way), then both sides.
+    fft::Reshape<double> there_in(
+        fft::within_arrays(fft::make_reshape_plan(g.real, planes, r), pencil_array, {}), *transport, "there_in", count);
+    fft::Reshape<double> back_out(
+        fft::within_arrays(fft::make_reshape_plan(planes, g.real, r), {}, pencil_array), *transport, "back_out", count);
+    fft::Reshape<double> there_both(fft::within_arrays(fft::make_reshape_plan(g.real, planes, r), pencil_array,
+                                                       plane_array),
+                                    *transport, "there_both", count);
+    fft::Reshape<double> back_both(fft::within_arrays(fft::make_reshape_plan(planes, g.real, r), plane_array,
+                                                      pencil_array),
+                                   *transport, "back_both", count);
+    const fft::RealView a_in = fields_in(pencil_array, pencil.box, count, pas, fill);
+    fft::RealView b1("b1", count * ls), c1("c1", count * pas), b2("b2", count * las), c2("c2", count * pas);
+    for (const auto& v : {b1, c1, b2, c2}) Kokkos::deep_copy(v, fill);
+    run(there_in, a_in, pas, b1, ls);
+    run(back_out, b, ls, c1, pas);
+    run(there_both, a_in, pas, b2, las);
+    run(back_both, b2, las, c2, pas);
+    long long wrong = differing(b1, b);
+    wrong += differing(c1, a_in);  // the data cells as the input's, the others left at `fill`
+    wrong += differing(c2, a_in);
+    wrong += differing(b2, fields_in(plane_array, plane.box, count, las, fill));
+    wrong += differing(c, a);
+    EXPECT_EQ(test::world().sum(static_cast<std::int64_t>(wrong)), 0);
+  }
+  // An array that does not hold its data box, or is stored in another order, is refused.
+  const auto plan = fft::make_reshape_plan(g.real, planes, r);
+  fft::Layout3 small = pencil_array;
+  small.box.hi[1] = pencil.box.hi[1] - 1;
+  EXPECT_THROW(fft::within_arrays(plan, small, {}), std::invalid_argument);
+  fft::Layout3 turned = plane_array;
+  turned.order = {2, 1, 0};
+  EXPECT_THROW(fft::within_arrays(plan, {}, turned), std::invalid_argument);
 }
 
 TEST(Reshape, PlanRejectsLayoutsThatDoNotTile) {

@@ -118,13 +118,13 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
     recvs.push_back({m_plan.rank, m_plan.self, 0});
     m_has_self = false;
   }
-  if (m_has_self) m_self = make_copy(m_plan.self, m_plan.in, order, &m_plan.out, 0);
+  if (m_has_self) m_self = make_copy(m_plan.self, m_plan.input_array(), order, &m_plan.output_array(), 0);
   // The buffers hold only the blocks that are packed or unpacked, one after the other; a block that is
   // contiguous where it lies moves in place (its message's pointer is set by execute()).
   std::vector<std::size_t> send_offset(sends.size(), 0), recv_offset(recvs.size(), 0);
   std::size_t send_room = 0, recv_room = 0;
   for (std::size_t i = 0; i < sends.size(); ++i) {
-    const impl::BlockCopy m = make_copy(sends[i].box, m_plan.in, order, nullptr, send_room);
+    const impl::BlockCopy m = make_copy(sends[i].box, m_plan.input_array(), order, nullptr, send_room);
     if (dense(m.e0, m.e1, m.e2, m.src_a, m.src_b, m.src_c)) {
       m_send_direct.push_back({i, m.src_base});
     } else {
@@ -134,7 +134,7 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
     }
   }
   for (std::size_t i = 0; i < recvs.size(); ++i) {
-    const impl::BlockCopy m = make_unpack(recvs[i].box, recv_room, m_plan.out);
+    const impl::BlockCopy m = make_unpack(recvs[i].box, recv_room, m_plan.output_array());
     if (dense(m.e0, m.e1, m.e2, m.dst_a, m.dst_b, m.dst_c)) {
       m_recv_direct.push_back({i, m.dst_base});
     } else {
@@ -146,12 +146,12 @@ Reshape<T>::Reshape(const ReshapePlan& plan, comm::Transport& transport, const c
   // Batched calls: the same messages once per array, the packed blocks max_batch times in the buffers.
   if (m_max_batch > 1) {
     for (std::size_t i = 0; i < sends.size(); ++i) {
-      const impl::BlockCopy m = make_copy(sends[i].box, m_plan.in, order, nullptr, send_offset[i]);
+      const impl::BlockCopy m = make_copy(sends[i].box, m_plan.input_array(), order, nullptr, send_offset[i]);
       const bool direct = dense(m.e0, m.e1, m.e2, m.src_a, m.src_b, m.src_c);
       m_send_slots.push_back({direct, m.src_base, send_offset[i], sends[i].box.count(), m});
     }
     for (std::size_t i = 0; i < recvs.size(); ++i) {
-      const impl::BlockCopy m = make_unpack(recvs[i].box, recv_offset[i], m_plan.out);
+      const impl::BlockCopy m = make_unpack(recvs[i].box, recv_offset[i], m_plan.output_array());
       const bool direct = dense(m.e0, m.e1, m.e2, m.dst_a, m.dst_b, m.dst_c);
       m_recv_slots.push_back({direct, m.dst_base, recv_offset[i], recvs[i].box.count(), m});
     }

@@ -5,7 +5,9 @@
 // nothing. Staging through host memory, where the transport needs it, is the transport's (staging.hpp).
 // The rank's own block is copied directly, unless the transport routes self-messages (tests). A block
 // that is one contiguous run of its array in the order it travels in is neither packed nor unpacked: the
-// transport sends it from the input array, or receives it into the output array, where it lies.
+// transport sends it from the input array, or receives it into the output array, where it lies. Where
+// the plan puts this rank's input or output inside a larger array (within_arrays(), reshape_plan.hpp),
+// every offset, stride and contiguity is that array's: in and out point at the arrays' first elements.
 //
 // Batched (execute_many, up to the max_batch of the constructor): `count` arrays of the same layout move
 // in ONE transport exchange (one round of messages, all posted at once), one message per partner and
@@ -39,8 +41,8 @@ class Reshape {
   Reshape(const Reshape&) = delete;
   Reshape& operator=(const Reshape&) = delete;
 
-  // Moves `in` (plan.in layout, plan.in.count() elements) into `out` (plan.out layout). Collective.
-  // in and out must not overlap.
+  // Moves `in` (plan.input_array() layout) into `out` (plan.output_array() layout; only the cells of
+  // plan.out.box are written). Collective. in and out must not overlap.
   void execute(const T* in, T* out);
   // Moves in[f] into out[f] for f < count (1 <= count <= max_batch(), the same count on every rank) with
   // one exchange. Collective.

@@ -14,6 +14,16 @@ void check_tiling(const std::vector<Layout3>& layouts, const char* which) {
                                     std::to_string(a) + " and " + std::to_string(b) + " overlap");
 }
 
+// Whether `array` can hold the data of `data` (its box contains the data box, the same storage order).
+void check_array(const Layout3& data, const Layout3& array, const char* which) {
+  if (array.box.empty() || data.box.empty()) return;
+  bool inside = true;
+  for (int d = 0; d < 3; ++d) inside = inside && array.box.lo[d] <= data.box.lo[d] && data.box.hi[d] <= array.box.hi[d];
+  if (!inside) throw std::invalid_argument(std::string("within_arrays: the ") + which + " array does not contain its data box");
+  if (array.order != data.order)
+    throw std::invalid_argument(std::string("within_arrays: the ") + which + " array has another storage order");
+}
+
 }  // namespace
 
 ReshapePlan make_reshape_plan(const std::vector<Layout3>& in, const std::vector<Layout3>& out, int rank) {
@@ -77,6 +87,14 @@ ReshapePlan clipped(ReshapePlan plan, const Box3i& keep) {
   clip(plan.sends, plan.send_total);
   clip(plan.recvs, plan.recv_total);
   if (!plan.self.empty()) plan.self = collide(plan.self, keep);
+  return plan;
+}
+
+ReshapePlan within_arrays(ReshapePlan plan, const Layout3& in_array, const Layout3& out_array) {
+  check_array(plan.in, in_array, "input");
+  check_array(plan.out, out_array, "output");
+  if (!in_array.box.empty()) plan.in_array = in_array;
+  if (!out_array.box.empty()) plan.out_array = out_array;
   return plan;
 }
 

@@ -135,9 +135,10 @@ PppmChoice choose_pppm(const KspaceOptions& options, const comm::Box3& box, cons
 EwaldChoice choose_ewald(const KspaceOptions& options, const comm::Box3& box, const ChargeTotals& charges);
 
 // Estimated bytes of PPPM mesh arrays on the rank with the most: the bricks (charge density and the three
-// field components, with ghost cells of order / 2 + margin), their owned parts, the FFT's real and
-// spectral arrays (four spectral fields and the influence function) and its work arrays and transpose
-// buffers (three fields), for the rank grid comm::choose_grid() gives `nranks`.
+// field components, with ghost cells of order / 2 + margin), the reshapes' buffers between the bricks'
+// owned cells and the FFT (at most four owned boxes: the density's sends, the fields' receives), the
+// FFT's real and spectral arrays (four spectral fields and the influence function) and its work arrays
+// and transpose buffers (three fields), for the rank grid comm::choose_grid() gives `nranks`.
 double grid_bytes(const std::array<int, 3>& mesh, int order, double margin, const comm::Box3& box, int nranks);
 
 // The warning of a system that is not neutral (|net charge| > k_neutral_charge), else "".

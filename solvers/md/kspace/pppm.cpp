@@ -354,18 +354,20 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
                                                 fft::PlanRigor::Estimate, std::nullopt, batching);
   std::vector<fft::Layout3> owned_layouts(static_cast<std::size_t>(nranks));
   for (int r = 0; r < nranks; ++r) owned_layouts[static_cast<std::size_t>(r)].box = boxes[static_cast<std::size_t>(r)].owned;
-  m_to_fft = std::make_unique<fft::Reshape<double>>(fft::make_reshape_plan(owned_layouts, geometry.real, rank),
-                                                    transport, "md::kspace::to_fft", 1);
-  m_from_fft = std::make_unique<fft::Reshape<double>>(fft::make_reshape_plan(geometry.real, owned_layouts, rank),
-                                                      transport, "md::kspace::from_fft", 3);
+  // The reshapes read the density's owned cells out of its brick and write the fields' into theirs.
+  const fft::Layout3& brick_layout = m_halo->plan().brick;
+  m_to_fft = std::make_unique<fft::Reshape<double>>(
+      fft::within_arrays(fft::make_reshape_plan(owned_layouts, geometry.real, rank), brick_layout, {}), transport,
+      "md::kspace::to_fft", 1);
+  m_from_fft = std::make_unique<fft::Reshape<double>>(
+      fft::within_arrays(fft::make_reshape_plan(geometry.real, owned_layouts, rank), {}, brick_layout), transport,
+      "md::kspace::from_fft", 3);
 
   m_brick_stride = fft::padded_field(brick.count());
-  m_owned_stride = fft::padded_field(m_owned.count());
   m_real_stride = batching.real_distance;
   m_spectral_stride = batching.complex_distance;
   m_density = fft::RealView("md::kspace::density", brick.count());
   m_field = fft::RealView("md::kspace::field", 3 * m_brick_stride);
-  m_owned_work = fft::RealView("md::kspace::owned", 3 * m_owned_stride);
   m_real = fft::RealView("md::kspace::real", 3 * m_real_stride);
   m_rho_hat = fft::ComplexView("md::kspace::rho_hat", m_fft->complex_size());
   m_field_hat = fft::ComplexView("md::kspace::field_hat", 3 * m_spectral_stride);
@@ -416,8 +418,7 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
                                                           "ghost cells reach (out of range atoms: lost, or moved more "
                                                           "than half the neighbour skin)");
   m_halo->reverse_sum(m_density.data());
-  impl::pack_box(m_density.data(), plan.brick, m_owned, m_owned_work.data());
-  m_to_fft->execute(m_owned_work.data(), m_real.data());
+  m_to_fft->execute(m_density.data(), m_real.data());
   m_fft->forward(m_real.data(), m_rho_hat.data());
 
   impl::SpectralMesh sm;
@@ -444,10 +445,8 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
                                  m_field_hat.data() + 2 * m_spectral_stride};
   double* reals[3] = {m_real.data(), m_real.data() + m_real_stride, m_real.data() + 2 * m_real_stride};
   m_fft->backward_many(3, hats, reals);
-  double* owned[3] = {m_owned_work.data(), m_owned_work.data() + m_owned_stride, m_owned_work.data() + 2 * m_owned_stride};
-  m_from_fft->execute_many(3, reals, owned);
   double* bricks[3] = {m_field.data(), m_field.data() + m_brick_stride, m_field.data() + 2 * m_brick_stride};
-  for (int d = 0; d < 3; ++d) impl::unpack_box(owned[d], bricks[d], plan.brick, m_owned, false);
+  m_from_fft->execute_many(3, reals, bricks);
   m_halo->forward_fill(3, bricks);
   impl::interpolate_forces(x, q, nlocal, map, m_field, m_brick_stride, qqrd2e, f);
   return r;

@@ -5,17 +5,19 @@
 // transforms), energy and virial from the spectral sums, and the neutralising background of a net charge.
 //
 // One compute():
-//   1. spread: each owned atom's charge over the order^3 points of its stencil in this rank's brick of the
-//      mesh (rho = q W / h^3; atomic additions: on a GPU the order of the additions, and so the last bits
-//      of the density, varies from run to run; on the host it is fixed);
+//   1. the density brick zeroed, then spread: each owned atom's charge over the order^3 points of its
+//      stencil in this rank's brick of the mesh (rho = q W / h^3; atomic additions: on a GPU the order of
+//      the additions, and so the last bits of the density, varies from run to run; on the host it is fixed);
 //   2. MeshHalo::reverse_sum: ghost cells added into their owners (comm::Transport);
-//   3. the owned cells reshaped (fft::Reshape) into the FFT's real layout, one real-to-complex transform;
+//   3. the owned cells reshaped (fft::Reshape) into the FFT's real layout, read where they lie in the brick
+//      (fft::within_arrays: no copy of the owned box of its own), one real-to-complex transform;
 //   4. energy and virial: (V / 2 N^2) sum_k G(k) |rho(k)|^2 (delta_ab - 2 k_a k_b (1/k^2 + 1/(4 g^2)))
 //      over the whole spectrum (the half the transform keeps, kz in (0, nz/2) counted twice);
 //   5. E_d(k) = -i k_d G(k) rho(k) / N (k_d = 0 on the Nyquist plane of axis d, whose derivative a real
 //      field cannot hold: what LAMMPS's complex transform keeps of it when it takes the real part);
 //      three backward transforms in one batched call (DistributedFft::backward_many);
-//   6. the fields reshaped back into the bricks' owned cells, MeshHalo::forward_fill for the ghosts;
+//   6. the fields reshaped back, written straight into the bricks' owned cells (one batched reshape of the
+//      three), MeshHalo::forward_fill for the ghosts;
 //   7. interpolate: F_i = qqrd2e q_i sum_stencil W E (a gather per atom, no atomics).
 // Energy: qqrd2e [(V / 2 N^2) sum G |rho|^2 - g / sqrt(pi) sum q^2 - pi Q^2 / (2 g^2 V)]; the virial adds
 // the background's, the background energy on each diagonal component (LAMMPS leaves it out).
@@ -83,10 +85,9 @@ class Pppm {
   std::unique_ptr<fft::DistributedFft> m_fft;
   std::unique_ptr<fft::Reshape<double>> m_to_fft, m_from_fft;
   // Distances between the fields of the three-field views (padded: every field aligned as the first).
-  std::size_t m_brick_stride = 0, m_owned_stride = 0, m_real_stride = 0, m_spectral_stride = 0;
+  std::size_t m_brick_stride = 0, m_real_stride = 0, m_spectral_stride = 0;
   fft::RealView m_density;   // brick
   fft::RealView m_field;     // three bricks (Ex, Ey, Ez)
-  fft::RealView m_owned_work;  // three owned boxes, dense
   fft::RealView m_real;      // three FFT real arrays
   fft::ComplexView m_rho_hat, m_field_hat;  // one and three spectral arrays
   fft::RealView m_green;     // influence function on this rank's spectral box
