@@ -379,6 +379,70 @@ std::string triple_problem(const KeySpec& s, const toml::value& v) {
   }
   return {};
 }
+// What is wrong with a path's characters (control characters, invalid UTF-8, its length), or "".
+std::string path_problem(const std::string& str) {
+  // A path goes to the file system as a C string: a NUL would cut it, other control
+  // characters make names no one can type.
+  const auto c = std::find_if(str.begin(), str.end(), [](char ch) {
+    return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
+  });
+  if (c != str.end()) {
+    char code[8];
+    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(static_cast<unsigned char>(*c)));
+    return std::string("contains the control character ") + code + " at character " +
+           std::to_string(count_chars(std::string_view(str).substr(0, c - str.begin())) + 1) +
+           "; a path must not contain control characters (U+0000 to U+001F, U+007F)";
+  }
+  if (const std::size_t at = invalid_utf8_at(str); at < str.size())
+    return "not valid UTF-8 (byte " + std::to_string(at + 1) + "): a deck is TOML, and TOML strings are UTF-8";
+  if (str.size() > k_deck_max_path)
+    return "a path of " + std::to_string(str.size()) + " bytes; the longest a file system takes is " +
+           std::to_string(k_deck_max_path) + " (PATH_MAX)";
+  return {};
+}
+// What is wrong with the value of a String key (type, choices, empty, a path's characters, the key's own
+// check), or "".
+std::string string_problem(const KeySpec& s, const toml::value& v) {
+  if (!v.is_string()) return "expected " + type_name(s.type);
+  const std::string& str = v.as_string().str;
+  if (!s.choices.empty() && std::find(s.choices.begin(), s.choices.end(), str) == s.choices.end())
+    return "allowed: " + range_text(s);
+  // An empty string is refused unless it is the key's default (cloud.metadata_url: the provider's).
+  if (s.choices.empty() && str.empty() && s.default_value != "\"\"") return "must not be empty";
+  if (s.unit == "path" || s.choices.empty())
+    if (std::string why = path_problem(str); !why.empty()) return why;
+  if (s.check) return s.check(str);
+  return {};
+}
+// What is wrong with the value of a Duration key, or "".
+std::string duration_problem(const KeySpec& s, const toml::value& v) {
+  if (v.is_local_time()) {
+    // HH:MM:SS without quotes: TOML reads it as a time of day, which is fine as a duration < 24 h.
+  } else if (v.is_string()) {
+    if (!parse_duration(v.as_string().str)) return "expected " + type_name(s.type);
+  } else if (v.is_integer() || v.is_floating()) {
+    double x = v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
+    if (!(x >= 0) || !std::isfinite(x)) return "must be a finite number >= 0 seconds";
+  } else {
+    return "expected " + type_name(s.type);
+  }
+  return {};
+}
+// What is wrong with the value of a Strings key (count, empty strings, choices, a choice named twice), or "".
+std::string strings_problem(const KeySpec& s, const toml::value& v) {
+  if (!v.is_array()) return "expected " + type_name(s.type);
+  if (v.as_array().size() < s.min || v.as_array().size() > s.max) return "expected " + range_text(s) + " strings";
+  for (std::size_t i = 0; i < v.as_array().size(); ++i) {
+    const auto& e = v.as_array()[i];
+    if (!e.is_string() || e.as_string().str.empty()) return "expected an array of non-empty strings";
+    const std::string& str = e.as_string().str;
+    if (!s.choices.empty() && std::find(s.choices.begin(), s.choices.end(), str) == s.choices.end())
+      return "\"" + str + "\" is not allowed; allowed: " + range_text(s);
+    for (std::size_t j = 0; j < i && !s.choices.empty(); ++j)  // a set of choices names each once
+      if (v.as_array()[j].as_string().str == str) return "\"" + str + "\" appears twice";
+  }
+  return {};
+}
 }  // namespace
 
 void Deck::check_value(const KeySpec& spec, const std::string& key, const toml::value& v) const {
@@ -402,67 +466,19 @@ void Deck::check_value(const KeySpec& spec, const std::string& key, const toml::
     case KeyType::Bool:
       if (!v.is_boolean()) bad("expected " + type_name(s->type));
       break;
-    case KeyType::String: {
-      if (!v.is_string()) bad("expected " + type_name(s->type));
-      const std::string& str = v.as_string().str;
-      if (!s->choices.empty() && std::find(s->choices.begin(), s->choices.end(), str) == s->choices.end())
-        bad("allowed: " + range_text(*s));
-      // An empty string is refused unless it is the key's default (cloud.metadata_url: the provider's).
-      if (s->choices.empty() && str.empty() && s->default_value != "\"\"") bad("must not be empty");
-      if (s->unit == "path" || s->choices.empty()) {
-        // A path goes to the file system as a C string: a NUL would cut it, other control
-        // characters make names no one can type.
-        const auto c = std::find_if(str.begin(), str.end(), [](char ch) {
-          return static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f;
-        });
-        if (c != str.end()) {
-          char code[8];
-          std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(static_cast<unsigned char>(*c)));
-          bad(std::string("contains the control character ") + code + " at character " +
-              std::to_string(count_chars(std::string_view(str).substr(0, c - str.begin())) + 1) +
-              "; a path must not contain control characters (U+0000 to U+001F, U+007F)");
-        }
-        if (const std::size_t at = invalid_utf8_at(str); at < str.size())
-          bad("not valid UTF-8 (byte " + std::to_string(at + 1) +
-              "): a deck is TOML, and TOML strings are UTF-8");
-        if (str.size() > k_deck_max_path)
-          bad("a path of " + std::to_string(str.size()) + " bytes; the longest a file system takes is " +
-              std::to_string(k_deck_max_path) + " (PATH_MAX)");
-      }
-      if (s->check)
-        if (const std::string why = s->check(str); !why.empty()) bad(why);
+    case KeyType::String:
+      if (const std::string why = string_problem(*s, v); !why.empty()) bad(why);
       break;
-    }
     case KeyType::Int3:
     case KeyType::Float3:
       if (const std::string why = triple_problem(*s, v); !why.empty()) bad(why);
       break;
     case KeyType::Duration:
-      if (v.is_local_time()) {
-        // HH:MM:SS without quotes: TOML reads it as a time of day, which is fine as a duration < 24 h.
-      } else if (v.is_string()) {
-        if (!parse_duration(v.as_string().str)) bad("expected " + type_name(s->type));
-      } else if (v.is_integer() || v.is_floating()) {
-        double x = v.is_integer() ? static_cast<double>(v.as_integer()) : v.as_floating();
-        if (!(x >= 0) || !std::isfinite(x)) bad("must be a finite number >= 0 seconds");
-      } else {
-        bad("expected " + type_name(s->type));
-      }
+      if (const std::string why = duration_problem(*s, v); !why.empty()) bad(why);
       break;
     case KeyType::Strings:
-      if (!v.is_array()) bad("expected " + type_name(s->type));
-    if (v.as_array().size() < s->min || v.as_array().size() > s->max)
-      bad("expected " + range_text(*s) + " strings");
-    for (std::size_t i = 0; i < v.as_array().size(); ++i) {
-      const auto& e = v.as_array()[i];
-      if (!e.is_string() || e.as_string().str.empty()) bad("expected an array of non-empty strings");
-      const std::string& str = e.as_string().str;
-      if (!s->choices.empty() && std::find(s->choices.begin(), s->choices.end(), str) == s->choices.end())
-        bad("\"" + str + "\" is not allowed; allowed: " + range_text(*s));
-      for (std::size_t j = 0; j < i && !s->choices.empty(); ++j)  // a set of choices names each once
-        if (v.as_array()[j].as_string().str == str) bad("\"" + str + "\" appears twice");
-    }
-    break;
+      if (const std::string why = strings_problem(*s, v); !why.empty()) bad(why);
+      break;
   case KeyType::TableArray: {
     if (!v.is_array()) bad("expected " + type_name(s->type) + ": write each as a [[" + key + "]] block");
     if (v.as_array().size() > s->max) bad("at most " + std::to_string(static_cast<long long>(s->max)) + " tables");

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iterator>
 #include <sstream>
 
 #include "bonded/bonded_coeffs.hpp"
@@ -331,9 +332,9 @@ std::vector<KeySpec> minimize_keys() {
   };
 }
 
-std::vector<KeySpec> md_keys() {
-  std::vector<KeySpec> keys = {
-      // [md]
+// [md]: units, integration, neighbour lists, thermostat and barostat, output columns.
+std::vector<KeySpec> md_section_keys() {
+  return {
       {"md.units", KeyType::String, "\"lj\"", "-",
        "Unit style of every md key, the data file and the output (LAMMPS units): lj (sigma, epsilon, mass, tau), "
        "real (Angstrom, kcal/mol, g/mol, fs, K, atm) or metal (Angstrom, eV, g/mol, ps, K, bar); real and metal "
@@ -387,7 +388,12 @@ std::vector<KeySpec> md_keys() {
        "metal), \"step\" first; ecouple and "
        "econserve: nve or nvt; may change on resume only with OUTDIR/thermo.csv moved away",
        1, 11, false, thermo_keywords(), true},
-      // [[md.types]]
+  };
+}
+
+// [[md.types]]: the atom types.
+std::vector<KeySpec> types_keys() {
+  return {
       {"md.types", KeyType::TableArray, "", "-",
        "Atom types in type order (type 1 first): [[md.types]] blocks with name, mass, fraction; default: one type "
        "\"1\" of mass 1 (lattice) or the data file's types, named \"1\", \"2\", ...",
@@ -398,7 +404,13 @@ std::vector<KeySpec> md_keys() {
       {"md.types.fraction", KeyType::Float, "0.0", "-",
        "Lattice starts with several types: the share of the sites of this type (the shares add up to 1; each "
        "site draws its type, keyed by md.lattice.type_seed)", 0, 1},
-      // [md.pair]
+  };
+}
+
+// [md.pair], [md.kspace], [[md.pair.coeff]]: the pair potential and the long-range Coulomb solver
+// (insert_pair_style_keys adds the coefficients of the registered pair styles).
+std::vector<KeySpec> pair_keys() {
+  std::vector<KeySpec> keys = {
       // The choices: the registered pair styles (pair.hpp).
       {"md.pair.style", KeyType::String, "\"lj/cut\"", "-", "Pair potential", -1e300, 1e300, false,
        pair_style_names()},
@@ -432,7 +444,16 @@ std::vector<KeySpec> md_keys() {
       {"md.pair.coeff.types", KeyType::Strings, "", "-", "The two type names of the pair (md.types; numbers \"1\", "
        "\"2\", ... without md.types)", 2, 2},
       {"md.pair.coeff.cutoff", KeyType::Float, "", "sigma", "Cutoff of the pair; default md.cutoff", 0, 1e3, true},
-      // [md.lattice]
+  };
+  for (auto& k : keys)
+    if (k.key == "md.pair.coeff.cutoff") k.optional = true;
+  insert_pair_style_keys(keys);
+  return keys;
+}
+
+// [md.lattice]: a lattice start.
+std::vector<KeySpec> lattice_keys() {
+  return {
       {"md.lattice.type", KeyType::String, "\"fcc\"", "-", "Lattice type", -1e300, 1e300, false, {"fcc"}},
       {"md.lattice.density", KeyType::Float, "0.8442", "sigma^-3", "Reduced number density (LAMMPS lattice fcc RHO)", 0,
        1e3, true},
@@ -441,7 +462,12 @@ std::vector<KeySpec> md_keys() {
       {"md.lattice.seed", KeyType::Int, "87287", "-", "Seed of the initial velocities", 1, 9.2e18},
       {"md.lattice.type_seed", KeyType::Int, "4321", "-",
        "Seed of the type of each lattice site (with more than one of md.types)", 1, 9.2e18},
-      // [md.trajectory]
+  };
+}
+
+// [md.trajectory], [md.dump]: the frames written during a run.
+std::vector<KeySpec> output_keys() {
+  return {
       {"md.trajectory.every", KeyType::Int, "0", "steps",
        "Write a trajectory frame (OUTDIR/trajectory.h5md, H5MD) every this many steps; 0 = none", 0, 1e15, false, {},
        true},
@@ -454,7 +480,12 @@ std::vector<KeySpec> md_keys() {
       {"md.dump.columns", KeyType::Strings, "[\"id\", \"type\", \"x\", \"y\", \"z\", \"ix\", \"iy\", \"iz\"]", "-",
        "Columns of the dump frames (LAMMPS dump custom names; xu yu zu: unwrapped positions)", 1, 17, false,
        io::k_dump_columns, true},
-      // [md.initial]
+  };
+}
+
+// [md.initial]: a start from a LAMMPS data file.
+std::vector<KeySpec> initial_keys() {
+  return {
       {"md.initial.lammps_data", KeyType::String, "", "path",
        "LAMMPS data file to start from (relative paths: to the deck's directory)"},
       {"md.initial.atom_style", KeyType::String, "", "-",
@@ -462,15 +493,16 @@ std::vector<KeySpec> md_keys() {
        "default: the file's comment, else atomic",
        -1e300, 1e300, false, io::atom_style_names()},
   };
-  for (auto& k : keys)
-    if (k.key == "md.pair.coeff.cutoff") k.optional = true;
-  insert_pair_style_keys(keys);
-  const std::vector<KeySpec> bonded = bonded_keys();
-  keys.insert(std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) { return k.key == "md.lattice.type"; }),
-              bonded.begin(), bonded.end());
-  const std::vector<KeySpec> minimize = minimize_keys();
-  keys.insert(std::find_if(keys.begin(), keys.end(), [](const KeySpec& k) { return k.key == "md.initial.lammps_data"; }),
-              minimize.begin(), minimize.end());
+}
+
+// The MD keys, the lists of its sections one after another (the bonded kinds' before [md.lattice], the
+// minimiser's before [md.initial]).
+std::vector<KeySpec> md_keys() {
+  std::vector<KeySpec> keys = md_section_keys();
+  for (auto* part : {types_keys, pair_keys, bonded_keys, lattice_keys, output_keys, minimize_keys, initial_keys}) {
+    std::vector<KeySpec> more = part();
+    keys.insert(keys.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  }
   return keys;
 }
 
