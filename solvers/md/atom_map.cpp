@@ -40,7 +40,7 @@ void AtomMap::build_dense(const AtomStore& atoms, std::int64_t max_id) {
 
 void AtomMap::build_hash(const AtomStore& atoms) {
   const int n = atoms.nall();
-  m_lookup.dense = IntView("md::map::dense", 0);
+  m_lookup.dense = IntView();  // none (no allocation at each rebuild)
   auto& head = m_lookup.head;
   // Room for every id with a load factor below one half (a full map fails inserts).
   if (head.capacity() < static_cast<std::uint32_t>(2 * n + 16)) head.rehash(static_cast<std::uint32_t>(2 * n + 16));
