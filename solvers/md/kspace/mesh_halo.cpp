@@ -42,49 +42,87 @@ void for_each_image(F&& f) {
 
 namespace impl {
 
-// Between a box of a brick (layout `brick`, stored [x][y][z]) and a dense buffer in the same order, over a
-// three-dimensional range (no index division per point; whole rows on host backends).
+// The cells of a box (extents e, stored [x][y][z]) from one array to another, each side with its own
+// first element and strides along x and y (z contiguous on both): dst = src, or dst += src. On host
+// backends one iteration per (x, y) row, the row a plain loop (short rows, a z extent of a few ghost
+// cells, cost little); on a device one thread per cell.
 // Not in the unnamed namespace: CUDA extended lambdas need an enclosing function with external linkage.
+struct BoxCopy {
+  int e[3] = {0, 0, 0};
+  long src_base = 0, src_s0 = 0, src_s1 = 0;
+  long dst_base = 0, dst_s0 = 0, dst_s1 = 0;
+};
+
+void copy_box(const BoxCopy& c, const double* src, double* dst, bool add) {
+  if (c.e[0] <= 0 || c.e[1] <= 0 || c.e[2] <= 0) return;
+  const BoxCopy k = c;
+  if constexpr (fft::k_host_accessible) {
+    const int rows = k.e[0] * k.e[1];
+    Kokkos::parallel_for(
+        "md::kspace::halo_copy_rows", Kokkos::RangePolicy<fft::ExecSpace, Kokkos::IndexType<int>>(0, rows),
+        KOKKOS_LAMBDA(const int r) {
+          const int a = r / k.e[1], b = r - a * k.e[1];
+          const double* from = src + k.src_base + a * k.src_s0 + b * k.src_s1;
+          double* to = dst + k.dst_base + a * k.dst_s0 + b * k.dst_s1;
+          if (add)
+            for (int z = 0; z < k.e[2]; ++z) to[z] += from[z];
+          else
+            for (int z = 0; z < k.e[2]; ++z) to[z] = from[z];
+        });
+  } else {
+    using BoxRange = Kokkos::MDRangePolicy<fft::ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
+                                           Kokkos::IndexType<int>>;
+    Kokkos::parallel_for(
+        "md::kspace::halo_copy", BoxRange({0, 0, 0}, {k.e[0], k.e[1], k.e[2]}),
+        KOKKOS_LAMBDA(const int a, const int b, const int z) {
+          const double v = src[k.src_base + a * k.src_s0 + b * k.src_s1 + z];
+          if (add)
+            dst[k.dst_base + a * k.dst_s0 + b * k.dst_s1 + z] += v;
+          else
+            dst[k.dst_base + a * k.dst_s0 + b * k.dst_s1 + z] = v;
+        });
+  }
+}
+
 namespace {
-using BoxRange = Kokkos::MDRangePolicy<fft::ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
-                                       Kokkos::IndexType<int>>;
-BoxRange box_range(const fft::Box3i& box) {
-  const int e[3] = {static_cast<int>(box.extent(0)), static_cast<int>(box.extent(1)), static_cast<int>(box.extent(2))};
-  if (fft::k_host_accessible) return BoxRange({0, 0, 0}, {e[0], e[1], e[2]}, {1, 1, e[2]});
-  return BoxRange({0, 0, 0}, {e[0], e[1], e[2]});
+// A box of a brick as one side of a BoxCopy.
+void brick_side(const fft::Layout3& brick, const fft::Box3i& box, long& base, long& s0, long& s1) {
+  base = static_cast<long>(brick.offset(box.lo[0], box.lo[1], box.lo[2]));
+  s0 = static_cast<long>(brick.stride(0));
+  s1 = static_cast<long>(brick.stride(1));
+}
+// A dense buffer holding the box in the same order as the other side.
+void dense_side(const fft::Box3i& box, long& base, long& s0, long& s1) {
+  base = 0;
+  s1 = static_cast<long>(box.extent(2));
+  s0 = static_cast<long>(box.extent(1)) * s1;
+}
+BoxCopy box_copy(const fft::Box3i& box) {
+  BoxCopy c;
+  for (int d = 0; d < 3; ++d) c.e[d] = box.empty() ? 0 : static_cast<int>(box.extent(d));
+  return c;
 }
 }  // namespace
 
 void pack_box(const double* brick_ptr, const fft::Layout3& brick, const fft::Box3i& box, double* buffer_ptr) {
-  if (box.empty()) return;
-  const double* src = brick_ptr;
-  double* dst = buffer_ptr;
-  const long e1 = box.extent(1), e2 = box.extent(2);
-  const long s0 = static_cast<long>(brick.stride(0)), s1 = static_cast<long>(brick.stride(1));
-  const long base = static_cast<long>(brick.offset(box.lo[0], box.lo[1], box.lo[2]));
-  Kokkos::parallel_for(
-      "md::kspace::halo_pack", box_range(box),
-      KOKKOS_LAMBDA(const int a, const int b, const int c) { dst[(a * e1 + b) * e2 + c] = src[base + a * s0 + b * s1 + c]; });
+  BoxCopy c = box_copy(box);
+  brick_side(brick, box, c.src_base, c.src_s0, c.src_s1);
+  dense_side(box, c.dst_base, c.dst_s0, c.dst_s1);
+  copy_box(c, brick_ptr, buffer_ptr, false);
 }
 
 void unpack_box(const double* buffer_ptr, double* brick_ptr, const fft::Layout3& brick, const fft::Box3i& box, bool add) {
-  if (box.empty()) return;
-  const double* src = buffer_ptr;
-  double* dst = brick_ptr;
-  const long e1 = box.extent(1), e2 = box.extent(2);
-  const long s0 = static_cast<long>(brick.stride(0)), s1 = static_cast<long>(brick.stride(1));
-  const long base = static_cast<long>(brick.offset(box.lo[0], box.lo[1], box.lo[2]));
-  if (add) {
-    Kokkos::parallel_for(
-        "md::kspace::halo_unpack_add", box_range(box), KOKKOS_LAMBDA(const int a, const int b, const int c) {
-          dst[base + a * s0 + b * s1 + c] += src[(a * e1 + b) * e2 + c];
-        });
-  } else {
-    Kokkos::parallel_for(
-        "md::kspace::halo_unpack", box_range(box), KOKKOS_LAMBDA(const int a, const int b, const int c) {
-          dst[base + a * s0 + b * s1 + c] = src[(a * e1 + b) * e2 + c];
-        });
-  }
+  BoxCopy c = box_copy(box);
+  dense_side(box, c.src_base, c.src_s0, c.src_s1);
+  brick_side(brick, box, c.dst_base, c.dst_s0, c.dst_s1);
+  copy_box(c, buffer_ptr, brick_ptr, add);
+}
+
+void copy_within(double* brick_ptr, const fft::Layout3& brick, const fft::Box3i& from, const fft::Box3i& to, bool add) {
+  BoxCopy c = box_copy(from);
+  brick_side(brick, from, c.src_base, c.src_s0, c.src_s1);
+  brick_side(brick, to, c.dst_base, c.dst_s0, c.dst_s1);
+  copy_box(c, brick_ptr, brick_ptr, add);
 }
 
 }  // namespace impl
@@ -153,6 +191,13 @@ MeshHalo::MeshHalo(const MeshHaloPlan& plan, comm::Transport& transport, int max
   };
   group(m_plan.ghosts, m_ghost_peers);
   group(m_plan.owned, m_owned_peers);
+  // The own images pair up block by block (copied within the brick without the buffers).
+  std::size_t own_ghosts = 0, own_owned = 0;
+  for (const Peer& p : m_ghost_peers)
+    if (p.rank == m_plan.rank) own_ghosts = p.last - p.first;
+  for (const Peer& p : m_owned_peers)
+    if (p.rank == m_plan.rank) own_owned = p.last - p.first;
+  if (own_ghosts != own_owned) throw std::invalid_argument("MeshHalo: the rank's own image blocks do not pair up");
   const std::size_t f = static_cast<std::size_t>(max_fields);
   m_ghost_buffer = fft::RealView("md::kspace::halo_ghosts", m_plan.ghost_total * f);
   m_owned_buffer = fft::RealView("md::kspace::halo_owned", m_plan.owned_total * f);
@@ -179,20 +224,35 @@ void MeshHalo::set_batch(comm::Batch& batch, bool reverse, int count) {
   add(m_owned_peers, m_owned_buffer.data(), !reverse);
 }
 
+const MeshHalo::Peer* MeshHalo::self_peer(const std::vector<Peer>& peers) const {
+  if (m_transport.route_self()) return nullptr;
+  for (const Peer& p : peers)
+    if (p.rank == m_plan.rank) return &p;
+  return nullptr;
+}
+
 void MeshHalo::reverse_sum(double* brick) {
-  for (const Peer& p : m_ghost_peers)
+  const Peer* own_ghosts = self_peer(m_ghost_peers);
+  for (const Peer& p : m_ghost_peers) {
+    if (&p == own_ghosts) continue;  // added straight from the brick below
     for (std::size_t b = p.first; b < p.last; ++b) {
       const auto& blk = m_plan.ghosts[b];
       impl::pack_box(brick, m_plan.brick, blk.box, m_ghost_buffer.data() + blk.offset);
     }
+  }
   set_batch(m_batch, true, 1);
   if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, fft::ExecSpace());
   for (const Peer& p : m_owned_peers) {
+    if (own_ghosts && p.rank == m_plan.rank) {
+      // The rank's own periodic images: each ghost block added into the owned block it is an image of (the
+      // k-th own ghost block and the k-th own owned block are the same image, make_mesh_halo_plan).
+      for (std::size_t b = p.first; b < p.last; ++b)
+        impl::copy_within(brick, m_plan.brick, m_plan.ghosts[own_ghosts->first + (b - p.first)].box,
+                          m_plan.owned[b].box, true);
+      continue;
+    }
     // Block b of the partner at from + (offset of b - offset of the partner's first block).
     const double* from = m_owned_buffer.data() + p.offset;
-    if (p.rank == m_plan.rank && !m_transport.route_self())
-      for (const Peer& g : m_ghost_peers)
-        if (g.rank == m_plan.rank) from = m_ghost_buffer.data() + g.offset;  // the own ghosts, as packed
     for (std::size_t b = p.first; b < p.last; ++b) {
       const auto& blk = m_plan.owned[b];
       impl::unpack_box(from + (blk.offset - p.offset), brick, m_plan.brick, blk.box, true);
@@ -205,21 +265,28 @@ void MeshHalo::forward_fill(int count, double* const bricks[]) {
     throw std::invalid_argument("MeshHalo::forward_fill: " + std::to_string(count) + " fields, this halo moves 1 to " +
                                 std::to_string(m_max_fields));
   const std::size_t c = static_cast<std::size_t>(count);
+  const Peer* own_cells = self_peer(m_owned_peers);
   // A partner's message holds its blocks field after field.
-  for (const Peer& p : m_owned_peers)
+  for (const Peer& p : m_owned_peers) {
+    if (&p == own_cells) continue;  // copied straight within the brick below
     for (std::size_t f = 0; f < c; ++f)
       for (std::size_t b = p.first; b < p.last; ++b) {
         const auto& blk = m_plan.owned[b];
         impl::pack_box(bricks[f], m_plan.brick, blk.box,
                        m_owned_buffer.data() + c * p.offset + f * p.elements + (blk.offset - p.offset));
       }
+  }
   set_batch(m_batch, false, count);
   if (!m_batch.sends.empty() || !m_batch.recvs.empty()) comm::exchange(m_transport, m_batch, fft::ExecSpace());
   for (const Peer& p : m_ghost_peers) {
+    if (own_cells && p.rank == m_plan.rank) {
+      for (std::size_t f = 0; f < c; ++f)
+        for (std::size_t b = p.first; b < p.last; ++b)
+          impl::copy_within(bricks[f], m_plan.brick, m_plan.owned[own_cells->first + (b - p.first)].box,
+                            m_plan.ghosts[b].box, false);
+      continue;
+    }
     const double* from = m_ghost_buffer.data() + c * p.offset;
-    if (p.rank == m_plan.rank && !m_transport.route_self())
-      for (const Peer& o : m_owned_peers)
-        if (o.rank == m_plan.rank) from = m_owned_buffer.data() + c * o.offset;
     for (std::size_t f = 0; f < c; ++f)
       for (std::size_t b = p.first; b < p.last; ++b) {
         const auto& blk = m_plan.ghosts[b];

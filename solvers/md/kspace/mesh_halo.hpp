@@ -16,7 +16,7 @@
 //
 // One message per partner and direction, through comm::Transport (its buffers in the memory space of the
 // mesh); blocks a rank exchanges with itself (periodic images along an axis of one rank) are copied
-// locally unless the transport routes them. Unpacking adds block by block in the plan's order, so the
+// within the brick, from the owned cells to their ghost images and back, unless the transport routes them. Unpacking adds block by block in the plan's order, so the
 // sums are the same in every run of the same decomposition. Buffers are made once; nothing allocates in
 // reverse_sum() and forward_fill().
 #include <array>
@@ -56,6 +56,9 @@ namespace impl {
 // order, and back (overwriting, or adding when `add`). Kernels in the mesh's memory space.
 void pack_box(const double* brick_data, const fft::Layout3& brick, const fft::Box3i& box, double* buffer);
 void unpack_box(const double* buffer, double* brick_data, const fft::Layout3& brick, const fft::Box3i& box, bool add);
+// The cells of box `from` of a brick into those of box `to` (the same extents) of the same brick, overwriting or
+// adding: a rank's own periodic images, without a buffer.
+void copy_within(double* brick_data, const fft::Layout3& brick, const fft::Box3i& from, const fft::Box3i& to, bool add);
 }  // namespace impl
 
 class MeshHalo {
@@ -82,6 +85,9 @@ class MeshHalo {
     std::size_t offset = 0, elements = 0;
   };
   void set_batch(comm::Batch& batch, bool reverse, int count);
+  // The rank's own entry of `peers` where its blocks are copied within the brick (the transport does not route
+  // messages to the rank itself), else null.
+  const Peer* self_peer(const std::vector<Peer>& peers) const;
 
   MeshHaloPlan m_plan;
   comm::Transport& m_transport;

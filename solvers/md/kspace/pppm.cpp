@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "comm/errors.hpp"
@@ -148,9 +150,27 @@ constexpr bool k_one_thread = std::is_same_v<ExecSpace, Kokkos::Serial>;
 constexpr bool k_one_thread = false;
 #endif
 
+// Calls f(std::integral_constant<int, P>{}) for the order P = order (k_min_order .. k_max_order): the stencil
+// kernels are made for each order, so that their loops have a known length.
+template <class F>
+void with_order(int order, F&& f) {
+  switch (order) {
+    case 2: f(std::integral_constant<int, 2>{}); break;
+    case 3: f(std::integral_constant<int, 3>{}); break;
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 5: f(std::integral_constant<int, 5>{}); break;
+    case 6: f(std::integral_constant<int, 6>{}); break;
+    case 7: f(std::integral_constant<int, 7>{}); break;
+    default: throw std::invalid_argument("md::kspace: PPPM order " + std::to_string(order) + " outside 2..7");
+  }
+  static_assert(k_min_order == 2 && k_max_order == 7, "with_order: one case per order");
+}
+
 // Spreads the owned atoms' charges over the brick (atomic additions where several threads spread); returns how
 // many atoms' stencils leave it (those are not spread).
-int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map, const fft::RealView& rho) {
+template <int P>
+int spread_charges_order(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map,
+                         const fft::RealView& rho) {
   const BrickMap bm = map;
   const double inv_cell = map.inv_h[0] * map.inv_h[1] * map.inv_h[2];
   int outside = 0;
@@ -160,26 +180,34 @@ int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const Bri
         const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
         int s[3];
         double w[3][k_max_order];
-        if (!bm.stencil(xi, s, w)) {
+        if (!bm.template stencil<P>(xi, s, w)) {
           ++bad;
           return;
         }
+        BrickMap::Points<P> pts;
+        bm.points(s, pts);
         const double qi = q(i) * inv_cell;
-        for (int a = 0; a < bm.order; ++a)
-          for (int b = 0; b < bm.order; ++b) {
+        for (int a = 0; a < P; ++a)
+          for (int b = 0; b < P; ++b) {
             const double wab = qi * w[0][a] * w[1][b];
-            const long row = bm.offset(s[0] + a, s[1] + b, s[2]);
-            for (int c = 0; c < bm.order; ++c) {
+            const long row = pts.xy[a][b];
+            for (int c = 0; c < P; ++c) {
               // A plain if of a constant (not if constexpr: a CUDA extended lambda may not first capture rho
               // in a constexpr-if context); the compiler drops the branch not taken.
               if (k_one_thread)
-                rho(row + c) += wab * w[2][c];
+                rho(row + pts.z[c]) += wab * w[2][c];
               else
-                Kokkos::atomic_add(&rho(row + c), wab * w[2][c]);
+                Kokkos::atomic_add(&rho(row + pts.z[c]), wab * w[2][c]);
             }
           }
       },
       outside);
+  return outside;
+}
+
+int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map, const fft::RealView& rho) {
+  int outside = 0;
+  with_order(map.order, [&](auto p) { outside = spread_charges_order<decltype(p)::value>(x, q, nlocal, map, rho); });
   return outside;
 }
 
@@ -232,8 +260,9 @@ void spectral_field(const fft::Layout3& layout, const SpectralMesh& mesh, double
 }
 
 // F_i += scale q_i sum_stencil W E at each owned atom (the fields at distance `stride` in `field`).
-void interpolate_forces(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map,
-                        const fft::RealView& field, std::size_t stride, double scale, const Vec3View& f) {
+template <int P>
+void interpolate_forces_order(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map,
+                              const fft::RealView& field, std::size_t stride, double scale, const Vec3View& f) {
   const BrickMap bm = map;
   const long st = static_cast<long>(stride);
   Kokkos::parallel_for(
@@ -241,20 +270,29 @@ void interpolate_forces(const Vec3View& x, const DoubleView& q, int nlocal, cons
         const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
         int s[3];
         double w[3][k_max_order];
-        bm.stencil(xi, s, w);  // inside: spread_charges has checked every atom
+        if (!bm.template stencil<P>(xi, s, w)) return;  // never: spread_charges has checked every atom
+        BrickMap::Points<P> pts;
+        bm.points(s, pts);
         double e[3] = {0, 0, 0};
-        for (int a = 0; a < bm.order; ++a)
-          for (int b = 0; b < bm.order; ++b) {
+        for (int a = 0; a < P; ++a)
+          for (int b = 0; b < P; ++b) {
             const double wab = w[0][a] * w[1][b];
-            const long row = bm.offset(s[0] + a, s[1] + b, s[2]);
-            for (int c = 0; c < bm.order; ++c) {
+            const long row = pts.xy[a][b];
+            for (int c = 0; c < P; ++c) {
               const double wt = wab * w[2][c];
-              for (int d = 0; d < 3; ++d) e[d] += wt * field(d * st + row + c);
+              for (int d = 0; d < 3; ++d) e[d] += wt * field(d * st + row + pts.z[c]);
             }
           }
         const double qs = scale * q(i);
         for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
       });
+}
+
+void interpolate_forces(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map,
+                        const fft::RealView& field, std::size_t stride, double scale, const Vec3View& f) {
+  with_order(map.order, [&](auto p) {
+    interpolate_forces_order<decltype(p)::value>(x, q, nlocal, map, field, stride, scale, f);
+  });
 }
 
 }  // namespace impl
@@ -277,6 +315,7 @@ BrickMap brick_map(const comm::Box3& box, const std::array<int, 3>& n, int order
     m.first[d] = brick.lo[d];
     m.extent[d] = brick.extent(d);
   }
+  m.store_brick();
   return m;
 }
 
@@ -338,7 +377,7 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
   }
   // The same gathered boxes on every rank: the same verdict everywhere.
   if (!too_coarse.empty()) throw InputError(too_coarse);
-  m_halo = std::make_unique<MeshHalo>(make_mesh_halo_plan(boxes, n, rank), transport, 3);
+  m_brick = brick;
 
   fft::FftGeometry geometry;
   try {
@@ -352,23 +391,31 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
   batching.complex_distance = fft::padded_field(geometry.spectral[static_cast<std::size_t>(rank)].count());
   m_fft = std::make_unique<fft::DistributedFft>(geometry, comm, transport, fft::backend::Default{},
                                                 fft::PlanRigor::Estimate, std::nullopt, batching);
-  std::vector<fft::Layout3> owned_layouts(static_cast<std::size_t>(nranks));
-  for (int r = 0; r < nranks; ++r) owned_layouts[static_cast<std::size_t>(r)].box = boxes[static_cast<std::size_t>(r)].owned;
-  // The reshapes read the density's owned cells out of its brick and write the fields' into theirs.
-  const fft::Layout3& brick_layout = m_halo->plan().brick;
-  m_to_fft = std::make_unique<fft::Reshape<double>>(
-      fft::within_arrays(fft::make_reshape_plan(owned_layouts, geometry.real, rank), brick_layout, {}), transport,
-      "md::kspace::to_fft", 1);
-  m_from_fft = std::make_unique<fft::Reshape<double>>(
-      fft::within_arrays(fft::make_reshape_plan(geometry.real, owned_layouts, rank), {}, brick_layout), transport,
-      "md::kspace::from_fft", 3);
-
-  m_brick_stride = fft::padded_field(brick.count());
+  // One rank whose transform's real array is the whole mesh, [x][y][z] (nothing routed through the transport):
+  // the charges are spread into that array, and the fields interpolated from it, each stencil point that lies
+  // outside the mesh taken as its periodic image (no ghost cells, no halo, no reshapes).
+  fft::Layout3 whole;
+  whole.box.hi = {n[0] - 1, n[1] - 1, n[2] - 1};
+  m_periodic = nranks == 1 && !transport.route_self() && geometry.real[0] == whole;
   m_real_stride = batching.real_distance;
   m_spectral_stride = batching.complex_distance;
-  m_density = fft::RealView("md::kspace::density", brick.count());
-  m_field = fft::RealView("md::kspace::field", 3 * m_brick_stride);
   m_real = fft::RealView("md::kspace::real", 3 * m_real_stride);
+  if (!m_periodic) {
+    m_halo = std::make_unique<MeshHalo>(make_mesh_halo_plan(boxes, n, rank), transport, 3);
+    std::vector<fft::Layout3> owned_layouts(static_cast<std::size_t>(nranks));
+    for (int r = 0; r < nranks; ++r) owned_layouts[static_cast<std::size_t>(r)].box = boxes[static_cast<std::size_t>(r)].owned;
+    // The reshapes read the density's owned cells out of its brick and write the fields' into theirs.
+    const fft::Layout3& brick_layout = m_halo->plan().brick;
+    m_to_fft = std::make_unique<fft::Reshape<double>>(
+        fft::within_arrays(fft::make_reshape_plan(owned_layouts, geometry.real, rank), brick_layout, {}), transport,
+        "md::kspace::to_fft", 1);
+    m_from_fft = std::make_unique<fft::Reshape<double>>(
+        fft::within_arrays(fft::make_reshape_plan(geometry.real, owned_layouts, rank), {}, brick_layout), transport,
+        "md::kspace::from_fft", 3);
+    m_brick_stride = fft::padded_field(brick.count());
+    m_density = fft::RealView("md::kspace::density", brick.count());
+    m_field = fft::RealView("md::kspace::field", 3 * m_brick_stride);
+  }
   m_rho_hat = fft::ComplexView("md::kspace::rho_hat", m_fft->complex_size());
   m_field_hat = fft::ComplexView("md::kspace::field_hat", 3 * m_spectral_stride);
   m_green = fft::RealView("md::kspace::green", m_fft->complex_size());
@@ -406,19 +453,27 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
       static_cast<std::size_t>(nlocal) > f.extent(0))
     throw std::invalid_argument("md::kspace::Pppm::compute: nlocal beyond the arrays");
   const auto& n = m_choice.mesh;
-  const MeshHaloPlan& plan = m_halo->plan();
-  const BrickMap map = brick_map(m_box, n, m_choice.order, plan.brick.box);
+  BrickMap map = brick_map(m_box, n, m_choice.order, m_brick);
+  // The density: the brick, or (periodic) the first real array of the transform.
+  fft::RealView density = m_density;
+  if (m_periodic) {
+    const int period[3] = {n[0], n[1], n[2]};
+    map.store_periodic(period);
+    density = Kokkos::subview(m_real, std::make_pair(std::size_t{0}, m_fft->real_size()));
+  }
 
-  Kokkos::deep_copy(m_density, 0.0);
-  const int outside = impl::spread_charges(x, q, nlocal, map, m_density);
+  Kokkos::deep_copy(density, 0.0);
+  const int outside = impl::spread_charges(x, q, nlocal, map, density);
   m_comm.agree<RunError>(outside == 0, outside == 0 ? std::string()
                                                     : "md: " + std::to_string(outside) + " atom(s) of rank " +
                                                           std::to_string(m_comm.rank()) +
                                                           " are further outside its sub-box than the PPPM mesh's "
                                                           "ghost cells reach (out of range atoms: lost, or moved more "
                                                           "than half the neighbour skin)");
-  m_halo->reverse_sum(m_density.data());
-  m_to_fft->execute(m_density.data(), m_real.data());
+  if (!m_periodic) {
+    m_halo->reverse_sum(m_density.data());
+    m_to_fft->execute(m_density.data(), m_real.data());
+  }
   m_fft->forward(m_real.data(), m_rho_hat.data());
 
   impl::SpectralMesh sm;
@@ -445,6 +500,10 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
                                  m_field_hat.data() + 2 * m_spectral_stride};
   double* reals[3] = {m_real.data(), m_real.data() + m_real_stride, m_real.data() + 2 * m_real_stride};
   m_fft->backward_many(3, hats, reals);
+  if (m_periodic) {
+    impl::interpolate_forces(x, q, nlocal, map, m_real, m_real_stride, qqrd2e, f);
+    return r;
+  }
   double* bricks[3] = {m_field.data(), m_field.data() + m_brick_stride, m_field.data() + 2 * m_brick_stride};
   m_from_fft->execute_many(3, reals, bricks);
   m_halo->forward_fill(3, bricks);

@@ -29,6 +29,13 @@
 // stencils reach when they are up to `margin` outside the sub-box. The FFT has its own decomposition (slabs
 // or pencils, KspaceOptions::decomposition). Everything is made in the constructor; compute() allocates
 // nothing.
+//
+// One rank (unless its transport routes messages to itself): the transform's real array is the whole mesh,
+// and the charges are spread straight into it and the fields interpolated straight from it, a stencil point
+// outside the mesh taken as its periodic image (BrickMap::store_periodic): steps 2, 3 and 6 (ghost sums,
+// reshapes, ghost fills) and the bricks are left out. The same sums in another order (a ghost's share is
+// added into its image as the atoms come, not after them): the forces equal the bricks' to round-off
+// (tests/test_kspace.cpp, Pppm.RankAndDecompositionIndependence, which runs both).
 #include <array>
 #include <memory>
 #include <string>
@@ -69,7 +76,8 @@ class Pppm {
   const PppmChoice& choice() const { return m_choice; }
   const std::vector<std::string>& warnings() const { return m_warnings; }
   const fft::FftGeometry& fft_geometry() const { return m_fft->geometry(); }
-  const MeshHaloPlan& halo_plan() const { return m_halo->plan(); }
+  // Whether the mesh is held without ghost cells (one rank, see the top).
+  bool periodic_storage() const { return m_periodic; }
 
  private:
   void compute_green();
@@ -80,14 +88,15 @@ class Pppm {
   const comm::Communicator& m_comm;
   ChargeTotals m_charges;
   std::vector<std::string> m_warnings;
-  fft::Box3i m_owned;
-  std::unique_ptr<MeshHalo> m_halo;
+  fft::Box3i m_owned, m_brick;
+  bool m_periodic = false;
+  std::unique_ptr<MeshHalo> m_halo;  // null where periodic
   std::unique_ptr<fft::DistributedFft> m_fft;
   std::unique_ptr<fft::Reshape<double>> m_to_fft, m_from_fft;
   // Distances between the fields of the three-field views (padded: every field aligned as the first).
   std::size_t m_brick_stride = 0, m_real_stride = 0, m_spectral_stride = 0;
-  fft::RealView m_density;   // brick
-  fft::RealView m_field;     // three bricks (Ex, Ey, Ez)
+  fft::RealView m_density;   // brick (none where periodic)
+  fft::RealView m_field;     // three bricks (Ex, Ey, Ez) (none where periodic)
   fft::RealView m_real;      // three FFT real arrays
   fft::ComplexView m_rho_hat, m_field_hat;  // one and three spectral arrays
   fft::RealView m_green;     // influence function on this rank's spectral box

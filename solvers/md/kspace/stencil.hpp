@@ -34,29 +34,77 @@ KOKKOS_INLINE_FUNCTION int stencil_weights(double u, int order, double* w) {
 }
 
 // Where the owned atoms of a rank fall on its brick of the mesh: mesh coordinates u_d = (x_d - lo_d) *
-// inv_h_d, and the brick's first index and extent along each axis (row-major [x][y][z], z fastest).
+// inv_h_d, the brick's first index and extent along each axis (the points a stencil may reach), and how the
+// array holding them is laid out (row-major [x][y][z], z fastest): either the brick itself (base = first,
+// dim = extent, period 0), or, on one rank, the periodic mesh without ghost cells (base 0, dim = period = n:
+// a point of the brick outside [0, n) is its periodic image in the array).
 struct BrickMap {
   double lo[3] = {0, 0, 0};
   double inv_h[3] = {1, 1, 1};
   int first[3] = {0, 0, 0};
   int extent[3] = {0, 0, 0};
   int order = 5;
+  int base[3] = {0, 0, 0};
+  int dim[3] = {0, 0, 0};
+  int period[3] = {0, 0, 0};
 
-  KOKKOS_INLINE_FUNCTION long offset(int i, int j, int k) const {
-    return (static_cast<long>(i - first[0]) * extent[1] + (j - first[1])) * extent[2] + (k - first[2]);
+  // The brick stored as it is.
+  void store_brick() {
+    for (int d = 0; d < 3; ++d) {
+      base[d] = first[d];
+      dim[d] = extent[d];
+      period[d] = 0;
+    }
+  }
+  // The periodic mesh of n points along each axis stored without ghosts (the brick within one image of it).
+  void store_periodic(const int n[3]) {
+    for (int d = 0; d < 3; ++d) {
+      base[d] = 0;
+      dim[d] = n[d];
+      period[d] = n[d];
+    }
+  }
+  // The array index along axis d of brick point i.
+  KOKKOS_INLINE_FUNCTION int local(int d, int i) const {
+    if (period[d] != 0) i += i < 0 ? period[d] : i >= period[d] ? -period[d] : 0;
+    return i - base[d];
+  }
+  // The array offsets of the stencil's points from first points s: row(a, b) + z[c] for point (s0 + a, s1 + b,
+  // s2 + c).
+  template <int P>
+  struct Points {
+    long xy[P][P];
+    int z[P];
+  };
+  template <int P>
+  KOKKOS_INLINE_FUNCTION void points(const int s[3], Points<P>& pts) const {
+    int y[P];
+    for (int k = 0; k < P; ++k) {
+      y[k] = local(1, s[1] + k);
+      pts.z[k] = local(2, s[2] + k);
+    }
+    for (int a = 0; a < P; ++a) {
+      const long x = static_cast<long>(local(0, s[0] + a)) * dim[1];
+      for (int b = 0; b < P; ++b) pts.xy[a][b] = (x + y[b]) * dim[2];
+    }
   }
   // The stencil of position x: first points s[d] and weights w[d][.]; false when it leaves the brick.
+  // P: the order as a constant (the kernels are made for each order, their loops of known length), or 0 for
+  // the member `order`.
+  template <int P = 0>
   KOKKOS_INLINE_FUNCTION bool stencil(const double x[3], int s[3], double w[3][k_max_order]) const {
+    const int p = P > 0 ? P : order;
     bool inside = true;
     for (int d = 0; d < 3; ++d) {
       const double u = (x[d] - lo[d]) * inv_h[d];
       if (!(u > first[d] - 1.0 && u < first[d] + extent[d] + 1.0)) {  // far outside, or not a number
         s[d] = first[d];
+        for (int k = 0; k < p; ++k) w[d][k] = 0.0;
         inside = false;
         continue;
       }
-      s[d] = stencil_weights(u, order, w[d]);
-      if (s[d] < first[d] || s[d] + order > first[d] + extent[d]) inside = false;
+      s[d] = stencil_weights(u, p, w[d]);
+      if (s[d] < first[d] || s[d] + p > first[d] + extent[d]) inside = false;
     }
     return inside;
   }
