@@ -104,6 +104,7 @@ struct Outcome {
   double energy = 0;
   std::array<double, 6> virial{};
   std::vector<Vec> f;
+  bool in_place = false;  // PPPM: the transform ran in place on the bricks
 };
 
 // The atoms of `s` a rank owns: those whose `owner_x` (default: x) lies in its sub-box.
@@ -181,7 +182,9 @@ Outcome run_pppm(const System& s, KspaceOptions o, const comm::Communicator& com
   Pppm pppm(o, grid, comm, *transport, charge_totals(l.q, l.nlocal, comm));
   if (choice) *choice = pppm.choice();
   const KspaceResult r = pppm.compute(l.x, l.q, l.nlocal, l.f);
-  return collect(r, l, s.size(), comm);
+  Outcome out = collect(r, l, s.size(), comm);
+  out.in_place = pppm.in_place();
+  return out;
 }
 
 // The real-space part by brute force over every pair and periodic image within rc:
@@ -704,7 +707,10 @@ TEST(Pppm, RankAndDecompositionIndependence) {
   PppmRun alone;
   alone.owner_x = &home;
   const Outcome ref = run_pppm(s, o, self, alone);
+  // One rank: the transform in place on a brick of the whole mesh (no ghosts, no reshapes).
+  EXPECT_TRUE(ref.in_place);
   double worst_e = 0, worst_f = 0, worst_v = 0;
+  int in_place = 0;
   int differ = 0;  // force components not bitwise equal: the check is not one of identical arithmetic
   for (const auto decomposition : {fft::Decomposition::Slab, fft::Decomposition::Pencil})
     for (const bool route_self : {false, true}) {
@@ -713,6 +719,12 @@ TEST(Pppm, RankAndDecompositionIndependence) {
       how.route_self = route_self;
       how.owner_x = &home;
       const Outcome got = run_pppm(s, o, world, how);
+      // In place where the rank grid is P x 1 x 1 (the cubic box's choice at 1-3 ranks) and the slabs are the
+      // owned boxes; never through self messages (ghosts everywhere) or pencils on several ranks.
+      if (route_self || (world.size() < 4 && decomposition == fft::Decomposition::Slab)) {
+        EXPECT_EQ(got.in_place, !route_self) << decomposition_name(decomposition) << " route_self " << route_self;
+      }
+      in_place += got.in_place;
       const double de = std::fabs(got.energy - ref.energy) / std::fabs(ref.energy);
       const double df = max_difference(got.f, ref.f) / max_abs(ref.f);
       double dv = 0;
@@ -728,7 +740,8 @@ TEST(Pppm, RankAndDecompositionIndependence) {
     }
   test::report("PPPM at " + std::to_string(world.size()) + " rank(s) vs one: energy " + test::sci(worst_e) + ", forces " +
                test::sci(worst_f) + ", virial " + test::sci(worst_v) + " (relative); " + std::to_string(differ) +
-               " of " + std::to_string(4 * 3 * s.size()) + " force components not bitwise equal");
+               " of " + std::to_string(4 * 3 * s.size()) + " force components not bitwise equal; " +
+               std::to_string(in_place) + " of 4 runs in place");
 }
 
 // PPPM's ik forces against central differences of its own energy, and both against Ewald. The ik force is not

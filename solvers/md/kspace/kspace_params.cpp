@@ -196,9 +196,11 @@ double grid_bytes(const std::array<int, 3>& mesh, int order, double margin, cons
   const double nzc = mesh[2] / 2 + 1;
   const double real = std::ceil(total / nranks) + static_cast<double>(mesh[1]) * mesh[2];
   const double spectral = std::ceil(static_cast<double>(mesh[0]) * mesh[1] * nzc / nranks) + mesh[0] * nzc;
-  // The density and field bricks and the reshape buffers; none on one rank (the mesh held without ghosts).
-  const double bricks = nranks == 1 ? 0.0 : 4.0 * brick * sizeof(double) + 4.0 * owned * sizeof(double);
-  const double fft_arrays = 3.0 * real * sizeof(double) + 4.0 * spectral * 16.0 + spectral * sizeof(double);
+  // The density and field bricks, and the reshape buffers and the transform's three real arrays, which one rank
+  // does without (its transform runs in place on the bricks of the whole mesh).
+  const bool one = nranks == 1;
+  const double bricks = 4.0 * brick * sizeof(double) + (one ? 0.0 : 4.0 * owned * sizeof(double));
+  const double fft_arrays = (one ? 0.0 : 3.0 * real * sizeof(double)) + 4.0 * spectral * 16.0 + spectral * sizeof(double);
   const double fft_work = 3.0 * (3.0 + 2.0) * spectral * 16.0;  // stage arrays and transpose buffers
   return bricks + fft_arrays + fft_work;
 }

@@ -299,23 +299,21 @@ void interpolate_forces(const Vec3View& x, const DoubleView& q, int nlocal, cons
 
 namespace {
 
-std::string box_text(const fft::Box3i& b) {
-  std::string t;
-  for (int d = 0; d < 3; ++d) t += (d ? " x " : "") + std::to_string(b.lo[d]) + ".." + std::to_string(b.hi[d]);
-  return t;
-}
-
-// The brick map of a rank: its mesh coordinates and brick.
-BrickMap brick_map(const comm::Box3& box, const std::array<int, 3>& n, int order, const fft::Box3i& brick) {
+// The brick map of a rank: its mesh coordinates, the reach of its stencils, and its brick (the cells stored,
+// periodic along the axes of period[d] > 0).
+BrickMap brick_map(const comm::Box3& box, const std::array<int, 3>& n, int order, const fft::Box3i& reach,
+                   const fft::Box3i& brick, const int period[3]) {
   BrickMap m;
   m.order = order;
   for (int d = 0; d < 3; ++d) {
     m.lo[d] = box.lo[d];
     m.inv_h[d] = n[d] / box.length(d);
-    m.first[d] = brick.lo[d];
-    m.extent[d] = brick.extent(d);
+    m.first[d] = reach.lo[d];
+    m.extent[d] = reach.extent(d);
+    m.base[d] = brick.lo[d];
+    m.dim[d] = brick.extent(d);
+    m.period[d] = period[d];
   }
-  m.store_brick();
   return m;
 }
 
@@ -334,26 +332,37 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
   const int order = m_choice.order;
   const int nranks = comm.size(), rank = comm.rank();
 
-  // This rank's owned box and brick: the mesh points its atoms' stencils reach when they are up to
-  // `margin` outside its sub-box (the same stencil arithmetic as the kernels).
+  // This rank's owned box and the reach of its atoms: the mesh points their stencils reach when they are up to
+  // `margin` outside its sub-box (the same stencil arithmetic as the kernels). Its brick, the cells it stores:
+  // the reach, except along an axis the rank grid does not split (unless the transport routes messages to the
+  // rank itself), where it holds the whole axis and a stencil point outside it is its periodic image.
   fft::Box3i brick;
   const comm::Box3& sub = grid.sub_box();
+  const bool wrap_unsplit = !transport.route_self();
   for (int d = 0; d < 3; ++d) {
-    const long long c = grid.coords()[d], p = grid.dims()[d];
-    m_owned.lo[d] = static_cast<int>(c * n[d] / p);
-    m_owned.hi[d] = static_cast<int>((c + 1) * n[d] / p) - 1;
+    const int c = grid.coords()[d], p = grid.dims()[d];
+    // The even split of the transform's slabs (fft::split_bounds): on a P x 1 x 1 rank grid the owned boxes are
+    // the slabs.
+    const std::array<int, 2> own = fft::split_bounds(n[d], p, c);
+    m_owned.lo[d] = own[0];
+    m_owned.hi[d] = own[1];
     const double inv_h = n[d] / m_box.length(d);
     double w[k_max_order];
     const int lo = stencil_weights((sub.lo[d] - options.margin - m_box.lo[d]) * inv_h, order, w);
     const int hi = stencil_weights((sub.hi[d] + options.margin - m_box.lo[d]) * inv_h, order, w) + order - 1;
     const bool owns = m_owned.hi[d] >= m_owned.lo[d];
-    brick.lo[d] = owns ? std::min(lo, m_owned.lo[d]) : lo;
-    brick.hi[d] = owns ? std::max(hi, m_owned.hi[d]) : hi;
+    m_reach.lo[d] = owns ? std::min(lo, m_owned.lo[d]) : lo;
+    m_reach.hi[d] = owns ? std::max(hi, m_owned.hi[d]) : hi;
+    m_period[d] = wrap_unsplit && p == 1 ? n[d] : 0;
+    brick.lo[d] = m_period[d] ? 0 : m_reach.lo[d];
+    brick.hi[d] = m_period[d] ? n[d] - 1 : m_reach.hi[d];
   }
   std::vector<std::int64_t> mine;
   for (int d = 0; d < 3; ++d) {
     mine.push_back(m_owned.lo[d]);
     mine.push_back(m_owned.hi[d]);
+    mine.push_back(std::min(brick.lo[d], m_reach.lo[d]));
+    mine.push_back(std::max(brick.hi[d], m_reach.hi[d]));
     mine.push_back(brick.lo[d]);
     mine.push_back(brick.hi[d]);
   }
@@ -363,21 +372,22 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
   for (int r = 0; r < nranks; ++r) {
     BrickBoxes& b = boxes[static_cast<std::size_t>(r)];
     for (int d = 0; d < 3; ++d) {
-      const std::int64_t* v = &all[static_cast<std::size_t>(12 * r + 4 * d)];
+      const std::int64_t* v = &all[static_cast<std::size_t>(18 * r + 6 * d)];
       b.owned.lo[d] = static_cast<int>(v[0]);
       b.owned.hi[d] = static_cast<int>(v[1]);
-      b.brick.lo[d] = static_cast<int>(v[2]);
-      b.brick.hi[d] = static_cast<int>(v[3]);
-      if (too_coarse.empty() && (b.brick.lo[d] < -n[d] || b.brick.hi[d] >= 2 * n[d]))
+      b.brick.lo[d] = static_cast<int>(v[4]);
+      b.brick.hi[d] = static_cast<int>(v[5]);
+      // The reach (v[2], v[3]) within one periodic image either side: ghost cells or a single wrap.
+      if (too_coarse.empty() && (v[2] < -n[d] || v[3] >= 2 * n[d]))
         too_coarse = "md.kspace.mesh: the PPPM mesh " + std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
                      std::to_string(n[2]) + " is too coarse for the ghost cells of rank " + std::to_string(r) +
-                     " (brick " + box_text(b.brick) + ", order " + std::to_string(order) +
+                     " (cells " + std::to_string(v[2]) + ".." + std::to_string(v[3]) + " along axis " +
+                     std::to_string(d) + ", order " + std::to_string(order) +
                      "): its atoms' stencils reach beyond the neighbouring periodic image; give a finer mesh";
     }
   }
   // The same gathered boxes on every rank: the same verdict everywhere.
   if (!too_coarse.empty()) throw InputError(too_coarse);
-  m_brick = brick;
 
   fft::FftGeometry geometry;
   try {
@@ -385,23 +395,35 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
   } catch (const InputError& e) {
     throw InputError(std::string("md.kspace.mesh: ") + e.what());
   }
+  // The transform in place on the bricks where every rank's real block of the transform is its owned box and
+  // those cells are one contiguous run of its brick (slabs along x of a P x 1 x 1 rank grid whose y and z the
+  // bricks hold whole; one rank): no reshapes. Each brick then starts `lead` elements into its array, so that
+  // its owned run is aligned as the transform's planning arrays (64 bytes).
+  const fft::Layout3& real = geometry.real[static_cast<std::size_t>(rank)];
+  const bool mine_in_place = real.box == m_owned && real.order == std::array<int, 3>{0, 1, 2} && !m_owned.empty() &&
+                             brick.lo[1] == 0 && brick.hi[1] == n[1] - 1 && brick.lo[2] == 0 && brick.hi[2] == n[2] - 1;
+  m_in_place = comm.min(static_cast<double>(mine_in_place ? 1 : 0)) == 1.0;
+  const std::size_t owned_offset = static_cast<std::size_t>(m_owned.lo[0] - brick.lo[0]) * n[1] * n[2];
+  const std::size_t lead = m_in_place ? (8 - owned_offset % 8) % 8 : 0;
+  m_brick_stride = fft::padded_field(lead + brick.count());
+  m_owned_offset = owned_offset;
+
   fft::FftBatching batching;
   batching.max_batch = 3;
-  batching.real_distance = fft::padded_field(geometry.real[static_cast<std::size_t>(rank)].count());
+  batching.real_distance =
+      m_in_place ? m_brick_stride : fft::padded_field(geometry.real[static_cast<std::size_t>(rank)].count());
   batching.complex_distance = fft::padded_field(geometry.spectral[static_cast<std::size_t>(rank)].count());
   m_fft = std::make_unique<fft::DistributedFft>(geometry, comm, transport, fft::backend::Default{},
                                                 fft::PlanRigor::Estimate, std::nullopt, batching);
-  // One rank whose transform's real array is the whole mesh, [x][y][z] (nothing routed through the transport):
-  // the charges are spread into that array, and the fields interpolated from it, each stencil point that lies
-  // outside the mesh taken as its periodic image (no ghost cells, no halo, no reshapes).
-  fft::Layout3 whole;
-  whole.box.hi = {n[0] - 1, n[1] - 1, n[2] - 1};
-  m_periodic = nranks == 1 && !transport.route_self() && geometry.real[0] == whole;
-  m_real_stride = batching.real_distance;
   m_spectral_stride = batching.complex_distance;
-  m_real = fft::RealView("md::kspace::real", 3 * m_real_stride);
-  if (!m_periodic) {
-    m_halo = std::make_unique<MeshHalo>(make_mesh_halo_plan(boxes, n, rank), transport, 3);
+  m_halo = std::make_unique<MeshHalo>(make_mesh_halo_plan(boxes, n, rank), transport, 3);
+  m_halo_cells = comm.max(static_cast<std::int64_t>(m_halo->plan().ghost_total + m_halo->plan().owned_total)) > 0;
+  // The bricks: each field's first cell `lead` elements into its stretch of the arrays (views from there).
+  const auto from_lead = std::make_pair(lead, lead + brick.count());
+  m_density = Kokkos::subview(fft::RealView("md::kspace::density", lead + brick.count()), from_lead);
+  m_field = Kokkos::subview(fft::RealView("md::kspace::field", 3 * m_brick_stride),
+                            std::make_pair(lead, 3 * m_brick_stride));
+  if (!m_in_place) {
     std::vector<fft::Layout3> owned_layouts(static_cast<std::size_t>(nranks));
     for (int r = 0; r < nranks; ++r) owned_layouts[static_cast<std::size_t>(r)].box = boxes[static_cast<std::size_t>(r)].owned;
     // The reshapes read the density's owned cells out of its brick and write the fields' into theirs.
@@ -412,9 +434,8 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
     m_from_fft = std::make_unique<fft::Reshape<double>>(
         fft::within_arrays(fft::make_reshape_plan(geometry.real, owned_layouts, rank), {}, brick_layout), transport,
         "md::kspace::from_fft", 3);
-    m_brick_stride = fft::padded_field(brick.count());
-    m_density = fft::RealView("md::kspace::density", brick.count());
-    m_field = fft::RealView("md::kspace::field", 3 * m_brick_stride);
+    m_real_stride = batching.real_distance;
+    m_real = fft::RealView("md::kspace::real", 3 * m_real_stride);
   }
   m_rho_hat = fft::ComplexView("md::kspace::rho_hat", m_fft->complex_size());
   m_field_hat = fft::ComplexView("md::kspace::field_hat", 3 * m_spectral_stride);
@@ -453,28 +474,23 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
       static_cast<std::size_t>(nlocal) > f.extent(0))
     throw std::invalid_argument("md::kspace::Pppm::compute: nlocal beyond the arrays");
   const auto& n = m_choice.mesh;
-  BrickMap map = brick_map(m_box, n, m_choice.order, m_brick);
-  // The density: the brick, or (periodic) the first real array of the transform.
-  fft::RealView density = m_density;
-  if (m_periodic) {
-    const int period[3] = {n[0], n[1], n[2]};
-    map.store_periodic(period);
-    density = Kokkos::subview(m_real, std::make_pair(std::size_t{0}, m_fft->real_size()));
-  }
+  const BrickMap map = brick_map(m_box, n, m_choice.order, m_reach, m_halo->plan().brick.box, m_period);
 
-  Kokkos::deep_copy(density, 0.0);
-  const int outside = impl::spread_charges(x, q, nlocal, map, density);
+  Kokkos::deep_copy(m_density, 0.0);
+  const int outside = impl::spread_charges(x, q, nlocal, map, m_density);
   m_comm.agree<RunError>(outside == 0, outside == 0 ? std::string()
                                                     : "md: " + std::to_string(outside) + " atom(s) of rank " +
                                                           std::to_string(m_comm.rank()) +
                                                           " are further outside its sub-box than the PPPM mesh's "
                                                           "ghost cells reach (out of range atoms: lost, or moved more "
                                                           "than half the neighbour skin)");
-  if (!m_periodic) {
-    m_halo->reverse_sum(m_density.data());
+  if (m_halo_cells) m_halo->reverse_sum(m_density.data());
+  if (m_in_place) {
+    m_fft->forward(m_density.data() + m_owned_offset, m_rho_hat.data());
+  } else {
     m_to_fft->execute(m_density.data(), m_real.data());
+    m_fft->forward(m_real.data(), m_rho_hat.data());
   }
-  m_fft->forward(m_real.data(), m_rho_hat.data());
 
   impl::SpectralMesh sm;
   for (int d = 0; d < 3; ++d) {
@@ -499,14 +515,16 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
   const fft::Complex* hats[3] = {m_field_hat.data(), m_field_hat.data() + m_spectral_stride,
                                  m_field_hat.data() + 2 * m_spectral_stride};
   double* reals[3] = {m_real.data(), m_real.data() + m_real_stride, m_real.data() + 2 * m_real_stride};
-  m_fft->backward_many(3, hats, reals);
-  if (m_periodic) {
-    impl::interpolate_forces(x, q, nlocal, map, m_real, m_real_stride, qqrd2e, f);
-    return r;
-  }
   double* bricks[3] = {m_field.data(), m_field.data() + m_brick_stride, m_field.data() + 2 * m_brick_stride};
-  m_from_fft->execute_many(3, reals, bricks);
-  m_halo->forward_fill(3, bricks);
+  if (m_in_place) {
+    double* owned[3];
+    for (int d = 0; d < 3; ++d) owned[d] = bricks[d] + m_owned_offset;
+    m_fft->backward_many(3, hats, owned);
+  } else {
+    m_fft->backward_many(3, hats, reals);
+    m_from_fft->execute_many(3, reals, bricks);
+  }
+  if (m_halo_cells) m_halo->forward_fill(3, bricks);
   impl::interpolate_forces(x, q, nlocal, map, m_field, m_brick_stride, qqrd2e, f);
   return r;
 }

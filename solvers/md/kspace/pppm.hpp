@@ -24,17 +24,19 @@
 // Checked against LAMMPS's pppm (tests/test_kspace.cpp, Lammps.EnergyForcesAndVirial): the same to 2e-14
 // once LAMMPS's 12.5663706 for 4 pi in its influence function is used (1.1e-9 apart without).
 //
-// The mesh is split over the ranks of the MD's rank grid (owned boxes: mesh points [c n / P, (c + 1) n / P)
-// along each axis of a rank at grid coordinate c of P), each brick extended by the ghost cells its atoms'
-// stencils reach when they are up to `margin` outside the sub-box. The FFT has its own decomposition (slabs
+// The mesh is split over the ranks of the MD's rank grid (owned boxes: part c of the even split of each
+// axis into P parts, fft::split_bounds, for a rank at grid coordinate c of P), each brick extended by the
+// ghost cells its atoms' stencils reach when they are up to `margin` outside the sub-box. The FFT has its own decomposition (slabs
 // or pencils, KspaceOptions::decomposition). Everything is made in the constructor; compute() allocates
 // nothing.
 //
-// One rank (unless its transport routes messages to itself): the transform's real array is the whole mesh,
-// and the charges are spread straight into it and the fields interpolated straight from it, a stencil point
-// outside the mesh taken as its periodic image (BrickMap::store_periodic): steps 2, 3 and 6 (ghost sums,
-// reshapes, ghost fills) and the bricks are left out. The same sums in another order (a ghost's share is
-// added into its image as the atoms come, not after them): the forces equal the bricks' to round-off
+// The bricks hold the whole mesh along an axis the rank grid does not split (unless the transport routes messages
+// to the rank itself): a stencil point outside the mesh along it is its periodic image (BrickMap::period), so
+// there are no ghost cells along it. Where every rank's block of the transform's real array is its owned box and
+// a contiguous run of its brick (one rank; x slabs of a P x 1 x 1 rank grid), the transform reads the density
+// from the brick and writes the fields into the bricks (no reshapes, steps 3 and 6); on one rank there is no
+// halo either. The same sums in another order where ghosts are left out (a ghost's share is added into its
+// image as the atoms come, not after them): the forces equal the ghosted bricks' to round-off
 // (tests/test_kspace.cpp, Pppm.RankAndDecompositionIndependence, which runs both).
 #include <array>
 #include <memory>
@@ -76,8 +78,8 @@ class Pppm {
   const PppmChoice& choice() const { return m_choice; }
   const std::vector<std::string>& warnings() const { return m_warnings; }
   const fft::FftGeometry& fft_geometry() const { return m_fft->geometry(); }
-  // Whether the mesh is held without ghost cells (one rank, see the top).
-  bool periodic_storage() const { return m_periodic; }
+  // Whether the transform runs in place on the bricks (no reshapes; see the top).
+  bool in_place() const { return m_in_place; }
 
  private:
   void compute_green();
@@ -88,16 +90,20 @@ class Pppm {
   const comm::Communicator& m_comm;
   ChargeTotals m_charges;
   std::vector<std::string> m_warnings;
-  fft::Box3i m_owned, m_brick;
-  bool m_periodic = false;
-  std::unique_ptr<MeshHalo> m_halo;  // null where periodic
+  fft::Box3i m_owned;
+  fft::Box3i m_reach;              // the cells this rank's stencils may reach (the brick's, where not periodic)
+  int m_period[3] = {0, 0, 0};     // n[d] along the axes the bricks hold whole (periodic), else 0
+  bool m_in_place = false;         // the transform reads and writes the bricks' owned cells
+  bool m_halo_cells = false;       // some rank has ghost cells
+  std::size_t m_owned_offset = 0;  // where the owned cells start in a brick (in place)
+  std::unique_ptr<MeshHalo> m_halo;
   std::unique_ptr<fft::DistributedFft> m_fft;
   std::unique_ptr<fft::Reshape<double>> m_to_fft, m_from_fft;
   // Distances between the fields of the three-field views (padded: every field aligned as the first).
   std::size_t m_brick_stride = 0, m_real_stride = 0, m_spectral_stride = 0;
-  fft::RealView m_density;   // brick (none where periodic)
-  fft::RealView m_field;     // three bricks (Ex, Ey, Ez) (none where periodic)
-  fft::RealView m_real;      // three FFT real arrays
+  fft::RealView m_density;   // brick
+  fft::RealView m_field;     // three bricks (Ex, Ey, Ez)
+  fft::RealView m_real;      // three FFT real arrays (none in place)
   fft::ComplexView m_rho_hat, m_field_hat;  // one and three spectral arrays
   fft::RealView m_green;     // influence function on this rank's spectral box
 };

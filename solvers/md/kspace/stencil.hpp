@@ -34,10 +34,10 @@ KOKKOS_INLINE_FUNCTION int stencil_weights(double u, int order, double* w) {
 }
 
 // Where the owned atoms of a rank fall on its brick of the mesh: mesh coordinates u_d = (x_d - lo_d) *
-// inv_h_d, the brick's first index and extent along each axis (the points a stencil may reach), and how the
-// array holding them is laid out (row-major [x][y][z], z fastest): either the brick itself (base = first,
-// dim = extent, period 0), or, on one rank, the periodic mesh without ghost cells (base 0, dim = period = n:
-// a point of the brick outside [0, n) is its periodic image in the array).
+// inv_h_d; the first index and extent along each axis of the points a stencil may reach (an atom whose
+// stencil leaves them is refused); and the array holding the brick (row-major [x][y][z], z fastest): points
+// [base[d], base[d] + dim[d]) along each axis, a point outside them the periodic image (period[d] = n[d])
+// along an axis the brick holds whole, none (period 0) along the others.
 struct BrickMap {
   double lo[3] = {0, 0, 0};
   double inv_h[3] = {1, 1, 1};
@@ -48,22 +48,6 @@ struct BrickMap {
   int dim[3] = {0, 0, 0};
   int period[3] = {0, 0, 0};
 
-  // The brick stored as it is.
-  void store_brick() {
-    for (int d = 0; d < 3; ++d) {
-      base[d] = first[d];
-      dim[d] = extent[d];
-      period[d] = 0;
-    }
-  }
-  // The periodic mesh of n points along each axis stored without ghosts (the brick within one image of it).
-  void store_periodic(const int n[3]) {
-    for (int d = 0; d < 3; ++d) {
-      base[d] = 0;
-      dim[d] = n[d];
-      period[d] = n[d];
-    }
-  }
   // The array index along axis d of brick point i.
   KOKKOS_INLINE_FUNCTION int local(int d, int i) const {
     if (period[d] != 0) i += i < 0 ? period[d] : i >= period[d] ? -period[d] : 0;
