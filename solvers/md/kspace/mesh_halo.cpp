@@ -56,7 +56,8 @@ struct BoxCopy {
 void copy_box(const BoxCopy& c, const double* src, double* dst, bool add) {
   if (c.e[0] <= 0 || c.e[1] <= 0 || c.e[2] <= 0) return;
   const BoxCopy k = c;
-  if constexpr (fft::k_host_accessible) {
+  // A plain if of a constant (a CUDA extended lambda may not first capture in a constexpr-if context).
+  if (fft::k_host_accessible) {
     const int rows = k.e[0] * k.e[1];
     Kokkos::parallel_for(
         "md::kspace::halo_copy_rows", Kokkos::RangePolicy<fft::ExecSpace, Kokkos::IndexType<int>>(0, rows),
