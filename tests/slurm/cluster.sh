@@ -47,12 +47,17 @@ slurm_cluster_usable() {
 
 _slurm_bin() { command -v "$1" 2>/dev/null || echo "/usr/sbin/$1"; }
 
-# A TCP port nobody listens on (random in 20000..59999).
+# A TCP port no socket uses, below the kernel's ephemeral range (ip_local_port_range, 32768.. by default):
+# a port in that range can be taken by any outgoing connection (MPI, sshd, the S3 stand-in of other tests)
+# between this choice and the daemon's bind, which then fails with "Address already in use".
 _slurm_free_port() {
-  local p used
-  used=$(ss -Htln 2>/dev/null | awk '{print $4}' | sed 's/.*://')
+  local p used lo=20000 hi eph
+  eph=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)
+  hi=$(( ${eph:-32768} - 1 ))
+  (( hi > lo + 1000 )) || { lo=10000; hi=19999; }
+  used=$(ss -Htan 2>/dev/null | awk '{print $4}' | sed 's/.*://' | sort -u)
   while :; do
-    p=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+    p=$((lo + (RANDOM * 32768 + RANDOM) % (hi - lo + 1)))
     grep -qx "$p" <<<"$used" || { echo "$p"; return; }
   done
 }
