@@ -311,7 +311,9 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
             return false;
           };
           // Candidates k0 .. k1-1 of the packed arrays: every candidate is written at the next free place
-          // and kept by counting it (no branch on the distance) when the row has room for all of them.
+          // and kept by counting it (no branch on the distance) when the row has room for all of them. The
+          // excluded pairs leave the row afterwards (below): a few listed neighbours to look up, not every
+          // candidate.
           // Ghosts under Newton (newton): a ghost of a row above i's (a higher z bin, so a higher z) is
           // kept whole, of a row below never; in i's own z bin by the coordinates (ghost above i by z,
           // then y, then x: the ghost's owner sees the mirror image and lists the pair when this does not).
@@ -323,7 +325,6 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
               int in = (dx * dx + dy * dy + dz * dz < cutsq) & (k != p);
               if (by_position) in &= (dz < 0) | ((dz == 0) & ((dy < 0) | ((dy == 0) & (dx < 0))));
               const int j = pindex(k);
-              if (nsearch > 0) in &= !excluded(j);
               if (owned) {
                 if (fits) neigh(i, n) = j;
                 n += in;
@@ -340,6 +341,22 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
             else if (half == 0)
               scan(p + 1, ostart(b + reach + 1), true, false);
             if (!newton || dzbin >= 0) scan(gstart(b - reach), gstart(b + reach + 1), false, newton && dzbin == 0);
+          }
+          // The excluded pairs out of a row that fitted, the others keeping their order (the row a check
+          // of every candidate would give). A row that did not fit counts them: it only sizes the next pass.
+          if (nsearch > 0 && fits) {
+            int kept = 0;
+            for (int a = 0; a < n; ++a) {
+              const int j = neigh(i, a);
+              if (!excluded(j)) neigh(i, kept++) = j;
+            }
+            n = kept;
+            kept = 0;
+            for (int a = 0; a < g; ++a) {
+              const int j = neigh(i, maxn - 1 - a);
+              if (!excluded(j)) neigh(i, maxn - 1 - kept++) = j;
+            }
+            g = kept;
           }
           nn(i) = n;
           ng(i) = g;
