@@ -13,9 +13,10 @@
 // bin's atoms in index order, positions copied next to their indices), so the bins of one stencil row (one
 // y, z offset, every x offset in reach) are one contiguous range of the packed arrays: each owned atom
 // scans a few long streams instead of many short bins, and appends without a branch (list_rows(), one
-// kernel). Only the filling of the packed arrays differs: on a device counts by atomics, a scan, each atom
-// to its slot, then each bin's segment ordered by atom index (pack_device()); on the host a stable counting
-// sort, serial, which gives the same arrays (pack_host()).
+// kernel; on the host with AVX2 four candidates at a time, the same rows). Only the filling of the packed
+// arrays differs: on a device counts by atomics, a scan, each atom to its slot, then each bin's segment
+// ordered by atom index (pack_device()); on the host a stable counting sort, serial, which gives the same
+// arrays (pack_host()).
 #include <array>
 
 #include "atoms.hpp"
