@@ -80,6 +80,8 @@ class NeighborList {
   // few atoms each instead).
   static double bin_edge(double cutneigh, double density, int d);
   bool full() const { return m_full; }
+  // The square of cutneigh (setup()): the reach of the list.
+  double cutneigh_sq() const { return m_cutneighsq; }
   // Newton's third law across ghosts (LAMMPS newton on; the host half list): each owned-ghost pair is
   // listed on one side only, the one whose owned atom lies below the ghost (by z, then y, then x); the force
   // loop then adds the reaction to the ghost, and Halo::reverse_forces() sends ghost forces to their owners.
