@@ -111,6 +111,22 @@ int Distributor::place_arrivals(const Fields& fields, const Window& window, cons
 // the buffer (m_stay_buf), whose kernels need no order.
 constexpr bool k_stay_in_place = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
+// The in-place pass over one field (host memory): particle stay(p) to place p. Its rows are a few numbers:
+// GCC would call memmove for each (a call per particle), so the copy stays a loop.
+template <class V>
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+void move_down(const V& v, const IntView& stay, int nstay) {
+  using E = Elem<V>;
+  const int nc = E::count(v);
+  for (int p = 0; p < nstay; ++p) {
+    const int i = stay(p);
+    if (i == p) continue;
+    for (int c = 0; c < nc; ++c) E::at(v, p, c) = E::at(v, i, c);
+  }
+}
+
 int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& window) {
   const std::size_t npeers = m_to.size();
   // Message layout: each peer's message holds the blocks of every field, one after the other.
@@ -140,14 +156,8 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
                              Pack<V>{v, m_leave, m_send, word[k], false, 0, 0.0, m_send_first[k]});
       if constexpr (k_stay_in_place) {
         // After the leaving ones are packed: their places may be written now.
-        using E = Elem<V>;
         Kokkos::fence();
-        const int nc = E::count(v);
-        for (int p = 0; p < m_nstay; ++p) {
-          const int i = m_stay(p);
-          if (i == p) continue;
-          for (int c = 0; c < nc; ++c) E::at(v, p, c) = E::at(v, i, c);
-        }
+        move_down(v, m_stay, m_nstay);
       }
     });
     stay_word += block_words(f, static_cast<std::size_t>(m_nstay));
