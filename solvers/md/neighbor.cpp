@@ -2,9 +2,112 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <type_traits>
 #include <vector>
+#if defined(__AVX2__) && !defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__SYCL_DEVICE_ONLY__)
+#include <immintrin.h>
+#define SPOTRUN_NEIGHBOR_AVX2 1
+#define SPOTRUN_SCAN_INLINE __attribute__((always_inline))
+#else
+#define SPOTRUN_SCAN_INLINE
+#endif
 
 namespace spotrun::md {
+namespace {
+
+// The host's scan of list_rows() with AVX2 (host memory, rows of the list contiguous): four candidates at a
+// time, their positions (x, y, z triples) transposed into x, y, z vectors, the same operations on the same
+// numbers as the scalar scan ((dx dx + dy dy) + dz dz against cutsq; the position test of a ghost under
+// Newton), so the rows are those of the scalar scan, in the same order. The kept atoms' indices go to the
+// row by one shuffle (the table of the lane mask) and one 4-wide store at the next free place, owned atoms
+// forwards from the front, ghosts backwards from the back; the store may write up to three places past the
+// kept ones, which the scan's room (k_scan_slack) allows for. Lanes past the range read the packed arrays'
+// padding (reserve_packing) and are masked off.
+constexpr bool k_vector_scan =
+#if defined(SPOTRUN_NEIGHBOR_AVX2)
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible &&
+    std::is_same_v<NeighborView::array_layout, Kokkos::LayoutRight>;
+#else
+    false;
+#endif
+constexpr int k_scan_slack = k_vector_scan ? 3 : 0;
+
+#if defined(SPOTRUN_NEIGHBOR_AVX2)
+struct CompactTables {
+  unsigned char forward[16][16];   // byte shuffle: the kept lanes (mask bits) to lanes 0, 1, ... in order
+  unsigned char backward[16][16];  // the kept lanes to lanes 3, 2, ... in order
+  int count[16];                   // the kept lanes
+};
+
+constexpr CompactTables make_compact_tables() {
+  CompactTables t{};
+  for (int m = 0; m < 16; ++m) {
+    for (int b = 0; b < 16; ++b) t.forward[m][b] = t.backward[m][b] = 0x80;  // zero
+    int o = 0;
+    for (int l = 0; l < 4; ++l) {
+      if (!(m & (1 << l))) continue;
+      for (int b = 0; b < 4; ++b) {
+        t.forward[m][4 * o + b] = static_cast<unsigned char>(4 * l + b);
+        t.backward[m][4 * (3 - o) + b] = static_cast<unsigned char>(4 * l + b);
+      }
+      ++o;
+    }
+    t.count[m] = o;
+  }
+  return t;
+}
+
+alignas(64) constexpr CompactTables k_compact = make_compact_tables();
+
+// Candidates k0 .. k1-1 (packed positions px, indices pindex) of the row `row` (maxn places) of the owned atom
+// at (xi, yi, zi), packed at p: owned (to the front, n kept so far) or ghosts (to the back, g kept so far);
+// by_position: the Newton test of a ghost in the atom's z bin.
+SPOTRUN_SCAN_INLINE inline void scan_avx2(const double* px, const int* pindex, int k0, int k1, int p, double xi, double yi, double zi,
+                      double cutsq, bool owned, bool by_position, int* row, int maxn, int& n_row, int& g_row) {
+  int n = n_row, g = g_row;  // in registers: the row's stores might alias the references
+  const __m256d vxi = _mm256_set1_pd(xi), vyi = _mm256_set1_pd(yi), vzi = _mm256_set1_pd(zi);
+  const __m256d vcut = _mm256_set1_pd(cutsq), zero = _mm256_setzero_pd();
+  for (int k = k0; k < k1; k += 4) {
+    const double* a = px + 3 * static_cast<std::ptrdiff_t>(k);
+    const __m256d A = _mm256_loadu_pd(a), B = _mm256_loadu_pd(a + 4), C = _mm256_loadu_pd(a + 8);
+    // A = x0 y0 z0 x1, B = y1 z1 x2 y2, C = z2 x3 y3 z3
+    const __m256d P = _mm256_permute2f128_pd(A, B, 0x30);  // x0 y0 x2 y2
+    const __m256d Q = _mm256_permute2f128_pd(A, C, 0x21);  // z0 x1 z2 x3
+    const __m256d R = _mm256_permute2f128_pd(B, C, 0x30);  // y1 z1 y3 z3
+    const __m256d dx = _mm256_sub_pd(vxi, _mm256_blend_pd(P, Q, 0xA));
+    const __m256d dy = _mm256_sub_pd(vyi, _mm256_shuffle_pd(P, R, 0x5));
+    const __m256d dz = _mm256_sub_pd(vzi, _mm256_blend_pd(Q, R, 0xA));
+    const __m256d rsq =
+        _mm256_add_pd(_mm256_add_pd(_mm256_mul_pd(dx, dx), _mm256_mul_pd(dy, dy)), _mm256_mul_pd(dz, dz));
+    __m256d in = _mm256_cmp_pd(rsq, vcut, _CMP_LT_OQ);
+    if (by_position) {
+      const __m256d ylt = _mm256_or_pd(_mm256_cmp_pd(dy, zero, _CMP_LT_OQ),
+                                       _mm256_and_pd(_mm256_cmp_pd(dy, zero, _CMP_EQ_OQ), _mm256_cmp_pd(dx, zero, _CMP_LT_OQ)));
+      const __m256d above =
+          _mm256_or_pd(_mm256_cmp_pd(dz, zero, _CMP_LT_OQ), _mm256_and_pd(_mm256_cmp_pd(dz, zero, _CMP_EQ_OQ), ylt));
+      in = _mm256_and_pd(in, above);
+    }
+    int m = _mm256_movemask_pd(in);
+    if (k1 - k < 4) m &= (1 << (k1 - k)) - 1;
+    if (owned && static_cast<unsigned>(p - k) < 4u) m &= ~(1 << (p - k));
+    const __m128i j4 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(pindex + k));
+    if (owned) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + n),
+                       _mm_shuffle_epi8(j4, _mm_load_si128(reinterpret_cast<const __m128i*>(k_compact.forward[m]))));
+      n += k_compact.count[m];
+    } else {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(row + maxn - 4 - g),
+                       _mm_shuffle_epi8(j4, _mm_load_si128(reinterpret_cast<const __m128i*>(k_compact.backward[m]))));
+      g += k_compact.count[m];
+    }
+  }
+  n_row = n;
+  g_row = g;
+}
+#endif
+
+}  // namespace
 
 double NeighborList::bin_edge(double cutneigh, double density, int d) {
   const double half = 0.5 * cutneigh;
@@ -153,9 +256,10 @@ bool NeighborList::rows_fit(int needed, long long pairs) {
 
 void NeighborList::reserve_packing(int nlocal, int nall) {
   if (m_atom_bin.extent(0) < static_cast<std::size_t>(nall)) m_atom_bin = IntView("md::atom_bin", nall + nall / 4);
-  if (m_packed_index.extent(0) < static_cast<std::size_t>(nall)) {
-    m_packed_index = IntView("md::packed_index", nall + nall / 4);
-    m_packed_x = Vec3View("md::packed_x", nall + nall / 4);
+  // Padding past the last atom: the host's vector scan reads up to three places past a range.
+  if (m_packed_index.extent(0) < static_cast<std::size_t>(nall) + 4) {
+    m_packed_index = IntView("md::packed_index", nall + nall / 4 + 4);
+    m_packed_x = Vec3View("md::packed_x", nall + nall / 4 + 4);
   }
   if (m_packed_place.extent(0) < static_cast<std::size_t>(nlocal))
     m_packed_place = IntView("md::packed_place", nlocal + nlocal / 4 + 16);
@@ -311,19 +415,29 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
             return false;
           };
           // Candidates k0 .. k1-1 of the packed arrays: every candidate is written at the next free place
-          // and kept by counting it (no branch on the distance) when the row has room for all of them.
+          // and kept by counting it (no branch on the distance) when the row has room for all of them. The
+          // excluded pairs leave the row afterwards (below): a few listed neighbours to look up, not every
+          // candidate.
           // Ghosts under Newton (newton): a ghost of a row above i's (a higher z bin, so a higher z) is
           // kept whole, of a row below never; in i's own z bin by the coordinates (ghost above i by z,
           // then y, then x: the ghost's owner sees the mirror image and lists the pair when this does not).
-          auto scan = [&](int k0, int k1, bool owned, bool by_position) {
+          auto scan = [&](int k0, int k1, bool owned, bool by_position) SPOTRUN_SCAN_INLINE {
             if (k1 <= k0) return;
-            if (n + g + (k1 - k0) > maxn) fits = false;
+            if (n + g + (k1 - k0) + k_scan_slack > maxn) fits = false;
+#if defined(SPOTRUN_NEIGHBOR_AVX2)
+            if constexpr (k_vector_scan) {
+              if (fits) {
+                scan_avx2(px.data(), pindex.data(), k0, k1, p, xi, yi, zi, cutsq, owned, by_position, &neigh(i, 0),
+                          maxn, n, g);
+                return;
+              }
+            }
+#endif
             for (int k = k0; k < k1; ++k) {
               const double dx = xi - px(k, 0), dy = yi - px(k, 1), dz = zi - px(k, 2);
               int in = (dx * dx + dy * dy + dz * dz < cutsq) & (k != p);
               if (by_position) in &= (dz < 0) | ((dz == 0) & ((dy < 0) | ((dy == 0) & (dx < 0))));
               const int j = pindex(k);
-              if (nsearch > 0) in &= !excluded(j);
               if (owned) {
                 if (fits) neigh(i, n) = j;
                 n += in;
@@ -340,6 +454,22 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
             else if (half == 0)
               scan(p + 1, ostart(b + reach + 1), true, false);
             if (!newton || dzbin >= 0) scan(gstart(b - reach), gstart(b + reach + 1), false, newton && dzbin == 0);
+          }
+          // The excluded pairs out of a row that fitted, the others keeping their order (the row a check
+          // of every candidate would give). A row that did not fit counts them: it only sizes the next pass.
+          if (nsearch > 0 && fits) {
+            int kept = 0;
+            for (int a = 0; a < n; ++a) {
+              const int j = neigh(i, a);
+              if (!excluded(j)) neigh(i, kept++) = j;
+            }
+            n = kept;
+            kept = 0;
+            for (int a = 0; a < g; ++a) {
+              const int j = neigh(i, maxn - 1 - a);
+              if (!excluded(j)) neigh(i, maxn - 1 - kept++) = j;
+            }
+            g = kept;
           }
           nn(i) = n;
           ng(i) = g;

@@ -13,9 +13,10 @@
 // bin's atoms in index order, positions copied next to their indices), so the bins of one stencil row (one
 // y, z offset, every x offset in reach) are one contiguous range of the packed arrays: each owned atom
 // scans a few long streams instead of many short bins, and appends without a branch (list_rows(), one
-// kernel). Only the filling of the packed arrays differs: on a device counts by atomics, a scan, each atom
-// to its slot, then each bin's segment ordered by atom index (pack_device()); on the host a stable counting
-// sort, serial, which gives the same arrays (pack_host()).
+// kernel; on the host with AVX2 four candidates at a time, the same rows). Only the filling of the packed
+// arrays differs: on a device counts by atomics, a scan, each atom to its slot, then each bin's segment
+// ordered by atom index (pack_device()); on the host a stable counting sort, serial, which gives the same
+// arrays (pack_host()).
 #include <array>
 
 #include "atoms.hpp"
@@ -79,6 +80,8 @@ class NeighborList {
   // few atoms each instead).
   static double bin_edge(double cutneigh, double density, int d);
   bool full() const { return m_full; }
+  // The square of cutneigh (setup()): the reach of the list.
+  double cutneigh_sq() const { return m_cutneighsq; }
   // Newton's third law across ghosts (LAMMPS newton on; the host half list): each owned-ghost pair is
   // listed on one side only, the one whose owned atom lies below the ghost (by z, then y, then x); the force
   // loop then adds the reaction to the ghost, and Halo::reverse_forces() sends ghost forces to their owners.

@@ -105,6 +105,28 @@ int Distributor::place_arrivals(const Fields& fields, const Window& window, cons
   return naccepted;
 }
 
+// Where the particles live in host memory, those that stay are moved down in place, in one forward pass
+// (particle stay(s) to place s: stay(s) >= s and increasing, so no place is written before it is read), those
+// already in their place untouched: no copy of every field of every particle out and back. A device keeps
+// the buffer (m_stay_buf), whose kernels need no order.
+constexpr bool k_stay_in_place = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+
+// The in-place pass over one field (host memory): particle stay(p) to place p. Its rows are a few numbers:
+// GCC would call memmove for each (a call per particle), so the copy stays a loop.
+template <class V>
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+#endif
+void move_down(const V& v, const IntView& stay, int nstay) {
+  using E = Elem<V>;
+  const int nc = E::count(v);
+  for (int p = 0; p < nstay; ++p) {
+    const int i = stay(p);
+    if (i == p) continue;
+    for (int c = 0; c < nc; ++c) E::at(v, p, c) = E::at(v, i, c);
+  }
+}
+
 int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& window) {
   const std::size_t npeers = m_to.size();
   // Message layout: each peer's message holds the blocks of every field, one after the other.
@@ -116,7 +138,7 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
     sent += message_words(fields, m_nsend[k]);
     received += message_words(fields, m_nrecv[k]);
   }
-  ensure(m_stay_buf, message_words(fields, static_cast<std::size_t>(m_nstay)));
+  if (!k_stay_in_place) ensure(m_stay_buf, message_words(fields, static_cast<std::size_t>(m_nstay)));
   ensure(m_send, sent);
   ensure(m_recv, received);
 
@@ -126,11 +148,17 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
   for (const auto& f : fields.fields()) {
     visit(f, [&](const auto& v) {
       using V = std::decay_t<decltype(v)>;
-      Kokkos::parallel_for("particles::distributor::pack_stay", Policy(0, m_nstay),
-                           Pack<V>{v, m_stay, m_stay_buf, stay_word, false, 0, 0.0});
+      if (!k_stay_in_place)
+        Kokkos::parallel_for("particles::distributor::pack_stay", Policy(0, m_nstay),
+                             Pack<V>{v, m_stay, m_stay_buf, stay_word, false, 0, 0.0});
       for (std::size_t k = 0; k < npeers; ++k)
         Kokkos::parallel_for("particles::distributor::pack", Policy(0, static_cast<int>(m_nsend[k])),
                              Pack<V>{v, m_leave, m_send, word[k], false, 0, 0.0, m_send_first[k]});
+      if constexpr (k_stay_in_place) {
+        // After the leaving ones are packed: their places may be written now.
+        Kokkos::fence();
+        move_down(v, m_stay, m_nstay);
+      }
     });
     stay_word += block_words(f, static_cast<std::size_t>(m_nstay));
     for (std::size_t k = 0; k < npeers; ++k) word[k] += block_words(f, m_nsend[k]);
@@ -159,8 +187,9 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
   for (const auto& f : fields.fields()) {
     visit(f, [&](const auto& v) {
       using V = std::decay_t<decltype(v)>;
-      Kokkos::parallel_for("particles::distributor::unpack_stay", Policy(0, m_nstay),
-                           Unpack<V>{v, m_stay_buf, stay_word, 0});
+      if (!k_stay_in_place)
+        Kokkos::parallel_for("particles::distributor::unpack_stay", Policy(0, m_nstay),
+                             Unpack<V>{v, m_stay_buf, stay_word, 0});
       int arrived = 0;
       for (std::size_t k = 0; k < npeers; ++k) {
         Kokkos::parallel_for("particles::distributor::unpack", Policy(0, static_cast<int>(m_nrecv[k])),
