@@ -230,6 +230,50 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
   }
 }
 
+// The sparse host loop's evaluation of one chunk's kept pairs (those within the cutoff, gathered first: a few to
+// a row), in one scalar loop (a vectorised loop would spend more on its set-up and reductions than on them):
+// the pair forces added to atom i's sums and, for owned rows, taken from neighbour j; energies and virial
+// weighted by w (1 owned, 1/2 for a ghost pair without Newton).
+template <bool EV, bool E, bool OneType, class Pair, class Access>
+inline void kept_pairs(int m, const double* dx, const double* dy, const double* dz, const double* qq, const int* kept,
+                       const Pair& pii, const Pair* pj, bool owned, Access& fa, double& fxi, double& fyi, double& fzi,
+                       double& energy, double& ecoul, double& virial) {
+  using Real = typename Pair::real_type;
+  constexpr bool charged = PairCharged<Pair>::value;
+  const double w = owned ? 1.0 : 0.5;
+  double se = 0, sc = 0, sv = 0;
+  for (int k = 0; k < m; ++k) {
+    const Real rx = static_cast<Real>(dx[k]), ry = static_cast<Real>(dy[k]), rz = static_cast<Real>(dz[k]);
+    const Real rsq = rx * rx + ry * ry + rz * rz;
+    Real fpair, ek = 0, eck = 0;
+    if constexpr (OneType)
+      evaluate_pair<EV && E>(pii, rsq, charged ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
+    else
+      evaluate_pair<EV && E>(pj[k], rsq, charged ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
+    const double fd = static_cast<double>(fpair);
+    const double fx = dx[k] * fd, fy = dy[k] * fd, fz = dz[k] * fd;
+    fxi += fx;
+    fyi += fy;
+    fzi += fz;
+    if (owned) {
+      const int j = kept[k];
+      fa(j, 0) -= fx;
+      fa(j, 1) -= fy;
+      fa(j, 2) -= fz;
+    }
+    if (EV && E) {
+      se += static_cast<double>(ek);
+      sc += static_cast<double>(eck);
+    }
+    if (EV) sv += static_cast<double>(rsq * fpair);
+  }
+  if (EV) {
+    energy += w * se;
+    ecoul += w * sc;
+    virial += w * sv;
+  }
+}
+
 template <bool EV, bool OneType, bool E, bool Sparse, class Pair>
 PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pairs,
                                 ForceScatter& scatter, int begin, int end) {
@@ -289,40 +333,8 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
               m += rsq < pii.cutsq ? 1 : 0;
             }
           }
-          // Pass two and three in one scalar loop over the kept pairs (a few to a row: a vectorised loop
-          // would spend more on its set-up and reductions than on them).
-          const double w = owned ? 1.0 : 0.5;
-          double se = 0, sc = 0, sv = 0;
-          for (int k = 0; k < m; ++k) {
-            const Real rx = static_cast<Real>(dx[k]), ry = static_cast<Real>(dy[k]), rz = static_cast<Real>(dz[k]);
-            const Real rsq = rx * rx + ry * ry + rz * rz;
-            Real fpair, ek = 0, eck = 0;
-            if constexpr (OneType)
-              evaluate_pair<EV && E>(pii, rsq, charged ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
-            else
-              evaluate_pair<EV && E>(pj[k], rsq, charged ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
-            const double fd = static_cast<double>(fpair);
-            const double fx = dx[k] * fd, fy = dy[k] * fd, fz = dz[k] * fd;
-            fxi += fx;
-            fyi += fy;
-            fzi += fz;
-            if (owned) {
-              const int j = kept[k];
-              fa(j, 0) -= fx;
-              fa(j, 1) -= fy;
-              fa(j, 2) -= fz;
-            }
-            if (EV && E) {
-              se += static_cast<double>(ek);
-              sc += static_cast<double>(eck);
-            }
-            if (EV) sv += static_cast<double>(rsq * fpair);
-          }
-          if (EV) {
-            energy += w * se;
-            ecoul += w * sc;
-            virial += w * sv;
-          }
+          kept_pairs<EV, E, OneType>(m, dx, dy, dz, qq, kept, pii, pj, owned, fa, fxi, fyi, fzi, energy, ecoul,
+                                     virial);
           continue;
         } else {
           RowsOfThree::gather(x.data(), row, n, xi, yi, zi, dx, dy, dz);

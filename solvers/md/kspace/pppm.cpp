@@ -317,6 +317,38 @@ BrickMap brick_map(const comm::Box3& box, const std::array<int, 3>& n, int order
   return m;
 }
 
+// Every rank's owned box and brick, gathered (collective). Throws InputError on every rank alike when some
+// rank's reach leaves the neighbouring periodic images (neither ghost cells nor a single wrap can hold it).
+std::vector<BrickBoxes> gather_boxes(const comm::Communicator& comm, const fft::Box3i& owned, const fft::Box3i& reach,
+                                     const fft::Box3i& brick, const std::array<int, 3>& n, int order) {
+  std::vector<std::int64_t> mine;
+  for (int d = 0; d < 3; ++d)
+    for (const int v : {owned.lo[d], owned.hi[d], reach.lo[d], reach.hi[d], brick.lo[d], brick.hi[d]}) mine.push_back(v);
+  const std::vector<std::int64_t> all = comm.all_gather(mine);
+  std::vector<BrickBoxes> boxes(static_cast<std::size_t>(comm.size()));
+  std::string too_coarse;
+  for (int r = 0; r < comm.size(); ++r) {
+    BrickBoxes& b = boxes[static_cast<std::size_t>(r)];
+    for (int d = 0; d < 3; ++d) {
+      const std::int64_t* v = &all[static_cast<std::size_t>(18 * r + 6 * d)];
+      b.owned.lo[d] = static_cast<int>(v[0]);
+      b.owned.hi[d] = static_cast<int>(v[1]);
+      b.brick.lo[d] = static_cast<int>(v[4]);
+      b.brick.hi[d] = static_cast<int>(v[5]);
+      // The reach (v[2], v[3]) within one periodic image either side: ghost cells or a single wrap.
+      if (too_coarse.empty() && (v[2] < -n[d] || v[3] >= 2 * n[d]))
+        too_coarse = "md.kspace.mesh: the PPPM mesh " + std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
+                     std::to_string(n[2]) + " is too coarse for the ghost cells of rank " + std::to_string(r) +
+                     " (cells " + std::to_string(v[2]) + ".." + std::to_string(v[3]) + " along axis " +
+                     std::to_string(d) + ", order " + std::to_string(order) +
+                     "): its atoms' stencils reach beyond the neighbouring periodic image; give a finer mesh";
+    }
+  }
+  // The same gathered boxes on every rank: the same verdict everywhere.
+  if (!too_coarse.empty()) throw InputError(too_coarse);
+  return boxes;
+}
+
 }  // namespace
 
 Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const comm::Communicator& comm,
@@ -357,37 +389,7 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
     brick.lo[d] = m_period[d] ? 0 : m_reach.lo[d];
     brick.hi[d] = m_period[d] ? n[d] - 1 : m_reach.hi[d];
   }
-  std::vector<std::int64_t> mine;
-  for (int d = 0; d < 3; ++d) {
-    mine.push_back(m_owned.lo[d]);
-    mine.push_back(m_owned.hi[d]);
-    mine.push_back(std::min(brick.lo[d], m_reach.lo[d]));
-    mine.push_back(std::max(brick.hi[d], m_reach.hi[d]));
-    mine.push_back(brick.lo[d]);
-    mine.push_back(brick.hi[d]);
-  }
-  const std::vector<std::int64_t> all = comm.all_gather(mine);
-  std::vector<BrickBoxes> boxes(static_cast<std::size_t>(nranks));
-  std::string too_coarse;
-  for (int r = 0; r < nranks; ++r) {
-    BrickBoxes& b = boxes[static_cast<std::size_t>(r)];
-    for (int d = 0; d < 3; ++d) {
-      const std::int64_t* v = &all[static_cast<std::size_t>(18 * r + 6 * d)];
-      b.owned.lo[d] = static_cast<int>(v[0]);
-      b.owned.hi[d] = static_cast<int>(v[1]);
-      b.brick.lo[d] = static_cast<int>(v[4]);
-      b.brick.hi[d] = static_cast<int>(v[5]);
-      // The reach (v[2], v[3]) within one periodic image either side: ghost cells or a single wrap.
-      if (too_coarse.empty() && (v[2] < -n[d] || v[3] >= 2 * n[d]))
-        too_coarse = "md.kspace.mesh: the PPPM mesh " + std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " +
-                     std::to_string(n[2]) + " is too coarse for the ghost cells of rank " + std::to_string(r) +
-                     " (cells " + std::to_string(v[2]) + ".." + std::to_string(v[3]) + " along axis " +
-                     std::to_string(d) + ", order " + std::to_string(order) +
-                     "): its atoms' stencils reach beyond the neighbouring periodic image; give a finer mesh";
-    }
-  }
-  // The same gathered boxes on every rank: the same verdict everywhere.
-  if (!too_coarse.empty()) throw InputError(too_coarse);
+  const std::vector<BrickBoxes> boxes = gather_boxes(comm, m_owned, m_reach, brick, n, order);
 
   fft::FftGeometry geometry;
   try {
