@@ -73,11 +73,10 @@ struct BrickMap {
     }
   }
   // The stencil of position x: first points s[d] and weights w[d][.]; false when it leaves the brick.
-  // P: the order as a constant (the kernels are made for each order, their loops of known length), or 0 for
-  // the member `order`.
-  template <int P = 0>
+  // P: the order (`order`) as a constant: the kernels are made for each order, their loops of known length.
+  template <int P>
   KOKKOS_INLINE_FUNCTION bool stencil(const double x[3], int s[3], double w[3][k_max_order]) const {
-    const int p = P > 0 ? P : order;
+    constexpr int p = P;
     bool inside = true;
     for (int d = 0; d < 3; ++d) {
       const double u = (x[d] - lo[d]) * inv_h[d];
