@@ -301,6 +301,56 @@ TEST(KspaceParams, StencilWeights) {
     }
 }
 
+// The host's plane order: every owned atom once, by the brick plane where its stencil begins (BrickMap::stencil's
+// first point along x, as the brick stores it), by index within a plane; on a periodic brick (whole mesh, stencils
+// wrapping) and on one with ghost planes.
+TEST(PlaneOrder, EveryAtomOnceByTheFirstPlaneOfItsStencil) {
+  if (!fft::k_host_accessible) GTEST_SKIP() << "host memory only";
+  std::mt19937 rng(7);
+  for (const bool periodic : {true, false}) {
+    BrickMap map;
+    map.order = 5;
+    for (int d = 0; d < 3; ++d) {
+      map.lo[d] = 0.0;
+      map.inv_h[d] = 20.0 / 10.0;  // 20 points over a length of 10
+      map.first[d] = periodic ? -3 : -4;  // the reach of the stencils; periodic: past the mesh
+      map.extent[d] = periodic ? 26 : 28;
+      map.base[d] = periodic ? 0 : -4;
+      map.dim[d] = periodic ? 20 : 28;
+      map.period[d] = periodic ? 20 : 0;
+    }
+    std::uniform_real_distribution<double> pos(periodic ? 0.0 : -0.5, periodic ? 10.0 : 10.5);
+    const int nlocal = 500;
+    md::Vec3View x("x", nlocal + 7);  // rows past nlocal are not atoms
+    auto hx = Kokkos::create_mirror_view(x);
+    for (int i = 0; i < nlocal + 7; ++i)
+      for (int d = 0; d < 3; ++d) hx(i, d) = pos(rng);
+    Kokkos::deep_copy(x, hx);
+    PlaneOrder order;
+    order.build(x, nlocal, map);
+    ASSERT_EQ(order.planes(), map.dim[0]);
+    EXPECT_EQ(order.start()[0], 0);
+    EXPECT_EQ(order.start()[order.planes()], nlocal);
+    std::vector<int> seen(nlocal, 0);
+    for (int p = 0; p < order.planes(); ++p)
+      for (int k = order.start()[p]; k < order.start()[p + 1]; ++k) {
+        const int i = order.atoms()[k];
+        ASSERT_GE(i, 0);
+        ASSERT_LT(i, nlocal);
+        ++seen[static_cast<std::size_t>(i)];
+        if (k > order.start()[p]) {
+          EXPECT_LT(order.atoms()[k - 1], i) << "by index within plane " << p;
+        }
+        const double xi[3] = {hx(i, 0), hx(i, 1), hx(i, 2)};
+        int s[3];
+        double w[3][k_max_order];
+        ASSERT_TRUE(map.stencil<5>(xi, s, w)) << "atom " << i;
+        EXPECT_EQ(map.local(0, s[0]), p) << "atom " << i << " at x " << xi[0] << (periodic ? " (periodic)" : "");
+      }
+    for (int i = 0; i < nlocal; ++i) EXPECT_EQ(seen[static_cast<std::size_t>(i)], 1) << "atom " << i;
+  }
+}
+
 TEST(KspaceParams, ChoiceAndRefusals) {
   comm::Box3 box;
   box.hi = {10, 10, 10};

@@ -166,48 +166,102 @@ void with_order(int order, F&& f) {
   static_assert(k_min_order == 2 && k_max_order == 7, "with_order: one case per order");
 }
 
-// Spreads the owned atoms' charges over the brick (atomic additions where several threads spread); returns how
-// many atoms' stencils leave it (those are not spread).
+// Adds charge qi (over the cell volume) at position xi to the stencil's points of brick rho, atomically where
+// `atomic`; false (nothing added) when the stencil leaves the brick.
+template <int P>
+KOKKOS_INLINE_FUNCTION bool spread_at(const BrickMap& bm, const fft::RealView& rho, const double xi[3], double qi,
+                                      bool atomic) {
+  int s[3];
+  double w[3][k_max_order];
+  if (!bm.template stencil<P>(xi, s, w)) return false;
+  BrickMap::Points<P> pts;
+  bm.points(s, pts);
+  for (int a = 0; a < P; ++a)
+    for (int b = 0; b < P; ++b) {
+      const double wab = qi * w[0][a] * w[1][b];
+      const long row = pts.xy[a][b];
+      for (int c = 0; c < P; ++c) {
+        if (atomic)
+          Kokkos::atomic_add(&rho(row + pts.z[c]), wab * w[2][c]);
+        else
+          rho(row + pts.z[c]) += wab * w[2][c];
+      }
+    }
+  return true;
+}
+
+// Chunks of whole planes for the host's plane walks: one per thread, each at least P planes (the planes a chunk
+// writes end before the next chunk but one begins), an even number where there are several (the last chunk's
+// writes wrap into the first's: they are spread in different halves).
+template <int P>
+int plane_chunks(int planes) {
+  const int most = std::min(planes / P, ExecSpace().concurrency());
+  return most < 2 ? 1 : most - most % 2;
+}
+
+// Zeroes the brick and spreads the owned atoms' charges over it; returns how many atoms' stencils leave it
+// (those are not spread). On a device one thread per atom, atomic additions (several threads spreading); on
+// the host the atoms in plane order, each thread a chunk of whole planes (every other chunk at a time: no two
+// threads add to one point), each new plane read ahead of the stencils that write it (one thread: zeroed
+// ahead of them instead, no pass of its own).
 template <int P>
 int spread_charges_order(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map,
-                         const fft::RealView& rho) {
+                         const fft::RealView& rho, const PlaneOrder& order) {
   const BrickMap bm = map;
   const double inv_cell = map.inv_h[0] * map.inv_h[1] * map.inv_h[2];
   int outside = 0;
-  Kokkos::parallel_reduce(
-      "md::kspace::spread_charges", Policy(0, nlocal),
-      KOKKOS_LAMBDA(const int i, int& bad) {
-        const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
-        int s[3];
-        double w[3][k_max_order];
-        if (!bm.template stencil<P>(xi, s, w)) {
-          ++bad;
-          return;
-        }
-        BrickMap::Points<P> pts;
-        bm.points(s, pts);
-        const double qi = q(i) * inv_cell;
-        for (int a = 0; a < P; ++a)
-          for (int b = 0; b < P; ++b) {
-            const double wab = qi * w[0][a] * w[1][b];
-            const long row = pts.xy[a][b];
-            for (int c = 0; c < P; ++c) {
-              // A plain if of a constant (not if constexpr: a CUDA extended lambda may not first capture rho
-              // in a constexpr-if context); the compiler drops the branch not taken.
-              if (k_one_thread)
-                rho(row + pts.z[c]) += wab * w[2][c];
-              else
-                Kokkos::atomic_add(&rho(row + pts.z[c]), wab * w[2][c]);
+  if (!fft::k_host_accessible) {
+    Kokkos::deep_copy(rho, 0.0);
+    Kokkos::parallel_reduce(
+        "md::kspace::spread_charges", Policy(0, nlocal),
+        KOKKOS_LAMBDA(const int i, int& bad) {
+          const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
+          if (!spread_at<P>(bm, rho, xi, q(i) * inv_cell, !k_one_thread)) ++bad;
+        },
+        outside);
+    return outside;
+  }
+  const int planes = order.planes();
+  const int chunks = plane_chunks<P>(planes);
+  const int* start = order.start();
+  const int* atoms = order.atoms();
+  const long plane_size = static_cast<long>(map.dim[1]) * map.dim[2];
+  const bool zero_ahead = chunks == 1 && planes >= P;
+  if (!zero_ahead) Kokkos::deep_copy(rho, 0.0);
+  for (int half = 0; half < (chunks > 1 ? 2 : 1); ++half) {
+    int bad_half = 0;
+    Kokkos::parallel_reduce(
+        "md::kspace::spread_charges_planes", Policy(0, chunks > 1 ? chunks / 2 : 1),
+        KOKKOS_LAMBDA(const int h, int& bad) {
+          const int c = chunks > 1 ? 2 * h + half : 0;
+          const int p0 = static_cast<int>(static_cast<long>(planes) * c / chunks);
+          const int p1 = static_cast<int>(static_cast<long>(planes) * (c + 1) / chunks);
+          double sink = 0;
+          for (int p = p0; p < p1; ++p) {
+            if (zero_ahead) {  // one chunk: each plane zeroed once, before the first stencil that adds to it
+              for (int a = p == p0 ? 0 : P - 1; a < P && p + a < planes; ++a) zero_plane(rho.data(), plane_size, p + a);
+            } else {
+              for (int a = p == p0 ? 0 : P - 1; a < P; ++a) sink += read_plane(rho.data(), 0, 1, plane_size, (p + a) % planes);
+            }
+            for (int k = start[p]; k < start[p + 1]; ++k) {
+              const int i = atoms[k];
+              const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
+              if (!spread_at<P>(bm, rho, xi, q(i) * inv_cell, false)) ++bad;
             }
           }
-      },
-      outside);
+          if (sink != sink) ++bad;  // a NaN in the density (never: it was zeroed); keeps the reads ahead
+        },
+        bad_half);
+    outside += bad_half;
+  }
   return outside;
 }
 
-int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map, const fft::RealView& rho) {
+int spread_charges(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map, const fft::RealView& rho,
+                   const PlaneOrder& order) {
   int outside = 0;
-  with_order(map.order, [&](auto p) { outside = spread_charges_order<decltype(p)::value>(x, q, nlocal, map, rho); });
+  with_order(map.order,
+             [&](auto p) { outside = spread_charges_order<decltype(p)::value>(x, q, nlocal, map, rho, order); });
   return outside;
 }
 
@@ -259,39 +313,79 @@ void spectral_field(const fft::Layout3& layout, const SpectralMesh& mesh, double
       });
 }
 
-// F_i += scale q_i sum_stencil W E at each owned atom (the fields at distance `stride` in `field`).
+// sum_stencil W E at position xi (the fields at distance `st` in `field`) into e.
+template <int P>
+KOKKOS_INLINE_FUNCTION void interpolate_at(const BrickMap& bm, const fft::RealView& field, long st, const double xi[3],
+                                           double e[3]) {
+  int s[3];
+  double w[3][k_max_order];
+  e[0] = e[1] = e[2] = 0;
+  if (!bm.template stencil<P>(xi, s, w)) return;  // never: spread_charges has checked every atom
+  BrickMap::Points<P> pts;
+  bm.points(s, pts);
+  for (int a = 0; a < P; ++a)
+    for (int b = 0; b < P; ++b) {
+      const double wab = w[0][a] * w[1][b];
+      const long row = pts.xy[a][b];
+      for (int c = 0; c < P; ++c) {
+        const double wt = wab * w[2][c];
+        for (int d = 0; d < 3; ++d) e[d] += wt * field(d * st + row + pts.z[c]);
+      }
+    }
+}
+
+// F_i += scale q_i sum_stencil W E at each owned atom (the fields at distance `stride` in `field`). On a device
+// one thread per atom; on the host the atoms in plane order (PlaneOrder), each thread a run of whole planes,
+// each new plane of the three fields read ahead of the stencils that need it.
 template <int P>
 void interpolate_forces_order(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map,
-                              const fft::RealView& field, std::size_t stride, double scale, const Vec3View& f) {
+                              const fft::RealView& field, std::size_t stride, double scale, const Vec3View& f,
+                              PlaneOrder& order) {
   const BrickMap bm = map;
   const long st = static_cast<long>(stride);
+  if (!fft::k_host_accessible) {
+    Kokkos::parallel_for(
+        "md::kspace::interpolate_forces", Policy(0, nlocal), KOKKOS_LAMBDA(const int i) {
+          const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
+          double e[3];
+          interpolate_at<P>(bm, field, st, xi, e);
+          const double qs = scale * q(i);
+          for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
+        });
+    return;
+  }
+  const int planes = order.planes();
+  const int chunks = plane_chunks<P>(planes);
+  const int* start = order.start();
+  const int* atoms = order.atoms();
+  double* sinks = order.sinks(chunks);
+  const long plane_size = static_cast<long>(map.dim[1]) * map.dim[2];
   Kokkos::parallel_for(
-      "md::kspace::interpolate_forces", Policy(0, nlocal), KOKKOS_LAMBDA(const int i) {
-        const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
-        int s[3];
-        double w[3][k_max_order];
-        if (!bm.template stencil<P>(xi, s, w)) return;  // never: spread_charges has checked every atom
-        BrickMap::Points<P> pts;
-        bm.points(s, pts);
-        double e[3] = {0, 0, 0};
-        for (int a = 0; a < P; ++a)
-          for (int b = 0; b < P; ++b) {
-            const double wab = w[0][a] * w[1][b];
-            const long row = pts.xy[a][b];
-            for (int c = 0; c < P; ++c) {
-              const double wt = wab * w[2][c];
-              for (int d = 0; d < 3; ++d) e[d] += wt * field(d * st + row + pts.z[c]);
-            }
+      "md::kspace::interpolate_forces_planes", Policy(0, chunks), KOKKOS_LAMBDA(const int c) {
+        const int p0 = static_cast<int>(static_cast<long>(planes) * c / chunks);
+        const int p1 = static_cast<int>(static_cast<long>(planes) * (c + 1) / chunks);
+        double sink = 0;
+        for (int p = p0; p < p1; ++p) {
+          for (int a = p == p0 ? 0 : P - 1; a < P; ++a)
+            sink += read_plane(field.data(), st, 3, plane_size, (p + a) % planes);
+          for (int k = start[p]; k < start[p + 1]; ++k) {
+            const int i = atoms[k];
+            const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
+            double e[3];
+            interpolate_at<P>(bm, field, st, xi, e);
+            const double qs = scale * q(i);
+            for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
           }
-        const double qs = scale * q(i);
-        for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
+        }
+        sinks[8 * c] = sink;
       });
 }
 
 void interpolate_forces(const Vec3View& x, const DoubleView& q, int nlocal, const BrickMap& map,
-                        const fft::RealView& field, std::size_t stride, double scale, const Vec3View& f) {
+                        const fft::RealView& field, std::size_t stride, double scale, const Vec3View& f,
+                        PlaneOrder& order) {
   with_order(map.order, [&](auto p) {
-    interpolate_forces_order<decltype(p)::value>(x, q, nlocal, map, field, stride, scale, f);
+    interpolate_forces_order<decltype(p)::value>(x, q, nlocal, map, field, stride, scale, f, order);
   });
 }
 
@@ -478,8 +572,8 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
   const auto& n = m_choice.mesh;
   const BrickMap map = brick_map(m_box, n, m_choice.order, m_reach, m_halo->plan().brick.box, m_period);
 
-  Kokkos::deep_copy(m_density, 0.0);
-  const int outside = impl::spread_charges(x, q, nlocal, map, m_density);
+  if (fft::k_host_accessible) m_planes.build(x, nlocal, map);
+  const int outside = impl::spread_charges(x, q, nlocal, map, m_density, m_planes);
   m_comm.agree<RunError>(outside == 0, outside == 0 ? std::string()
                                                     : "md: " + std::to_string(outside) + " atom(s) of rank " +
                                                           std::to_string(m_comm.rank()) +
@@ -527,7 +621,7 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
     m_from_fft->execute_many(3, reals, bricks);
   }
   if (m_halo_cells) m_halo->forward_fill(3, bricks);
-  impl::interpolate_forces(x, q, nlocal, map, m_field, m_brick_stride, qqrd2e, f);
+  impl::interpolate_forces(x, q, nlocal, map, m_field, m_brick_stride, qqrd2e, f, m_planes);
   return r;
 }
 

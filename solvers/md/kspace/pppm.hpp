@@ -6,8 +6,10 @@
 //
 // One compute():
 //   1. the density brick zeroed, then spread: each owned atom's charge over the order^3 points of its
-//      stencil in this rank's brick of the mesh (rho = q W / h^3; atomic additions: on a GPU the order of
-//      the additions, and so the last bits of the density, varies from run to run; on the host it is fixed);
+//      stencil in this rank's brick of the mesh (rho = q W / h^3; atomic additions on a GPU, where the order
+//      of the additions, and so the last bits of the density, varies from run to run; on the host the atoms
+//      in plane order (PlaneOrder: the brick read plane after plane, each thread whole planes, plain additions
+//      in a fixed order);
 //   2. MeshHalo::reverse_sum: ghost cells added into their owners (comm::Transport);
 //   3. the owned cells reshaped (fft::Reshape) into the FFT's real layout, read where they lie in the brick
 //      (fft::within_arrays: no copy of the owned box of its own), one real-to-complex transform;
@@ -18,7 +20,8 @@
 //      three backward transforms in one batched call (DistributedFft::backward_many);
 //   6. the fields reshaped back, written straight into the bricks' owned cells (one batched reshape of the
 //      three), MeshHalo::forward_fill for the ghosts;
-//   7. interpolate: F_i = qqrd2e q_i sum_stencil W E (a gather per atom, no atomics).
+//   7. interpolate: F_i = qqrd2e q_i sum_stencil W E (a gather per atom, no atomics; on the host in plane
+//      order).
 // Energy: qqrd2e [(V / 2 N^2) sum G |rho|^2 - g / sqrt(pi) sum q^2 - pi Q^2 / (2 g^2 V)]; the virial adds
 // the background's, the background energy on each diagonal component (LAMMPS leaves it out).
 // Checked against LAMMPS's pppm (tests/test_kspace.cpp, Lammps.EnergyForcesAndVirial): the same to 2e-14
@@ -48,6 +51,7 @@
 #include "comm/transport.hpp"
 #include "kspace_params.hpp"
 #include "mesh_halo.hpp"
+#include "plane_order.hpp"
 #include "solvers/fft/distributed_fft.hpp"
 
 namespace spotrun::md::kspace {
@@ -106,6 +110,7 @@ class Pppm {
   fft::RealView m_real;      // three FFT real arrays (none in place)
   fft::ComplexView m_rho_hat, m_field_hat;  // one and three spectral arrays
   fft::RealView m_green;     // influence function on this rank's spectral box
+  PlaneOrder m_planes;       // the host's order of the stencil kernels
 };
 
 }  // namespace spotrun::md::kspace
