@@ -19,6 +19,7 @@
 #include "solvers/md/bonded/bonded_coeffs.hpp"
 #include "solvers/md/bonded/bonded_params.hpp"
 #include "solvers/md/md_registration.hpp"
+#include "solvers/md/md_solver.hpp"
 #include "support/input_error.hpp"
 #include "support/mpi_test.hpp"
 
@@ -407,6 +408,34 @@ TEST(BondedCoeffs, Semiflexible) {
   EXPECT_EQ(input_error([&] { resolve(no_angle, BondedKind::Angle, d, d.angles.count()); }),
             "t.data: the data file has 1440 angles of 1 type; give [md.angle] style (allowed: \"harmonic\", \"cosine\"), "
             "or an Angle Coeffs section whose header names it (\"Angle Coeffs # harmonic\")");
+}
+
+// The ghosts' reach for the bonded interactions: 1.2 x the file's longest + md.skin, but where FENE bonds are the
+// only ones no further than their largest R0 (a FENE bond is always shorter), nor less than the longest.
+TEST(BondedCoeffs, GhostReachOfFeneBondsStopsAtR0) {
+  const io::LammpsData kg = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/kg-small.data");
+  md::MdConfig c = config(k_kg_deck + "[md.initial]\nlammps_data = \"kg-small.data\"\n");
+  c.skin = 0.4;
+  EXPECT_EQ(md::bonded_ghost_reach(c, kg, 1.1), 1.5);              // 1.2 x 1.1 + 0.4 = 1.72 > R0
+  EXPECT_NEAR(md::bonded_ghost_reach(c, kg, 0.8), 1.36, 1e-15);    // 1.2 x 0.8 + 0.4 below R0
+  EXPECT_EQ(md::bonded_ghost_reach(c, kg, 1.6), 1.6);              // never below the longest of the file
+  // Harmonic bonds and angles: no such bound.
+  const io::LammpsData semi = io::read_lammps_data(std::string(SPOTRUN_TEST_DATA_DIR) + "/semiflexible-small.data");
+  md::MdConfig h = config(k_semiflexible_deck);
+  h.skin = 0.4;
+  EXPECT_NEAR(md::bonded_ghost_reach(h, semi, 1.1), 1.72, 1e-15);
+  // FENE bonds beside angles: the angles' partners are two bonds away, no bound either.
+  io::LammpsData with_angles = kg;
+  with_angles.angles = semi.angles;
+  EXPECT_NEAR(md::bonded_ghost_reach(c, with_angles, 1.1), 1.72, 1e-15);
+  // Two FENE types: the larger R0.
+  const io::LammpsData two = chain(k_chain_coeffs);
+  io::LammpsData bonds_only = two;
+  bonds_only.angles = io::LammpsTopology{0, 3, {}, {}};
+  bonds_only.dihedrals = io::LammpsTopology{0, 4, {}, {}};
+  md::MdConfig none;
+  none.skin = 0.4;
+  EXPECT_EQ(md::bonded_ghost_reach(none, bonds_only, 1.3), 1.6);
 }
 
 // The deck's table of a type wins over the file's row; the file serves every other type; without a deck

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "bonded/bonded_coeffs.hpp"
 #include "bonded/topology.hpp"
 #include "md_export.hpp"
 #include "md_impl.hpp"
@@ -32,6 +33,20 @@ bonded::BondedSetup resolve_bonded(const MdConfig& cfg, const BondedCounts& coun
   s.charged = pair_style_info(cfg.pair_style).charged;
   s.long_range = pair_style_info(cfg.pair_style).long_range;
   return s;
+}
+
+double bonded_ghost_reach(const MdConfig& cfg, const io::LammpsData& d, double span) {
+  double reach = 1.2 * span + cfg.skin;
+  const bool bonds_only = d.bonds.count() > 0 && d.angles.count() == 0 && d.dihedrals.count() == 0 && d.impropers.count() == 0;
+  if (bonds_only && bonded_style_of(cfg, BondedKind::Bond, &d.bond_coeffs) == "fene") {
+    const auto rows = resolve_bonded_coeffs(cfg, BondedKind::Bond, d.bonds.ntypes, &d.bond_coeffs,
+                                            "md.initial.lammps_data", d.bonds.count());
+    const int r0_index = find_bonded_style(BondedKind::Bond, "fene")->index("r0");
+    double r0 = 0;
+    for (const auto& row : rows) r0 = std::max(r0, row.at(static_cast<std::size_t>(r0_index)));
+    reach = std::max(span, std::min(reach, r0));
+  }
+  return reach;
 }
 
 BondedCounts bonded_counts(const io::LammpsData& d) {
@@ -104,8 +119,8 @@ void MdSolver::build_bonded() {
   std::ostringstream msg;
   msg << "atom " << miss.partner << " of a " << miss.kind << " of atom " << miss.atom << " is missing on rank "
       << m_comm.rank() << " at step " << m_step << ": the ghost atoms reach " << significant(m_ghost_cutoff, 6)
-      << " sigma (1.2 x the longest bonded interaction of the data file + md.skin) and the molecule stretched "
-         "further, or the system is unstable (LAMMPS: \"Bond atoms missing\"): "
+      << " sigma (from the longest bonded interaction of the data file, docs/md.md#molecules) and the molecule "
+         "stretched further, or the system is unstable (LAMMPS: \"Bond atoms missing\"): "
       << instability_hint();
   m_comm.agree<RunError>(miss.atom == 0, msg.str());
 }

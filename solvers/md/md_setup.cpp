@@ -28,10 +28,10 @@ FreshDomain fresh_domain(const MdConfig& cfg, const io::LammpsData* data) {
   }
   if (data) {
     check_topology(*data, cfg);
-    // The ghosts reach past the longest bonded interaction of the file by a fifth of it and the skin: molecules
-    // stretch as they move (a partner still missing later stops the run, naming it).
+    // The ghosts reach past the longest bonded interaction of the file (bonded_ghost_reach(); a partner still
+    // missing later stops the run, naming it).
     const double span = bonded::bonded_span(*data);
-    if (span > 0) f.bonded_reach = 1.2 * span + cfg.skin;
+    if (span > 0) f.bonded_reach = bonded_ghost_reach(cfg, *data, span);
     f.box.lo = data->lo;
     f.box.hi = data->hi;
     if (!cfg.types.empty() && cfg.types.size() == data->masses.size())

@@ -65,6 +65,12 @@ kspace::KspaceOptions kspace_options(const MdConfig& cfg);
 void check_kspace(const MdConfig& cfg, const PairStyleInfo& style);
 // InputError for what the data file holds that the MD does not simulate (impropers, charges).
 void check_topology(const io::LammpsData& d, const MdConfig& cfg);
+// How far the ghosts must reach for the bonded interactions of d, whose longest (minimum image) is `span`
+// (> 0): 1.2 x span + md.skin (molecules stretch as they move); where FENE bonds are the only bonded
+// interactions, no further than their largest R0 (nor less than span): a FENE bond is always shorter (a
+// longer one stops the run, LAMMPS's "bad FENE bond"), so at every rebuild its partner lies within R0 of the
+// owner's sub-box. InputError as resolve_bonded().
+double bonded_ghost_reach(const MdConfig& cfg, const io::LammpsData& d, double span);
 
 // The domain of a run on nranks: the pair coefficients of the types (InputError: a [[md.pair.coeff]] names an
 // unknown type or a pair twice, md.types counts other types than `source`; the pair style is not registered
