@@ -190,12 +190,15 @@ KOKKOS_INLINE_FUNCTION bool spread_at(const BrickMap& bm, const fft::RealView& r
   return true;
 }
 
-// Chunks of whole planes for the host's plane walks: one per thread, each at least P planes (the planes a chunk
-// writes end before the next chunk but one begins), an even number where there are several (the last chunk's
-// writes wrap into the first's: they are spread in different halves).
+// Chunks of whole planes for the host's plane walks: `per_thread` per thread (the spreading takes every other
+// chunk at a time: two), each at least P planes (the planes a chunk writes end before the next chunk but one
+// begins), an even number where there are several (the last chunk's writes wrap into the first's: they are
+// spread in different halves); one for one thread.
 template <int P>
-int plane_chunks(int planes) {
-  const int most = std::min(planes / P, ExecSpace().concurrency());
+int plane_chunks(int planes, int per_thread) {
+  const int threads = ExecSpace().concurrency();
+  if (threads <= 1) return 1;
+  const int most = std::min(planes / P, per_thread * threads);
   return most < 2 ? 1 : most - most % 2;
 }
 
@@ -222,7 +225,7 @@ int spread_charges_order(const Vec3View& x, const DoubleView& q, int nlocal, con
     return outside;
   }
   const int planes = order.planes();
-  const int chunks = plane_chunks<P>(planes);
+  const int chunks = plane_chunks<P>(planes, 2);
   const int* start = order.start();
   const int* atoms = order.atoms();
   const long plane_size = static_cast<long>(map.dim[1]) * map.dim[2];
@@ -355,7 +358,7 @@ void interpolate_forces_order(const Vec3View& x, const DoubleView& q, int nlocal
     return;
   }
   const int planes = order.planes();
-  const int chunks = plane_chunks<P>(planes);
+  const int chunks = plane_chunks<P>(planes, 1);
   const int* start = order.start();
   const int* atoms = order.atoms();
   double* sinks = order.sinks(chunks);
