@@ -10,12 +10,11 @@ void PlaneOrder::build(const Vec3View& x, int nlocal, const BrickMap& map) {
   m_start.assign(static_cast<std::size_t>(planes) + 1, 0);
   m_plane.resize(static_cast<std::size_t>(nlocal));
   m_atoms.resize(static_cast<std::size_t>(nlocal));
-  // The first stencil point along x as stencil_weights() finds it; an atom outside the brick (which the
-  // spreading refuses) in the nearest plane.
-  const double half = 0.5 * map.order;
+  // The first stencil point along x; an atom outside the brick (which the spreading refuses) in the nearest
+  // plane.
   for (int i = 0; i < nlocal; ++i) {
-    const double u = (x(i, 0) - map.lo[0]) * map.inv_h[0] + half;
-    const double first = std::isfinite(u) ? std::floor(u) - (map.order - 1) : 0.0;
+    const double u = (x(i, 0) - map.lo[0]) * map.inv_h[0];
+    const double first = std::isfinite(u) ? stencil_first_point(u, map.order) : 0.0;
     const double clamped = std::min(std::max(first, -1.0e9), 1.0e9);
     const int p = std::min(std::max(map.local(0, static_cast<int>(clamped)), 0), planes - 1);
     m_plane[static_cast<std::size_t>(i)] = p;

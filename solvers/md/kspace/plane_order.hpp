@@ -34,6 +34,12 @@ class PlaneOrder {
   std::vector<double> m_sinks;  // one per chunk, a cache line apart
 };
 
+// The first plane of chunk c of `chunks` (an even split of `planes`): chunk c walks [chunk_plane(c),
+// chunk_plane(c + 1)).
+KOKKOS_INLINE_FUNCTION int chunk_plane(int planes, int c, int chunks) {
+  return static_cast<int>(static_cast<long>(planes) * c / chunks);
+}
+
 // Reads plane p of `fields` bricks (distance `stride`) one value per cache line, in sequence: brings the
 // plane into the cache before the stencils read it in no order. Returns the sum (kept, so the reads stay).
 KOKKOS_INLINE_FUNCTION double read_plane(const double* brick, long stride, int fields, long plane_size, int p) {

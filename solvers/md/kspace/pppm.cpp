@@ -237,8 +237,7 @@ int spread_charges_order(const Vec3View& x, const DoubleView& q, int nlocal, con
         "md::kspace::spread_charges_planes", Policy(0, chunks > 1 ? chunks / 2 : 1),
         KOKKOS_LAMBDA(const int h, int& bad) {
           const int c = chunks > 1 ? 2 * h + half : 0;
-          const int p0 = static_cast<int>(static_cast<long>(planes) * c / chunks);
-          const int p1 = static_cast<int>(static_cast<long>(planes) * (c + 1) / chunks);
+          const int p0 = chunk_plane(planes, c, chunks), p1 = chunk_plane(planes, c + 1, chunks);
           double sink = 0;
           for (int p = p0; p < p1; ++p) {
             if (zero_ahead) {  // one chunk: each plane zeroed once, before the first stencil that adds to it
@@ -365,8 +364,7 @@ void interpolate_forces_order(const Vec3View& x, const DoubleView& q, int nlocal
   const long plane_size = static_cast<long>(map.dim[1]) * map.dim[2];
   Kokkos::parallel_for(
       "md::kspace::interpolate_forces_planes", Policy(0, chunks), KOKKOS_LAMBDA(const int c) {
-        const int p0 = static_cast<int>(static_cast<long>(planes) * c / chunks);
-        const int p1 = static_cast<int>(static_cast<long>(planes) * (c + 1) / chunks);
+        const int p0 = chunk_plane(planes, c, chunks), p1 = chunk_plane(planes, c + 1, chunks);
         double sink = 0;
         for (int p = p0; p < p1; ++p) {
           for (int a = p == p0 ? 0 : P - 1; a < P; ++a)

@@ -8,15 +8,18 @@
 
 namespace spotrun::md::kspace {
 
+// The first of the `order` mesh points (along one axis) that a charge at mesh coordinate u reaches (see
+// stencil_weights), as a double: any u, even one far outside the mesh.
+KOKKOS_INLINE_FUNCTION double stencil_first_point(double u, int order) { return ::floor(u + 0.5 * order) - (order - 1); }
+
 // The first of the `order` mesh points (along one axis) that a charge at mesh coordinate u reaches, and
 // their weights w[0 .. order - 1] (summing to 1). Odd orders centre the stencil on the nearest point, even
 // ones on the nearest midpoint. The B-spline M_p of support [0, p] at frac + j (j < p, frac in [0, 1)) by
 // the recursion M_p(x) = (x M_(p-1)(x) + (p - x) M_(p-1)(x - 1)) / (p - 1) from M_1 = 1 on [0, 1); the
 // centred spline is W(s) = M_p(s + p / 2).
 KOKKOS_INLINE_FUNCTION int stencil_weights(double u, int order, double* w) {
-  const double t = u + 0.5 * order;
-  const double f = ::floor(t);
-  const double frac = t - f;
+  const double first = stencil_first_point(u, order);
+  const double frac = (u + 0.5 * order) - (first + (order - 1));
   double c[k_max_order];
   c[0] = 1.0;
   for (int p = 2; p <= order; ++p) {
@@ -30,7 +33,7 @@ KOKKOS_INLINE_FUNCTION int stencil_weights(double u, int order, double* w) {
   }
   // Mesh point first + k is at distance u - first - k = frac + order - 1 - k below t - order / 2.
   for (int k = 0; k < order; ++k) w[k] = c[order - 1 - k];
-  return static_cast<int>(f) - (order - 1);
+  return static_cast<int>(first);
 }
 
 // Where the owned atoms of a rank fall on its brick of the mesh: mesh coordinates u_d = (x_d - lo_d) *
