@@ -4,6 +4,7 @@ set(SPOTRUN_FFT_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/fft/geometry.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fft/reshape_plan.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fft/reshape.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/fft/derivative.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fft/distributed_fft.cpp
   ${CMAKE_CURRENT_LIST_DIR}/fft/impl/backend_fftw.cpp)
 if(SPOTRUN_HAVE_CUFFT)

@@ -3,6 +3,8 @@ spotrun_add_test_executable(test_fft test_fft.cpp LIBS spotrun_fft PkgConfig::FF
 spotrun_add_mpi_test(fft test_fft NPROCS 1 2 3 4 TIMEOUT 180)
 spotrun_add_test_executable(test_fft_batch test_fft_batch.cpp LIBS spotrun_fft)
 spotrun_add_mpi_test(fft_batch test_fft_batch NPROCS 1 2 3 4 TIMEOUT 240)
+spotrun_add_test_executable(test_fft_gradient test_fft_gradient.cpp LIBS spotrun_fft)
+spotrun_add_mpi_test(fft_gradient test_fft_gradient NPROCS 1 2 3 4 TIMEOUT 120)
 spotrun_add_test_executable(test_fft_grouping test_fft_grouping.cpp LIBS spotrun_fft)
 spotrun_add_mpi_test(fft_grouping test_fft_grouping NPROCS 1 2 4 TIMEOUT 120)
 

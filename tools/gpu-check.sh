@@ -363,7 +363,7 @@ GPU_PARTS="" SPOTRUN_VERSION="" DRIVER="" DRIVER_CUDA=""
 # The unit programs: the device-relevant ones first (kernels, FFT, transports, checkpoints of device
 # data), then any other, then the host-only ones (deck parsing, cloud metadata, launch plans, job
 # scripts, reports: nothing of theirs runs on a GPU), which a GPU check skips and --cpu lists.
-DEVICE_FIRST=(test_device test_fft test_fft_batch test_fft_grouping test_fluid test_comm test_particles_halo test_neighbor_paths
+DEVICE_FIRST=(test_device test_fft test_fft_batch test_fft_gradient test_fft_grouping test_fluid test_comm test_particles_halo test_neighbor_paths
               test_pair_lj test_pair_styles test_force_rows test_md_physics test_md_precision test_md_energy
               test_md_types test_md_overlap test_kspace test_md_charges test_md_molecules test_bonded_forces
               test_atom_fields test_md_units test_md_minimize test_md_npt test_checkpoint test_restore_validation test_hooks test_inspect

@@ -46,9 +46,9 @@ esac
 # The device-relevant test programs and the ctest names they run under (rank counts 1 and 2; comm at 3
 # too, for a rank with two neighbours in one direction).
 TARGETS=(test_pair_lj test_pair_morse test_bonded_styles test_atom_map test_bonded_forces test_md_molecules test_md_minimize test_md_npt test_atom_fields test_md_charges test_kspace test_force_rows test_neighbor_paths test_md_physics test_md_types test_md_overlap
-         test_md_energy test_comm test_particles_halo test_fft test_fft_batch test_fluid test_checkpoint
+         test_md_energy test_comm test_particles_halo test_fft test_fft_batch test_fft_gradient test_fluid test_checkpoint
          test_restore_validation)
-TESTS='^(pair_lj|pair_morse\.np[13]|bonded_styles|atom_map|bonded_forces|md_molecules\.np[12]|md_minimize\.np[12]|md_npt\.np[12]|atom_fields\.np[12]|md_charges\.np[12]|kspace\.np[12]|force_rows|neighbor_paths\.np[12]|md_physics\.np[12]|md_types\.np[12]|md_overlap\.np[12]|md_energy\.np[12]|comm\.np[123]|particles_halo\.np[12]|fft\.np[12]|fft_batch\.np[12]|fluid\.np[12]|checkpoint\.np[12]|restore_validation\.np[12])$'
+TESTS='^(pair_lj|pair_morse\.np[13]|bonded_styles|atom_map|bonded_forces|md_molecules\.np[12]|md_minimize\.np[12]|md_npt\.np[12]|atom_fields\.np[12]|md_charges\.np[12]|kspace\.np[12]|force_rows|neighbor_paths\.np[12]|md_physics\.np[12]|md_types\.np[12]|md_overlap\.np[12]|md_energy\.np[12]|comm\.np[123]|particles_halo\.np[12]|fft\.np[12]|fft_batch\.np[12]|fft_gradient\.np[12]|fluid\.np[12]|checkpoint\.np[12]|restore_validation\.np[12])$'
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then

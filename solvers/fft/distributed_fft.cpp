@@ -1,5 +1,7 @@
 #include "distributed_fft.hpp"
 
+#include "derivative.hpp"
+
 #include "comm/exchange.hpp"
 
 #include <algorithm>
@@ -402,6 +404,15 @@ void DistributedFft::make_plans() {
   for (const auto& y : specs.y_backward) m_y_backward = make_set(y, y_array, y_array, yd, yd);
   for (const auto& x : specs.x_forward) m_x_forward.push_back(make_set(x, m_wg.data(), spec_tmp.data(), m_dg, cd));
   for (const auto& x : specs.x_backward) m_x_backward.push_back(make_set(x, spec_tmp.data(), m_wgb.data(), cd, m_dg));
+  // backward_gradient's plane by plane c2r (one-rank slabs): planes of ny nz doubles at a multiple of 16 bytes
+  // apart keep the alignment of the array's first.
+  const std::size_t plane_bytes = static_cast<std::size_t>(g.n[1]) * g.n[2] * sizeof(double);
+  if (m_one_by_one && m_a_is_g && !m_band && plane_bytes % 16 == 0) {
+    impl::BatchSpec plane = specs.c2r;
+    plane.howmany = 1;
+    m_plane = ComplexView("fft::gradient_plane", static_cast<std::size_t>(g.n[1]) * g.nc[2]);
+    m_c2r_plane = m_backend->make_plan(plane, m_plane.data(), real_tmp.data());
+  }
   m_backend->plans_made();
 }
 
@@ -492,6 +503,75 @@ void DistributedFft::backward_fields(int count, const Complex* const in[], doubl
   }
   Timed t(m_times.local);
   run_plans(m_c2r, count, m_pa.data(), out, m_times.launches);  // destroys m_wa only
+}
+
+void DistributedFft::backward_gradient(const Complex* in, Complex* scratch, double* const out[3],
+                                       const std::array<double, 3>& unit_k) {
+  if (m_band) throw std::invalid_argument("DistributedFft::backward_gradient: not for a pruned transform");
+  if (!m_one_by_one && m_batching.max_batch < 3)
+    throw std::invalid_argument("DistributedFft::backward_gradient: three fields go through the stages; this "
+                                "transform takes at most " + std::to_string(m_batching.max_batch));
+  if (in == scratch) throw std::invalid_argument("DistributedFft::backward_gradient: scratch is the input");
+  m_times.transforms += 3;
+  if constexpr (k_host_accessible) Kokkos::fence();  // FFTW reads what the caller's kernels wrote
+  const auto& g = m_geometry;
+  {
+    Timed t(m_times.local);
+    impl::times_ik(spectral_layout(), g.n, 0, unit_k[0], in, scratch);
+  }
+  if (m_one_by_one) {
+    gradient_one_by_one(in, scratch, out, unit_k);
+    return;
+  }
+  // Field 0: i k_x in, field 1: in; after the transforms along x field 1 gives fields 1 and 2.
+  const Complex* hats[2] = {scratch, in};
+  x_backward(2, hats);
+  if (g.kind == Decomposition::Pencil) {
+    reshape(*m_g_to_b, 2, m_pgb.data(), m_pb.data());
+    {
+      Timed t(m_times.local);
+      impl::times_ik_yz(g.stage_b[m_rank], g.n, unit_k, m_pb[1], m_pb[2]);
+    }
+    y_transform(m_y_backward, 3, m_pb.data());
+    reshape(*m_b_to_a, 3, m_pb.data(), m_pa.data());
+  } else {
+    if (!m_a_is_g) reshape(*m_g_to_a, 2, m_pgb.data(), m_pa.data());
+    Timed t(m_times.local);
+    impl::times_ik_yz(g.stage_a[m_rank], g.n, unit_k, m_pa[1], m_pa[2]);
+  }
+  Timed t(m_times.local);
+  run_plans(m_c2r, 3, m_pa.data(), out, m_times.launches);
+}
+
+void DistributedFft::gradient_one_by_one(const Complex* in, Complex* scratch, double* const out[3],
+                                         const std::array<double, 3>& unit_k) {
+  const auto& g = m_geometry;
+  const Complex* hat = scratch;
+  if (!m_c2r_plane) {  // three transforms, each product through the scratch
+    backward_fields(1, &hat, out);
+    for (int d = 1; d < 3; ++d) {
+      {
+        Timed t(m_times.local);
+        impl::times_ik(spectral_layout(), g.n, d, unit_k[static_cast<std::size_t>(d)], in, scratch);
+      }
+      backward_fields(1, &hat, out + d);
+    }
+    return;
+  }
+  // One-rank slab: stage A is the gather layout [x][ky][kz] (m_pa[0] = m_pgb[0]). The x derivative's c2r
+  // batched (faster than plane by plane where the planes come from memory).
+  backward_fields(1, &hat, out);
+  const std::size_t cols = static_cast<std::size_t>(g.n[1]) * g.nc[2];
+  const std::size_t plane = static_cast<std::size_t>(g.n[1]) * g.n[2];
+  const int planes = g.stage_a[m_rank].box.extent(0);
+  x_backward(1, &in);
+  Timed t(m_times.local);
+  for (int x = 0; x < planes; ++x)
+    for (int d = 1; d < 3; ++d) {
+      impl::times_ik_plane(m_pa[0] + x * cols, g.n, g.nc[2], d, unit_k[static_cast<std::size_t>(d)], m_plane.data());
+      m_c2r_plane->execute(m_plane.data(), out[d] + x * plane);
+    }
+  m_times.launches += 2 * planes;
 }
 
 }  // namespace spotrun::fft

@@ -41,6 +41,7 @@
 // cuFFT as one batch where the fields lie at the distance of the whole batch, else one execution per
 // field (BatchSpec::fields). The work arrays and transpose buffers are max_batch times as large (one
 // field's where a batch goes field by field).
+#include <array>
 #include <memory>
 #include <optional>
 #include <string>
@@ -144,6 +145,16 @@ class DistributedFft {
   // algorithms for a batch). Arrays of different fields must not overlap. Collective.
   void forward_many(int count, const double* const in[], Complex* const out[]);
   void backward_many(int count, const Complex* const in[], double* const out[]);
+  // The gradient of the real field whose transform is `in`, without the 1 / (nx ny nz) (as backward()):
+  // out[d] = backward(i k_d in), k_d = unit_k[d] x the signed wavenumber along axis d, 0 on the Nyquist
+  // index of an even axis (derivative.hpp). Equals three backward() calls to round-off, with less work: only
+  // i k_x in is transformed along x apart; i k_y and i k_z multiply the transform along x of `in` before the
+  // transforms along y and z (ky and kz are still wavenumbers there), so two fields go through the x
+  // transforms and the first transpose instead of three. A host rank that exchanges nothing (slabs) takes
+  // the products and the (y, z) transforms plane by plane, each plane in cache. in: complex_size() values,
+  // preserved; scratch: complex_size() values, overwritten; out: three real_size() arrays. Unpruned only, and
+  // max_batch() >= 3 unless the rank goes field by field; throws std::invalid_argument otherwise. Collective.
+  void backward_gradient(const Complex* in, Complex* scratch, double* const out[3], const std::array<double, 3>& unit_k);
   int max_batch() const { return m_batching.max_batch; }
   const FftBatching& batching() const { return m_batching; }
 
@@ -180,6 +191,8 @@ class DistributedFft {
   void backward_fields(int count, const Complex* const in[], double* const out[]);
   void x_forward(int count, Complex* const out[]);
   void x_backward(int count, const Complex* const in[]);
+  // backward_gradient on a rank that goes field by field (its work arrays hold one field).
+  void gradient_one_by_one(const Complex* in, Complex* scratch, double* const out[3], const std::array<double, 3>& unit_k);
   // The y transforms `plans` (empty: no y stage apart) in place on the fields `data`, timed as local work.
   void y_transform(const PlanSet& plans, int count, Complex* const data[]);
   // One reshape between stages, timed as such.
@@ -217,6 +230,10 @@ class DistributedFft {
   bool m_zero_before_x = false;
   PlanSet m_r2c, m_c2r, m_y_forward, m_y_backward;
   std::vector<PlanSet> m_x_forward, m_x_backward;
+  // backward_gradient on a one-rank slab: the c2r of one x-plane (from m_plane, ny x nzc values), made where
+  // every plane of a real array keeps the alignment of its first (FFTW's: 16 bytes); null otherwise.
+  std::unique_ptr<impl::LocalPlan> m_c2r_plane;
+  ComplexView m_plane;
   // Reshapes: pencil a->b->g and back; slab a->g and back.
   std::unique_ptr<Reshape<Complex>> m_a_to_b, m_b_to_g, m_g_to_b, m_b_to_a, m_a_to_g, m_g_to_a;
   FftTimes m_times;
