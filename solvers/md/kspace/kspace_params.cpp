@@ -200,7 +200,7 @@ double grid_bytes(const std::array<int, 3>& mesh, int order, double margin, cons
   // does without (its transform runs in place on the bricks of the whole mesh).
   const bool one = nranks == 1;
   const double bricks = 4.0 * brick * sizeof(double) + (one ? 0.0 : 4.0 * owned * sizeof(double));
-  const double fft_arrays = (one ? 0.0 : 3.0 * real * sizeof(double)) + 4.0 * spectral * 16.0 + spectral * sizeof(double);
+  const double fft_arrays = (one ? 0.0 : 3.0 * real * sizeof(double)) + 2.0 * spectral * 16.0 + spectral * sizeof(double);
   const double fft_work = 3.0 * (3.0 + 2.0) * spectral * 16.0;  // stage arrays and transpose buffers
   return bricks + fft_arrays + fft_work;
 }

@@ -295,24 +295,13 @@ Tally spectral_energy(const fft::Layout3& layout, const SpectralMesh& mesh, doub
   return t;
 }
 
-// E_d(k) = -i k_d G(k) rho(k) scale into field d of `field` (fields at distance `stride`), k_d = 0 on the
-// Nyquist index of axis d.
-void spectral_field(const fft::Layout3& layout, const SpectralMesh& mesh, double scale, const fft::RealView& green,
-                    const fft::ComplexView& rho_hat, const fft::ComplexView& field, std::size_t stride) {
-  const BlockRange range(layout);
-  const SpectralMesh m = mesh;
-  const std::int64_t st = static_cast<std::int64_t>(stride);
+// The potential's spectrum -G(k) rho(k) scale in place of rho(k): the field E_d = -i k_d G rho scale is its
+// gradient (DistributedFft::backward_gradient, k_d = 0 on the Nyquist index of axis d).
+void spectral_potential(const fft::Layout3& layout, double scale, const fft::RealView& green,
+                        const fft::ComplexView& rho_hat) {
   Kokkos::parallel_for(
-      "md::kspace::pppm_field", range.policy(), KOKKOS_LAMBDA(const int a, const int b, const int c) {
-        int idx[3];
-        const std::int64_t pt = range(a, b, c, idx);
-        const double gr = green(pt) * scale;
-        const fft::Complex r = rho_hat(pt);
-        for (int d = 0; d < 3; ++d) {
-          const double kd = 2 * idx[d] == m.n[d] ? 0.0 : m.unit_k[d] * signed_index(idx[d], m.n[d]);
-          field(d * st + pt) = fft::Complex(kd * gr * r.imag(), -kd * gr * r.real());
-        }
-      });
+      "md::kspace::pppm_potential", fft::Policy(0, static_cast<std::int64_t>(layout.count())),
+      KOKKOS_LAMBDA(const std::int64_t pt) { rho_hat(pt) *= -scale * green(pt); });
 }
 
 // sum_stencil W E at position xi (the fields at distance `st` in `field`) into e.
@@ -512,7 +501,6 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
   batching.complex_distance = fft::padded_field(geometry.spectral[static_cast<std::size_t>(rank)].count());
   m_fft = std::make_unique<fft::DistributedFft>(geometry, comm, transport, fft::backend::Default{},
                                                 fft::PlanRigor::Estimate, std::nullopt, batching);
-  m_spectral_stride = batching.complex_distance;
   m_halo = std::make_unique<MeshHalo>(make_mesh_halo_plan(boxes, n, rank), transport, 3);
   m_halo_cells = comm.max(static_cast<std::int64_t>(m_halo->plan().ghost_total + m_halo->plan().owned_total)) > 0;
   // The bricks: each field's first cell `lead` elements into its stretch of the arrays (views from there).
@@ -535,7 +523,7 @@ Pppm::Pppm(const KspaceOptions& options, const comm::ProcessGrid& grid, const co
     m_real = fft::RealView("md::kspace::real", 3 * m_real_stride);
   }
   m_rho_hat = fft::ComplexView("md::kspace::rho_hat", m_fft->complex_size());
-  m_field_hat = fft::ComplexView("md::kspace::field_hat", 3 * m_spectral_stride);
+  m_scratch_hat = fft::ComplexView("md::kspace::gradient_scratch", m_fft->complex_size());
   m_green = fft::RealView("md::kspace::green", m_fft->complex_size());
   compute_green();
 }
@@ -608,17 +596,17 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
     impl::add_self_and_background(r, sum, sum_sq, m_charges.sum, g, volume, qqrd2e);
   }
 
-  impl::spectral_field(m_fft->spectral_layout(), sm, m_fft->scale(), m_green, m_rho_hat, m_field_hat, m_spectral_stride);
-  const fft::Complex* hats[3] = {m_field_hat.data(), m_field_hat.data() + m_spectral_stride,
-                                 m_field_hat.data() + 2 * m_spectral_stride};
+  // The field: the gradient of the potential, whose spectrum takes rho_hat's place (the energy is done with it).
+  impl::spectral_potential(m_fft->spectral_layout(), m_fft->scale(), m_green, m_rho_hat);
   double* reals[3] = {m_real.data(), m_real.data() + m_real_stride, m_real.data() + 2 * m_real_stride};
   double* bricks[3] = {m_field.data(), m_field.data() + m_brick_stride, m_field.data() + 2 * m_brick_stride};
+  const std::array<double, 3> unit_k{sm.unit_k[0], sm.unit_k[1], sm.unit_k[2]};
   if (m_in_place) {
     double* owned[3];
     for (int d = 0; d < 3; ++d) owned[d] = bricks[d] + m_owned_offset;
-    m_fft->backward_many(3, hats, owned);
+    m_fft->backward_gradient(m_rho_hat.data(), m_scratch_hat.data(), owned, unit_k);
   } else {
-    m_fft->backward_many(3, hats, reals);
+    m_fft->backward_gradient(m_rho_hat.data(), m_scratch_hat.data(), reals, unit_k);
     m_from_fft->execute_many(3, reals, bricks);
   }
   if (m_halo_cells) m_halo->forward_fill(3, bricks);

@@ -1,8 +1,8 @@
 #pragma once
 // Particle-particle particle-mesh k-space solver (Hockney and Eastwood; LAMMPS kspace_style pppm):
 // charge assignment of order 2..7, the influence function optimal for ik differentiation (Hockney and
-// Eastwood's, with LAMMPS's range of aliases), the field by ik differentiation (three backward
-// transforms), energy and virial from the spectral sums, and the neutralising background of a net charge.
+// Eastwood's, with LAMMPS's range of aliases), the field by ik differentiation (the gradient of the
+// potential, DistributedFft::backward_gradient), energy and virial from the spectral sums, and the neutralising background of a net charge.
 //
 // One compute():
 //   1. the density brick zeroed, then spread: each owned atom's charge over the order^3 points of its
@@ -16,8 +16,10 @@
 //   4. energy and virial: (V / 2 N^2) sum_k G(k) |rho(k)|^2 (delta_ab - 2 k_a k_b (1/k^2 + 1/(4 g^2)))
 //      over the whole spectrum (the half the transform keeps, kz in (0, nz/2) counted twice);
 //   5. E_d(k) = -i k_d G(k) rho(k) / N (k_d = 0 on the Nyquist plane of axis d, whose derivative a real
-//      field cannot hold: what LAMMPS's complex transform keeps of it when it takes the real part);
-//      three backward transforms in one batched call (DistributedFft::backward_many);
+//      field cannot hold: what LAMMPS's complex transform keeps of it when it takes the real part): the
+//      potential's spectrum -G rho / N in place of rho, then its gradient (DistributedFft::backward_gradient:
+//      i k_x and the potential go through the transforms along x, i k_y and i k_z multiply the latter's
+//      before the transforms along y and z; on one rank plane by plane) into the three fields;
 //   6. the fields reshaped back, written straight into the bricks' owned cells (one batched reshape of the
 //      three), MeshHalo::forward_fill for the ghosts;
 //   7. interpolate: F_i = qqrd2e q_i sum_stencil W E (a gather per atom, no atomics; on the host in plane
@@ -104,11 +106,11 @@ class Pppm {
   std::unique_ptr<fft::DistributedFft> m_fft;
   std::unique_ptr<fft::Reshape<double>> m_to_fft, m_from_fft;
   // Distances between the fields of the three-field views (padded: every field aligned as the first).
-  std::size_t m_brick_stride = 0, m_real_stride = 0, m_spectral_stride = 0;
+  std::size_t m_brick_stride = 0, m_real_stride = 0;
   fft::RealView m_density;   // brick
   fft::RealView m_field;     // three bricks (Ex, Ey, Ez)
   fft::RealView m_real;      // three FFT real arrays (none in place)
-  fft::ComplexView m_rho_hat, m_field_hat;  // one and three spectral arrays
+  fft::ComplexView m_rho_hat, m_scratch_hat;  // the density's (then the potential's) spectrum; scratch
   fft::RealView m_green;     // influence function on this rank's spectral box
   PlaneOrder m_planes;       // the host's order of the stencil kernels
 };
