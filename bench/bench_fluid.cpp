@@ -25,7 +25,9 @@
 //     (the ik field components), on the FFT PPPM builds (the same geometry, decomposition auto, batching of
 //     3 at padded distances, FFTW plans estimate, the run's ranks). Energy steps make no other transform.
 //     Seconds per step (the floor of bench/suite.py's charged suite, charged.fft_floor); SAMPLES quantity
-//     pppm_fft_s.
+//     pppm_fft_s. Beside it, in the same rounds (alternating), the forward transform and the gradient
+//     (DistributedFft::backward_gradient), which is how PPPM now makes its three fields: SAMPLES quantity
+//     pppm_gradient_s (charged.fft_gradient).
 //
 //     --samples: after each size, lines "SAMPLES {json}" with the time of every round (bench/suite.py).
 //
@@ -364,10 +366,12 @@ int bench_fft_only(const comm::Communicator& comm, const std::vector<Grid>& size
 int bench_pppm_mesh(const comm::Communicator& comm, const std::vector<Grid>& sizes, int rounds, bool samples) {
   constexpr int k_steps_per_round = 10;
   if (comm.is_root()) {
-    std::printf("PPPM transforms alone (1 r2c + 3 c2r per step), %d ranks, Kokkos %s\n", comm.size(),
-                Kokkos::DefaultExecutionSpace::name());
-    std::printf("median over %d rounds of %d steps, seconds per step\n", rounds, k_steps_per_round);
-    std::printf("%14s %-16s %12s\n", "mesh", "decomposition", "per step [s]");
+    std::printf("PPPM transforms alone, %d ranks, Kokkos %s: 1 r2c + 3 c2r per step (floor), and 1 r2c + the\n"
+                "gradient (backward_gradient, what PPPM runs)\n",
+                comm.size(), Kokkos::DefaultExecutionSpace::name());
+    std::printf("median over %d rounds of %d steps of each, alternating, seconds per step\n", rounds,
+                k_steps_per_round);
+    std::printf("%14s %-16s %14s %14s\n", "mesh", "decomposition", "r2c+3 c2r [s]", "r2c+grad [s]");
   }
   for (const Grid& n : sizes) {
     auto transport = comm::make_transport("auto", comm);
@@ -387,25 +391,37 @@ int bench_pppm_mesh(const comm::Communicator& comm, const std::vector<Grid>& siz
     Kokkos::deep_copy(density, hd);
     const fft::Complex* hats[3] = {field_hat.data(), field_hat.data() + cs, field_hat.data() + 2 * cs};
     double* reals[3] = {fields.data(), fields.data() + rs, fields.data() + 2 * rs};
-    auto step = [&]() {
+    const std::array<double, 3> unit_k{1.0, 1.0, 1.0};
+    auto three = [&]() {
       f.forward(density.data(), rho_hat.data());
       f.backward_many(3, hats, reals);
     };
-    step();  // warm up: plans, buffers
-    std::vector<double> per_step;
-    for (int round = 0; round < rounds; ++round) {
+    auto gradient = [&]() {
+      f.forward(density.data(), rho_hat.data());
+      f.backward_gradient(rho_hat.data(), field_hat.data(), reals, unit_k);
+    };
+    auto time_of = [&](const auto& step) {
       comm.barrier();
       const auto t0 = Clock::now();
       for (int i = 0; i < k_steps_per_round; ++i) step();
       Kokkos::fence();
-      per_step.push_back(comm.max(seconds(t0)) / k_steps_per_round);
+      return comm.max(seconds(t0)) / k_steps_per_round;
+    };
+    three();  // warm up: plans, buffers
+    gradient();
+    std::vector<double> per_step, per_gradient;
+    for (int round = 0; round < rounds; ++round) {
+      per_step.push_back(time_of(three));
+      per_gradient.push_back(time_of(gradient));
     }
     if (comm.is_root()) {
-      std::printf("%14s %-16s %12.5g\n", grid_name(n).c_str(), f.geometry().describe().c_str(), median(per_step));
+      std::printf("%14s %-16s %14.5g %14.5g\n", grid_name(n).c_str(), f.geometry().describe().c_str(), median(per_step),
+                  median(per_gradient));
       std::fflush(stdout);
     }
     if (samples) {
       print_samples(comm, "pppm_fft_s", n, per_step);
+      print_samples(comm, "pppm_gradient_s", n, per_gradient);
       if (comm.is_root()) std::fflush(stdout);
     }
   }

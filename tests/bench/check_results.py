@@ -15,7 +15,8 @@ when there is any.
   same against LAMMPS and LAMMPS -sf opt (chain.spotrun, chain.spotrun-vs-opt; target on chain.spotrun),
   and always chain.bond_time against chain.loop_time (the bonded share of the loop, with its target);
   charged: charged.spotrun against LAMMPS (with its target), charged.kspace_time against charged.fft_floor
-  (with its target) and charged.kspace_share (the samples of charged.kspace_time) against charged.loop_time;
+  (with its target), charged.kspace_share (the samples of charged.kspace_time) against charged.loop_time and
+  charged.fft_floor (1 r2c + the gradient) against charged.fft_three_c2r (1 r2c + 3 c2r);
   npt: npt.spotrun against npt.nvt (spotrun's own NVT run, with its target 1/1.1), with LAMMPS also
   npt.lammps (fix npt) against npt.lammps-nvt (fix nvt) and npt.spotrun-vs-lammps (the samples of
   npt.spotrun) against npt.lammps, without it neither; minimize: minimize.spotrun (force evaluations, with its
@@ -49,7 +50,7 @@ EXPECTED = {
     "chain": [("chain.spotrun", "chain.lammps"), ("chain.spotrun-vs-opt", "chain.lammps-opt"),
               ("chain.bond_time", "chain.loop_time")],
     "charged": [("charged.spotrun", "charged.lammps"), ("charged.kspace_time", "charged.fft_floor"),
-                ("charged.kspace_share", "charged.loop_time")],
+                ("charged.kspace_share", "charged.loop_time"), ("charged.fft_floor", "charged.fft_three_c2r")],
     "npt": [("npt.spotrun", "npt.nvt"), ("npt.spotrun-vs-lammps", "npt.lammps"), ("npt.lammps", "npt.lammps-nvt")],
     "minimize": [("minimize.spotrun", "minimize.lammps"), ("minimize.time", "minimize.lammps_time")],
     "fluid": [("fluid.step", "fluid.fft_floor")],
