@@ -170,26 +170,20 @@ GradientErrors check_gradient(const fft::FftGeometry& g, bool route_self) {
 // (on one rank 12 x 10 x 9 goes plane by plane, 9 x 7 x 11, whose planes are an odd number of doubles, by
 // three transforms), own blocks through the transport or not.
 TEST(FftGradient, EqualsThreeTransformsAndTheAnalyticGradient) {
-  const int P = test::nranks();
   const std::vector<Grid> sizes = {{12, 10, 9}, {9, 7, 11}, {16, 16, 16}, {13, 12, 8}};
-  int cases = 0;
-  for (const auto& n : sizes)
-    for (auto kind : {Decomposition::Slab, Decomposition::Pencil}) {
-      const auto fits = test::geometry_if_fits(n, P, kind);
-      if (!fits) continue;
-      for (bool self : {false, true}) {
-        const GradientErrors e = check_gradient(*fits, self);
-        const std::string what = str(n) + " " + fits->describe() + (self ? ", own blocks sent" : "");
-        EXPECT_LT(e.vs_transforms, 1e-13) << what;
-        EXPECT_LT(e.vs_analytic, 1e-12) << what;
-        EXPECT_TRUE(e.input_kept) << what << ": backward_gradient changed its input";
-        EXPECT_EQ(e.transforms, 3) << what;
-        test::report("fft gradient " + what + ": against the transforms " + test::sci(e.vs_transforms) +
-                     ", against the analytic gradient " + test::sci(e.vs_analytic));
-        ++cases;
-      }
+  const int geometries = test::for_each_geometry(sizes, test::nranks(), [](const fft::FftGeometry& g) {
+    for (bool self : {false, true}) {
+      const GradientErrors e = check_gradient(g, self);
+      const std::string what = str(g.n) + " " + g.describe() + (self ? ", own blocks sent" : "");
+      EXPECT_LT(e.vs_transforms, 1e-13) << what;
+      EXPECT_LT(e.vs_analytic, 1e-12) << what;
+      EXPECT_TRUE(e.input_kept) << what << ": backward_gradient changed its input";
+      EXPECT_EQ(e.transforms, 3) << what;
+      test::report("fft gradient " + what + ": against the transforms " + test::sci(e.vs_transforms) +
+                   ", against the analytic gradient " + test::sci(e.vs_analytic));
     }
-  EXPECT_GE(cases, 2 * 2 * 2);  // at least two sizes on both decompositions at every rank count
+  });
+  EXPECT_GE(geometries, 2 * 2);  // at least two sizes on both decompositions at every rank count
 }
 
 // Pruned transforms, a batch below three fields on the batched path, and the input as its own scratch are

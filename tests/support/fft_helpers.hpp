@@ -2,6 +2,7 @@
 // Helpers of the FFT tests.
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "comm/errors.hpp"
 #include "solvers/fft/geometry.hpp"
@@ -18,6 +19,21 @@ inline std::optional<fft::FftGeometry> geometry_if_fits(const std::array<int, 3>
   } catch (const InputError&) {
     return std::nullopt;
   }
+}
+
+// Calls f(geometry) for every size of `sizes` decomposed in slabs and in pencils over nranks ranks, where it
+// fits; returns how many it called.
+template <class F>
+int for_each_geometry(const std::vector<std::array<int, 3>>& sizes, int nranks, F&& f) {
+  int calls = 0;
+  for (const auto& n : sizes)
+    for (auto kind : {fft::Decomposition::Slab, fft::Decomposition::Pencil}) {
+      const auto fits = geometry_if_fits(n, nranks, kind);
+      if (!fits) continue;
+      f(*fits);
+      ++calls;
+    }
+  return calls;
 }
 
 }  // namespace spotrun::test

@@ -51,34 +51,6 @@ KOKKOS_INLINE_FUNCTION double sinc_power(double x, int power) {
   return r;
 }
 
-// The points of a block layout over a three-dimensional range in storage order (no index division per point):
-// at (a, b, c), the point's offset in the block and its mesh index.
-struct BlockRange {
-  int lo[3] = {0, 0, 0};
-  int extent[3] = {0, 0, 0};  // in storage order
-  int order[3] = {0, 1, 2};
-
-  explicit BlockRange(const fft::Layout3& l) {
-    for (int d = 0; d < 3; ++d) order[d] = l.order[d];
-    for (int d = 0; d < 3; ++d) {
-      lo[d] = l.box.lo[d];
-      extent[d] = static_cast<int>(l.box.extent(order[d]));
-    }
-  }
-  using Policy = Kokkos::MDRangePolicy<fft::ExecSpace, Kokkos::Rank<3, Kokkos::Iterate::Right, Kokkos::Iterate::Right>,
-                                       Kokkos::IndexType<int>>;
-  Policy policy() const {
-    if (fft::k_host_accessible) return Policy({0, 0, 0}, {extent[0], extent[1], extent[2]}, {1, 1, extent[2]});
-    return Policy({0, 0, 0}, {extent[0], extent[1], extent[2]});
-  }
-  KOKKOS_INLINE_FUNCTION std::int64_t operator()(int a, int b, int c, int idx[3]) const {
-    idx[order[0]] = lo[order[0]] + a;
-    idx[order[1]] = lo[order[1]] + b;
-    idx[order[2]] = lo[order[2]] + c;
-    return (static_cast<std::int64_t>(a) * extent[1] + b) * extent[2] + c;
-  }
-};
-
 // What the spectral kernels need of the mesh.
 struct SpectralMesh {
   int n[3] = {0, 0, 0};
