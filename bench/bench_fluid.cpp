@@ -21,13 +21,13 @@
 //
 //     --pppm-mesh: no fluid step; each size is a PPPM mesh, and a round times the distributed transforms
 //     spotrun's PPPM makes per step (solvers/md/kspace/pppm.cpp, Pppm::compute): one forward real-to-complex
-//     transform of the charge density and one batched backward call of three complex-to-real transforms
-//     (the ik field components), on the FFT PPPM builds (the same geometry, decomposition auto, batching of
-//     3 at padded distances, FFTW plans estimate, the run's ranks). Energy steps make no other transform.
+//     transform of the charge density and the gradient of the potential (DistributedFft::backward_gradient:
+//     the three ik field components), on the FFT PPPM builds (the same geometry, decomposition auto, batching
+//     of 3 at padded distances, FFTW plans estimate, the run's ranks). Energy steps make no other transform.
 //     Seconds per step (the floor of bench/suite.py's charged suite, charged.fft_floor); SAMPLES quantity
-//     pppm_fft_s. Beside it, in the same rounds (alternating), the forward transform and the gradient
-//     (DistributedFft::backward_gradient), which is how PPPM now makes its three fields: SAMPLES quantity
-//     pppm_gradient_s (charged.fft_gradient).
+//     pppm_gradient_s. Beside it, in the same rounds (alternating), the forward transform and one batched
+//     backward call of three complex-to-real transforms, the field made component by component (the floor's
+//     reference, charged.fft_three_c2r): SAMPLES quantity pppm_fft_s.
 //
 //     --samples: after each size, lines "SAMPLES {json}" with the time of every round (bench/suite.py).
 //

@@ -2,7 +2,8 @@
 // Particle-particle particle-mesh k-space solver (Hockney and Eastwood; LAMMPS kspace_style pppm):
 // charge assignment of order 2..7, the influence function optimal for ik differentiation (Hockney and
 // Eastwood's, with LAMMPS's range of aliases), the field by ik differentiation (the gradient of the
-// potential, DistributedFft::backward_gradient), energy and virial from the spectral sums, and the neutralising background of a net charge.
+// potential, DistributedFft::backward_gradient), energy and virial from the spectral sums, and the
+// neutralising background of a net charge.
 //
 // One compute():
 //   1. the density brick zeroed, then spread: each owned atom's charge over the order^3 points of its
