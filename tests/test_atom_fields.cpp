@@ -126,7 +126,27 @@ Particle particle(int r, int j) {
   return p;
 }
 
-TEST(Distributor, ExtraFieldsFollowTheirParticles) {
+// The particles of rank r that stay, in the places the mover gives them (distributor.hpp, StayOrder): kept, in
+// their order; holes_filled, the k-th place below nstay that a leaving particle left taken by the k-th staying
+// particle at nstay or above, the others where they were.
+std::vector<std::int64_t> staying(int r, particles::Distributor::StayOrder order) {
+  std::vector<std::int64_t> stay, holes_of;
+  const int n = particles_of(r);
+  for (int j = 0; j < n; ++j)
+    if (particle(r, j).dest < 0) stay.push_back(particle(r, j).gid);
+  if (order == particles::Distributor::StayOrder::kept) return stay;
+  const int nstay = static_cast<int>(stay.size());
+  std::vector<std::int64_t> placed(static_cast<std::size_t>(nstay), 0), beyond;
+  for (int j = nstay; j < n; ++j)
+    if (particle(r, j).dest < 0) beyond.push_back(particle(r, j).gid);
+  std::size_t next = 0;
+  for (int j = 0; j < nstay; ++j)
+    placed[static_cast<std::size_t>(j)] = particle(r, j).dest < 0 ? particle(r, j).gid : beyond.at(next++);
+  EXPECT_EQ(next, beyond.size()) << "rank " << r << ": as many holes as staying particles beyond them";
+  return placed;
+}
+
+void check_distributor(particles::Distributor::StayOrder order) {
   const int P = test::nranks(), r = test::rank();
   const int down = (r + P - 1) % P, up = (r + 1) % P;
   const int n = particles_of(r);
@@ -159,9 +179,7 @@ TEST(Distributor, ExtraFieldsFollowTheirParticles) {
   }
   // The order the mover promises: those that stay, then the accepted arrivals from `from[0]` (the upper
   // neighbour, whose down-going ones come here), then from `from[1]`.
-  std::vector<std::int64_t> want;
-  for (int j = 0; j < n; ++j)
-    if (particle(r, j).dest < 0) want.push_back(particle(r, j).gid);
+  std::vector<std::int64_t> want = staying(r, order);
   const int from[2] = {up, down};
   for (int k = 0; k < 2; ++k)
     for (int j = 0; j < particles_of(from[k]); ++j) {
@@ -171,7 +189,7 @@ TEST(Distributor, ExtraFieldsFollowTheirParticles) {
 
   auto transport = comm::make_transport("auto", world());
   particles::Distributor plan(world(), *transport);
-  plan.build(dest, n, {down, up}, {up, down});
+  plan.build(dest, n, {down, up}, {up, down}, order);
   particles::Fields fields;
   fields.add(gid).add(charge).position(x).add(tag);
   const int got = plan.migrate(
@@ -202,6 +220,14 @@ TEST(Distributor, ExtraFieldsFollowTheirParticles) {
     if (!same) ++wrong;
   }
   EXPECT_EQ(wrong, 0) << "rank " << r << ": particles out of order or with another particle's fields";
+}
+
+TEST(Distributor, ExtraFieldsFollowTheirParticles) { check_distributor(particles::Distributor::StayOrder::kept); }
+
+// The holes of the leaving particles filled by the staying ones above them (what MD's migration takes: the sort
+// orders the atoms after it): the same particles and fields, in the places that rule gives.
+TEST(Distributor, HolesFilledFromAboveKeepEveryField) {
+  check_distributor(particles::Distributor::StayOrder::holes_filled);
 }
 
 // ---- MD: the table's fields migrate with their atoms and survive a checkpoint at another rank count --------

@@ -21,7 +21,8 @@ Distributor::Distributor(const comm::Communicator& comm, comm::Transport& transp
   m_batch.memory = comm::memory_of<MemSpace>();
 }
 
-void Distributor::build(const IntView& dest, int n, const std::vector<int>& to, const std::vector<int>& from) {
+void Distributor::build(const IntView& dest, int n, const std::vector<int>& to, const std::vector<int>& from,
+                        StayOrder order) {
   if (to.size() != from.size()) throw std::invalid_argument("particles::Distributor::build: to and from differ in size");
   m_to = to;
   m_from = from;
@@ -37,6 +38,21 @@ void Distributor::build(const IntView& dest, int n, const std::vector<int>& to, 
       },
       nstay);
   m_nstay = nstay;
+  m_order = order;
+  m_nholes = 0;
+  if (order == StayOrder::holes_filled) {
+    // The places below nstay that leaving particles leave: as many staying particles lie at nstay or above
+    // (the last m_nholes entries of stay), which take them in order.
+    ensure(m_holes, static_cast<std::size_t>(nstay));
+    auto holes = m_holes;
+    Kokkos::parallel_scan(
+        "particles::distributor::holes", Policy(0, nstay), KOKKOS_LAMBDA(int i, int& offset, bool final) {
+          if (dest(i) < 0) return;
+          if (final) holes(offset) = i;
+          ++offset;
+        },
+        m_nholes);
+  }
   // The leaving particles, peer by peer, each group in the particles' order.
   const std::size_t npeers = to.size();
   m_nsend.assign(npeers, 0);
@@ -127,6 +143,18 @@ void move_down(const V& v, const IntView& stay, int nstay) {
   }
 }
 
+// The fill of StayOrder::holes_filled over one field: place holes(k) takes particle stay(nstay - nholes + k).
+template <class V>
+void fill_holes(const V& v, const IntView& holes, const IntView& stay, int nstay, int nholes) {
+  using E = Elem<V>;
+  const int nc = E::count(v), from = nstay - nholes;
+  Kokkos::parallel_for(
+      "particles::distributor::fill_holes", Policy(0, nholes), KOKKOS_LAMBDA(int k) {
+        const int to = holes(k), i = stay(from + k);
+        for (int c = 0; c < nc; ++c) E::at(v, to, c) = E::at(v, i, c);
+      });
+}
+
 int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& window) {
   const std::size_t npeers = m_to.size();
   // Message layout: each peer's message holds the blocks of every field, one after the other.
@@ -138,7 +166,8 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
     sent += message_words(fields, m_nsend[k]);
     received += message_words(fields, m_nrecv[k]);
   }
-  if (!k_stay_in_place) ensure(m_stay_buf, message_words(fields, static_cast<std::size_t>(m_nstay)));
+  const bool fill = m_order == StayOrder::holes_filled;
+  if (!k_stay_in_place && !fill) ensure(m_stay_buf, message_words(fields, static_cast<std::size_t>(m_nstay)));
   ensure(m_send, sent);
   ensure(m_recv, received);
 
@@ -148,13 +177,17 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
   for (const auto& f : fields.fields()) {
     visit(f, [&](const auto& v) {
       using V = std::decay_t<decltype(v)>;
-      if (!k_stay_in_place)
+      if (!k_stay_in_place && !fill)
         Kokkos::parallel_for("particles::distributor::pack_stay", Policy(0, m_nstay),
                              Pack<V>{v, m_stay, m_stay_buf, stay_word, false, 0, 0.0});
       for (std::size_t k = 0; k < npeers; ++k)
         Kokkos::parallel_for("particles::distributor::pack", Policy(0, static_cast<int>(m_nsend[k])),
                              Pack<V>{v, m_leave, m_send, word[k], false, 0, 0.0, m_send_first[k]});
-      if constexpr (k_stay_in_place) {
+      if (fill) {
+        // After the leaving ones are packed (the same execution space, in order): the staying particles at
+        // nstay or above into their places, which no other copy reads or writes (any backend, in parallel).
+        fill_holes(v, m_holes, m_stay, m_nstay, m_nholes);
+      } else if constexpr (k_stay_in_place) {
         // After the leaving ones are packed: their places may be written now.
         Kokkos::fence();
         move_down(v, m_stay, m_nstay);
@@ -187,7 +220,7 @@ int Distributor::migrate(const Fields& fields, const Grow& grow, const Window& w
   for (const auto& f : fields.fields()) {
     visit(f, [&](const auto& v) {
       using V = std::decay_t<decltype(v)>;
-      if (!k_stay_in_place)
+      if (!k_stay_in_place && !fill)
         Kokkos::parallel_for("particles::distributor::unpack_stay", Policy(0, m_nstay),
                              Unpack<V>{v, m_stay_buf, stay_word, 0});
       int arrived = 0;
