@@ -5,6 +5,9 @@
 //     round-off, preserves its input and counts three transforms;
 //   - on a trigonometric field it is the analytic gradient to round-off, and a Nyquist mode (derivative
 //     zero by the rule of derivative.hpp) adds nothing;
+//   - its report of final planes (`ready`) comes in increasing order up to every plane of the rank's real
+//     block, each plane reported then equal bit for bit to the end's; plane by plane where the path makes the
+//     planes one by one, else once at the end;
 //   - pruned transforms, too small a batch and the input as scratch are refused on every rank.
 #include <gtest/gtest.h>
 
@@ -103,6 +106,11 @@ struct GradientErrors {
   double vs_analytic = 0;    // max |gradient / N - analytic| / max |analytic|
   bool input_kept = true;
   long long transforms = 0;
+  // ready: its calls, whether they rose to every plane of the real block, and the planes whose values when
+  // reported differ from the end's.
+  int ready_calls = 0;
+  bool ready_complete = false;
+  long long ready_changed = 0;
 };
 
 GradientErrors check_gradient(const fft::FftGeometry& g, bool route_self) {
@@ -127,11 +135,31 @@ GradientErrors check_gradient(const fft::FftGeometry& g, bool route_self) {
 
   double* outs[3];
   for (int d = 0; d < 3; ++d) outs[d] = out.data() + d * fft::padded_field(nr);
-  fast.backward_gradient(X.data(), scratch.data(), outs, unit_k);
+  // Each reported plane's values as reported (order[0] is the slowest axis of the block: a plane is a run).
+  const int planes = rl.box.extent(rl.order[0]);
+  const std::size_t run = planes > 0 ? nr / static_cast<std::size_t>(planes) : 0;
+  std::vector<double> reported(3 * nr, 0.0);
+  int calls = 0, seen = 0;
+  bool rising = true;
+  const fft::DistributedFft::PlanesReady ready = [&](int e) {
+    ++calls;
+    rising = rising && e > seen && e <= planes;
+    for (int d = 0; d < 3; ++d) {
+      const std::size_t first = static_cast<std::size_t>(seen) * run, last = static_cast<std::size_t>(e) * run;
+      const std::vector<double> now = host_of(out, 3 * fft::padded_field(nr));
+      for (std::size_t p = first; p < last && p < nr; ++p) reported[d * nr + p] = now[d * fft::padded_field(nr) + p];
+    }
+    seen = std::max(seen, e);
+  };
+  fast.backward_gradient(X.data(), scratch.data(), outs, unit_k, ready);
   GradientErrors e;
+  e.ready_calls = calls;
+  e.ready_complete = rising && seen == planes;
   e.transforms = fast.times().transforms;
   e.input_kept = test::all_ranks(host_of(X, ns) == Xh);
   const std::vector<double> grad = host_of(out, 3 * fft::padded_field(nr));
+  for (int d = 0; d < 3; ++d)
+    for (std::size_t p = 0; p < nr; ++p) e.ready_changed += reported[d * nr + p] != grad[d * fft::padded_field(nr) + p];
 
   double err_t = 0, max_t = 0, err_a = 0, max_a = 0;
   const double N = static_cast<double>(g.total_real());
@@ -179,6 +207,12 @@ TEST(FftGradient, EqualsThreeTransformsAndTheAnalyticGradient) {
       EXPECT_LT(e.vs_analytic, 1e-12) << what;
       EXPECT_TRUE(e.input_kept) << what << ": backward_gradient changed its input";
       EXPECT_EQ(e.transforms, 3) << what;
+      EXPECT_TRUE(e.ready_complete) << what << ": ready did not rise to every plane";
+      EXPECT_EQ(e.ready_changed, 0) << what << ": values reported final changed afterwards";
+      // One rank whose own blocks stay home and whose (y, z) planes are a whole number of 16 bytes goes plane by
+      // plane (distributed_fft.cpp): a report after each plane; every other path one at the end.
+      const bool by_plane = test::nranks() == 1 && !self && g.kind == Decomposition::Slab && (g.n[1] * g.n[2]) % 2 == 0;
+      EXPECT_EQ(e.ready_calls, by_plane ? g.n[0] : 1) << what;
       test::report("fft gradient " + what + ": against the transforms " + test::sci(e.vs_transforms) +
                    ", against the analytic gradient " + test::sci(e.vs_analytic));
     }

@@ -506,7 +506,7 @@ void DistributedFft::backward_fields(int count, const Complex* const in[], doubl
 }
 
 void DistributedFft::backward_gradient(const Complex* in, Complex* scratch, double* const out[3],
-                                       const std::array<double, 3>& unit_k) {
+                                       const std::array<double, 3>& unit_k, const PlanesReady& ready) {
   if (m_band) throw std::invalid_argument("DistributedFft::backward_gradient: not for a pruned transform");
   if (!m_one_by_one && m_batching.max_batch < 3)
     throw std::invalid_argument("DistributedFft::backward_gradient: three fields go through the stages; this "
@@ -520,7 +520,7 @@ void DistributedFft::backward_gradient(const Complex* in, Complex* scratch, doub
     impl::times_ik(spectral_layout(), g.n, 0, unit_k[0], in, scratch);
   }
   if (m_one_by_one) {
-    gradient_one_by_one(in, scratch, out, unit_k);
+    gradient_one_by_one(in, scratch, out, unit_k, ready);
     return;
   }
   // Field 0: i k_x in, field 1: in; after the transforms along x field 1 gives fields 1 and 2.
@@ -539,12 +539,22 @@ void DistributedFft::backward_gradient(const Complex* in, Complex* scratch, doub
     Timed t(m_times.local);
     impl::times_ik_yz(g.stage_a[m_rank], g.n, unit_k, m_pa[1], m_pa[2]);
   }
-  Timed t(m_times.local);
-  run_plans(m_c2r, 3, m_pa.data(), out, m_times.launches);
+  {
+    Timed t(m_times.local);
+    run_plans(m_c2r, 3, m_pa.data(), out, m_times.launches);
+  }
+  all_planes_ready(ready);
+}
+
+void DistributedFft::all_planes_ready(const PlanesReady& ready) const {
+  if (!ready) return;
+  if constexpr (k_host_accessible) Kokkos::fence();  // the caller's host code reads what the kernels wrote
+  const Layout3& real = m_geometry.real[m_rank];
+  ready(real.box.extent(real.order[0]));
 }
 
 void DistributedFft::gradient_one_by_one(const Complex* in, Complex* scratch, double* const out[3],
-                                         const std::array<double, 3>& unit_k) {
+                                         const std::array<double, 3>& unit_k, const PlanesReady& ready) {
   const auto& g = m_geometry;
   const Complex* hat = scratch;
   if (!m_c2r_plane) {  // three transforms, each product through the scratch
@@ -556,6 +566,7 @@ void DistributedFft::gradient_one_by_one(const Complex* in, Complex* scratch, do
       }
       backward_fields(1, &hat, out + d);
     }
+    all_planes_ready(ready);
     return;
   }
   // One-rank slab: stage A is the gather layout [x][ky][kz] (m_pa[0] = m_pgb[0]). The x derivative's c2r
@@ -565,12 +576,17 @@ void DistributedFft::gradient_one_by_one(const Complex* in, Complex* scratch, do
   const std::size_t plane = static_cast<std::size_t>(g.n[1]) * g.n[2];
   const int planes = g.stage_a[m_rank].box.extent(0);
   x_backward(1, &in);
-  Timed t(m_times.local);
-  for (int x = 0; x < planes; ++x)
-    for (int d = 1; d < 3; ++d) {
-      impl::times_ik_plane(m_pa[0] + x * cols, g.n, g.nc[2], d, unit_k[static_cast<std::size_t>(d)], m_plane.data());
-      m_c2r_plane->execute(m_plane.data(), out[d] + x * plane);
+  if constexpr (k_host_accessible) Kokkos::fence();  // ready's code reads the x derivative
+  for (int x = 0; x < planes; ++x) {
+    {
+      Timed t(m_times.local);
+      for (int d = 1; d < 3; ++d) {
+        impl::times_ik_plane(m_pa[0] + x * cols, g.n, g.nc[2], d, unit_k[static_cast<std::size_t>(d)], m_plane.data());
+        m_c2r_plane->execute(m_plane.data(), out[d] + x * plane);
+      }
     }
+    if (ready) ready(x + 1);
+  }
   m_times.launches += 2 * planes;
 }
 

@@ -42,6 +42,7 @@
 // field (BatchSpec::fields). The work arrays and transpose buffers are max_batch times as large (one
 // field's where a batch goes field by field).
 #include <array>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -154,7 +155,14 @@ class DistributedFft {
   // the products and the (y, z) transforms plane by plane, each plane in cache. in: complex_size() values,
   // preserved; scratch: complex_size() values, overwritten; out: three real_size() arrays. Unpruned only, and
   // max_batch() >= 3 unless the rank goes field by field; throws std::invalid_argument otherwise. Collective.
-  void backward_gradient(const Complex* in, Complex* scratch, double* const out[3], const std::array<double, 3>& unit_k);
+  // ready (optional, host code): ready(e) once planes [0, e) along the first axis of the rank's real block (in
+  // its layout's order) are final in all three outputs, e increasing. The host path that makes the (y, z)
+  // planes one by one calls it after each plane, so that the caller reads each plane while it is in cache
+  // (PPPM interpolates the field there); every other path once, with every plane, at the end. Its time is not
+  // the transform's (times()).
+  using PlanesReady = std::function<void(int)>;
+  void backward_gradient(const Complex* in, Complex* scratch, double* const out[3], const std::array<double, 3>& unit_k,
+                         const PlanesReady& ready = {});
   int max_batch() const { return m_batching.max_batch; }
   const FftBatching& batching() const { return m_batching; }
 
@@ -192,7 +200,10 @@ class DistributedFft {
   void x_forward(int count, Complex* const out[]);
   void x_backward(int count, const Complex* const in[]);
   // backward_gradient on a rank that goes field by field (its work arrays hold one field).
-  void gradient_one_by_one(const Complex* in, Complex* scratch, double* const out[3], const std::array<double, 3>& unit_k);
+  void gradient_one_by_one(const Complex* in, Complex* scratch, double* const out[3], const std::array<double, 3>& unit_k,
+                           const PlanesReady& ready);
+  // backward_gradient's report of every plane of the rank's real block, after the last transform.
+  void all_planes_ready(const PlanesReady& ready) const;
   // The y transforms `plans` (empty: no y stage apart) in place on the fields `data`, timed as local work.
   void y_transform(const PlanSet& plans, int count, Complex* const data[]);
   // One reshape between stages, timed as such.
