@@ -105,6 +105,7 @@ struct Outcome {
   std::array<double, 6> virial{};
   std::vector<Vec> f;
   bool in_place = false;  // PPPM: the transform ran in place on the bricks
+  long long plane_interpolations = 0;  // PPPM: computes that interpolated plane by plane
 };
 
 // The atoms of `s` a rank owns: those whose `owner_x` (default: x) lies in its sub-box.
@@ -184,6 +185,7 @@ Outcome run_pppm(const System& s, KspaceOptions o, const comm::Communicator& com
   const KspaceResult r = pppm.compute(l.x, l.q, l.nlocal, l.f);
   Outcome out = collect(r, l, s.size(), comm);
   out.in_place = pppm.in_place();
+  out.plane_interpolations = pppm.plane_interpolations();
   return out;
 }
 
@@ -792,6 +794,40 @@ TEST(Pppm, RankAndDecompositionIndependence) {
                test::sci(worst_f) + ", virial " + test::sci(worst_v) + " (relative); " + std::to_string(differ) +
                " of " + std::to_string(4 * 3 * s.size()) + " force components not bitwise equal; " +
                std::to_string(in_place) + " of 4 runs in place");
+}
+
+// One rank interpolates the field plane by plane as the transform makes it (Pppm::compute, step 7): the same
+// arithmetic as after the whole transform, so the same forces and energy bit for bit, at the lowest, the default
+// and the highest order; on a mesh whose (y, z) planes the transform makes one by one, and on one it transforms
+// whole (an odd number of doubles to a plane: every plane reported at the end).
+TEST(Pppm, PlaneByPlaneInterpolationEqualsTheWholeTransforms) {
+  comm::Communicator self(MPI_COMM_SELF);
+  const System s = random_system(300, 0.8442, 0.2, 5);
+  int differ = 0, cases = 0;
+  for (const std::array<int, 3>& mesh : {std::array<int, 3>{16, 14, 15}, std::array<int, 3>{15, 13, 11}})
+    for (const int order : {2, 5, 7}) {
+      KspaceOptions o;
+      o.accuracy = 0.2;  // coarse meshes at every order: what is compared is the arithmetic, not the accuracy
+      o.cutoff = 2.5;
+      o.mesh = mesh;
+      o.order = order;
+      const Outcome by_plane = run_pppm(s, o, self);
+      o.plane_interpolation = false;
+      const Outcome whole = run_pppm(s, o, self);
+      const std::string what = std::to_string(mesh[0]) + "x" + std::to_string(mesh[1]) + "x" + std::to_string(mesh[2]) +
+                               " order " + std::to_string(order);
+      EXPECT_EQ(by_plane.plane_interpolations, 1) << what;
+      EXPECT_EQ(whole.plane_interpolations, 0) << what;
+      EXPECT_EQ(by_plane.energy, whole.energy) << what;
+      ASSERT_EQ(by_plane.f.size(), whole.f.size());
+      for (std::size_t i = 0; i < whole.f.size(); ++i)
+        for (int c = 0; c < 3; ++c) differ += by_plane.f[i][c] != whole.f[i][c];
+      EXPECT_GT(max_abs(whole.f), 0.0) << what;
+      ++cases;
+    }
+  EXPECT_EQ(differ, 0) << "force components that differ between the two interpolations";
+  test::report("PPPM plane by plane vs after the whole transform: " + std::to_string(differ) +
+               " force components differ in " + std::to_string(cases) + " cases of 300 atoms");
 }
 
 // PPPM's ik forces against central differences of its own energy, and both against Ewald. The ik force is not

@@ -77,6 +77,9 @@ struct KspaceOptions {
   double margin = 0;
   // The most bytes of mesh arrays one rank may hold (grid_bytes of PppmChoice); 0: no limit.
   double max_grid_bytes = 0;
+  // Whether a rank whose bricks are its whole block of the transform (one rank) interpolates the field plane by
+  // plane as the transform makes it (Pppm::compute, step 7); false: after the whole transform (tests).
+  bool plane_interpolation = true;
   // Ewald
   std::array<int, 3> kmax{0, 0, 0};  // md.kspace.kmax; {0, 0, 0}: chosen
 };

@@ -351,6 +351,33 @@ void interpolate_forces(const Vec3View& x, const DoubleView& q, int nlocal, cons
   });
 }
 
+// interpolate_forces() for the atoms whose stencils begin at planes [p0, p1) of the brick (PlaneOrder), in
+// parallel over them, without reading ahead: the caller has just written those planes (host memory).
+template <int P>
+void interpolate_planes_order(const Vec3View& x, const DoubleView& q, const BrickMap& map, const fft::RealView& field,
+                              std::size_t stride, double scale, const Vec3View& f, const PlaneOrder& order, int p0,
+                              int p1) {
+  const int* atoms = order.atoms();
+  const long st = static_cast<long>(stride);
+  const BrickMap bm = map;
+  Kokkos::parallel_for(
+      "md::kspace::interpolate_planes", Policy(order.start()[p0], order.start()[p1]), KOKKOS_LAMBDA(const int k) {
+        const int i = atoms[k];
+        const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
+        double e[3];
+        interpolate_at<P>(bm, field, st, xi, e);
+        const double qs = scale * q(i);
+        for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
+      });
+}
+
+void interpolate_planes(const Vec3View& x, const DoubleView& q, const BrickMap& map, const fft::RealView& field,
+                        std::size_t stride, double scale, const Vec3View& f, const PlaneOrder& order, int p0, int p1) {
+  with_order(map.order, [&](auto p) {
+    interpolate_planes_order<decltype(p)::value>(x, q, map, field, stride, scale, f, order, p0, p1);
+  });
+}
+
 }  // namespace impl
 
 namespace {
@@ -573,13 +600,39 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
   double* reals[3] = {m_real.data(), m_real.data() + m_real_stride, m_real.data() + 2 * m_real_stride};
   double* bricks[3] = {m_field.data(), m_field.data() + m_brick_stride, m_field.data() + 2 * m_brick_stride};
   const std::array<double, 3> unit_k{sm.unit_k[0], sm.unit_k[1], sm.unit_k[2]};
+  // Where the bricks are this rank's whole block of the transform (one rank: no ghost cells, no reshapes), the
+  // interpolation follows the transform plane by plane: the atoms whose stencils end at plane e - 1 as soon as
+  // planes [0, e) of the three fields are final, while those are in cache (the same arithmetic as after the
+  // whole transform: the same forces, bit for bit).
+  const bool by_plane = fft::k_host_accessible && m_options.plane_interpolation && m_in_place && !m_halo_cells;
+  const int planes = m_planes.planes(), reach = m_choice.order - 1;
+  int interpolated = 0, made = 0;  // the planes whose atoms have their forces; the planes made
+  double sink = 0;
+  const long plane_size = static_cast<long>(map.dim[1]) * map.dim[2];
+  const fft::DistributedFft::PlanesReady ready = [&](int e) {
+    // The new planes of the x component (made before the others, now in memory) read ahead, in sequence.
+    for (; made < std::min(e, planes); ++made) sink += read_plane(m_field.data(), 0, 1, plane_size, made);
+    const int upto = e >= planes ? planes : std::max(interpolated, e - reach);
+    if (upto > interpolated)
+      impl::interpolate_planes(x, q, map, m_field, m_brick_stride, qqrd2e, f, m_planes, interpolated, upto);
+    interpolated = upto;
+  };
   if (m_in_place) {
     double* owned[3];
     for (int d = 0; d < 3; ++d) owned[d] = bricks[d] + m_owned_offset;
-    m_fft->backward_gradient(m_rho_hat.data(), m_scratch_hat.data(), owned, unit_k);
+    m_fft->backward_gradient(m_rho_hat.data(), m_scratch_hat.data(), owned, unit_k,
+                             by_plane ? ready : fft::DistributedFft::PlanesReady{});
   } else {
     m_fft->backward_gradient(m_rho_hat.data(), m_scratch_hat.data(), reals, unit_k);
     m_from_fft->execute_many(3, reals, bricks);
+  }
+  if (by_plane) {
+    if (interpolated != planes)
+      throw std::logic_error("md::kspace::Pppm::compute: the transform reported " + std::to_string(interpolated) +
+                             " of the brick's " + std::to_string(planes) + " planes");
+    m_planes.sinks(1)[0] = sink;  // kept, so that the reads ahead stay
+    ++m_plane_interpolations;
+    return r;
   }
   if (m_halo_cells) m_halo->forward_fill(3, bricks);
   impl::interpolate_forces(x, q, nlocal, map, m_field, m_brick_stride, qqrd2e, f, m_planes);

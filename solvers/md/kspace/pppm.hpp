@@ -24,7 +24,8 @@
 //   6. the fields reshaped back, written straight into the bricks' owned cells (one batched reshape of the
 //      three), MeshHalo::forward_fill for the ghosts;
 //   7. interpolate: F_i = qqrd2e q_i sum_stencil W E (a gather per atom, no atomics; on the host in plane
-//      order).
+//      order; on one rank inside step 5, the atoms of each plane as soon as the transform has made the planes
+//      their stencils read, while those are in cache: DistributedFft::backward_gradient's `ready`).
 // Energy: qqrd2e [(V / 2 N^2) sum G |rho|^2 - g / sqrt(pi) sum q^2 - pi Q^2 / (2 g^2 V)]; the virial adds
 // the background's, the background energy on each diagonal component (LAMMPS leaves it out).
 // Checked against LAMMPS's pppm (tests/test_kspace.cpp, Lammps.EnergyForcesAndVirial): the same to 2e-14
@@ -87,6 +88,8 @@ class Pppm {
   const fft::FftGeometry& fft_geometry() const { return m_fft->geometry(); }
   // Whether the transform runs in place on the bricks (no reshapes; see the top).
   bool in_place() const { return m_in_place; }
+  // The compute() calls whose interpolation followed the transform plane by plane (step 7).
+  long long plane_interpolations() const { return m_plane_interpolations; }
 
  private:
   void compute_green();
@@ -114,6 +117,7 @@ class Pppm {
   fft::ComplexView m_rho_hat, m_scratch_hat;  // the density's (then the potential's) spectrum; scratch
   fft::RealView m_green;     // influence function on this rank's spectral box
   PlaneOrder m_planes;       // the host's order of the stencil kernels
+  long long m_plane_interpolations = 0;
 };
 
 }  // namespace spotrun::md::kspace
