@@ -297,6 +297,17 @@ KOKKOS_INLINE_FUNCTION void interpolate_at(const BrickMap& bm, const fft::RealVi
     }
 }
 
+// F_i += scale q_i sum_stencil W E for owned atom i.
+template <int P>
+KOKKOS_INLINE_FUNCTION void add_force_at(const BrickMap& bm, const fft::RealView& field, long st, const Vec3View& x,
+                                         const DoubleView& q, double scale, const Vec3View& f, int i) {
+  const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
+  double e[3];
+  interpolate_at<P>(bm, field, st, xi, e);
+  const double qs = scale * q(i);
+  for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
+}
+
 // F_i += scale q_i sum_stencil W E at each owned atom (the fields at distance `stride` in `field`). On a device
 // one thread per atom; on the host the atoms in plane order (PlaneOrder), each thread a run of whole planes,
 // each new plane of the three fields read ahead of the stencils that need it.
@@ -308,13 +319,8 @@ void interpolate_forces_order(const Vec3View& x, const DoubleView& q, int nlocal
   const long st = static_cast<long>(stride);
   if (!fft::k_host_accessible) {
     Kokkos::parallel_for(
-        "md::kspace::interpolate_forces", Policy(0, nlocal), KOKKOS_LAMBDA(const int i) {
-          const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
-          double e[3];
-          interpolate_at<P>(bm, field, st, xi, e);
-          const double qs = scale * q(i);
-          for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
-        });
+        "md::kspace::interpolate_forces", Policy(0, nlocal),
+        KOKKOS_LAMBDA(const int i) { add_force_at<P>(bm, field, st, x, q, scale, f, i); });
     return;
   }
   const int planes = order.planes();
@@ -330,14 +336,7 @@ void interpolate_forces_order(const Vec3View& x, const DoubleView& q, int nlocal
         for (int p = p0; p < p1; ++p) {
           for (int a = p == p0 ? 0 : P - 1; a < P; ++a)
             sink += read_plane(field.data(), st, 3, plane_size, (p + a) % planes);
-          for (int k = start[p]; k < start[p + 1]; ++k) {
-            const int i = atoms[k];
-            const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
-            double e[3];
-            interpolate_at<P>(bm, field, st, xi, e);
-            const double qs = scale * q(i);
-            for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
-          }
+          for (int k = start[p]; k < start[p + 1]; ++k) add_force_at<P>(bm, field, st, x, q, scale, f, atoms[k]);
         }
         sinks[8 * c] = sink;
       });
@@ -361,14 +360,8 @@ void interpolate_planes_order(const Vec3View& x, const DoubleView& q, const Bric
   const long st = static_cast<long>(stride);
   const BrickMap bm = map;
   Kokkos::parallel_for(
-      "md::kspace::interpolate_planes", Policy(order.start()[p0], order.start()[p1]), KOKKOS_LAMBDA(const int k) {
-        const int i = atoms[k];
-        const double xi[3] = {x(i, 0), x(i, 1), x(i, 2)};
-        double e[3];
-        interpolate_at<P>(bm, field, st, xi, e);
-        const double qs = scale * q(i);
-        for (int d = 0; d < 3; ++d) f(i, d) += qs * e[d];
-      });
+      "md::kspace::interpolate_planes", Policy(order.start()[p0], order.start()[p1]),
+      KOKKOS_LAMBDA(const int k) { add_force_at<P>(bm, field, st, x, q, scale, f, atoms[k]); });
 }
 
 void interpolate_planes(const Vec3View& x, const DoubleView& q, const BrickMap& map, const fft::RealView& field,
