@@ -169,10 +169,12 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   }
 
   // --- transients (the largest one counts, on each side) ---
-  // Re-neighbouring: the migration (particles::Distributor, kept buffers: a mark, a list entry and the
-  // migrating fields of the table per owned atom for those that stay; the fields, a place and a mark per atom
-  // crossing a face, sent and received) and one atom array being grown, all in the memory space. The sort
-  // and the migration copy nothing to the host.
+  // Re-neighbouring: the migration (particles::Distributor, kept buffers: a mark, a list entry and a hole
+  // entry per owned atom, and, counted as a bound though MD's migration fills the holes in place and needs
+  // none, the migrating fields of the table per owned atom, the staging of a migration that keeps the
+  // staying atoms' order on a device; the fields, a place and a mark per atom crossing a face, sent and
+  // received) and one atom array being grown, all in the memory space. The sort and the migration copy
+  // nothing to the host.
   // On a host build, an allowance of 72 bytes per atom slot for what is not counted here (allocator
   // slack, MPI's buffers that grow with the halo), the size of the copies the sort once made.
   const double crossing = rho * ((l[0] + 2 * cfg.skin) * (l[1] + 2 * cfg.skin) * (l[2] + 2 * cfg.skin) - vol);
