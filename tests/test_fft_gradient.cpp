@@ -144,11 +144,10 @@ GradientErrors check_gradient(const fft::FftGeometry& g, bool route_self) {
   const fft::DistributedFft::PlanesReady ready = [&](int e) {
     ++calls;
     rising = rising && e > seen && e <= planes;
-    for (int d = 0; d < 3; ++d) {
-      const std::size_t first = static_cast<std::size_t>(seen) * run, last = static_cast<std::size_t>(e) * run;
-      const std::vector<double> now = host_of(out, 3 * fft::padded_field(nr));
+    const std::size_t first = static_cast<std::size_t>(seen) * run, last = static_cast<std::size_t>(e) * run;
+    const std::vector<double> now = host_of(out, 3 * fft::padded_field(nr));
+    for (int d = 0; d < 3; ++d)
       for (std::size_t p = first; p < last && p < nr; ++p) reported[d * nr + p] = now[d * fft::padded_field(nr) + p];
-    }
     seen = std::max(seen, e);
   };
   fast.backward_gradient(X.data(), scratch.data(), outs, unit_k, ready);

@@ -100,10 +100,10 @@ int Halo::migrate(AtomStore& atoms) {
           }
         });
     // Down to the lower neighbour (from the upper one), up to the upper one. The atoms that stay come
-    // first, in their order, then those that arrived inside this sub-box, down-going first. An atom that
-    // moved further than one sub-box is dropped (the window): the caller's count reports it lost.
-    // The atoms that stay need not keep their order: the sort after the migration orders every owned atom
-    // by bin and id (MdSolver::rebuild).
+    // first, then those that arrived inside this sub-box, down-going first. The atoms that stay need not
+    // keep their order (holes_filled): the sort after the migration orders every owned atom by bin and id
+    // (MdSolver::rebuild). An atom that moved further than one sub-box is dropped (the window): the
+    // caller's count reports it lost.
     m_migration.build(code, nlocal, {m_grid.neighbor(d, 0), m_grid.neighbor(d, 1)},
                       {m_grid.neighbor(d, 1), m_grid.neighbor(d, 0)}, particles::Distributor::StayOrder::holes_filled);
     nlocal = m_migration.migrate(atom_fields_with(atoms, k_migrates), [&atoms](int n) { atoms.reserve(n); },

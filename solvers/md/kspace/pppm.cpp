@@ -602,7 +602,7 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
   int interpolated = 0, made = 0;  // the planes whose atoms have their forces; the planes made
   double sink = 0;
   const long plane_size = static_cast<long>(map.dim[1]) * map.dim[2];
-  const fft::DistributedFft::PlanesReady ready = [&](int e) {
+  auto ready = [&](int e) {
     // The new planes of the x component (made before the others, now in memory) read ahead, in sequence.
     for (; made < std::min(e, planes); ++made) sink += read_plane(m_field.data(), 0, 1, plane_size, made);
     const int upto = e >= planes ? planes : std::max(interpolated, e - reach);
@@ -613,8 +613,9 @@ KspaceResult Pppm::compute(const Vec3View& x, const DoubleView& q, int nlocal, c
   if (m_in_place) {
     double* owned[3];
     for (int d = 0; d < 3; ++d) owned[d] = bricks[d] + m_owned_offset;
+    // The report wrapped only where it is taken (a std::function of these captures allocates).
     m_fft->backward_gradient(m_rho_hat.data(), m_scratch_hat.data(), owned, unit_k,
-                             by_plane ? ready : fft::DistributedFft::PlanesReady{});
+                             by_plane ? fft::DistributedFft::PlanesReady(ready) : fft::DistributedFft::PlanesReady{});
   } else {
     m_fft->backward_gradient(m_rho_hat.data(), m_scratch_hat.data(), reals, unit_k);
     m_from_fft->execute_many(3, reals, bricks);
