@@ -135,3 +135,33 @@ TEST(NeighborPaths, BothFillingsListWhatBruteForceFinds) {
   EXPECT_EQ(cases, host_memory ? 12 : 6);
   EXPECT_GT(atoms.nghost, 0);
 }
+
+// The rows' length follows what the builds need: a build that needs more than the rows hold grows them and
+// scans again; one that needs much less than they hold leaves them shorter for the next build (a long row
+// costs the force loop memory traffic). Every build lists what brute force finds, whatever length it had.
+TEST(NeighborPaths, RowsGrowAndShrinkToWhatTheBuildsNeed) {
+  auto cfg = test::lattice_config({6, 5, 7}, 2.0);
+  test::MdRun run(cfg, test::world());
+  test::run_thermo(*run.solver, 20, 20);
+  const md::AtomStore& atoms = run->atoms();
+  ASSERT_GT(atoms.nlocal, 0);
+  const double big = cfg.cutoff + cfg.skin, small = 0.6 * big;
+  md::NeighborList nl;
+  auto build = [&](double cutneigh, const std::string& what) {
+    nl.setup(run->grid().sub_box(), cutneigh, false, true);
+    nl.build(atoms);
+    const Pairs want = brute_force(atoms, cutneigh, nl);
+    std::string problem;
+    const Pairs got = listed(stored_rows(nl, atoms.nlocal, &problem), atoms.nlocal, false);
+    EXPECT_TRUE(problem.empty()) << what << ": " << problem;
+    EXPECT_TRUE(got == want) << what << ": the pairs differ from brute force (" << got.size() << " against "
+                             << want.size() << ")";
+    return nl.max_neighbors();
+  };
+  const int first = build(big, "the first build");
+  build(small, "a shorter reach, the first build's rows");
+  const int shrunk = build(small, "a shorter reach again");
+  EXPECT_LT(shrunk, first) << "the rows did not shrink to the shorter reach's need";
+  EXPECT_EQ(build(small, "a shorter reach a third time"), shrunk) << "rows that fit changed their length";
+  EXPECT_GT(build(big, "the longer reach again, from the shorter rows"), shrunk) << "the rows did not grow back";
+}

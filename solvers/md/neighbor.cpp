@@ -22,8 +22,9 @@ namespace {
 // Newton), so the rows are those of the scalar scan, in the same order. The kept atoms' indices go to the
 // row by one shuffle (the table of the lane mask) and one 4-wide store at the next free place, owned atoms
 // forwards from the front, ghosts backwards from the back; the store may write up to three places past the
-// kept ones, which the scan's room (k_scan_slack) allows for. Lanes past the range read the packed arrays'
-// padding (reserve_packing) and are masked off.
+// kept ones: each store is made only where the row has room for four more (n + g + 4 places), else the scan
+// stops there (returning where) and the rest of the range is counted by the scalar scan without stores. Lanes
+// past the range read the packed arrays' padding (reserve_packing) and are masked off.
 constexpr bool k_vector_scan =
 #if defined(SPOTRUN_NEIGHBOR_AVX2)
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible &&
@@ -31,7 +32,8 @@ constexpr bool k_vector_scan =
 #else
     false;
 #endif
-constexpr int k_scan_slack = k_vector_scan ? 3 : 0;
+// The room a 4-wide store of the vector scan needs past the entries kept so far.
+constexpr int k_vector_room = 4;
 
 #if defined(SPOTRUN_NEIGHBOR_AVX2)
 struct CompactTables {
@@ -62,13 +64,18 @@ alignas(64) constexpr CompactTables k_compact = make_compact_tables();
 
 // Candidates k0 .. k1-1 (packed positions px, indices pindex) of the row `row` (maxn places) of the owned atom
 // at (xi, yi, zi), packed at p: owned (to the front, n kept so far) or ghosts (to the back, g kept so far);
-// by_position: the Newton test of a ghost in the atom's z bin.
-SPOTRUN_SCAN_INLINE inline void scan_avx2(const double* px, const int* pindex, int k0, int k1, int p, double xi, double yi, double zi,
-                      double cutsq, bool owned, bool by_position, int* row, int maxn, int& n_row, int& g_row) {
+// by_position: the Newton test of a ghost in the atom's z bin. Returns k1, or the first candidate it left
+// for want of room; `room` rises to the places its stores needed (the kept ones before a store + 4).
+SPOTRUN_SCAN_INLINE inline int scan_avx2(const double* px, const int* pindex, int k0, int k1, int p, double xi, double yi, double zi,
+                      double cutsq, bool owned, bool by_position, int* row, int maxn, int& n_row, int& g_row,
+                      int& room) {
   int n = n_row, g = g_row;  // in registers: the row's stores might alias the references
   const __m256d vxi = _mm256_set1_pd(xi), vyi = _mm256_set1_pd(yi), vzi = _mm256_set1_pd(zi);
   const __m256d vcut = _mm256_set1_pd(cutsq), zero = _mm256_setzero_pd();
-  for (int k = k0; k < k1; k += 4) {
+  int k = k0, used = -1;  // used: the kept entries before the last store
+  for (; k < k1; k += 4) {
+    if (n + g + k_vector_room > maxn) break;  // no room for this store: the caller counts the rest
+    used = n + g;
     const double* a = px + 3 * static_cast<std::ptrdiff_t>(k);
     const __m256d A = _mm256_loadu_pd(a), B = _mm256_loadu_pd(a + 4), C = _mm256_loadu_pd(a + 8);
     // A = x0 y0 z0 x1, B = y1 z1 x2 y2, C = z2 x3 y3 z3
@@ -102,8 +109,11 @@ SPOTRUN_SCAN_INLINE inline void scan_avx2(const double* px, const int* pindex, i
       g += k_compact.count[m];
     }
   }
+  // Each store needed n + g + 4 places at its n + g, the last one the most.
+  if (used >= 0 && used + k_vector_room > room) room = used + k_vector_room;
   n_row = n;
   g_row = g;
+  return k;  // past k1 where it ended within the last four
 }
 #endif
 
@@ -241,16 +251,24 @@ void NeighborList::reserve_rows(int nlocal) {
     numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
     numghost = IntView("md::numghost", nlocal + nlocal / 4 + 16);
   }
-  if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || neighbors.extent(1) == 0)
-    neighbors = NeighborView("md::neighbors", nlocal + nlocal / 4 + 16, std::max<int>(m_initial_max_neighbors, max_neighbors()));
+  // The row length: the first guess before any build; then what the last build needed, with margin, where
+  // the rows are much longer than that (a row of 40 places read for 5 neighbours costs the force loop its
+  // memory traffic; growing back costs one more scan, so only well past the margin).
+  int width = neighbors.extent(1) == 0 ? m_initial_max_neighbors : max_neighbors();
+  if (m_needed > 0 && width > m_needed + m_needed / 4 + 8) width = row_length(m_needed);
+  if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || width != max_neighbors())
+    neighbors = NeighborView("md::neighbors", std::max<std::size_t>(neighbors.extent(0), nlocal + nlocal / 4 + 16), width);
 }
 
+int NeighborList::row_length(int needed) { return needed + needed / 8 + 4; }
+
 bool NeighborList::rows_fit(int needed, long long pairs) {
+  m_needed = needed;
   if (needed <= max_neighbors()) {
     m_total_pairs = pairs;
     return true;
   }
-  neighbors = NeighborView("md::neighbors", neighbors.extent(0), needed + needed / 8 + 4);
+  neighbors = NeighborView("md::neighbors", neighbors.extent(0), row_length(needed));
   return false;
 }
 
@@ -402,6 +420,7 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
           const double xi = px(p, 0), yi = px(p, 1), zi = px(p, 2);
           int n = 0, g = 0;  // owned neighbours from the front of the row, ghosts from the back
           bool fits = true;
+          int room = 0;  // the row length the scan's stores needed (more than maxn: it did not fit)
           // The special neighbours to look among: up to the last level that leaves the list (1-2 alone for
           // special_bonds fene); a neighbour found there at a level that leaves it is not listed.
           const int n12 = excluding ? static_cast<int>(special(i, 0)) : 0;
@@ -423,16 +442,22 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
           // then y, then x: the ghost's owner sees the mirror image and lists the pair when this does not).
           auto scan = [&](int k0, int k1, bool owned, bool by_position) SPOTRUN_SCAN_INLINE {
             if (k1 <= k0) return;
-            if (n + g + (k1 - k0) + k_scan_slack > maxn) fits = false;
 #if defined(SPOTRUN_NEIGHBOR_AVX2)
             if constexpr (k_vector_scan) {
+              // Each 4-wide store checked for room (scan_avx2); where there was none, the rest is counted.
               if (fits) {
-                scan_avx2(px.data(), pindex.data(), k0, k1, p, xi, yi, zi, cutsq, owned, by_position, &neigh(i, 0),
-                          maxn, n, g);
-                return;
+                k0 = scan_avx2(px.data(), pindex.data(), k0, k1, p, xi, yi, zi, cutsq, owned, by_position,
+                               &neigh(i, 0), maxn, n, g, room);
+                if (k0 >= k1) return;
+                fits = false;
               }
             }
 #endif
+            // The scalar scan writes every candidate of the range at the next free place: room for all of them.
+            if (!k_vector_scan) {  // (no if constexpr: a CUDA lambda may not first capture in one)
+              if (n + g + (k1 - k0) > room) room = n + g + (k1 - k0);
+              if (n + g + (k1 - k0) > maxn) fits = false;
+            }
             for (int k = k0; k < k1; ++k) {
               const double dx = xi - px(k, 0), dy = yi - px(k, 1), dz = zi - px(k, 2);
               int in = (dx * dx + dy * dy + dz * dz < cutsq) & (k != p);
@@ -455,6 +480,10 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
               scan(p + 1, ostart(b + reach + 1), true, false);
             if (!newton || dzbin >= 0) scan(gstart(b - reach), gstart(b + reach + 1), false, newton && dzbin == 0);
           }
+          // A vector scan that ran out of room: the stores of a longer row would have needed at most this. A row
+          // that did not fit always asks for more than it had.
+          if (k_vector_scan && !fits && n + g + k_vector_room > room) room = n + g + k_vector_room;
+          if (!fits && room <= maxn) room = maxn + 1;
           // The excluded pairs out of a row that fitted, the others keeping their order (the row a check
           // of every candidate would give). A row that did not fit counts them: it only sizes the next pass.
           if (nsearch > 0 && fits) {
@@ -473,8 +502,7 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
           }
           nn(i) = n;
           ng(i) = g;
-          const int want = fits ? n + g : (n + g > maxn ? n + g : maxn + 1);
-          if (want > need) need = want;
+          if (room > need) need = room;
           npairs += n + g;
         },
         Kokkos::Max<int>(needed), pairs);

@@ -130,19 +130,23 @@ class NeighborList {
   void split_rows(int nlocal, const RowWindows& windows);
 
  private:
-  // Row storage for nlocal owned atoms (grown, never shrunk).
+  // Row storage for nlocal owned atoms (grown; the row length follows what the builds need).
   void reserve_rows(int nlocal);
   // The packed arrays for nlocal owned atoms of nall (grown, never shrunk).
   void reserve_packing(int nlocal, int nall);
-  // After a build pass that needed rows of `needed` entries: true when they fitted (pairs is then the
-  // list's size), else the rows grow (with margin) for another pass.
+  // After a build pass whose scan needed rows of `needed` places: true when they fitted (pairs is then the
+  // list's size), else the rows grow (with margin) for another pass. The next build's rows shrink to what
+  // this one needed where they are much longer (reserve_rows).
   bool rows_fit(int needed, long long pairs);
+  // Places a row is given for a scan that needed `needed`: the margin.
+  static int row_length(int needed);
 
   double m_cutneighsq = 0;
   bool m_full = false;
   bool m_newton = false;
   BinGrid m_bins;
   int m_initial_max_neighbors = 64;
+  int m_needed = 0;  // the places the last build's scan needed in its longest row (0: none yet)
   // Stencil rows (flat offset of the row's x = 0 bin, reach in x, half: 1 upper, 0 the centre row, -1 lower;
   // z bin offset), the packed atoms of every bin (owned and ghosts apart: start offsets by bin, atom
   // indices, positions as x, y, z triples), each atom's bin and each owned atom's place among the packed
