@@ -30,9 +30,10 @@ template <class View>
 void grow(View& v, int n) {
   if (v.extent(0) < static_cast<std::size_t>(n)) v = View(v.label(), n + n / 4 + 16);
 }
-// A list field's scratch: as many rows, of the field's length.
+// A list field's scratch (its own): as many rows, of the field's length.
 void grow(IdRowsView& v, int n, std::size_t width) {
-  if (v.extent(0) < static_cast<std::size_t>(n) || v.extent(1) != width) v = IdRowsView(v.label(), n + n / 4 + 16, width);
+  if (v.extent(0) < static_cast<std::size_t>(n) || v.extent(1) != width)
+    v = IdRowsView(Kokkos::view_alloc("md::sort::list", Kokkos::WithoutInitializing), n + n / 4 + 16, width);
 }
 
 // Permutes a field of the table through the scratch array of its type.
@@ -100,7 +101,7 @@ void AtomSorter::sort(AtomStore& atoms, const NeighborList& bins) {
   // within-bin order read them.
   atoms.for_each_field([&](const AtomField& f, const auto& view) {
     if (f.has(k_migrates) && &f != &atom_field(AtomFieldId::id))
-      permute_field(view, scratch_of(view), order, n);
+      permute_field(view, scratch_of(f, view), order, n);
   });
   permute_field(atoms.id, m_id, order, n);
 }

@@ -6,6 +6,8 @@
 // A counting sort by bin (atomics, then each bin ordered by id, so the order does not depend on thread
 // scheduling) into buffers that are kept: no allocation once they have grown to the atom count (unlike
 // Kokkos::BinSort, which allocates its bins and scratch on every sort).
+#include <array>
+
 #include "atoms.hpp"
 #include "neighbor.hpp"
 
@@ -26,14 +28,20 @@ class AtomSorter {
   IntView m_int{"md::sort::int", 0};
   IdView m_id{"md::sort::id", 0};
   DoubleView m_double{"md::sort::double", 0};
-  IdRowsView m_rows{"md::sort::rows", 0, 0};
+  // A list field's scratch, one per field (bonds, special neighbours, ...: their row lengths differ; one
+  // array for all of them was made anew, zeroed, for each at every sort).
+  std::array<IdRowsView, k_natom_fields> m_lists;
   // The scratch array of a field's type.
   Vec3View& scratch_of(const Vec3View&) { return m_vec3; }
   Int3View& scratch_of(const Int3View&) { return m_int3; }
   IntView& scratch_of(const IntView&) { return m_int; }
   IdView& scratch_of(const IdView&) { return m_id; }
   DoubleView& scratch_of(const DoubleView&) { return m_double; }
-  IdRowsView& scratch_of(const IdRowsView&) { return m_rows; }
+  IdRowsView& scratch_of(const AtomField& f, const IdRowsView&) { return m_lists[index_of(f)]; }
+  template <class View>
+  auto& scratch_of(const AtomField&, const View& v) {
+    return scratch_of(v);
+  }
 };
 
 }  // namespace spotrun::md
