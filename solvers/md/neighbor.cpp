@@ -64,8 +64,10 @@ alignas(64) constexpr CompactTables k_compact = make_compact_tables();
 
 // Candidates k0 .. k1-1 (packed positions px, indices pindex) of the row `row` (maxn places) of the owned atom
 // at (xi, yi, zi), packed at p: owned (to the front, n kept so far) or ghosts (to the back, g kept so far);
-// by_position: the Newton test of a ghost in the atom's z bin. Returns k1, or the first candidate it left
-// for want of room; `room` rises to the places its stores needed (the kept ones before a store + 4).
+// by_position: the Newton test of a ghost in the atom's z bin. Returns k1, or (Checked) the first candidate
+// it left for want of room; `room` rises to the places its stores needed (the kept ones before a store + 4).
+// Unchecked where the row has room for every candidate of the range (the caller's test): no test a store.
+template <bool Checked>
 SPOTRUN_SCAN_INLINE inline int scan_avx2(const double* px, const int* pindex, int k0, int k1, int p, double xi, double yi, double zi,
                       double cutsq, bool owned, bool by_position, int* row, int maxn, int& n_row, int& g_row,
                       int& room) {
@@ -74,8 +76,10 @@ SPOTRUN_SCAN_INLINE inline int scan_avx2(const double* px, const int* pindex, in
   const __m256d vcut = _mm256_set1_pd(cutsq), zero = _mm256_setzero_pd();
   int k = k0, used = -1;  // used: the kept entries before the last store
   for (; k < k1; k += 4) {
-    if (n + g + k_vector_room > maxn) break;  // no room for this store: the caller counts the rest
-    used = n + g;
+    if constexpr (Checked) {
+      if (n + g + k_vector_room > maxn) break;  // no room for this store: the caller counts the rest
+      used = n + g;
+    }
     const double* a = px + 3 * static_cast<std::ptrdiff_t>(k);
     const __m256d A = _mm256_loadu_pd(a), B = _mm256_loadu_pd(a + 4), C = _mm256_loadu_pd(a + 8);
     // A = x0 y0 z0 x1, B = y1 z1 x2 y2, C = z2 x3 y3 z3
@@ -109,8 +113,14 @@ SPOTRUN_SCAN_INLINE inline int scan_avx2(const double* px, const int* pindex, in
       g += k_compact.count[m];
     }
   }
-  // Each store needed n + g + 4 places at its n + g, the last one the most.
-  if (used >= 0 && used + k_vector_room > room) room = used + k_vector_room;
+  // Each store needed n + g + 4 places at its n + g, the last one the most. Unchecked (the caller made sure of
+  // room for every candidate), at most the row, and at most the kept ones + 4.
+  if constexpr (Checked) {
+    if (used >= 0 && used + k_vector_room > room) room = used + k_vector_room;
+  } else {
+    const int most = n + g + k_vector_room < maxn ? n + g + k_vector_room : maxn;
+    if (k > k0 && most > room) room = most;
+  }
   n_row = n;
   g_row = g;
   return k;  // past k1 where it ended within the last four
@@ -153,6 +163,8 @@ BinGrid BinGrid::over(const comm::Box3& sub, double cutneigh, const double (&edg
 }
 
 void NeighborList::setup(const comm::Box3& sub, double cutneigh, bool full, bool newton, double density) {
+  // Another reach, other rows: the row length starts over from what the next build needs.
+  if (cutneigh * cutneigh != m_cutneighsq || full != m_full) m_needed = m_sized_builds = 0;
   m_cutneighsq = cutneigh * cutneigh;
   m_full = full;
   m_newton = newton && !full && Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
@@ -251,11 +263,12 @@ void NeighborList::reserve_rows(int nlocal) {
     numneigh = IntView("md::numneigh", nlocal + nlocal / 4 + 16);
     numghost = IntView("md::numghost", nlocal + nlocal / 4 + 16);
   }
-  // The row length: the first guess before any build; then what the last build needed, with margin, where
-  // the rows are much longer than that (a row of 40 places read for 5 neighbours costs the force loop its
-  // memory traffic; growing back costs one more scan, so only well past the margin).
+  // The row length: the first guess before any build; then the most any build needed (since the reach last
+  // changed), with margin, where the rows are much longer than that (a row of 40 places read for 5
+  // neighbours costs the force loop its memory traffic). Never below what a build needed: the longest row
+  // of a liquid varies from build to build, and each build that finds no room pays another scan.
   int width = neighbors.extent(1) == 0 ? m_initial_max_neighbors : max_neighbors();
-  if (m_needed > 0 && width > m_needed + m_needed / 4 + 8) width = row_length(m_needed);
+  if (m_sized_builds >= k_sizing_builds && width > m_needed + m_needed / 4 + 8) width = row_length(m_needed);
   if (neighbors.extent(0) < static_cast<std::size_t>(nlocal) || width != max_neighbors())
     neighbors = NeighborView("md::neighbors", std::max<std::size_t>(neighbors.extent(0), nlocal + nlocal / 4 + 16), width);
 }
@@ -263,7 +276,8 @@ void NeighborList::reserve_rows(int nlocal) {
 int NeighborList::row_length(int needed) { return needed + needed / 8 + 4; }
 
 bool NeighborList::rows_fit(int needed, long long pairs) {
-  m_needed = needed;
+  m_needed = std::max(m_needed, needed);
+  ++m_sized_builds;
   if (needed <= max_neighbors()) {
     m_total_pairs = pairs;
     return true;
@@ -446,8 +460,13 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
             if constexpr (k_vector_scan) {
               // Each 4-wide store checked for room (scan_avx2); where there was none, the rest is counted.
               if (fits) {
-                k0 = scan_avx2(px.data(), pindex.data(), k0, k1, p, xi, yi, zi, cutsq, owned, by_position,
-                               &neigh(i, 0), maxn, n, g, room);
+                if (n + g + (k1 - k0) + k_vector_room - 1 <= maxn) {  // room for every candidate
+                  scan_avx2<false>(px.data(), pindex.data(), k0, k1, p, xi, yi, zi, cutsq, owned, by_position,
+                                   &neigh(i, 0), maxn, n, g, room);
+                  return;
+                }
+                k0 = scan_avx2<true>(px.data(), pindex.data(), k0, k1, p, xi, yi, zi, cutsq, owned, by_position,
+                                     &neigh(i, 0), maxn, n, g, room);
                 if (k0 >= k1) return;
                 fits = false;
               }

@@ -135,8 +135,8 @@ class NeighborList {
   // The packed arrays for nlocal owned atoms of nall (grown, never shrunk).
   void reserve_packing(int nlocal, int nall);
   // After a build pass whose scan needed rows of `needed` places: true when they fitted (pairs is then the
-  // list's size), else the rows grow (with margin) for another pass. The next build's rows shrink to what
-  // this one needed where they are much longer (reserve_rows).
+  // list's size), else the rows grow (with margin) for another pass. The next build's rows shrink to the
+  // most any build needed where they are much longer (reserve_rows).
   bool rows_fit(int needed, long long pairs);
   // Places a row is given for a scan that needed `needed`: the margin.
   static int row_length(int needed);
@@ -146,7 +146,11 @@ class NeighborList {
   bool m_newton = false;
   BinGrid m_bins;
   int m_initial_max_neighbors = 64;
-  int m_needed = 0;  // the places the last build's scan needed in its longest row (0: none yet)
+  int m_needed = 0;  // the most places a build's scan needed in a row since the reach changed (0: none yet)
+  int m_sized_builds = 0;  // the builds (passes that fitted or not) since the reach changed
+  // The builds seen before the rows shrink to what they needed: a run's first builds (a lattice, before it
+  // melts) need fewer places than the rest of it.
+  static constexpr int k_sizing_builds = 4;
   // Stencil rows (flat offset of the row's x = 0 bin, reach in x, half: 1 upper, 0 the centre row, -1 lower;
   // z bin offset), the packed atoms of every bin (owned and ghosts apart: start offsets by bin, atom
   // indices, positions as x, y, z triples), each atom's bin and each owned atom's place among the packed
