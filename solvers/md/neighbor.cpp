@@ -458,7 +458,8 @@ void NeighborList::list_rows(const AtomStore& atoms, const Exclusions& exclusion
             if (k1 <= k0) return;
 #if defined(SPOTRUN_NEIGHBOR_AVX2)
             if constexpr (k_vector_scan) {
-              // Each 4-wide store checked for room (scan_avx2); where there was none, the rest is counted.
+              // Where the range's candidates might not all fit, each 4-wide store is checked for room (scan_avx2)
+              // and, where there was none, the rest of the range is counted.
               if (fits) {
                 if (n + g + (k1 - k0) + k_vector_room - 1 <= maxn) {  // room for every candidate
                   scan_avx2<false>(px.data(), pindex.data(), k0, k1, p, xi, yi, zi, cutsq, owned, by_position,
