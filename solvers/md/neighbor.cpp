@@ -22,7 +22,8 @@ namespace {
 // Newton), so the rows are those of the scalar scan, in the same order. The kept atoms' indices go to the
 // row by one shuffle (the table of the lane mask) and one 4-wide store at the next free place, owned atoms
 // forwards from the front, ghosts backwards from the back; the store may write up to three places past the
-// kept ones: each store is made only where the row has room for four more (n + g + 4 places), else the scan
+// kept ones. Where the row has room for every candidate of the range and three more, the stores go unchecked;
+// otherwise each store is made only where the row has room for four more (n + g + 4 places), else the scan
 // stops there (returning where) and the rest of the range is counted by the scalar scan without stores. Lanes
 // past the range read the packed arrays' padding (reserve_packing) and are masked off.
 constexpr bool k_vector_scan =
@@ -64,9 +65,10 @@ alignas(64) constexpr CompactTables k_compact = make_compact_tables();
 
 // Candidates k0 .. k1-1 (packed positions px, indices pindex) of the row `row` (maxn places) of the owned atom
 // at (xi, yi, zi), packed at p: owned (to the front, n kept so far) or ghosts (to the back, g kept so far);
-// by_position: the Newton test of a ghost in the atom's z bin. Returns k1, or (Checked) the first candidate
-// it left for want of room; `room` rises to the places its stores needed (the kept ones before a store + 4).
-// Unchecked where the row has room for every candidate of the range (the caller's test): no test a store.
+// by_position: the Newton test of a ghost in the atom's z bin; k0 < k1. Returns k1, or (Checked) the first
+// candidate it left for want of room; `room` rises to the places its stores needed (the kept ones before a
+// store + 4). Unchecked where the row has room for every candidate of the range (the caller's test): no test
+// a store.
 template <bool Checked>
 SPOTRUN_SCAN_INLINE inline int scan_avx2(const double* px, const int* pindex, int k0, int k1, int p, double xi, double yi, double zi,
                       double cutsq, bool owned, bool by_position, int* row, int maxn, int& n_row, int& g_row,
@@ -119,7 +121,7 @@ SPOTRUN_SCAN_INLINE inline int scan_avx2(const double* px, const int* pindex, in
     if (used >= 0 && used + k_vector_room > room) room = used + k_vector_room;
   } else {
     const int most = n + g + k_vector_room < maxn ? n + g + k_vector_room : maxn;
-    if (k > k0 && most > room) room = most;
+    if (most > room) room = most;
   }
   n_row = n;
   g_row = g;
