@@ -1,5 +1,7 @@
 #include "halo.hpp"
 
+#include <array>
+#include <cstdint>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -188,6 +190,16 @@ void Halo::gather_dim(int d, const Fields& fields) {
   unpack_dim(d, l, fields);
 }
 
+namespace {
+// Whether a particle at coordinate xi goes with the first swap of a dimension (bit 0) and with the second (bit
+// 32): a swap to the lower neighbour takes those below `lower`, one to the upper those at or above `upper`.
+KOKKOS_INLINE_FUNCTION std::int64_t swap_bits(double xi, double lower, double upper, bool first_lower,
+                                              bool second_lower) {
+  const std::int64_t lo = xi < lower ? 1 : 0, hi = xi >= upper ? 1 : 0;
+  return (first_lower ? lo : hi) | ((second_lower ? lo : hi) << 32);
+}
+}  // namespace
+
 int Halo::build(int nlocal, const Fields& fields, const Grow& grow) {
   check_idle("build");
   const Vec3View* position = fields.position_view();
@@ -199,31 +211,30 @@ int Halo::build(int nlocal, const Fields& fields, const Grow& grow) {
     // Both directions select from the owned particles and the ghosts of earlier dimensions.
     const int nlast = nall;
     const Vec3View x = *position;
-    std::array<std::uint64_t, 2> nsend{};
+    // The lower swap sends the particles within the cutoff of the lower face, the upper swap of the upper: both
+    // lists in index order, from one counting pass and one selecting pass over the particles for the two (the
+    // two counts in one 64-bit sum: the lower's in the low 32 bits, the upper's in the high).
+    const double lower = sub.lo[d] + m_cutoff, upper = sub.hi[d] - m_cutoff;
+    const bool first_lower = m_swaps[2 * d].dir == 0, second_lower = m_swaps[2 * d + 1].dir == 0;
+    std::int64_t both = 0;
+    Kokkos::parallel_reduce(
+        "particles::halo::count", Policy(0, nlast),
+        KOKKOS_LAMBDA(int i, std::int64_t& c) { c += swap_bits(x(i, d), lower, upper, first_lower, second_lower); },
+        both);
+    const std::array<std::uint64_t, 2> nsend{static_cast<std::uint64_t>(both & 0xffffffff),
+                                             static_cast<std::uint64_t>(both >> 32)};
     for (int k = 0; k < 2; ++k) {
-      SwapInfo& s = m_swaps[2 * d + k];
-      // The lower swap sends the particles within the cutoff of the lower face, the upper swap of the upper.
-      const int dir = s.dir;
-      const double bound = dir == 0 ? sub.lo[d] + m_cutoff : sub.hi[d] - m_cutoff;
-      int count = 0;
-      Kokkos::parallel_reduce(
-          "particles::halo::count", Policy(0, nlast),
-          KOKKOS_LAMBDA(int i, int& c) {
-            if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) ++c;
-          },
-          count);
-      ensure(m_lists[2 * d + k], static_cast<std::size_t>(count));
-      auto list = m_lists[2 * d + k];
-      Kokkos::parallel_scan(
-          "particles::halo::select", Policy(0, nlast), KOKKOS_LAMBDA(int i, int& offset, bool final) {
-            if (dir == 0 ? x(i, d) < bound : x(i, d) >= bound) {
-              if (final) list(offset) = i;
-              ++offset;
-            }
-          });
-      s.nsend = count;
-      nsend[k] = static_cast<std::uint64_t>(count);
+      ensure(m_lists[2 * d + k], static_cast<std::size_t>(nsend[k]));
+      m_swaps[2 * d + k].nsend = static_cast<int>(nsend[k]);
     }
+    auto first = m_lists[2 * d], second = m_lists[2 * d + 1];
+    Kokkos::parallel_scan(
+        "particles::halo::select", Policy(0, nlast), KOKKOS_LAMBDA(int i, std::int64_t& offset, bool final) {
+          const std::int64_t in = swap_bits(x(i, d), lower, upper, first_lower, second_lower);
+          if (final && (in & 0xffffffff)) first(static_cast<int>(offset & 0xffffffff)) = i;
+          if (final && (in >> 32)) second(static_cast<int>(offset >> 32)) = i;
+          offset += in;
+        });
     std::vector<std::uint64_t> incoming;
     m_comm.exchange_counts({m_swaps[2 * d].send_rank, m_swaps[2 * d + 1].send_rank}, {nsend[0], nsend[1]},
                            {m_swaps[2 * d].recv_rank, m_swaps[2 * d + 1].recv_rank}, incoming);
