@@ -38,9 +38,11 @@ class AtomMap {
 
     // The copy of `id` closest to (x0, x1, x2) (the lowest index on a tie), or -1 when the rank has none.
     KOKKOS_INLINE_FUNCTION int closest(std::int64_t id, double x0, double x1, double x2) const {
+      const int head = first(id);
+      if (head < 0 || next(head) < 0) return head;  // one copy or none: no distance to compare
       int best = -1;
       double best_rsq = 0;
-      for (int i = first(id); i >= 0; i = next(i)) {
+      for (int i = head; i >= 0; i = next(i)) {
         const double d0 = x(i, 0) - x0, d1 = x(i, 1) - x1, d2 = x(i, 2) - x2;
         const double rsq = d0 * d0 + d1 * d1 + d2 * d2;
         if (best < 0 || rsq < best_rsq || (rsq == best_rsq && i < best)) {
