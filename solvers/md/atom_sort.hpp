@@ -23,13 +23,14 @@ class AtomSorter {
   IntView m_start{"md::sort::start", 0};  // bins + 1: where each bin begins in m_order
   IntView m_bin{"md::sort::bin", 0};
   IntView m_order{"md::sort::order", 0};  // m_order(k): the atom that goes to place k
-  Vec3View m_vec3{"md::sort::vec3", 0};   // scratch for the permuted arrays
+  // Scratch for the permuted arrays, as large as the fields: each permuted field takes its type's scratch
+  // array, which takes the field's old array (the labels of the two travel with them).
+  Vec3View m_vec3{"md::sort::vec3", 0};
   Int3View m_int3{"md::sort::int3", 0};
   IntView m_int{"md::sort::int", 0};
   IdView m_id{"md::sort::id", 0};
   DoubleView m_double{"md::sort::double", 0};
-  // A list field's scratch, one per field (bonds, special neighbours, ...: their row lengths differ; one
-  // array for all of them was made anew, zeroed, for each at every sort).
+  // A list field's scratch, one per field (bonds, special neighbours, ...: their row lengths differ).
   std::array<IdRowsView, k_natom_fields> m_lists;
   // The scratch array of a field's type.
   Vec3View& scratch_of(const Vec3View&) { return m_vec3; }

@@ -152,9 +152,11 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   held += 4.0 * rows * width + 2 * 4.0 * rows;  // neighbors, numneigh + numghost
   held += 4.0 * (nall + nall / 4);              // atom_bin
   held += bin_bytes(l, c, rho, nall, rows);
-  // The sort after each rebuild (atom_sort.cpp) keeps its buffers: the bin starts, and per owned atom its
-  // bin, its place and scratch for the permuted arrays (x or v, image, type, id). It makes no other copy.
-  held += 4.0 * NeighborList::bin_count(sub_box_of(l), c, rho) + 56.0 * rows;
+  // The sort after each rebuild (atom_sort.cpp) keeps its buffers: the bin starts, per owned atom its bin and
+  // its place, and a scratch array of each type of the permuted fields (x or v, image, type, id, charge) as
+  // large as the fields (it takes a field's place, the field's array becomes the scratch). It makes no other
+  // copy.
+  held += 4.0 * NeighborList::bin_count(sub_box_of(l), c, rho) + 8.0 * rows + 56.0 * cap;
   // Halo (solvers/particles/halo.cpp): six send lists (about one entry per ghost), and send/receive buffers
   // of 5 doubles per atom of the largest swap (the last dimension's, which forwards the earlier ghosts): a
   // rebuild moves 36 bytes an atom (position, type, id).
