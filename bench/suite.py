@@ -32,7 +32,8 @@ title, program, scaling (strong: fixed size; weak: fixed size per rank) and the 
               computation (its summary's Time Kspace, slowest rank, over steps + 1: the setup's computation is
               in it) against its FFT floor, the transforms PPPM makes per step (1 r2c and the gradient,
               DistributedFft::backward_gradient, of the mesh spotrun chose, parsed from its output) timed alone
-              on the same ranks (bench_fluid --pppm-mesh), target at most KSPACE_FLOOR_TARGET; beside it in the
+              on the same ranks (bench_fluid --pppm-mesh, FLOOR_ROUNDS rounds right after each spotrun run,
+              in the same state of the machine), target at most KSPACE_FLOOR_TARGET; beside it in the
               same rounds 1 r2c + 3 c2r (charged.fft_three_c2r, the floor's reference: what the gradient saves,
               reported); the k-space share of the loop (charged.kspace_share against charged.loop_time, reported)
   npt         the LJ melt of lj (bench/lj-bench.toml) at 32k atoms (smoke: 4k; strong), 100 steps under the
@@ -618,6 +619,8 @@ CHAIN_STEPS = 100
 # step, 1 r2c + the gradient, bench_fluid --pppm-mesh, same mesh and ranks).
 CHARGED_TARGETS = {"charged.spotrun": 1.5}
 KSPACE_FLOOR_TARGET = 1.3
+# Rounds of the k-space floor (bench_fluid --pppm-mesh --steps) after each spotrun run of the charged suite.
+FLOOR_ROUNDS = 3
 # --quick: the charged suite's steps (the full run: charged_steps). At accuracy 1e-5 PPPM takes a 90^3 mesh at
 # 4,000 atoms (LAMMPS and spotrun alike), the k-space part 85-95 % of either program's step, the same work every
 # step: 20 steps (21 k-space computations, two list builds) keep 3 repetitions at 1 and 2 ranks within the
@@ -706,9 +709,10 @@ def predicted_cost(kind, total, ranks, repeat, peers, cores, durable=None, steps
         return repeat * per * (1 + peers)
     if kind == "charged":
         # spotrun and LAMMPS alike: about 3e-5 s per atom-step on one core at accuracy 1e-5 (0.12 s per step at
-        # 4,000 atoms, a 90^3 mesh; the mesh grows with the box), plus the start; the FFT floor's run once
+        # 4,000 atoms, a 90^3 mesh; the mesh grows with the box), plus the start; the FFT floor's run after each
+        # spotrun run
         per = 1.5 + total * (steps or charged_steps(total)) * 3e-5 / eff
-        return repeat * per * (1 + peers) + 3.0 + total * 1e-4
+        return repeat * (per * (1 + peers) + 3.0 + total * 1e-4)
     if kind in ("fluid", "fft"):
         step = 1.5e-8 * total * math.log2(max(total, 2)) / eff
         return 1.5 + total * 4e-7 + (repeat + 1) * 2.2 * step
@@ -1008,6 +1012,7 @@ class Suite:
         self.progress.note(task, 0.0, "writing the data file")
         data = self.charged_data(atoms)
         spot, loop, kspace, meshes = [], [], [], []  # atom-steps/s; Loop time per step, Time Kspace per computation
+        floor_s, three_s, floor_cmd = [], [], ""  # the floor's rounds after each spotrun run: s per step
         peer, lmp_meshes = [], []
         spot_cmd = lmp_cmd = version = ""
         runs = 1 + (1 if self.lammps else 0)
@@ -1029,6 +1034,17 @@ class Suite:
             # Time Kspace times steps + 1 computations: the setup's (step 0's forces) and one per step.
             kspace.append(t_kspace / (steps + 1))
             meshes.append(mesh)
+            # The floor right after each spotrun run, in the same state of the machine (its speed drifts within
+            # minutes): the transforms of one PPPM step of this mesh (1 r2c + 3 c2r, and 1 r2c + the gradient),
+            # FLOOR_ROUNDS rounds of 10 steps each, alone on the same ranks.
+            self.progress.note(task, 0.9 * (rep + 0.5 / runs) / self.args.repeat,
+                               f"bench_fluid --pppm-mesh {'x'.join(map(str, mesh))} {rep + 1}/{self.args.repeat}")
+            out, floor_cmd = self.runner.run(f"charged-fft-floor-{atoms}-np{r}-{rep}", r, [
+                self.bench_fluid, "--pppm-mesh", "--sizes", "x".join(map(str, mesh)), "--steps", FLOOR_ROUNDS,
+                "--samples"])
+            fft_s = parse_samples(out, "bench_fluid --pppm-mesh")
+            floor_s += fft_s["pppm_gradient_s"]["values"]
+            three_s += fft_s["pppm_fft_s"]["values"]
             if self.lammps:
                 self.progress.note(task, 0.9 * (rep + 1 / runs) / self.args.repeat,
                                    f"LAMMPS run {rep + 1}/{self.args.repeat}")
@@ -1044,13 +1060,6 @@ class Suite:
             raise BenchFailure(f"charged {atoms} atoms np{r}: spotrun chose different PPPM meshes in its runs: "
                                f"{meshes}")
         mesh = meshes[0]
-        # The floor: the transforms of one PPPM step (1 r2c + 3 c2r of this mesh) alone, on the same ranks.
-        self.progress.note(task, 0.9, f"bench_fluid --pppm-mesh {'x'.join(map(str, mesh))}")
-        out, floor_cmd = self.runner.run(f"charged-fft-floor-{atoms}-np{r}", r, [
-            self.bench_fluid, "--pppm-mesh", "--sizes", "x".join(map(str, mesh)), "--steps", self.args.repeat,
-            "--samples"])
-        fft_s = parse_samples(out, "bench_fluid --pppm-mesh")
-        floor_s, three_s = fft_s["pppm_gradient_s"]["values"], fft_s["pppm_fft_s"]["values"]
         base = self.base(task, load)
         details = {"steps": steps, "ensemble": "nve", "mesh": mesh, "g_ewald": g_ewald, "accuracy": 1e-5,
                    "lammps_mesh": lmp_meshes[0] if lmp_meshes else None}
