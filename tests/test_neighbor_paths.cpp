@@ -7,7 +7,8 @@
 // side); half with Newton (owned-ghost pairs only where the ghost lies above the owned atom: a higher z bin,
 // or the same z bin and above by z, then y, then x; a host list). Both fillings must give the same rows
 // entry for entry. On a threaded Kokkos (tools/threaded-check.sh) pack_device()'s atomics run on several
-// threads.
+// threads. The rows laid end to end (NeighborList::stream, the host's loop for sparse rows) hold the rows in
+// their order and give the row-by-row loop's forces, energies and virial.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,7 +17,9 @@
 #include <utility>
 #include <vector>
 
+#include "solvers/md/force.hpp"
 #include "solvers/md/neighbor.hpp"
+#include "solvers/md/pair.hpp"
 #include "support/md_helpers.hpp"
 #include "support/mpi_test.hpp"
 
@@ -165,4 +168,133 @@ TEST(NeighborPaths, RowsGrowAndShrinkToWhatTheBuildsNeed) {
   EXPECT_LT(shrunk, first) << "the rows did not shrink to the shorter reach's need";
   EXPECT_EQ(build(small, "a shorter reach again"), shrunk) << "rows that fit changed their length";
   EXPECT_GT(build(big, "the longer reach again, from the shorter rows"), shrunk) << "the rows did not grow back";
+}
+
+// The rows laid end to end (stream_rows(true): what a run's builds do for sparse rows such as a WCA melt's)
+// hold every row in the order of `order`, owned neighbours then ghosts, each entry naming its row; the host's
+// loop over them (impl::stream_forces_host) gives the forces (owned atoms and ghosts), energies and virial
+// of the row-by-row loop (impl::half_list_forces_host, which a build without the layout takes) on the same
+// list: a WCA liquid in double and mixed precision, and two types of LJ at 2.5 (several evaluators, most
+// pairs within the cutoff), Newton on and off, rows split into three parts as the halo overlap splits them,
+// whole and part by part.
+TEST(NeighborPaths, RowsLaidEndToEndGiveTheRowByRowForces) {
+  constexpr bool host_memory = Kokkos::SpaceAccessibility<Kokkos::HostSpace, md::MemSpace>::accessible;
+  if (!host_memory) GTEST_SKIP() << "the rows are laid end to end for the host's loop only";
+  struct Case {
+    std::string name;
+    md::MdConfig cfg;
+  };
+  std::vector<Case> cases;
+  auto wca = test::lattice_config({6, 5, 7}, 1.5);
+  wca.cutoff = 1.122462048309373;
+  wca.skin = 0.4;
+  cases.push_back({"WCA, double", wca});
+  wca.precision = md::Precision::Mixed;
+  cases.push_back({"WCA, mixed", wca});
+  auto two = test::lattice_config({6, 5, 7}, 2.0);
+  two.types = {{"A", 1.0, 0.8, true}, {"B", 1.0, 0.2, true}};
+  two.pair_coeffs = test::ka_config(true).pair_coeffs;
+  cases.push_back({"two types, LJ 2.5", two});
+  int compared = 0, split = 0;  // split: lists with rows in each of the three parts
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    test::MdRun run(c.cfg, test::world());
+    test::run_thermo(*run.solver, 30, 30);  // sorted atoms off the lattice, ghosts, several builds
+    md::AtomStore atoms = run->atoms();     // shares the run's arrays but the forces
+    const int nlocal = atoms.nlocal, nall = atoms.nall();
+    ASSERT_GT(nlocal, 2);
+    std::vector<std::string> names;
+    for (const auto& t : c.cfg.types) names.push_back(t.name);
+    if (names.empty()) names.push_back("1");
+    const md::AnyPair any = md::make_pair(c.cfg, md::resolve_pair_coeffs(c.cfg, names));
+    for (const bool newton : {true, false}) {
+      SCOPED_TRACE(newton ? "newton on" : "newton off");
+      md::NeighborList nl;
+      nl.setup(run->grid().sub_box(), c.cfg.cutoff + c.cfg.skin, false, newton);
+      md::RowWindows windows;
+      windows.first[1] = nlocal / 3;
+      windows.last[0] = 2 * nlocal / 3;
+      windows.last[1] = nlocal;
+      struct Result {
+        std::vector<double> f;
+        md::PairTally t;
+      };
+      // The forces with energies, virial alone, or neither (EV, E) over the rows whole or the three parts.
+      auto forces = [&](int kind, bool parts) {
+        atoms.f = md::Vec3View("test::f", nall);
+        md::ForceScatter scatter(atoms.f);
+        const int bounds[4] = {0, nl.interior_rows(), nlocal - nl.deferred_rows(), nlocal};
+        Result r;
+        for (int p = 0; p < (parts ? 3 : 1); ++p) {
+          const int b = parts ? bounds[p] : 0, e = parts ? bounds[p + 1] : nlocal;
+          const md::PairTally t = std::visit(
+              [&](const auto& pair) {
+                return kind == 0   ? md::compute_pair_forces<true>(atoms, nl, pair, scatter, b, e)
+                       : kind == 1 ? md::compute_pair_forces<true, false>(atoms, nl, pair, scatter, b, e)
+                                   : md::compute_pair_forces<false>(atoms, nl, pair, scatter, b, e);
+              },
+              any);
+          r.t.energy += t.energy;
+          r.t.ecoul += t.ecoul;
+          r.t.virial += t.virial;
+        }
+        auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), atoms.f);
+        for (int i = 0; i < nall; ++i)
+          for (int d = 0; d < 3; ++d) r.f.push_back(h(i, d));
+        return r;
+      };
+      nl.stream_rows(false);
+      nl.build(atoms, windows);
+      ASSERT_FALSE(nl.streamed());
+      split += nl.interior_rows() > 0 && nl.deferred_rows() > 0;
+      std::vector<Result> rows;
+      for (int kind = 0; kind < 3; ++kind) rows.push_back(forces(kind, false));
+      nl.stream_rows(true);
+      nl.build(atoms, windows);
+      ASSERT_TRUE(nl.streamed());
+      // The layout: the rows of the order, each as stored_rows() reads it, and each entry's row.
+      std::string problem;
+      const Rows stored = stored_rows(nl, nlocal, &problem);
+      ASSERT_TRUE(problem.empty()) << problem;
+      auto order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), nl.order);
+      auto start = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), nl.stream_start);
+      auto entries = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), nl.stream);
+      auto row_of = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), nl.stream_row);
+      int misplaced = 0;
+      for (int k = 0; k < nlocal; ++k) {
+        const std::vector<int>& want = stored[order(k)];
+        misplaced += start(k + 1) - start(k) != static_cast<int>(want.size());
+        for (int e = start(k); e < start(k + 1) && e - start(k) < static_cast<int>(want.size()); ++e)
+          misplaced += entries(e) != want[e - start(k)] || row_of(e) != k;
+      }
+      EXPECT_EQ(misplaced, 0) << "rows laid out out of place";
+      EXPECT_EQ(start(nlocal), nl.total_pairs());
+      const char* kinds[3] = {"energy and virial", "virial", "forces alone"};
+      for (int kind = 0; kind < 3; ++kind)
+        for (const bool parts : {false, true}) {
+          const Result got = forces(kind, parts);
+          const Result& want = rows[kind];
+          const std::string what = std::string(kinds[kind]) + (parts ? ", by parts" : ", whole");
+          double fmax = 0, worst = 0;
+          for (std::size_t a = 0; a < want.f.size(); ++a) {
+            fmax = std::max(fmax, std::abs(want.f[a]));
+            worst = std::max(worst, std::abs(got.f[a] - want.f[a]));
+          }
+          EXPECT_GT(fmax, 1.0) << what;
+          EXPECT_LE(worst, 1e-12 * fmax) << what << ": forces differ by " << worst;
+          auto near = [](double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(1.0, std::abs(b)); };
+          EXPECT_TRUE(near(got.t.energy, want.t.energy)) << what << ": energy " << got.t.energy << " against " << want.t.energy;
+          EXPECT_TRUE(near(got.t.virial, want.t.virial)) << what << ": virial " << got.t.virial << " against " << want.t.virial;
+          if (kind == 0) {
+            EXPECT_NE(want.t.energy, 0.0) << what;
+          }
+          if (kind < 2) {
+            EXPECT_NE(want.t.virial, 0.0) << what;
+          }
+          ++compared;
+        }
+    }
+  }
+  EXPECT_EQ(compared, 3 * 2 * 6);
+  EXPECT_GT(split, 0) << "no list had rows in every part";
 }

@@ -113,10 +113,8 @@ KOKKOS_INLINE_FUNCTION void row_forces(const Vec3View& x, const IntView& type, c
 // evaluate every pair without a branch, the cutoff as a mask (the loop the compiler vectorises: no scatter, no
 // data-dependent branch, so a liquid's neighbours beyond the cutoff cost no mispredictions); scatter the
 // reactions onto the owned neighbours. OneType: one evaluator for the whole row (a run of one type).
-// Sparse (lists whose pairs mostly lie beyond the cutoff, pair_list_sparse()): pass one keeps only the pairs
-// within the cutoff, packed at the front of the chunk (no branch on the distance), and one scalar loop
-// evaluates them and scatters their reactions; each kept pair's arithmetic is that of the masked loop, only
-// the pairs beyond the cutoff (which add zeros) are gone, and the sums run in the order of the list.
+// Lists whose pairs mostly lie beyond the cutoff (pair_list_sparse(): a WCA melt) take stream_forces_host()
+// instead, over the rows laid end to end (NeighborList::stream).
 constexpr int k_row_chunk = 64;
 
 // Passes one and three with the positions and forces as rows of three doubles (LayoutRight host arrays; the
@@ -230,51 +228,7 @@ KOKKOS_INLINE_FUNCTION void masked_pairs(int n, double* dx, double* dy, double* 
   }
 }
 
-// The sparse host loop's evaluation of one chunk's kept pairs (those within the cutoff, gathered first: a few to
-// a row), in one scalar loop (a vectorised loop would spend more on its set-up and reductions than on them):
-// the pair forces added to atom i's sums and, for owned rows, taken from neighbour j; energies and virial
-// weighted by w (1 owned, 1/2 for a ghost pair without Newton).
-template <bool EV, bool E, bool OneType, class Pair, class Access>
-inline void kept_pairs(int m, const double* dx, const double* dy, const double* dz, const double* qq, const int* kept,
-                       const Pair& pii, const Pair* pj, bool owned, Access& fa, double& fxi, double& fyi, double& fzi,
-                       double& energy, double& ecoul, double& virial) {
-  using Real = typename Pair::real_type;
-  constexpr bool charged = PairCharged<Pair>::value;
-  const double w = owned ? 1.0 : 0.5;
-  double se = 0, sc = 0, sv = 0;
-  for (int k = 0; k < m; ++k) {
-    const Real rx = static_cast<Real>(dx[k]), ry = static_cast<Real>(dy[k]), rz = static_cast<Real>(dz[k]);
-    const Real rsq = rx * rx + ry * ry + rz * rz;
-    Real fpair, ek = 0, eck = 0;
-    if constexpr (OneType)
-      evaluate_pair<EV && E>(pii, rsq, charged ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
-    else
-      evaluate_pair<EV && E>(pj[k], rsq, charged ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
-    const double fd = static_cast<double>(fpair);
-    const double fx = dx[k] * fd, fy = dy[k] * fd, fz = dz[k] * fd;
-    fxi += fx;
-    fyi += fy;
-    fzi += fz;
-    if (owned) {
-      const int j = kept[k];
-      fa(j, 0) -= fx;
-      fa(j, 1) -= fy;
-      fa(j, 2) -= fz;
-    }
-    if (EV && E) {
-      se += static_cast<double>(ek);
-      sc += static_cast<double>(eck);
-    }
-    if (EV) sv += static_cast<double>(rsq * fpair);
-  }
-  if (EV) {
-    energy += w * se;
-    ecoul += w * sc;
-    virial += w * sv;
-  }
-}
-
-template <bool EV, bool OneType, bool E, bool Sparse, class Pair>
+template <bool EV, bool OneType, bool E, class Pair>
 PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pairs,
                                 ForceScatter& scatter, int begin, int end) {
   auto x = atoms.x;
@@ -308,41 +262,13 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
     for (int part = 0; part < 2; ++part) {
       const bool owned = part == 0 || newton;
       for (int c0 = ranges[part][0]; c0 < ranges[part][1]; c0 += k_row_chunk) {
-        int n = ranges[part][1] - c0 < k_row_chunk ? ranges[part][1] - c0 : k_row_chunk;
+        const int n = ranges[part][1] - c0 < k_row_chunk ? ranges[part][1] - c0 : k_row_chunk;
         const int* row = &neigh(i, c0);
-        int kept[Sparse ? k_row_chunk : 1];  // Sparse: the neighbours within the cutoff
-        if constexpr (Sparse) {
-          // Pass one with the cutoff: every neighbour is written at the next free place, which only one
-          // within the cutoff takes (no branch on the distance).
-          int m = 0;
-          for (int k = 0; k < n; ++k) {
-            const int j = row[k];
-            const double dxd = xi - x(j, 0), dyd = yi - x(j, 1), dzd = zi - x(j, 2);
-            const Real rx = static_cast<Real>(dxd), ry = static_cast<Real>(dyd), rz = static_cast<Real>(dzd);
-            const Real rsq = rx * rx + ry * ry + rz * rz;
-            dx[m] = dxd;
-            dy[m] = dyd;
-            dz[m] = dzd;
-            kept[m] = j;
-            if constexpr (!OneType) {
-              pj[m] = pairs(ti, type(j));
-              if constexpr (charged) qq[m] = q(i) * q(j);
-              m += rsq < pj[m].cutsq ? 1 : 0;
-            } else {
-              if constexpr (charged) qq[m] = q(i) * q(j);
-              m += rsq < pii.cutsq ? 1 : 0;
-            }
-          }
-          kept_pairs<EV, E, OneType>(m, dx, dy, dz, qq, kept, pii, pj, owned, fa, fxi, fyi, fzi, energy, ecoul,
-                                     virial);
-          continue;
-        } else {
-          RowsOfThree::gather(x.data(), row, n, xi, yi, zi, dx, dy, dz);
-          if (!OneType)
-            for (int k = 0; k < n; ++k) pj[k] = pairs(ti, type(row[k]));
-          if constexpr (charged)
-            for (int k = 0; k < n; ++k) qq[k] = q(i) * q(row[k]);
-        }
+        RowsOfThree::gather(x.data(), row, n, xi, yi, zi, dx, dy, dz);
+        if (!OneType)
+          for (int k = 0; k < n; ++k) pj[k] = pairs(ti, type(row[k]));
+        if constexpr (charged)
+          for (int k = 0; k < n; ++k) qq[k] = q(i) * q(row[k]);
         const double* qs = charged ? qq : nullptr;
         if (OneType)
           masked_pairs<EV, E, Real>(n, dx, dy, dz, qs, [&](int) -> const Pair& { return pii; }, owned ? 1.0 : 0.5, fxi,
@@ -369,6 +295,161 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
     fa(i, 2) += fzi;
   };
   const PairTally t = over_rows<EV>("md::pair::force_half", begin, end, order, body);
+  Kokkos::Experimental::contribute(f, scatter);
+  return t;
+}
+
+// The rows of a block for stream_forces_host() (a block holds rows of one part of the order alone: with the
+// atoms sorted by bin, as a run's are at every build, an atom's owned neighbours in a half list lie after it,
+// so within a part no later row of the block adds to an earlier row's atom, and each atom's force sums run in
+// the order of half_list_forces_host()), and the entries one pass of it holds (on the stack).
+constexpr int k_stream_block = 16;
+constexpr int k_stream_chunk = 128;
+
+// The half list on the host for sparse rows (pair_list_sparse(): most listed pairs beyond the cutoff, a few
+// within it to a row), over the rows laid end to end (NeighborList::stream): blocks of k_stream_block rows,
+// each in two loops over all its entries rather than in loops of a few iterations for each row (the loop
+// exits the branch predictor cannot foresee cost more than the pairs): pass one computes every entry's
+// separation and keeps those within the cutoff, packed at the front (no branch on the distance); pass two
+// evaluates the kept pairs, takes the reaction from neighbour j (owned, or a ghost under Newton) and adds
+// the force on atom i, the energies and the virial to its row's sums, owned and ghost neighbours apart;
+// the block ends adding each row's force to its atom and its sums to the tally in row order. The same
+// operations in the same order as half_list_forces_host()'s on the same pairs (its pairs beyond the
+// cutoff add zeros): the results are its own, bit for bit, where a row holds at most k_row_chunk entries.
+template <bool EV, bool E, bool OneType, class Pair>
+PairTally stream_forces_host(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pairs,
+                             ForceScatter& scatter, int begin, int end) {
+  using Real = typename Pair::real_type;
+  constexpr bool charged = PairCharged<Pair>::value;
+  constexpr int B = k_stream_block, C = k_stream_chunk;
+  auto x = atoms.x;
+  auto type = atoms.type;
+  auto q = atoms.q;
+  auto f = atoms.f;
+  auto order = list.order;
+  auto start = list.stream_start;
+  auto stream = list.stream;
+  auto stream_row = list.stream_row;
+  const bool newton = list.newton();
+  const int nlocal = atoms.nlocal;
+  scatter.reset_except(f);
+  // The parts of the order within [begin, end) and their blocks: part p's rows [from[p], to[p]), its blocks
+  // from first[p] on.
+  const int bounds[4] = {0, list.interior_rows(), nlocal - list.deferred_rows(), nlocal};
+  std::array<int, 3> from{}, to{};
+  std::array<int, 4> first{};
+  for (int p = 0; p < 3; ++p) {
+    from[p] = std::max(begin, bounds[p]);
+    to[p] = std::max(from[p], std::min(end, bounds[p + 1]));
+    first[p + 1] = first[p] + (to[p] - from[p] + B - 1) / B;
+  }
+  auto body = [=](int b, double& energy, double& ecoul, double& virial) {
+    auto fa = scatter.access();
+    const int p = b < first[1] ? 0 : (b < first[2] ? 1 : 2);
+    const int k0 = from[p] + (b - first[p]) * B, k1 = std::min(to[p], k0 + B);
+    // Each row's atom: position, type (evaluator), charge; its sums (force; energies and virial, owned and
+    // ghost neighbours apart).
+    double xb[B][3], qb[charged ? B : 1];
+    int tb[B];
+    double sf[B][3], se[B][2], sc[B][2], sv[B][2];
+    for (int r = 0; r < k1 - k0; ++r) {
+      const int i = order(k0 + r);
+      xb[r][0] = x(i, 0);
+      xb[r][1] = x(i, 1);
+      xb[r][2] = x(i, 2);
+      tb[r] = type(i);
+      if constexpr (charged) qb[r] = q(i);
+      sf[r][0] = sf[r][1] = sf[r][2] = 0;
+      se[r][0] = se[r][1] = sc[r][0] = sc[r][1] = sv[r][0] = sv[r][1] = 0;
+    }
+    const Pair pii = pairs(tb[0], tb[0]);  // OneType: the evaluator of every pair
+    double dx[C], dy[C], dz[C];
+    double qq[charged ? C : 1];
+    int kj[C], kr[C];
+    Pair pj[OneType ? 1 : C];
+    const int e1 = start(k1);
+    for (int c0 = start(k0); c0 < e1; c0 += C) {
+      const int n = e1 - c0 < C ? e1 - c0 : C;
+      int m = 0;
+      for (int e = 0; e < n; ++e) {
+        const int j = stream(c0 + e), r = stream_row(c0 + e) - k0;
+        const double dxd = xb[r][0] - x(j, 0), dyd = xb[r][1] - x(j, 1), dzd = xb[r][2] - x(j, 2);
+        const Real rx = static_cast<Real>(dxd), ry = static_cast<Real>(dyd), rz = static_cast<Real>(dzd);
+        const Real rsq = rx * rx + ry * ry + rz * rz;
+        dx[m] = dxd;
+        dy[m] = dyd;
+        dz[m] = dzd;
+        kj[m] = j;
+        kr[m] = r;
+        if constexpr (charged) qq[m] = qb[r] * q(j);
+        if constexpr (!OneType) {
+          pj[m] = pairs(tb[r], type(j));
+          m += rsq < pj[m].cutsq ? 1 : 0;
+        } else {
+          m += rsq < pii.cutsq ? 1 : 0;
+        }
+      }
+      for (int k = 0; k < m; ++k) {
+        const Real rx = static_cast<Real>(dx[k]), ry = static_cast<Real>(dy[k]), rz = static_cast<Real>(dz[k]);
+        const Real rsq = rx * rx + ry * ry + rz * rz;
+        Real fpair, ek = 0, eck = 0;
+        if constexpr (OneType)
+          evaluate_pair<EV && E>(pii, rsq, charged ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
+        else
+          evaluate_pair<EV && E>(pj[k], rsq, charged ? static_cast<Real>(qq[k]) : Real(0), fpair, ek, eck);
+        const double fd = static_cast<double>(fpair);
+        const double fx = dx[k] * fd, fy = dy[k] * fd, fz = dz[k] * fd;
+        const int r = kr[k], j = kj[k];
+        sf[r][0] += fx;
+        sf[r][1] += fy;
+        sf[r][2] += fz;
+        const int ghost = j >= nlocal ? 1 : 0;
+        if (newton || !ghost) {
+          fa(j, 0) -= fx;
+          fa(j, 1) -= fy;
+          fa(j, 2) -= fz;
+        }
+        if (EV && E) {
+          se[r][ghost] += static_cast<double>(ek);
+          sc[r][ghost] += static_cast<double>(eck);
+        }
+        if (EV) sv[r][ghost] += static_cast<double>(rsq * fpair);
+      }
+    }
+    // Under Newton a ghost pair is listed on this side alone and counts whole; otherwise the ghost's owner
+    // computes it too, so it counts half.
+    const double wg = newton ? 1.0 : 0.5;
+    for (int r = 0; r < k1 - k0; ++r) {
+      const int i = order(k0 + r);
+      fa(i, 0) += sf[r][0];
+      fa(i, 1) += sf[r][1];
+      fa(i, 2) += sf[r][2];
+      if (EV) {
+        energy += se[r][0];
+        ecoul += sc[r][0];
+        virial += sv[r][0];
+        energy += wg * se[r][1];
+        ecoul += wg * sc[r][1];
+        virial += wg * sv[r][1];
+      }
+    }
+  };
+  PairTally t;
+  const int nblocks = first[3];
+  if (nblocks > 0) {
+    if constexpr (EV) {
+      Kokkos::parallel_reduce(
+          "md::pair::force_stream", Policy(0, nblocks),
+          [=](int b, double& energy, double& ecoul, double& virial) { body(b, energy, ecoul, virial); }, t.energy,
+          t.ecoul, t.virial);
+    } else {
+      Kokkos::parallel_for(
+          "md::pair::force_stream", Policy(0, nblocks), [=](int b) {
+            double e = 0, c = 0, w = 0;
+            body(b, e, c, w);
+          });
+    }
+  }
   Kokkos::Experimental::contribute(f, scatter);
   return t;
 }
@@ -512,8 +593,8 @@ inline std::array<double, 3> fdotr_virial(const AtomStore& atoms, int begin, int
   return {v[0], v[1], v[2]};
 }
 
-// Whether the host's half-list loop first drops the pairs beyond the cutoff (impl::half_list_forces_host,
-// Sparse): where the largest cutoff of the table encloses less than k_sparse_share of the list's sphere
+// Whether the host's half-list loop first drops the pairs beyond the cutoff (impl::stream_forces_host, over
+// the rows laid end to end): where the largest cutoff of the table encloses less than k_sparse_share of the list's sphere
 // (cutneigh = cutoff + skin), as in a WCA melt (2^(1/6) sigma + 0.4: 40 %), most listed pairs add nothing and
 // the masked loop would evaluate them all; a liquid's LJ at 2.5 sigma + 0.3 (71 %) keeps the masked loop. A
 // choice by the coefficients and the skin alone, the same on every step and rank. Host memory only.
@@ -526,6 +607,17 @@ bool pair_list_sparse(const NeighborList& list, const PairTable<Pair>& pair) {
     for (int j = 1; j < n; ++j) cutsq = std::max(cutsq, static_cast<double>(pair.table(i, j).cutsq));
   const double r = list.cutneigh_sq() > 0 ? cutsq / list.cutneigh_sq() : 1.0;
   return r * std::sqrt(r) < k_sparse_share;
+}
+
+// Whether the list's builds lay its rows out end to end for the pair table (NeighborList::stream_rows()): a
+// half list in host memory whose pairs are sparse (pair_list_sparse()); compute_pair_forces() then takes
+// impl::stream_forces_host().
+template <class Pair>
+bool pair_rows_streamed(const NeighborList& list, const PairTable<Pair>& pair) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible)
+    return !list.full() && pair_list_sparse(list, pair);
+  else
+    return false;
 }
 
 // The pair forces on the owned atoms of rows list.order(begin .. end-1) (all rows: 0, -1) added to atoms.f
@@ -541,11 +633,11 @@ PairTally compute_pair_forces(const AtomStore& atoms, const NeighborList& list, 
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
     // One type: the table holds types 1..1.
     const bool one = pair.table.extent(0) == 2;
-    if (pair_list_sparse(list, pair))
-      return one ? impl::half_list_forces_host<EV, true, E, true>(atoms, list, pair, scatter, begin, end)
-                 : impl::half_list_forces_host<EV, false, E, true>(atoms, list, pair, scatter, begin, end);
-    return one ? impl::half_list_forces_host<EV, true, E, false>(atoms, list, pair, scatter, begin, end)
-               : impl::half_list_forces_host<EV, false, E, false>(atoms, list, pair, scatter, begin, end);
+    if (list.streamed())
+      return one ? impl::stream_forces_host<EV, E, true>(atoms, list, pair, scatter, begin, end)
+                 : impl::stream_forces_host<EV, E, false>(atoms, list, pair, scatter, begin, end);
+    return one ? impl::half_list_forces_host<EV, true, E>(atoms, list, pair, scatter, begin, end)
+               : impl::half_list_forces_host<EV, false, E>(atoms, list, pair, scatter, begin, end);
   } else {
     return impl::half_list_forces_device<EV>(atoms, list, pair, scatter, begin, end);
   }

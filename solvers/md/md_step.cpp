@@ -77,7 +77,9 @@ void MdSolver::rebuild() {
   }
   sort_owned_atoms();
   m_halo->build(m_atoms);
-  // The special pairs whose factor is not 1 (md.special_bonds) stay out of the lists.
+  // The special pairs whose factor is not 1 (md.special_bonds) stay out of the lists. Sparse rows (a WCA melt)
+  // laid end to end for the host's pair loop (force.hpp, pair_rows_streamed).
+  m_neighbor.stream_rows(std::visit([&](const auto& pair) { return pair_rows_streamed(m_neighbor, pair); }, m_pair));
   m_neighbor.build(m_atoms, overlap_windows(m_atoms.nlocal, m_halo->plan().remote()), m_bonded.exclusions(m_atoms));
   build_bonded();
   if (m_atoms.f.extent(0) != m_scatter_of.extent(0) || m_atoms.f.data() != m_scatter_of.data()) {

@@ -216,17 +216,58 @@ void NeighborList::build(const AtomStore& atoms, const RowWindows& windows, cons
     pack_device(atoms);
   list_rows(atoms, exclusions);
   split_rows(atoms.nlocal, windows);
+  m_streamed = false;
+  if (m_stream) lay_out_stream(atoms.nlocal);
   ++m_builds;
 }
 
 void NeighborList::build_host(const AtomStore& atoms, const Exclusions& exclusions) {
   pack_host(atoms);
   list_rows(atoms, exclusions);
+  m_streamed = false;
 }
 
 void NeighborList::build_device(const AtomStore& atoms, const Exclusions& exclusions) {
   pack_device(atoms);
   list_rows(atoms, exclusions);
+  m_streamed = false;
+}
+
+void NeighborList::lay_out_stream(int nlocal) {
+  if (stream_start.extent(0) < static_cast<std::size_t>(nlocal) + 1)
+    stream_start = IntView(Kokkos::view_alloc("md::stream_start", Kokkos::WithoutInitializing), nlocal + nlocal / 4 + 16);
+  if (stream.extent(0) < static_cast<std::size_t>(m_total_pairs)) {
+    const std::size_t size = static_cast<std::size_t>(m_total_pairs + m_total_pairs / 4 + 16);
+    stream = IntView(Kokkos::view_alloc("md::stream", Kokkos::WithoutInitializing), size);
+    stream_row = IntView(Kokkos::view_alloc("md::stream_row", Kokkos::WithoutInitializing), size);
+  }
+  auto start = stream_start;
+  auto out = stream;
+  auto out_row = stream_row;
+  auto ord = order;
+  auto nn = numneigh;
+  auto ng = numghost;
+  auto neigh = neighbors;
+  const int maxn = max_neighbors();
+  Kokkos::parallel_scan(
+      "md::neighbor::stream_start", Policy(0, nlocal + 1), KOKKOS_LAMBDA(int k, int& sum, bool final) {
+        if (final) start(k) = sum;
+        if (k < nlocal) sum += nn(ord(k)) + ng(ord(k));
+      });
+  Kokkos::parallel_for(
+      "md::neighbor::stream", Policy(0, nlocal), KOKKOS_LAMBDA(int k) {
+        const int i = ord(k), n = nn(i), g = ng(i);
+        int at = start(k);
+        for (int a = 0; a < n; ++a, ++at) {
+          out(at) = neigh(i, a);
+          out_row(at) = k;
+        }
+        for (int a = maxn - g; a < maxn; ++a, ++at) {
+          out(at) = neigh(i, a);
+          out_row(at) = k;
+        }
+      });
+  m_streamed = true;
 }
 
 void NeighborList::split_rows(int nlocal, const RowWindows& windows) {

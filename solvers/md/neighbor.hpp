@@ -110,6 +110,16 @@ class NeighborList {
   IntView order{"md::order", 0};
   int interior_rows() const { return m_interior; }  // the first part
   int deferred_rows() const { return m_deferred; }  // the last part
+  // The rows end to end (the host's loop for sparse rows, force.hpp): with stream_rows(true), each build()
+  // also lays the rows out in `order`: the k-th row of the order (atom order(k)) at stream(stream_start(k) ..
+  // stream_start(k + 1) - 1), its owned neighbours and then its ghosts, each in its row's order;
+  // stream_row(e): the k of entry e's row. A loop over several rows of a few neighbours each is then one loop
+  // over their entries: one loop exit to mispredict for all of them, not two for each row.
+  void stream_rows(bool on) { m_stream = on; }
+  bool streamed() const { return m_stream && m_streamed; }  // the last build laid the rows out
+  IntView stream_start{"md::stream_start", 0};
+  IntView stream{"md::stream", 0};
+  IntView stream_row{"md::stream_row", 0};
   long long builds() const { return m_builds; }
   // Bins of the grid (padding included): the range of bin_of().
   int bin_total() const { return m_bins.total(); }
@@ -128,6 +138,8 @@ class NeighborList {
   void build_host(const AtomStore& atoms, const Exclusions& exclusions = Exclusions{});
   // Fills order and the row counts of its parts from numghost after a build (public for the same reason).
   void split_rows(int nlocal, const RowWindows& windows);
+  // Lays the rows out in order after split_rows() (stream_rows(true); public for the same reason).
+  void lay_out_stream(int nlocal);
 
  private:
   // Row storage for nlocal owned atoms (grown; the row length follows what the builds need).
@@ -166,6 +178,7 @@ class NeighborList {
   IntView m_bincount{"md::bincount", 0};  // pack_host(): the cursor of each bin
   IntView m_atom_slot{"md::atom_slot", 0};  // pack_device(): each atom's slot in its bin
   int m_interior = 0, m_deferred = 0;
+  bool m_stream = false, m_streamed = false;
   long long m_builds = 0;
   long long m_total_pairs = 0;
 };
