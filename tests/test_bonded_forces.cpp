@@ -121,6 +121,7 @@ GatherList<Width> gather_list(const md::AtomStore& atoms, const std::vector<std:
     }
   }
   ho(atoms.nlocal) = at;
+  list.count = at;
   Kokkos::deep_copy(list.offset, ho);
   Kokkos::deep_copy(list.entry, he);
   return list;
@@ -147,6 +148,7 @@ GatherList<Width> first_atoms_only(const GatherList<Width>& g) {
       }
   }
   lo(g.nlocal) = at;
+  list.count = at;
   Kokkos::deep_copy(list.offset, lo);
   Kokkos::deep_copy(list.entry, le);
   return list;

@@ -30,6 +30,7 @@ struct GatherList {
   IntView offset{"md::bonded::offset", 0};                                      // nlocal + 1
   Kokkos::View<int* [Width + 2], Kokkos::LayoutRight, MemSpace> entry{"md::bonded::entry", 0};  // atoms, role, type
   int nlocal = 0;
+  int count = 0;  // the entries: offset(nlocal)
 };
 
 // What one force call of a kind tallied: the energy and virial of the interactions this rank tallies,
@@ -189,21 +190,20 @@ BondedTally scatter_bonded(const GatherList<Width>& list, const StyleView& style
                            Scatter& scatter) {
   static_assert(Width >= 2 && Width <= 4, "bonds, angles or dihedrals");
   BondedTally total;
-  auto offset = list.offset;
   auto entry = list.entry;
   scatter.reset_except(f);
+  // Every entry in turn (those of owned atom a are offset(a) .. offset(a + 1) - 1, in that order): one loop,
+  // not one for each atom of a few entries (a loop exit to mispredict each); the same sums in the same order.
   Kokkos::parallel_reduce(
-      "md::bonded::scatter", Policy(0, list.nlocal),
-      KOKKOS_LAMBDA(const int a, BondedTally& t) {
+      "md::bonded::scatter", Policy(0, list.count),
+      KOKKOS_LAMBDA(const int e, BondedTally& t) {
         auto fs = scatter.access();
-        for (int e = offset(a); e < offset(a + 1); ++e) {
-          int idx[Width];
-          double rel[Width][3], fi[Width][3], energy = 0;
-          const bool bad = impl::interaction_forces<EV, Width>(entry, e, styles, x, idx, rel, fi, energy);
-          for (int k = 0; k < Width; ++k)
-            for (int d = 0; d < 3; ++d) fs(idx[k], d) += fi[k][d];
-          impl::tally_interaction<EV, false, Width>(idx, rel, fi, energy, bad, t);
-        }
+        int idx[Width];
+        double rel[Width][3], fi[Width][3], energy = 0;
+        const bool bad = impl::interaction_forces<EV, Width>(entry, e, styles, x, idx, rel, fi, energy);
+        for (int k = 0; k < Width; ++k)
+          for (int d = 0; d < 3; ++d) fs(idx[k], d) += fi[k][d];
+        impl::tally_interaction<EV, false, Width>(idx, rel, fi, energy, bad, t);
       },
       Kokkos::Sum<BondedTally>(total));
   Vec3View into = f;  // contribute() takes a non-const view

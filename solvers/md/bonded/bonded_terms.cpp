@@ -63,6 +63,7 @@ long long build_gather(const IdRowsView& lists, const AtomStore& atoms, const At
           for (int s = 0, n = static_cast<int>(lists(a, 0)); s < n; ++s) sum += listed<W>(lists, id, a, s, newton) ? 1 : 0;
       },
       total);
+  out.count = total;
   if (out.entry.extent(0) < static_cast<std::size_t>(total))
     out.entry = decltype(out.entry)("md::bonded::entry", total + total / 4 + 16);
   if (total == 0) return 0;
