@@ -302,7 +302,7 @@ PairTally half_list_forces_host(const AtomStore& atoms, const NeighborList& list
 // The rows of a block for stream_forces_host() (a block holds rows of one part of the order alone: with the
 // atoms sorted by bin, as a run's are at every build, an atom's owned neighbours in a half list lie after it,
 // so within a part no later row of the block adds to an earlier row's atom, and each atom's force sums run in
-// the order of half_list_forces_host()), and the entries one pass of it holds (on the stack).
+// the order of a loop over one row at a time), and the entries one pass of it holds (on the stack).
 constexpr int k_stream_block = 16;
 constexpr int k_stream_chunk = 128;
 
@@ -314,8 +314,9 @@ constexpr int k_stream_chunk = 128;
 // evaluates the kept pairs, takes the reaction from neighbour j (owned, or a ghost under Newton) and adds
 // the force on atom i, the energies and the virial to its row's sums, owned and ghost neighbours apart;
 // the block ends adding each row's force to its atom and its sums to the tally in row order. The same
-// operations in the same order as half_list_forces_host()'s on the same pairs (its pairs beyond the
-// cutoff add zeros): the results are its own, bit for bit, where a row holds at most k_row_chunk entries.
+// operations in the same order as a loop over one row's kept pairs at a time (the sparse loop this replaced):
+// its results bit for bit, where a row holds at most k_row_chunk entries; half_list_forces_host()'s to
+// rounding (its pairs beyond the cutoff add zeros, but its vectorised sums may run in another order).
 template <bool EV, bool E, bool OneType, class Pair>
 PairTally stream_forces_host(const AtomStore& atoms, const NeighborList& list, const PairTable<Pair>& pairs,
                              ForceScatter& scatter, int begin, int end) {
@@ -598,15 +599,20 @@ inline std::array<double, 3> fdotr_virial(const AtomStore& atoms, int begin, int
 // (cutneigh = cutoff + skin), as in a WCA melt (2^(1/6) sigma + 0.4: 40 %), most listed pairs add nothing and
 // the masked loop would evaluate them all; a liquid's LJ at 2.5 sigma + 0.3 (71 %) keeps the masked loop. A
 // choice by the coefficients and the skin alone, the same on every step and rank. Host memory only.
+// sparse_reach() is the rule on the squares of the largest cutoff and of cutneigh (the memory estimate takes it
+// from the deck), pair_list_sparse() applies it to a table and a list.
 constexpr double k_sparse_share = 0.5;
+inline bool sparse_reach(double cutsq, double cutneigh_sq) {
+  const double r = cutneigh_sq > 0 ? cutsq / cutneigh_sq : 1.0;
+  return r * std::sqrt(r) < k_sparse_share;
+}
 template <class Pair>
 bool pair_list_sparse(const NeighborList& list, const PairTable<Pair>& pair) {
   double cutsq = 0;
   const int n = static_cast<int>(pair.table.extent(0));
   for (int i = 1; i < n; ++i)
     for (int j = 1; j < n; ++j) cutsq = std::max(cutsq, static_cast<double>(pair.table(i, j).cutsq));
-  const double r = list.cutneigh_sq() > 0 ? cutsq / list.cutneigh_sq() : 1.0;
-  return r * std::sqrt(r) < k_sparse_share;
+  return sparse_reach(cutsq, list.cutneigh_sq());
 }
 
 // Whether the list's builds lay its rows out end to end for the pair table (NeighborList::stream_rows()): a

@@ -154,7 +154,7 @@ solvers::MemoryNeed estimated_memory(const MdConfig& cfg, double natoms, int nra
   // cutoff + skin sphere, a WCA melt) are also laid end to end: each listed pair's neighbour and row (a half
   // list: about half of a sphere's atoms a row), with the 1/4 margin, and a start per row.
   const double cut = max_configured_cutoff(cfg);
-  if (!full && !k_device_mirrors && cut * cut * cut < 0.5 * c * c * c) held += 8.0 * 1.25 * rows * (sphere / 2) + 4.0 * rows;
+  if (!full && !k_device_mirrors && sparse_reach(cut * cut, c * c)) held += 8.0 * 1.25 * rows * (sphere / 2) + 4.0 * rows;
   held += 4.0 * (nall + nall / 4);              // atom_bin
   held += bin_bytes(l, c, rho, nall, rows);
   // The sort after each rebuild (atom_sort.cpp) keeps its buffers: the bin starts, per owned atom its bin and
